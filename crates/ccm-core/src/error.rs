@@ -1,0 +1,158 @@
+//! Errors of the core. Every message is written for the person (or model) who has to act on it.
+
+use thiserror::Error;
+
+/// Why an effort operation was refused. The session is left exactly as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EffortError {
+    /// `open_effort` with a name that has no letter or digit to build an id from.
+    #[error("effort name {name:?} must contain at least one letter or digit")]
+    EmptyName {
+        /// The name as given.
+        name: String,
+    },
+    /// `open_effort` with a name whose id is already taken.
+    #[error("an effort with id '{id}' already exists ({status}); use reopen_effort to continue a concluded one or pick another name")]
+    DuplicateId {
+        /// The id derived from the name.
+        id: String,
+        /// Its current state, e.g. `open` or `concluded`.
+        status: &'static str,
+    },
+    /// An id that names no effort.
+    #[error("no effort with id '{id}'{hint}")]
+    UnknownEffort {
+        /// The id as given.
+        id: String,
+        /// A suggestion such as the known ids, with leading punctuation, or empty.
+        hint: String,
+    },
+    /// The effort exists but is not in a state the operation accepts.
+    #[error("cannot {operation} '{id}': {reason}")]
+    WrongState {
+        /// The operation's tool name without `_effort`, e.g. `expand`.
+        operation: &'static str,
+        /// The effort's id.
+        id: String,
+        /// Why, e.g. `it is open, and open efforts are already in context`.
+        reason: String,
+    },
+    /// `close_effort` without an id while no effort is active.
+    #[error("no effort is active; pass the id of the open effort to close")]
+    NoActiveEffort,
+    /// `close_effort` with a summary that is empty after trimming.
+    #[error(
+        "the summary for '{id}' is empty; give a summary, or omit it to use the extractive summary"
+    )]
+    EmptySummary {
+        /// The effort's id.
+        id: String,
+    },
+    /// `search_efforts` with a query that has no searchable word.
+    #[error("search query {query:?} has no searchable word (words of 3+ characters that are not stopwords, or an effort id)")]
+    EmptyQuery {
+        /// The query as given.
+        query: String,
+    },
+}
+
+/// Why a tool call could not be executed. Turned into `{"error": "..."}` for the model.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ToolError {
+    /// The model called a tool the engine does not offer.
+    #[error("unknown tool '{name}'; available tools: {available}")]
+    UnknownTool {
+        /// The requested name.
+        name: String,
+        /// Comma-separated list of the offered tools.
+        available: String,
+    },
+    /// The arguments were not a JSON object of the documented shape.
+    #[error("invalid arguments for {tool}: {reason}")]
+    InvalidArguments {
+        /// The tool name.
+        tool: String,
+        /// What was wrong, as precise as the parser can say.
+        reason: String,
+    },
+    /// The operation itself was refused.
+    #[error(transparent)]
+    Effort(#[from] EffortError),
+}
+
+/// Why a turn could not begin or end.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TurnError {
+    /// `begin_turn` while a turn is still open.
+    #[error("turn {turn} is still in progress; call end_turn or abort_turn first")]
+    AlreadyInTurn {
+        /// The open turn's number.
+        turn: u64,
+    },
+    /// `end_turn` or `abort_turn` without `begin_turn`.
+    #[error("no turn is in progress; call begin_turn first")]
+    NotInTurn,
+}
+
+/// A configuration value outside its valid range.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// A threshold below its minimum.
+    #[error("{field} must be at least {min}, got {value}")]
+    TooSmall {
+        /// The field name as written in the configuration.
+        field: &'static str,
+        /// The smallest accepted value.
+        min: i64,
+        /// The value given.
+        value: i64,
+    },
+    /// A threshold above what the engine supports.
+    #[error("{field} must be at most {max}, got {value}")]
+    TooLarge {
+        /// The field name as written in the configuration.
+        field: &'static str,
+        /// The largest accepted value.
+        max: i64,
+        /// The value given.
+        value: i64,
+    },
+    /// An encoding name that is not supported.
+    #[error("unknown encoding '{0}'; supported: o200k_base, cl100k_base")]
+    UnknownEncoding(String),
+    /// The configuration document could not be parsed.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// Why a session document could not be imported. Nothing is half-imported.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SnapshotError {
+    /// Not JSON, or not the documented shape.
+    #[error("session document is not valid: {0}")]
+    Malformed(String),
+    /// A format this build does not know.
+    #[error("session document has format '{found}', expected '{expected}'")]
+    WrongFormat {
+        /// The `format` field found.
+        found: String,
+        /// The format this build writes.
+        expected: &'static str,
+    },
+    /// A version newer (or older) than this build can read.
+    #[error(
+        "session document version {found} is not supported (this build reads version {supported})"
+    )]
+    UnsupportedVersion {
+        /// The version found.
+        found: u64,
+        /// The version this build reads.
+        supported: u64,
+    },
+    /// The document parsed but breaks an invariant of the session model.
+    #[error("session document is inconsistent: {0}")]
+    Inconsistent(String),
+    /// Its configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}

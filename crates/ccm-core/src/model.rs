@@ -1,0 +1,139 @@
+//! The stored records of a session: messages, efforts, and the messages a context is made of.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions and memory the engine gives the model.
+    System,
+    /// The person chatting.
+    User,
+    /// The model's answer.
+    Assistant,
+}
+
+impl Role {
+    /// The lowercase wire name (`system`, `user`, `assistant`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// One stored message of a raw log (an effort's or the ambient one).
+///
+/// Its token count is computed once, when it is stored, and kept with it: building a context
+/// never tokenizes history again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Session-wide sequence number; unique and increasing in the order messages were stored.
+    pub seq: u64,
+    /// The turn during which the message was stored.
+    pub turn: u64,
+    /// Who wrote it.
+    pub role: Role,
+    /// The text exactly as written.
+    pub content: String,
+    /// Tokens of `content` in the session's encoding.
+    pub tokens: u32,
+    /// Milliseconds since the Unix epoch, as passed in by the caller (the core has no clock).
+    pub at_ms: u64,
+}
+
+/// A message of a built context, ready to be mapped onto a provider's wire format.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextMessage {
+    /// Who the message is from.
+    pub role: Role,
+    /// The text sent to the model.
+    pub content: String,
+}
+
+/// Whether an effort is still being worked on. Expansion is deliberately not a status: it is a
+/// transient view kept in the session's runtime state, so a reload never revives stale
+/// expansions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EffortStatus {
+    /// Its raw log is in the working context.
+    Open,
+    /// Its summary stands in for its raw log.
+    Concluded,
+}
+
+/// A topic of the conversation with a natural end, and everything said while it was active.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Effort {
+    /// Slug derived from the name; unique within the session.
+    pub id: String,
+    /// The name as given to `open_effort`.
+    pub name: String,
+    /// Optional longer description given at opening.
+    pub description: Option<String>,
+    /// Open or concluded.
+    pub status: EffortStatus,
+    /// Turn during which it was opened.
+    pub opened_turn: u64,
+    /// The latest turn during which it was concluded, if it is concluded.
+    pub concluded_turn: Option<u64>,
+    /// Order of conclusion (session-wide counter), used to order summaries deterministically.
+    pub concluded_seq: Option<u64>,
+    /// The summary that stands in for the raw log once concluded.
+    pub summary: Option<Summary>,
+    /// The full raw log, in the order the messages were stored. Never truncated.
+    pub messages: Vec<Message>,
+    /// Header line that introduces the raw log in a context, counted once at opening.
+    pub header: String,
+    /// Tokens of `header`.
+    pub header_tokens: u32,
+    /// Tokens of the header plus every message: what an expansion loads.
+    pub raw_tokens: u64,
+    /// The last turn in which the effort was referenced (by id, by summary keywords, or by a
+    /// tool that named it). Drives summary eviction; a conclusion counts as a reference, which
+    /// gives a freshly concluded effort its grace period.
+    pub last_referenced_turn: u64,
+    /// Whether the summary has left working memory. Evicted efforts stay concluded, stored and
+    /// searchable; only the working set changes.
+    pub evicted: bool,
+}
+
+/// Where a summary's text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummarySource {
+    /// Written by the caller or the model.
+    Provided,
+    /// The engine's deterministic extractive fallback.
+    Extractive,
+}
+
+/// A concluded effort's summary as it appears in working memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The summary text.
+    pub text: String,
+    /// Who produced it.
+    pub source: SummarySource,
+    /// The line placed in the context (`[Concluded effort: id] text`).
+    pub rendered: String,
+    /// Tokens of `rendered`, counted once at conclusion.
+    pub tokens: u32,
+    /// Salient keywords of the summary used for reference detection, sorted.
+    pub keywords: Vec<String>,
+}
+
+/// A tool the model may call, in the neutral form every provider mapping starts from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The function name the model calls (`open_effort`, …).
+    pub name: String,
+    /// When the model should call it.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}

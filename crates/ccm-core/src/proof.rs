@@ -1,0 +1,1 @@
+//! Scripted proof runs (to be written).

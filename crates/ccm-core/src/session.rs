@@ -1,0 +1,1179 @@
+//! The session: efforts, the ambient log, the turn counter and every effort operation.
+//!
+//! A session only ever appends messages and changes which tier an item is in. Decay, eviction
+//! and windowing move items out of the working set; nothing here removes a stored message.
+
+use crate::config::Config;
+use crate::error::{EffortError, TurnError};
+use crate::metrics::{DecayStats, EffortEvent, EventKind, TurnMetrics};
+use crate::model::{Effort, EffortStatus, Message, Role, Summary, SummarySource};
+use crate::prompt;
+use crate::search::SearchIndex;
+use crate::text::{self, PreparedText};
+use crate::tokens::TokenCounter;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+/// An expanded effort: a concluded effort whose raw log is temporarily back in context.
+/// Runtime state only; never persisted, so a reload starts with nothing expanded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expansion {
+    /// Index of the effort in the session.
+    pub(crate) effort: usize,
+    /// Turn during which it was expanded.
+    pub expanded_turn: u64,
+    /// Last turn in which it was referenced; expansion counts as a reference.
+    pub last_referenced_turn: u64,
+}
+
+/// The open turn: what `end_turn` needs to route messages and what `abort_turn` needs to undo.
+#[derive(Debug, Clone)]
+pub(crate) struct TurnState {
+    pub(crate) user_text: String,
+    pub(crate) user_tokens: u32,
+    pub(crate) at_ms: u64,
+    /// The effort that was active when the turn began.
+    pub(crate) active_before: Option<usize>,
+    /// Efforts opened during this turn, in order.
+    pub(crate) opened: Vec<usize>,
+    /// Banners of the operations executed so far in this turn.
+    pub(crate) banners: Vec<String>,
+    /// Events of this turn, for the metrics point.
+    pub(crate) events: Vec<EffortEvent>,
+    /// Efforts named by a tool in this turn (expand, search results, …): references.
+    pub(crate) touched: BTreeSet<usize>,
+}
+
+/// What `end_turn` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnReport {
+    /// The turn that ended.
+    pub turn: u64,
+    /// Where the user and assistant messages were stored: an effort id, or `None` for ambient.
+    pub routed_to: Option<String>,
+    /// Every banner of the turn in order: those of the operations, then those of salience
+    /// (auto-collapses).
+    pub banners: Vec<String>,
+    /// The metrics point of this turn.
+    pub metrics: TurnMetrics,
+}
+
+/// A conversation under Cognitive Context Management.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) config: Config,
+    pub(crate) counter: Arc<dyn TokenCounter>,
+    pub(crate) system_prompt: String,
+    pub(crate) system_tokens: u32,
+    pub(crate) turn: u64,
+    pub(crate) next_seq: u64,
+    pub(crate) next_concluded_seq: u64,
+    pub(crate) efforts: Vec<Effort>,
+    pub(crate) index: BTreeMap<String, usize>,
+    pub(crate) ambient: Vec<Message>,
+    pub(crate) ambient_tokens: u64,
+    pub(crate) active: Option<usize>,
+    /// Open efforts in opening order.
+    pub(crate) open: Vec<usize>,
+    /// Concluded efforts whose summary is in working memory, keyed by conclusion order.
+    pub(crate) in_memory: BTreeSet<(u64, usize)>,
+    pub(crate) evicted_count: u64,
+    pub(crate) evicted_tokens: u64,
+    /// Sum of every effort's raw tokens: the naive baseline's effort part.
+    pub(crate) effort_raw_total: u64,
+    pub(crate) expanded: Vec<Expansion>,
+    pub(crate) search: SearchIndex,
+    pub(crate) turn_state: Option<TurnState>,
+    pub(crate) decay: DecayStats,
+    /// Turn of the last auto-collapse of each effort not re-expanded since (for the
+    /// false-decay rate and the tokens that decay keeps out of context).
+    pub(crate) auto_collapsed_at: BTreeMap<usize, u64>,
+    pub(crate) history: Vec<TurnMetrics>,
+    /// Banner of the last successful operation, read back by tool dispatch.
+    pub(crate) last_banner: Option<String>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("turn", &self.turn)
+            .field("efforts", &self.efforts.len())
+            .field("ambient_messages", &self.ambient.len())
+            .field("active", &self.active_id())
+            .field("counter", &self.counter.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of `open_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Opened {
+    /// The new effort's id.
+    pub id: String,
+    /// Every open effort's id, in opening order; the new one is active.
+    pub open_efforts: Vec<String>,
+}
+
+/// The result of `close_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Concluded {
+    /// The concluded effort's id.
+    pub id: String,
+    /// The summary now in working memory.
+    pub summary: String,
+    /// Who wrote the summary.
+    pub summary_source: SummarySource,
+    /// Tokens of the raw log that left the context.
+    pub raw_tokens: u64,
+    /// Tokens of the summary line that entered it.
+    pub summary_tokens: u32,
+}
+
+/// The result of `reopen_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reopened {
+    /// The reopened effort's id; it is now active.
+    pub id: String,
+    /// Tokens of its raw log, back in context.
+    pub raw_tokens: u64,
+}
+
+/// The result of `expand_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Expanded {
+    /// The expanded effort's id.
+    pub id: String,
+    /// Tokens of the raw log loaded into context.
+    pub tokens_loaded: u64,
+}
+
+/// The result of `collapse_effort` (and of an auto-collapse).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Collapsed {
+    /// The collapsed effort's id.
+    pub id: String,
+    /// Tokens of the raw log that left the context.
+    pub tokens_freed: u64,
+}
+
+/// The result of `switch_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Switched {
+    /// The newly active effort.
+    pub id: String,
+    /// The effort that was active before, if any.
+    pub previous: Option<String>,
+}
+
+/// Where an effort is, as `effort_status` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EffortState {
+    /// Open and receiving the new messages.
+    Active,
+    /// Open, in context, but not receiving messages.
+    Open,
+    /// Concluded, with its raw log temporarily in context.
+    Expanded,
+    /// Concluded; its summary is in working memory.
+    Concluded,
+    /// Concluded; out of working memory, findable with `search_efforts`.
+    Evicted,
+}
+
+/// One effort in `effort_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EffortStatusEntry {
+    /// The effort's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Where it is.
+    pub state: EffortState,
+    /// Tokens of its raw log (header included): the cost of expanding it.
+    pub raw_tokens: u64,
+    /// Tokens of its summary line, when concluded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_tokens: Option<u32>,
+    /// Turns until it collapses by itself, when expanded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns_until_auto_collapse: Option<u64>,
+    /// Turns until its summary leaves working memory, when concluded and in memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns_until_eviction: Option<u64>,
+}
+
+/// The result of `effort_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusReport {
+    /// The current turn number.
+    pub turn: u64,
+    /// The active effort's id, if any.
+    pub active: Option<String>,
+    /// Open efforts (opening order), expanded efforts (expansion order) and concluded efforts in
+    /// working memory (conclusion order).
+    pub efforts: Vec<EffortStatusEntry>,
+    /// How many concluded efforts are out of working memory (find them with `search_efforts`).
+    pub evicted_count: u64,
+    /// Tokens currently added to the context by expanded efforts.
+    pub expansion_tokens: u64,
+}
+
+/// One hit of `search_efforts`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The effort's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// `concluded`, `expanded` or `evicted` (before this search brought it back).
+    pub state: EffortState,
+    /// Its summary.
+    pub summary: String,
+    /// Relevance; higher is better. Comparable within one search.
+    pub score: f64,
+    /// The query words that matched, sorted.
+    pub matched: Vec<String>,
+    /// Tokens an `expand_effort` would load.
+    pub raw_tokens: u64,
+}
+
+/// The result of `search_efforts`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    /// The query as given.
+    pub query: String,
+    /// Matches, best first; at most [`Session::SEARCH_LIMIT`].
+    pub results: Vec<SearchHit>,
+}
+
+impl Session {
+    /// Most hits `search_efforts` returns. Every hit counts as a reference and returns to working
+    /// memory, so a small number keeps a vague query from flooding the context.
+    pub const SEARCH_LIMIT: usize = 5;
+
+    /// A new, empty session that counts tokens with `counter`.
+    ///
+    /// # Errors
+    /// [`crate::ConfigError`] when the configuration is invalid.
+    pub fn with_counter(
+        config: Config,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<Session, crate::ConfigError> {
+        config.validate()?;
+        let system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
+        let system_tokens = counter.count(&system_prompt);
+        Ok(Session {
+            config,
+            counter,
+            system_prompt,
+            system_tokens,
+            turn: 0,
+            next_seq: 0,
+            next_concluded_seq: 0,
+            efforts: Vec::new(),
+            index: BTreeMap::new(),
+            ambient: Vec::new(),
+            ambient_tokens: 0,
+            active: None,
+            open: Vec::new(),
+            in_memory: BTreeSet::new(),
+            evicted_count: 0,
+            evicted_tokens: 0,
+            effort_raw_total: 0,
+            expanded: Vec::new(),
+            search: SearchIndex::default(),
+            turn_state: None,
+            decay: DecayStats::default(),
+            auto_collapsed_at: BTreeMap::new(),
+            history: Vec::new(),
+            last_banner: None,
+        })
+    }
+
+    /// A new, empty session with exact tiktoken counts in the configured encoding.
+    ///
+    /// # Errors
+    /// [`crate::ConfigError`] when the configuration is invalid.
+    ///
+    /// # Examples
+    /// ```
+    /// use ccm_core::{Config, Session};
+    /// let mut session = Session::new(Config::default()).unwrap();
+    /// session.begin_turn("Let's work on the auth bug", 0).unwrap();
+    /// session.open_effort("auth bug", None).unwrap();
+    /// let report = session.end_turn("Started. What do you see?", 0).unwrap();
+    /// assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
+    /// assert_eq!(report.banners, ["--- Started effort: auth-bug ---"]);
+    /// ```
+    #[cfg(feature = "tiktoken")]
+    pub fn new(config: Config) -> Result<Session, crate::ConfigError> {
+        let counter = crate::tokens::default_counter(config.encoding);
+        Session::with_counter(config, counter)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The token counter every count of this session is made with.
+    pub fn counter(&self) -> &Arc<dyn TokenCounter> {
+        &self.counter
+    }
+
+    /// The current turn number (0 before the first turn).
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    /// Whether a turn is in progress.
+    pub fn in_turn(&self) -> bool {
+        self.turn_state.is_some()
+    }
+
+    /// The system prompt placed first in every context.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// Every effort in opening order, evicted ones included.
+    pub fn efforts(&self) -> &[Effort] {
+        &self.efforts
+    }
+
+    /// The effort with this id.
+    pub fn effort(&self, id: &str) -> Option<&Effort> {
+        self.index.get(id).map(|&i| &self.efforts[i])
+    }
+
+    /// The full ambient log (messages exchanged while no effort was active).
+    pub fn ambient(&self) -> &[Message] {
+        &self.ambient
+    }
+
+    /// The active effort's id.
+    pub fn active_id(&self) -> Option<&str> {
+        self.active.map(|i| self.efforts[i].id.as_str())
+    }
+
+    /// Ids of the open efforts in opening order.
+    pub fn open_ids(&self) -> Vec<&str> {
+        self.open
+            .iter()
+            .map(|&i| self.efforts[i].id.as_str())
+            .collect()
+    }
+
+    /// Ids of the expanded efforts in expansion order.
+    pub fn expanded_ids(&self) -> Vec<&str> {
+        self.expanded
+            .iter()
+            .map(|e| self.efforts[e.effort].id.as_str())
+            .collect()
+    }
+
+    /// The expansion record of an effort, if it is expanded.
+    pub fn expansion(&self, id: &str) -> Option<&Expansion> {
+        let index = *self.index.get(id)?;
+        self.expanded.iter().find(|e| e.effort == index)
+    }
+
+    /// Ids of the concluded efforts whose summaries are in working memory, in conclusion order.
+    pub fn summary_ids_in_memory(&self) -> Vec<&str> {
+        self.in_memory
+            .iter()
+            .map(|&(_, i)| self.efforts[i].id.as_str())
+            .collect()
+    }
+
+    /// Ids of the evicted efforts, in conclusion order. Walks every effort: meant for views and
+    /// tests, not for the per-turn path.
+    pub fn evicted_ids(&self) -> Vec<&str> {
+        let mut evicted: Vec<&Effort> = self.efforts.iter().filter(|e| e.evicted).collect();
+        evicted.sort_by_key(|e| e.concluded_seq);
+        evicted.into_iter().map(|e| e.id.as_str()).collect()
+    }
+
+    /// Per-turn metrics since the session started.
+    pub fn history(&self) -> &[TurnMetrics] {
+        &self.history
+    }
+
+    /// The decay statistics of slice 3.
+    pub fn decay_stats(&self) -> &DecayStats {
+        &self.decay
+    }
+
+    /// Total stored messages (ambient and every effort's log).
+    pub fn stored_message_count(&self) -> usize {
+        self.next_seq as usize
+    }
+
+    /// Tokens of everything stored: the naive baseline that keeps every message in context.
+    pub fn naive_tokens(&self) -> u64 {
+        u64::from(self.system_tokens) + self.ambient_tokens + self.effort_raw_total
+    }
+
+    // ----- turns -------------------------------------------------------------------------
+
+    /// Begins a turn: increments the turn counter, counts the user's text once, and remembers
+    /// which effort is active so `end_turn` can route the exchange.
+    ///
+    /// # Errors
+    /// [`TurnError::AlreadyInTurn`] when the previous turn was not ended.
+    pub fn begin_turn(&mut self, user_text: &str, at_ms: u64) -> Result<u64, TurnError> {
+        if self.turn_state.is_some() {
+            return Err(TurnError::AlreadyInTurn { turn: self.turn });
+        }
+        self.turn += 1;
+        self.turn_state = Some(TurnState {
+            user_text: user_text.to_string(),
+            user_tokens: self.counter.count(user_text),
+            at_ms,
+            active_before: self.active,
+            opened: Vec::new(),
+            banners: Vec::new(),
+            events: Vec::new(),
+            touched: BTreeSet::new(),
+        });
+        Ok(self.turn)
+    }
+
+    /// The user text of the turn in progress and its token count.
+    pub fn pending_user_message(&self) -> Option<(&str, u32)> {
+        self.turn_state
+            .as_ref()
+            .map(|t| (t.user_text.as_str(), t.user_tokens))
+    }
+
+    /// Ends the turn: stores the user and assistant messages in the right log, updates
+    /// references, collapses expanded efforts that went unreferenced for `decay_threshold`
+    /// turns, evicts summaries unreferenced for `summary_eviction_threshold` turns, and records
+    /// the turn's metrics.
+    ///
+    /// Routing: the effort active when the turn began, else the effort opened during the turn
+    /// (the active one if several), else the ambient log.
+    ///
+    /// # Errors
+    /// [`TurnError::NotInTurn`] without a matching `begin_turn`.
+    pub fn end_turn(&mut self, assistant_text: &str, at_ms: u64) -> Result<TurnReport, TurnError> {
+        let state = self.turn_state.take().ok_or(TurnError::NotInTurn)?;
+        let target = state.active_before.or_else(|| {
+            self.active
+                .filter(|a| state.opened.contains(a))
+                .or_else(|| state.opened.first().copied())
+        });
+        let assistant_tokens = self.counter.count(assistant_text);
+        let user = self.make_message(
+            Role::User,
+            state.user_text.clone(),
+            state.user_tokens,
+            state.at_ms,
+        );
+        let assistant = self.make_message(
+            Role::Assistant,
+            assistant_text.to_string(),
+            assistant_tokens,
+            at_ms,
+        );
+        match target {
+            Some(index) => {
+                let added = u64::from(user.tokens) + u64::from(assistant.tokens);
+                let effort = &mut self.efforts[index];
+                effort.messages.push(user);
+                effort.messages.push(assistant);
+                effort.raw_tokens += added;
+                self.effort_raw_total += added;
+                if effort.evicted {
+                    self.evicted_tokens += added;
+                }
+            }
+            None => {
+                self.ambient_tokens += u64::from(user.tokens) + u64::from(assistant.tokens);
+                self.ambient.push(user);
+                self.ambient.push(assistant);
+            }
+        }
+
+        let before_salience = self.working_tokens();
+        let mut banners = state.banners;
+        let mut events = state.events;
+        self.update_salience(
+            &state.user_text,
+            assistant_text,
+            &state.touched,
+            &mut banners,
+            &mut events,
+        );
+        let metrics = self.metrics_point(before_salience, events);
+        self.history.push(metrics.clone());
+        Ok(TurnReport {
+            turn: self.turn,
+            routed_to: target.map(|i| self.efforts[i].id.clone()),
+            banners,
+            metrics,
+        })
+    }
+
+    fn make_message(&mut self, role: Role, content: String, tokens: u32, at_ms: u64) -> Message {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Message {
+            seq,
+            turn: self.turn,
+            role,
+            content,
+            tokens,
+            at_ms,
+        }
+    }
+
+    /// Reference detection, decay and eviction for the turn that just ended.
+    fn update_salience(
+        &mut self,
+        user_text: &str,
+        assistant_text: &str,
+        touched: &BTreeSet<usize>,
+        banners: &mut Vec<String>,
+        events: &mut Vec<EffortEvent>,
+    ) {
+        let turn = self.turn;
+        let min_overlap = self.config.min_keyword_overlap as usize;
+        let texts = [
+            PreparedText::new(user_text),
+            PreparedText::new(assistant_text),
+        ];
+        let referenced = |effort: &Effort| {
+            let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
+            texts
+                .iter()
+                .any(|t| t.references(&effort.id, keywords, min_overlap))
+        };
+
+        // Summaries in working memory (expanded ones included: they are concluded too).
+        let in_memory: Vec<usize> = self.in_memory.iter().map(|&(_, i)| i).collect();
+        for index in in_memory {
+            if touched.contains(&index) || referenced(&self.efforts[index]) {
+                self.efforts[index].last_referenced_turn = turn;
+            }
+        }
+        for expansion in &mut self.expanded {
+            let effort = &self.efforts[expansion.effort];
+            if touched.contains(&expansion.effort) || effort.last_referenced_turn == turn {
+                expansion.last_referenced_turn = turn;
+            }
+        }
+
+        // Decay: expanded efforts unreferenced for the threshold collapse by themselves.
+        let threshold = u64::from(self.config.decay_threshold);
+        let mut position = 0;
+        while position < self.expanded.len() {
+            let expansion = &self.expanded[position];
+            let idle = turn - expansion.last_referenced_turn;
+            if idle >= threshold {
+                let expansion = self.expanded.remove(position);
+                let effort = &self.efforts[expansion.effort];
+                banners.push(format!(
+                    "--- Auto-collapsed effort: {} (inactive for {} turns) ---",
+                    effort.id, idle
+                ));
+                events.push(EffortEvent::new(
+                    EventKind::AutoCollapsed,
+                    &effort.id,
+                    effort.raw_tokens,
+                ));
+                self.decay
+                    .record_collapse(turn - expansion.expanded_turn, true);
+                self.decay.decayed_resident_tokens += effort.raw_tokens;
+                self.auto_collapsed_at.insert(expansion.effort, turn);
+            } else {
+                position += 1;
+            }
+        }
+        self.decay.tokens_saved_by_decay += self.decay.decayed_resident_tokens;
+
+        // Eviction: summaries unreferenced for the threshold leave working memory. Expanded
+        // efforts are referenced often enough to stay, or decay first and evict later.
+        let eviction = u64::from(self.config.summary_eviction_threshold);
+        let expired: Vec<(u64, usize)> = self
+            .in_memory
+            .iter()
+            .copied()
+            .filter(|&(_, i)| {
+                turn - self.efforts[i].last_referenced_turn >= eviction
+                    && !self.expanded.iter().any(|e| e.effort == i)
+            })
+            .collect();
+        for key in expired {
+            self.in_memory.remove(&key);
+            let effort = &mut self.efforts[key.1];
+            effort.evicted = true;
+            self.evicted_count += 1;
+            self.evicted_tokens += effort.raw_tokens;
+            events.push(EffortEvent::new(
+                EventKind::Evicted,
+                &effort.id,
+                effort.summary.as_ref().map_or(0, |s| u64::from(s.tokens)),
+            ));
+        }
+    }
+
+    /// Tokens of the working context as it stands: the sum of the stored counts of every
+    /// included item. Cost follows the working set, never the history.
+    pub fn working_tokens(&self) -> u64 {
+        let mut total = u64::from(self.system_tokens);
+        for &(_, index) in &self.in_memory {
+            if !self.expanded.iter().any(|e| e.effort == index) {
+                total += self.efforts[index]
+                    .summary
+                    .as_ref()
+                    .map_or(0, |s| u64::from(s.tokens));
+            }
+        }
+        total += self
+            .ambient_window()
+            .iter()
+            .map(|m| u64::from(m.tokens))
+            .sum::<u64>();
+        total += self.expansion_tokens();
+        total += self
+            .open
+            .iter()
+            .map(|&i| self.efforts[i].raw_tokens)
+            .sum::<u64>();
+        if let Some(state) = &self.turn_state {
+            total += u64::from(state.user_tokens);
+        }
+        total
+    }
+
+    /// Tokens currently loaded by expanded efforts.
+    pub fn expansion_tokens(&self) -> u64 {
+        self.expanded
+            .iter()
+            .map(|e| self.efforts[e.effort].raw_tokens)
+            .sum()
+    }
+
+    /// The ambient messages in working memory: the last `ambient_window` exchanges.
+    pub fn ambient_window(&self) -> &[Message] {
+        let keep = (self.config.ambient_window as usize).saturating_mul(2);
+        &self.ambient[self.ambient.len().saturating_sub(keep)..]
+    }
+
+    fn metrics_point(&self, context_tokens: u64, events: Vec<EffortEvent>) -> TurnMetrics {
+        let expansion_tokens = self.expansion_tokens_of_events(&events);
+        let naive = self.naive_tokens();
+        TurnMetrics::new(
+            self.turn,
+            context_tokens,
+            expansion_tokens,
+            naive,
+            self.working_tokens(),
+            self.in_memory.len() as u64 - self.expanded.len() as u64,
+            self.ambient_window().len() as u64,
+            self.expanded_ids().iter().map(|s| s.to_string()).collect(),
+            self.open.len() as u64,
+            self.evicted_count,
+            events,
+        )
+    }
+
+    /// Expansion tokens as they were during the turn: the current expansions plus those that
+    /// auto-collapsed at its end (they were in the context the turn was measured with).
+    fn expansion_tokens_of_events(&self, events: &[EffortEvent]) -> u64 {
+        self.expansion_tokens()
+            + events
+                .iter()
+                .filter(|e| e.kind == EventKind::AutoCollapsed)
+                .map(|e| e.tokens)
+                .sum::<u64>()
+    }
+
+    // ----- effort operations -------------------------------------------------------------
+
+    fn lookup(&self, id: &str) -> Result<usize, EffortError> {
+        let id = id.trim();
+        if let Some(&index) = self.index.get(id) {
+            return Ok(index);
+        }
+        // Models sometimes pass the name instead of the id; its slug finds the same effort.
+        if let Some(&index) = self.index.get(&text::slugify(id)) {
+            return Ok(index);
+        }
+        let known: Vec<&str> = self
+            .open_ids()
+            .into_iter()
+            .chain(self.summary_ids_in_memory())
+            .collect();
+        let hint = if known.is_empty() {
+            String::new()
+        } else {
+            format!("; efforts in working memory: {}", known.join(", "))
+        };
+        Err(EffortError::UnknownEffort {
+            id: id.to_string(),
+            hint,
+        })
+    }
+
+    fn state_of(&self, index: usize) -> EffortState {
+        let effort = &self.efforts[index];
+        match effort.status {
+            EffortStatus::Open if self.active == Some(index) => EffortState::Active,
+            EffortStatus::Open => EffortState::Open,
+            EffortStatus::Concluded if self.expanded.iter().any(|e| e.effort == index) => {
+                EffortState::Expanded
+            }
+            EffortStatus::Concluded if effort.evicted => EffortState::Evicted,
+            EffortStatus::Concluded => EffortState::Concluded,
+        }
+    }
+
+    fn record(&mut self, banner: String, event: EffortEvent) {
+        self.last_banner = Some(banner.clone());
+        if let Some(state) = &mut self.turn_state {
+            state.banners.push(banner);
+            state.events.push(event);
+        } else {
+            // Operations outside a turn (setting up a session, the app's manual buttons) are
+            // attributed to the last turn's metrics so the token curve still shows them.
+            if let Some(last) = self.history.last_mut() {
+                last.events.push(event);
+            }
+        }
+    }
+
+    fn touch(&mut self, index: usize) {
+        self.efforts[index].last_referenced_turn = self.turn;
+        if let Some(state) = &mut self.turn_state {
+            state.touched.insert(index);
+        }
+    }
+
+    /// Opens a new effort and makes it active. Several efforts may be open at once.
+    ///
+    /// # Errors
+    /// [`EffortError::EmptyName`] when the name has no letter or digit;
+    /// [`EffortError::DuplicateId`] when its id is taken.
+    pub fn open_effort(
+        &mut self,
+        name: &str,
+        description: Option<&str>,
+    ) -> Result<Opened, EffortError> {
+        let id = text::slugify(name);
+        if id.is_empty() {
+            return Err(EffortError::EmptyName {
+                name: name.to_string(),
+            });
+        }
+        if let Some(&existing) = self.index.get(&id) {
+            return Err(EffortError::DuplicateId {
+                id,
+                status: state_word(self.state_of(existing)),
+            });
+        }
+        let name = name.trim().to_string();
+        let description = description
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string);
+        let header = prompt::effort_header(&id, &name, description.as_deref());
+        let header_tokens = self.counter.count(&header);
+        let index = self.efforts.len();
+        self.efforts.push(Effort {
+            id: id.clone(),
+            name,
+            description,
+            status: EffortStatus::Open,
+            opened_turn: self.turn,
+            concluded_turn: None,
+            concluded_seq: None,
+            summary: None,
+            messages: Vec::new(),
+            header,
+            header_tokens,
+            raw_tokens: u64::from(header_tokens),
+            last_referenced_turn: self.turn,
+            evicted: false,
+        });
+        self.effort_raw_total += u64::from(header_tokens);
+        self.index.insert(id.clone(), index);
+        self.open.push(index);
+        self.active = Some(index);
+        if let Some(state) = &mut self.turn_state {
+            state.opened.push(index);
+        }
+        self.record(
+            format!("--- Started effort: {id} ---"),
+            EffortEvent::new(EventKind::Opened, &id, u64::from(header_tokens)),
+        );
+        Ok(Opened {
+            id,
+            open_efforts: self.open_ids().into_iter().map(str::to_string).collect(),
+        })
+    }
+
+    /// Concludes an open effort (the active one when `id` is `None`): its raw log leaves the
+    /// context and its summary enters. Without a summary the deterministic extractive summary
+    /// is used, and the result says so.
+    ///
+    /// # Errors
+    /// [`EffortError::NoActiveEffort`], [`EffortError::UnknownEffort`],
+    /// [`EffortError::WrongState`] when it is not open, [`EffortError::EmptySummary`] when the
+    /// given summary is blank. In every error case nothing changes.
+    pub fn close_effort(
+        &mut self,
+        id: Option<&str>,
+        summary: Option<&str>,
+    ) -> Result<Concluded, EffortError> {
+        let index = match id {
+            Some(id) => self.lookup(id)?,
+            None => self.active.ok_or(EffortError::NoActiveEffort)?,
+        };
+        let effort = &self.efforts[index];
+        if effort.status != EffortStatus::Open {
+            return Err(EffortError::WrongState {
+                operation: "close",
+                id: effort.id.clone(),
+                reason: "it is already concluded".to_string(),
+            });
+        }
+        let (text, source) = match summary {
+            Some(given) if given.trim().is_empty() => {
+                return Err(EffortError::EmptySummary {
+                    id: effort.id.clone(),
+                })
+            }
+            Some(given) => (given.trim().to_string(), SummarySource::Provided),
+            None => (self.extractive_summary_of(index), SummarySource::Extractive),
+        };
+        let rendered = prompt::summary_line(&effort.id, &text);
+        let tokens = self.counter.count(&rendered);
+        let summary = Summary {
+            keywords: text::extract_keywords(&text),
+            text,
+            source,
+            rendered,
+            tokens,
+        };
+        let concluded_seq = self.next_concluded_seq;
+        self.next_concluded_seq += 1;
+        let turn = self.turn;
+        let effort = &mut self.efforts[index];
+        effort.status = EffortStatus::Concluded;
+        effort.concluded_turn = Some(turn);
+        effort.concluded_seq = Some(concluded_seq);
+        effort.summary = Some(summary);
+        effort.evicted = false;
+        let report = Concluded {
+            id: effort.id.clone(),
+            summary: effort
+                .summary
+                .as_ref()
+                .map(|s| s.text.clone())
+                .unwrap_or_default(),
+            summary_source: source,
+            raw_tokens: effort.raw_tokens,
+            summary_tokens: tokens,
+        };
+        self.open.retain(|&i| i != index);
+        if self.active == Some(index) {
+            self.active = None;
+        }
+        self.in_memory.insert((concluded_seq, index));
+        self.search.insert(index, &self.efforts[index]);
+        self.touch(index);
+        let banner = match source {
+            SummarySource::Provided => format!(
+                "--- Concluded effort: {} ---\n{}",
+                report.id, report.summary
+            ),
+            SummarySource::Extractive => format!(
+                "--- Concluded effort: {} ---\n{}\n(extractive summary: no summary was provided)",
+                report.id, report.summary
+            ),
+        };
+        self.record(
+            banner,
+            EffortEvent::new(EventKind::Concluded, &report.id, report.raw_tokens),
+        );
+        Ok(report)
+    }
+
+    /// The deterministic extractive summary of an effort's raw log (what `close_effort` uses
+    /// when no summary is given).
+    pub fn extractive_summary_of(&self, index: usize) -> String {
+        let effort = &self.efforts[index];
+        let mut texts: Vec<&str> = Vec::with_capacity(effort.messages.len() + 1);
+        if let Some(description) = &effort.description {
+            texts.push(description);
+        }
+        texts.extend(effort.messages.iter().map(|m| m.content.as_str()));
+        text::extractive_summary(&effort.name, &texts)
+    }
+
+    /// Reopens a concluded effort: it becomes open and active again, with its full raw log in
+    /// context. Its last summary is kept on record.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is open.
+    pub fn reopen_effort(&mut self, id: &str) -> Result<Reopened, EffortError> {
+        let index = self.lookup(id)?;
+        let effort = &self.efforts[index];
+        if effort.status != EffortStatus::Concluded {
+            return Err(EffortError::WrongState {
+                operation: "reopen",
+                id: effort.id.clone(),
+                reason: "it is already open".to_string(),
+            });
+        }
+        let key = (effort.concluded_seq.unwrap_or_default(), index);
+        if effort.evicted {
+            self.evicted_count -= 1;
+            self.evicted_tokens -= effort.raw_tokens;
+        }
+        self.in_memory.remove(&key);
+        self.expanded.retain(|e| e.effort != index);
+        self.forget_decay(index);
+        self.search.remove(index, &self.efforts[index]);
+        let effort = &mut self.efforts[index];
+        effort.status = EffortStatus::Open;
+        effort.evicted = false;
+        let report = Reopened {
+            id: effort.id.clone(),
+            raw_tokens: effort.raw_tokens,
+        };
+        self.open.push(index);
+        self.active = Some(index);
+        self.touch(index);
+        self.record(
+            format!("--- Reopened effort: {} ---", report.id),
+            EffortEvent::new(EventKind::Reopened, &report.id, report.raw_tokens),
+        );
+        Ok(report)
+    }
+
+    fn forget_decay(&mut self, index: usize) {
+        if self.auto_collapsed_at.remove(&index).is_some() {
+            self.decay.decayed_resident_tokens -= self.efforts[index].raw_tokens;
+        }
+    }
+
+    /// Loads a concluded effort's raw log back into the context until it is collapsed or
+    /// decays. An evicted effort returns to working memory.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is open or
+    /// already expanded.
+    pub fn expand_effort(&mut self, id: &str) -> Result<Expanded, EffortError> {
+        let index = self.lookup(id)?;
+        let effort = &self.efforts[index];
+        let refuse = |reason: &str| EffortError::WrongState {
+            operation: "expand",
+            id: effort.id.clone(),
+            reason: reason.to_string(),
+        };
+        if effort.status == EffortStatus::Open {
+            return Err(refuse(
+                "it is open, and open efforts are already in context",
+            ));
+        }
+        if self.expanded.iter().any(|e| e.effort == index) {
+            return Err(refuse("it is already expanded"));
+        }
+        self.restore_to_memory(index);
+        if let Some(collapsed_at) = self.auto_collapsed_at.get(&index) {
+            if self.turn - collapsed_at <= 2 {
+                self.decay.false_decays += 1;
+            }
+        }
+        self.forget_decay(index);
+        self.expanded.push(Expansion {
+            effort: index,
+            expanded_turn: self.turn,
+            last_referenced_turn: self.turn,
+        });
+        self.touch(index);
+        let effort = &self.efforts[index];
+        let report = Expanded {
+            id: effort.id.clone(),
+            tokens_loaded: effort.raw_tokens,
+        };
+        self.record(
+            format!(
+                "--- Expanded effort: {} ({} tokens loaded) ---",
+                report.id, report.tokens_loaded
+            ),
+            EffortEvent::new(EventKind::Expanded, &report.id, report.tokens_loaded),
+        );
+        Ok(report)
+    }
+
+    /// Brings an evicted effort's summary back into working memory.
+    fn restore_to_memory(&mut self, index: usize) {
+        let effort = &mut self.efforts[index];
+        if effort.evicted {
+            effort.evicted = false;
+            self.evicted_count -= 1;
+            self.evicted_tokens -= effort.raw_tokens;
+            self.in_memory
+                .insert((effort.concluded_seq.unwrap_or_default(), index));
+        }
+    }
+
+    /// Takes an expanded effort's raw log out of the context; its summary stands in again.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is not expanded.
+    pub fn collapse_effort(&mut self, id: &str) -> Result<Collapsed, EffortError> {
+        let index = self.lookup(id)?;
+        let Some(position) = self.expanded.iter().position(|e| e.effort == index) else {
+            let effort = &self.efforts[index];
+            let reason = match effort.status {
+                EffortStatus::Open => "it is open; only expanded efforts can be collapsed (close_effort concludes an open one)",
+                EffortStatus::Concluded => "it is not expanded",
+            };
+            return Err(EffortError::WrongState {
+                operation: "collapse",
+                id: effort.id.clone(),
+                reason: reason.to_string(),
+            });
+        };
+        let expansion = self.expanded.remove(position);
+        self.decay
+            .record_collapse(self.turn - expansion.expanded_turn, false);
+        let effort = &self.efforts[index];
+        let report = Collapsed {
+            id: effort.id.clone(),
+            tokens_freed: effort.raw_tokens,
+        };
+        self.record(
+            format!("--- Collapsed effort: {} (back to summary) ---", report.id),
+            EffortEvent::new(EventKind::Collapsed, &report.id, report.tokens_freed),
+        );
+        Ok(report)
+    }
+
+    /// Makes another open effort the active one; both raw logs stay in context.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is concluded or
+    /// already active.
+    pub fn switch_effort(&mut self, id: &str) -> Result<Switched, EffortError> {
+        let index = self.lookup(id)?;
+        let effort = &self.efforts[index];
+        let reason = match (effort.status, self.active == Some(index)) {
+            (EffortStatus::Concluded, _) => {
+                Some("it is concluded; reopen_effort continues it, expand_effort shows its log")
+            }
+            (EffortStatus::Open, true) => Some("it is already the active effort"),
+            (EffortStatus::Open, false) => None,
+        };
+        if let Some(reason) = reason {
+            return Err(EffortError::WrongState {
+                operation: "switch to",
+                id: effort.id.clone(),
+                reason: reason.to_string(),
+            });
+        }
+        let previous = self.active_id().map(str::to_string);
+        self.active = Some(index);
+        self.touch(index);
+        let id = self.efforts[index].id.clone();
+        self.record(
+            format!("--- Switched to effort: {id} ---"),
+            EffortEvent::new(EventKind::Switched, &id, 0),
+        );
+        Ok(Switched { id, previous })
+    }
+
+    /// Where every effort in working memory is, with token sizes and expansion cost.
+    pub fn effort_status(&self) -> StatusReport {
+        let decay = u64::from(self.config.decay_threshold);
+        let eviction = u64::from(self.config.summary_eviction_threshold);
+        let entry = |index: usize| {
+            let effort = &self.efforts[index];
+            let state = self.state_of(index);
+            let expansion = self.expanded.iter().find(|e| e.effort == index);
+            EffortStatusEntry {
+                id: effort.id.clone(),
+                name: effort.name.clone(),
+                state,
+                raw_tokens: effort.raw_tokens,
+                summary_tokens: effort.summary.as_ref().map(|s| s.tokens),
+                turns_until_auto_collapse: expansion
+                    .map(|e| (e.last_referenced_turn + decay).saturating_sub(self.turn)),
+                turns_until_eviction: (state == EffortState::Concluded)
+                    .then(|| (effort.last_referenced_turn + eviction).saturating_sub(self.turn)),
+            }
+        };
+        let mut efforts: Vec<EffortStatusEntry> = self.open.iter().map(|&i| entry(i)).collect();
+        efforts.extend(self.expanded.iter().map(|e| entry(e.effort)));
+        efforts.extend(
+            self.in_memory
+                .iter()
+                .filter(|(_, i)| !self.expanded.iter().any(|e| e.effort == *i))
+                .map(|&(_, i)| entry(i)),
+        );
+        StatusReport {
+            turn: self.turn,
+            active: self.active_id().map(str::to_string),
+            efforts,
+            evicted_count: self.evicted_count,
+            expansion_tokens: self.expansion_tokens(),
+        }
+    }
+
+    /// Searches every concluded effort, evicted ones included, by keyword relevance. Each hit
+    /// counts as a reference: an evicted hit returns to working memory.
+    ///
+    /// # Errors
+    /// [`EffortError::EmptyQuery`] when the query has no searchable word.
+    pub fn search_efforts(&mut self, query: &str) -> Result<SearchResults, EffortError> {
+        let ranked = self
+            .search
+            .search(query, &self.index, Session::SEARCH_LIMIT)
+            .ok_or_else(|| EffortError::EmptyQuery {
+                query: query.to_string(),
+            })?;
+        let mut results = Vec::with_capacity(ranked.len());
+        for hit in ranked {
+            let index = hit.effort;
+            let state = self.state_of(index);
+            self.restore_to_memory(index);
+            self.touch(index);
+            let effort = &self.efforts[index];
+            results.push(SearchHit {
+                id: effort.id.clone(),
+                name: effort.name.clone(),
+                state,
+                summary: effort
+                    .summary
+                    .as_ref()
+                    .map(|s| s.text.clone())
+                    .unwrap_or_default(),
+                score: hit.score,
+                matched: hit.matched,
+                raw_tokens: effort.raw_tokens,
+            });
+        }
+        Ok(SearchResults {
+            query: query.to_string(),
+            results,
+        })
+    }
+}
+
+fn state_word(state: EffortState) -> &'static str {
+    match state {
+        EffortState::Active => "open and active",
+        EffortState::Open => "open",
+        EffortState::Expanded => "concluded and expanded",
+        EffortState::Concluded => "concluded",
+        EffortState::Evicted => "concluded, out of working memory",
+    }
+}

@@ -1,0 +1,135 @@
+//! Token counting. Every stored message is counted once, when it is stored, with the session's
+//! encoding; contexts are priced by adding those stored counts.
+
+use crate::error::ConfigError;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// A tokenizer encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Encoding {
+    /// The encoding of GPT-4o and later OpenAI models; the default.
+    #[serde(rename = "o200k_base")]
+    O200kBase,
+    /// The encoding of GPT-4 and GPT-3.5; the one the original CCM measured with.
+    #[serde(rename = "cl100k_base")]
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// The canonical name, as tiktoken spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    /// Parses a canonical encoding name.
+    ///
+    /// # Errors
+    /// [`ConfigError::UnknownEncoding`] for any other name.
+    pub fn from_name(name: &str) -> Result<Encoding, ConfigError> {
+        match name.trim() {
+            "o200k_base" => Ok(Encoding::O200kBase),
+            "cl100k_base" => Ok(Encoding::Cl100kBase),
+            other => Err(ConfigError::UnknownEncoding(other.to_string())),
+        }
+    }
+}
+
+/// Counts the tokens of a text. Implementations must be deterministic: the same text always
+/// gives the same count, because stored counts are trusted forever after.
+pub trait TokenCounter: Send + Sync {
+    /// Tokens of `text`, with special-token markers treated as ordinary text (user input is
+    /// never allowed to smuggle in control tokens).
+    fn count(&self, text: &str) -> u32;
+
+    /// A short name identifying the counting rule, stored with sessions so that counts made
+    /// by another rule are recomputed on import.
+    fn name(&self) -> &str;
+}
+
+/// Exact counts with tiktoken-rs' rank tables for one encoding.
+#[cfg(feature = "tiktoken")]
+pub struct TiktokenCounter {
+    encoding: Encoding,
+    bpe: &'static tiktoken_rs::CoreBPE,
+}
+
+#[cfg(feature = "tiktoken")]
+impl TiktokenCounter {
+    /// The counter for `encoding`. The first call per encoding parses its rank tables (a few
+    /// hundred milliseconds in wasm); later calls share them.
+    pub fn new(encoding: Encoding) -> TiktokenCounter {
+        let bpe = match encoding {
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        };
+        TiktokenCounter { encoding, bpe }
+    }
+}
+
+#[cfg(feature = "tiktoken")]
+impl TokenCounter for TiktokenCounter {
+    fn count(&self, text: &str) -> u32 {
+        // Messages longer than u32::MAX tokens cannot exist in any context window, so
+        // saturating is only a guard against overflow, never a visible cap.
+        u32::try_from(self.bpe.encode_ordinary(text).len()).unwrap_or(u32::MAX)
+    }
+
+    fn name(&self) -> &str {
+        self.encoding.name()
+    }
+}
+
+/// The counter a session uses by default for `encoding`.
+#[cfg(feature = "tiktoken")]
+pub fn default_counter(encoding: Encoding) -> Arc<dyn TokenCounter> {
+    Arc::new(TiktokenCounter::new(encoding))
+}
+
+/// A cheap approximate counter (one token per started group of four bytes of each
+/// whitespace-separated word) for builds without rank tables and for tests that only need a
+/// stable, monotone count. Never use it where exact counts are promised.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ApproximateCounter;
+
+impl TokenCounter for ApproximateCounter {
+    fn count(&self, text: &str) -> u32 {
+        let tokens: usize = text.split_whitespace().map(|w| w.len().div_ceil(4)).sum();
+        u32::try_from(tokens).unwrap_or(u32::MAX)
+    }
+
+    fn name(&self) -> &str {
+        "approximate"
+    }
+}
+
+#[cfg(all(test, feature = "tiktoken"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiktoken_counts_are_exact_for_known_strings() {
+        let o200k = TiktokenCounter::new(Encoding::O200kBase);
+        let cl100k = TiktokenCounter::new(Encoding::Cl100kBase);
+        // "hello world" is two tokens in both encodings.
+        assert_eq!(o200k.count("hello world"), 2);
+        assert_eq!(cl100k.count("hello world"), 2);
+        assert_eq!(o200k.count(""), 0);
+        // Special-token markers are counted as ordinary text, never as one control token.
+        assert!(o200k.count("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn encoding_names_round_trip() {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            assert_eq!(Encoding::from_name(encoding.name()).unwrap(), encoding);
+        }
+        assert_eq!(
+            Encoding::from_name("p50k").unwrap_err().to_string(),
+            "unknown encoding 'p50k'; supported: o200k_base, cl100k_base"
+        );
+    }
+}
