@@ -1,1 +1,120 @@
-fn main() {}
+//! `ccm`: native entry points of CCM. Thin by design: every rule lives in `ccm-core`.
+
+use ccm_core::proof::{self, ProofRun};
+use ccm_core::tokens::{default_counter, Encoding};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  ccm proof <slice2|slice3|slice4|slice4-long|all> [--json] [--encoding o200k_base|cl100k_base]
+            [--turns N] [--efforts N]      (slice4-long only; defaults 1000 turns, 200 efforts)
+  ccm help";
+
+struct ProofArgs {
+    which: String,
+    json: bool,
+    encoding: Encoding,
+    turns: u64,
+    efforts: usize,
+}
+
+fn parse_proof_args(args: &[String]) -> Result<ProofArgs, String> {
+    let mut parsed = ProofArgs {
+        which: String::new(),
+        json: false,
+        encoding: Encoding::O200kBase,
+        turns: 1000,
+        efforts: 200,
+    };
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let mut value = |flag: &str| {
+            iter.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match arg.as_str() {
+            "--json" => parsed.json = true,
+            "--encoding" => {
+                parsed.encoding =
+                    Encoding::from_name(&value("--encoding")?).map_err(|e| e.to_string())?
+            }
+            "--turns" => {
+                parsed.turns = value("--turns")?
+                    .parse()
+                    .map_err(|e| format!("--turns: {e}"))?
+            }
+            "--efforts" => {
+                parsed.efforts = value("--efforts")?
+                    .parse()
+                    .map_err(|e| format!("--efforts: {e}"))?
+            }
+            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
+            other if parsed.which.is_empty() => parsed.which = other.to_string(),
+            other => return Err(format!("unexpected argument {other}")),
+        }
+    }
+    if parsed.which.is_empty() {
+        return Err("which proof run? slice2, slice3, slice4, slice4-long or all".to_string());
+    }
+    if parsed.turns < 10 || parsed.efforts == 0 {
+        return Err("--turns must be at least 10 and --efforts at least 1".to_string());
+    }
+    Ok(parsed)
+}
+
+fn run_proofs(args: &ProofArgs) -> Result<Vec<ProofRun>, String> {
+    let counter = || default_counter(args.encoding);
+    let names: Vec<&str> = match args.which.as_str() {
+        "all" => vec!["slice2", "slice3", "slice4", "slice4-long"],
+        one => vec![one],
+    };
+    names
+        .into_iter()
+        .map(|name| match name {
+            "slice2" => Ok(proof::slice2(counter()).0),
+            "slice3" => Ok(proof::slice3(counter()).0),
+            "slice4" => Ok(proof::slice4(counter()).0),
+            "slice4-long" => Ok(proof::slice4_long(counter(), args.turns, args.efforts).0),
+            other => Err(format!(
+                "unknown proof run '{other}'; expected slice2, slice3, slice4, slice4-long or all"
+            )),
+        })
+        .collect()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("proof") => parse_proof_args(&args[1..]).and_then(|parsed| {
+            let runs = run_proofs(&parsed)?;
+            if parsed.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&runs).map_err(|e| e.to_string())?
+                );
+            } else {
+                for run in &runs {
+                    println!("{}", run.to_markdown());
+                }
+            }
+            let errors: Vec<&String> = runs.iter().flat_map(|r| &r.tool_errors).collect();
+            if errors.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("the scripted runs hit tool errors: {errors:?}"))
+            }
+        }),
+        Some("help") | Some("--help") | Some("-h") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(USAGE.to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("ccm: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

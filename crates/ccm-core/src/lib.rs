@@ -44,6 +44,7 @@ pub mod model;
 pub mod plan;
 pub mod prompt;
 pub mod proof;
+pub mod provider;
 pub mod search;
 pub mod session;
 pub mod snapshot;

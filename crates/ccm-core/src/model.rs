@@ -102,6 +102,29 @@ pub struct Effort {
     pub evicted: bool,
 }
 
+impl Effort {
+    /// A copy of everything but the raw log. Effort operations never change messages, so this
+    /// is all an undo record needs, and it stays cheap however long the log is.
+    pub fn clone_without_messages(&self) -> Effort {
+        Effort {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            status: self.status,
+            opened_turn: self.opened_turn,
+            concluded_turn: self.concluded_turn,
+            concluded_seq: self.concluded_seq,
+            summary: self.summary.clone(),
+            messages: Vec::new(),
+            header: self.header.clone(),
+            header_tokens: self.header_tokens,
+            raw_tokens: self.raw_tokens,
+            last_referenced_turn: self.last_referenced_turn,
+            evicted: self.evicted,
+        }
+    }
+}
+
 /// Where a summary's text came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

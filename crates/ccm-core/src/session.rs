@@ -44,6 +44,26 @@ pub(crate) struct TurnState {
     pub(crate) events: Vec<EffortEvent>,
     /// Efforts named by a tool in this turn (expand, search results, …): references.
     pub(crate) touched: BTreeSet<usize>,
+    /// What `abort_turn` restores.
+    pub(crate) undo: Undo,
+}
+
+/// The state before a turn, recorded lazily: session-wide fields up front (they are small or
+/// bounded by the working set), effort records only when an operation is about to change them.
+#[derive(Debug, Clone)]
+pub(crate) struct Undo {
+    efforts_len: usize,
+    efforts: BTreeMap<usize, Effort>,
+    open: Vec<usize>,
+    active: Option<usize>,
+    in_memory: BTreeSet<(u64, usize)>,
+    evicted_count: u64,
+    evicted_tokens: u64,
+    effort_raw_total: u64,
+    expanded: Vec<Expansion>,
+    decay: DecayStats,
+    auto_collapsed_removed: Vec<(usize, u64)>,
+    next_concluded_seq: u64,
 }
 
 /// What `end_turn` reports.
@@ -428,6 +448,20 @@ impl Session {
         if self.turn_state.is_some() {
             return Err(TurnError::AlreadyInTurn { turn: self.turn });
         }
+        let undo = Undo {
+            efforts_len: self.efforts.len(),
+            efforts: BTreeMap::new(),
+            open: self.open.clone(),
+            active: self.active,
+            in_memory: self.in_memory.clone(),
+            evicted_count: self.evicted_count,
+            evicted_tokens: self.evicted_tokens,
+            effort_raw_total: self.effort_raw_total,
+            expanded: self.expanded.clone(),
+            decay: self.decay.clone(),
+            auto_collapsed_removed: Vec::new(),
+            next_concluded_seq: self.next_concluded_seq,
+        };
         self.turn += 1;
         self.turn_state = Some(TurnState {
             user_text: user_text.to_string(),
@@ -438,8 +472,65 @@ impl Session {
             banners: Vec::new(),
             events: Vec::new(),
             touched: BTreeSet::new(),
+            undo,
         });
         Ok(self.turn)
+    }
+
+    /// Cancels the turn in progress and every effort operation made in it, leaving the session
+    /// exactly as it was before `begin_turn`. Returns the user's text so it can be sent again.
+    ///
+    /// # Errors
+    /// [`TurnError::NotInTurn`] without a matching `begin_turn`.
+    pub fn abort_turn(&mut self) -> Result<String, TurnError> {
+        let state = self.turn_state.take().ok_or(TurnError::NotInTurn)?;
+        let undo = state.undo;
+        // Efforts opened in this turn have no messages yet (messages are stored by end_turn),
+        // so taking them out again loses nothing.
+        while self.efforts.len() > undo.efforts_len {
+            let index = self.efforts.len() - 1;
+            let effort = self.efforts.pop().expect("length checked");
+            self.search.remove(index, &effort);
+            self.index.remove(&effort.id);
+        }
+        for (index, before) in undo.efforts {
+            if index >= self.efforts.len() {
+                continue;
+            }
+            self.search.remove(index, &self.efforts[index]);
+            let messages = std::mem::take(&mut self.efforts[index].messages);
+            self.efforts[index] = Effort { messages, ..before };
+            if self.efforts[index].status == EffortStatus::Concluded {
+                self.search.insert(index, &self.efforts[index]);
+            }
+        }
+        for (index, turn) in undo.auto_collapsed_removed {
+            self.auto_collapsed_at.insert(index, turn);
+        }
+        self.open = undo.open;
+        self.active = undo.active;
+        self.in_memory = undo.in_memory;
+        self.evicted_count = undo.evicted_count;
+        self.evicted_tokens = undo.evicted_tokens;
+        self.effort_raw_total = undo.effort_raw_total;
+        self.expanded = undo.expanded;
+        self.decay = undo.decay;
+        self.next_concluded_seq = undo.next_concluded_seq;
+        self.last_banner = None;
+        self.turn -= 1;
+        Ok(state.user_text)
+    }
+
+    /// Records an effort's state before an operation in a turn changes it (first change wins).
+    fn backup(&mut self, index: usize) {
+        if let Some(state) = &mut self.turn_state {
+            if index < state.undo.efforts_len && !state.undo.efforts.contains_key(&index) {
+                state
+                    .undo
+                    .efforts
+                    .insert(index, self.efforts[index].clone_without_messages());
+            }
+        }
     }
 
     /// The user text of the turn in progress and its token count.
@@ -748,6 +839,7 @@ impl Session {
     }
 
     fn touch(&mut self, index: usize) {
+        self.backup(index);
         self.efforts[index].last_referenced_turn = self.turn;
         if let Some(state) = &mut self.turn_state {
             state.touched.insert(index);
@@ -860,6 +952,7 @@ impl Session {
             rendered,
             tokens,
         };
+        self.backup(index);
         let concluded_seq = self.next_concluded_seq;
         self.next_concluded_seq += 1;
         let turn = self.turn;
@@ -932,7 +1025,10 @@ impl Session {
             });
         }
         let key = (effort.concluded_seq.unwrap_or_default(), index);
-        if effort.evicted {
+        let evicted = effort.evicted;
+        self.backup(index);
+        let effort = &self.efforts[index];
+        if evicted {
             self.evicted_count -= 1;
             self.evicted_tokens -= effort.raw_tokens;
         }
@@ -958,8 +1054,11 @@ impl Session {
     }
 
     fn forget_decay(&mut self, index: usize) {
-        if self.auto_collapsed_at.remove(&index).is_some() {
+        if let Some(turn) = self.auto_collapsed_at.remove(&index) {
             self.decay.decayed_resident_tokens -= self.efforts[index].raw_tokens;
+            if let Some(state) = &mut self.turn_state {
+                state.undo.auto_collapsed_removed.push((index, turn));
+            }
         }
     }
 
@@ -1015,6 +1114,7 @@ impl Session {
 
     /// Brings an evicted effort's summary back into working memory.
     fn restore_to_memory(&mut self, index: usize) {
+        self.backup(index);
         let effort = &mut self.efforts[index];
         if effort.evicted {
             effort.evicted = false;

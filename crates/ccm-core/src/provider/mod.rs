@@ -1,0 +1,543 @@
+//! Provider protocols, without any I/O.
+//!
+//! This module turns one turn's conversation into the HTTP request a provider expects, and turns
+//! the provider's answer (a JSON body, or the bytes of a server-sent-event stream) back into a
+//! neutral [`ProviderResponse`]. It never opens a socket, reads a clock or draws a random number:
+//! the transport (`fetch` in the browser, an HTTP client natively) sends the [`HttpRequest`] and
+//! feeds back whatever arrives. That keeps every protocol detail testable natively and
+//! byte-for-byte deterministic.
+//!
+//! Two protocol families are supported:
+//!
+//! * [`ProviderKind::OpenAiCompatible`]: the Chat Completions API spoken by OpenAI, Ollama,
+//!   LM Studio, OpenRouter and most local servers ([`openai`]).
+//! * [`ProviderKind::Anthropic`]: the Anthropic Messages API ([`anthropic`]).
+//!
+//! # One request, end to end
+//!
+//! ```
+//! # use ccm_core::provider::*;
+//! # use ccm_core::model::{ContextMessage, Role};
+//! let config = ProviderConfig::from_preset(Preset::Ollama, None);
+//! let options = RequestOptions::new("llama3.2").with_stream(true);
+//! let context = [ContextMessage { role: Role::User, content: "Hello".into() }];
+//! let request = build_request(&config, &options, &wire_messages(&context), &[]).unwrap();
+//! assert_eq!(request.url, "http://localhost:11434/v1/chat/completions");
+//!
+//! // The transport sends `request` and feeds every chunk of the body into the stream.
+//! let mut stream = ProviderStream::new(config.kind);
+//! let mut shown = String::new();
+//! for chunk in [&b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi"[..],
+//!               &b"!\"}}]}\n\ndata: [DONE]\n\n"[..]] {
+//!     for delta in stream.push(chunk).unwrap() {
+//!         if let StreamDelta::Text(text) = delta { shown.push_str(&text); }
+//!     }
+//! }
+//! let response = stream.finish().unwrap();
+//! assert_eq!((shown.as_str(), response.text.as_str()), ("Hi!", "Hi!"));
+//! ```
+//!
+//! When the provider answers with a status other than 2xx, [`ProviderError::from_http`] turns
+//! the status, headers and body into a typed error, and [`RetryPolicy::delay_ms`] says whether
+//! (and after how long) to try again.
+
+pub mod anthropic;
+mod config;
+mod error;
+pub mod openai;
+mod retry;
+pub mod sse;
+mod usage;
+mod wire;
+
+pub use config::{
+    normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
+    ToolChoice, DEFAULT_MAX_TOKENS,
+};
+pub use error::{ErrorContext, ProviderError};
+pub use retry::RetryPolicy;
+pub use sse::{SseDecoder, SseEnd, SseEvent};
+pub use usage::UsageReconciliation;
+pub use wire::{wire_messages, ToolCall, WireMessage};
+
+use crate::model::ToolDefinition;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The HTTP method of a provider request. Both protocols only ever `POST`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HttpMethod {
+    /// `POST`, used for every completion request.
+    #[serde(rename = "POST")]
+    Post,
+}
+
+impl HttpMethod {
+    /// The method as written on the request line (`"POST"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Post => "POST",
+        }
+    }
+}
+
+/// A complete description of one HTTP request, ready for any transport to send.
+///
+/// Header names are lowercase. The [`Debug`] output hides the values of the headers that carry
+/// the API key, so a request can be logged without leaking it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpRequest {
+    /// The HTTP method.
+    pub method: HttpMethod,
+    /// The absolute URL of the endpoint, for example `https://api.openai.com/v1/chat/completions`.
+    pub url: String,
+    /// Header names and values, in a fixed order.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: String,
+}
+
+impl HttpRequest {
+    /// The value of the first header called `name` (compared case-insensitively), if any.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Headers whose values are secrets and must never appear in logs.
+pub(crate) fn is_secret_header(name: &str) -> bool {
+    ["authorization", "x-api-key", "api-key"]
+        .iter()
+        .any(|secret| name.eq_ignore_ascii_case(secret))
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_secret_header(name) {
+                    "<redacted>"
+                } else {
+                    value.as_str()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body", &self.body)
+            .finish()
+    }
+}
+
+/// Why the model stopped producing output, in a form shared by every provider.
+///
+/// Decide whether to run tools by looking at [`ProviderResponse::tool_calls`], not at this value:
+/// some OpenAI-compatible servers report `stop` even when they return tool calls.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model finished its answer (OpenAI `stop`; Anthropic `end_turn` or `stop_sequence`).
+    Stop,
+    /// The model wants tools to be run (OpenAI `tool_calls`; Anthropic `tool_use`).
+    ToolCalls,
+    /// The answer was cut off by the `max_tokens` limit.
+    Length,
+    /// Any other reason, as the provider spelled it (for example `content_filter` or
+    /// `refusal`). The string is empty when the provider gave no reason at all.
+    Other(String),
+}
+
+/// Token counts the provider reports for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens of the request's input. For Anthropic this includes tokens read from or written to
+    /// the prompt cache, so it is comparable with a local count of the whole context.
+    pub prompt_tokens: u64,
+    /// Tokens the model generated.
+    pub completion_tokens: u64,
+}
+
+/// One complete answer of the model, in a form shared by every provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderResponse {
+    /// The answer's text (all text parts concatenated); empty when the model only called tools.
+    pub text: String,
+    /// The tools the model asked to run, in the order it listed them.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped.
+    pub finish_reason: FinishReason,
+    /// Token counts, when the provider reported them.
+    pub usage: Option<Usage>,
+}
+
+impl ProviderResponse {
+    /// The assistant message to append to the conversation before sending tool results back.
+    pub fn to_wire_message(&self) -> WireMessage {
+        WireMessage::Assistant {
+            text: self.text.clone(),
+            tool_calls: self.tool_calls.clone(),
+        }
+    }
+}
+
+/// Something a stream produced that a user interface can show at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamDelta {
+    /// More answer text, to append to what was shown so far.
+    Text(String),
+    /// The model started a tool call; its arguments are still arriving.
+    ToolCallStarted {
+        /// The call's id (`call_…` or `toolu_…`).
+        id: String,
+        /// The name of the tool being called.
+        name: String,
+    },
+}
+
+/// Builds the HTTP request for `config.kind`'s protocol.
+///
+/// `messages` is the whole conversation of the request (see [`wire_messages`] to start from a
+/// built context); `tools` may be empty, in which case no tools and no tool choice are sent.
+///
+/// # Errors
+///
+/// [`ProviderError::InvalidConfig`] when the configuration or options cannot produce a valid
+/// request: an empty model name, a base URL that is not `http(s)://…`, a zero `max_tokens`, a
+/// temperature that is not a finite number, or a tool choice that requires tools that were not
+/// given.
+pub fn build_request(
+    config: &ProviderConfig,
+    options: &RequestOptions,
+    messages: &[WireMessage],
+    tools: &[ToolDefinition],
+) -> Result<HttpRequest, ProviderError> {
+    match config.kind {
+        ProviderKind::OpenAiCompatible => openai::build_request(config, options, messages, tools),
+        ProviderKind::Anthropic => anthropic::build_request(config, options, messages, tools),
+    }
+}
+
+/// Parses a complete (non-streaming) success body of `kind`'s protocol.
+///
+/// # Errors
+///
+/// [`ProviderError::InvalidJson`] when the body is not the expected JSON,
+/// [`ProviderError::ApiError`] when the body is an error object despite a success status, and
+/// [`ProviderError::Protocol`] when it is JSON of the right shape with nothing usable in it.
+pub fn parse_response(kind: ProviderKind, body: &str) -> Result<ProviderResponse, ProviderError> {
+    match kind {
+        ProviderKind::OpenAiCompatible => openai::parse_response(body),
+        ProviderKind::Anthropic => anthropic::parse_response(body),
+    }
+}
+
+/// The largest body kept while waiting for the first server-sent event; see
+/// [`ProviderStream::finish`].
+const PLAIN_BODY_LIMIT: usize = 1 << 20;
+
+#[derive(Debug, Clone)]
+enum Accumulator {
+    OpenAi(openai::OpenAiStream),
+    Anthropic(anthropic::AnthropicStream),
+}
+
+/// A streaming response being received: raw body bytes in, text deltas out, one
+/// [`ProviderResponse`] at the end.
+///
+/// It combines an [`SseDecoder`] with the accumulator of the provider's protocol
+/// ([`openai::OpenAiStream`] or [`anthropic::AnthropicStream`]), so the transport only has to
+/// pass on the bytes exactly as they arrive, split anywhere.
+#[derive(Debug, Clone)]
+pub struct ProviderStream {
+    kind: ProviderKind,
+    decoder: SseDecoder,
+    accumulator: Accumulator,
+    bytes: usize,
+    events: usize,
+    /// The body so far, kept only until the first event arrives (and at most
+    /// [`PLAIN_BODY_LIMIT`] bytes), so that a server which ignores `stream: true` and answers
+    /// with one JSON document can still be understood.
+    plain_body: Vec<u8>,
+}
+
+impl ProviderStream {
+    /// Starts receiving a stream of `kind`'s protocol.
+    pub fn new(kind: ProviderKind) -> Self {
+        let accumulator = match kind {
+            ProviderKind::OpenAiCompatible => Accumulator::OpenAi(openai::OpenAiStream::new()),
+            ProviderKind::Anthropic => Accumulator::Anthropic(anthropic::AnthropicStream::new()),
+        };
+        ProviderStream {
+            kind,
+            decoder: SseDecoder::new(),
+            accumulator,
+            bytes: 0,
+            events: 0,
+            plain_body: Vec::new(),
+        }
+    }
+
+    /// Feeds the next chunk of the response body and returns what can be shown already.
+    ///
+    /// # Errors
+    ///
+    /// The first error the stream carried: an error event from the provider
+    /// ([`ProviderError::ApiError`]), a chunk that is not valid JSON
+    /// ([`ProviderError::InvalidJson`]) or an event that breaks the protocol
+    /// ([`ProviderError::Protocol`]). After an error the stream is dead: later calls and
+    /// [`finish`](Self::finish) return the same error.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<StreamDelta>, ProviderError> {
+        self.bytes += chunk.len();
+        if self.events == 0 && self.bytes <= PLAIN_BODY_LIMIT {
+            self.plain_body.extend_from_slice(chunk);
+        } else {
+            // Either events are flowing, or the body is too large to be a plain answer: a
+            // partial copy would only produce a misleading JSON error, so none is kept.
+            self.plain_body = Vec::new();
+        }
+        let mut deltas = Vec::new();
+        for event in self.decoder.push(chunk) {
+            self.accept(&event, &mut deltas)?;
+        }
+        Ok(deltas)
+    }
+
+    fn accept(
+        &mut self,
+        event: &SseEvent,
+        deltas: &mut Vec<StreamDelta>,
+    ) -> Result<(), ProviderError> {
+        self.events += 1;
+        let produced = match &mut self.accumulator {
+            Accumulator::OpenAi(stream) => stream.push(event)?,
+            Accumulator::Anthropic(stream) => stream.push(event)?,
+        };
+        deltas.extend(produced);
+        Ok(())
+    }
+
+    /// Ends the stream (the transport saw the end of the body) and returns the whole answer.
+    ///
+    /// An event whose data lines all arrived but whose terminating blank line did not is still
+    /// used: its content is complete, only the separator is missing. A line cut off without its
+    /// line break is not used, since its content may be incomplete.
+    ///
+    /// If no event arrived at all but the body is a plain JSON document, it is parsed as a
+    /// non-streaming response: some servers ignore `stream: true`, and some proxies report
+    /// errors as a JSON body with a success status.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::StreamTruncated`] when the end-of-stream marker (`data: [DONE]` or
+    /// `message_stop`) never arrived, or any error [`push`](Self::push) reported.
+    pub fn finish(mut self) -> Result<ProviderResponse, ProviderError> {
+        if let SseEnd::MidEvent {
+            pending: Some(event),
+        } = self.decoder.finish()
+        {
+            let mut ignored = Vec::new();
+            self.accept(&event, &mut ignored)?;
+        }
+        if self.events == 0 && !self.plain_body.is_empty() {
+            let body = String::from_utf8_lossy(&self.plain_body);
+            if body.trim_start().starts_with('{') {
+                return parse_response(self.kind, &body);
+            }
+        }
+        match self.accumulator {
+            Accumulator::OpenAi(stream) => stream.finish(),
+            Accumulator::Anthropic(stream) => stream.finish(),
+        }
+    }
+
+    /// The protocol this stream is decoded as.
+    pub fn kind(&self) -> ProviderKind {
+        self.kind
+    }
+
+    /// How many bytes of the body were fed so far.
+    pub fn bytes_received(&self) -> usize {
+        self.bytes
+    }
+
+    /// The answer text received so far; useful to keep what arrived when a stream breaks.
+    pub fn text(&self) -> &str {
+        match &self.accumulator {
+            Accumulator::OpenAi(stream) => stream.text(),
+            Accumulator::Anthropic(stream) => stream.text(),
+        }
+    }
+}
+
+/// The headers every request starts with, followed by the configuration's extra headers (an
+/// extra header replaces a built-in one of the same name, compared case-insensitively).
+pub(crate) fn request_headers(
+    built_in: Vec<(String, String)>,
+    extra: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut headers = built_in;
+    for (name, value) in extra {
+        headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
+    }
+    headers
+}
+
+/// Shortens `text` to at most `max_chars` characters for an error message, marking the cut.
+pub(crate) fn snippet(text: &str, max_chars: usize) -> String {
+    let trimmed = text.trim();
+    match trimmed.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
+        None => trimmed.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ContextMessage, Role};
+
+    #[test]
+    fn debug_output_hides_api_keys() {
+        let config = ProviderConfig::from_preset(Preset::OpenAi, Some("sk-secret-123".into()));
+        let options = RequestOptions::new("gpt-4o-mini");
+        let request = build_request(&config, &options, &[], &[]).unwrap();
+        assert_eq!(
+            request.header("Authorization"),
+            Some("Bearer sk-secret-123")
+        );
+        let shown = format!("{request:?}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
+        assert!(shown.contains("<redacted>"));
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
+    }
+
+    #[test]
+    fn build_request_dispatches_on_kind() {
+        let context = [ContextMessage {
+            role: Role::User,
+            content: "hi".into(),
+        }];
+        let options = RequestOptions::new("m");
+        let openai = build_request(
+            &ProviderConfig::from_preset(Preset::LmStudio, None),
+            &options,
+            &wire_messages(&context),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(openai.url, "http://localhost:1234/v1/chat/completions");
+        let anthropic = build_request(
+            &ProviderConfig::from_preset(Preset::Anthropic, Some("k".into())),
+            &options,
+            &wire_messages(&context),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(anthropic.url, "https://api.anthropic.com/v1/messages");
+        assert_eq!(anthropic.header("x-api-key"), Some("k"));
+    }
+
+    #[test]
+    fn stream_falls_back_to_a_plain_json_body() {
+        // A server that ignores `stream: true` answers with one JSON document.
+        let body = br#"{"choices":[{"index":0,"message":{"role":"assistant","content":"plain"},"finish_reason":"stop"}]}"#;
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        assert_eq!(stream.push(&body[..10]).unwrap(), vec![]);
+        assert_eq!(stream.push(&body[10..]).unwrap(), vec![]);
+        let response = stream.finish().unwrap();
+        assert_eq!(response.text, "plain");
+        assert_eq!(response.finish_reason, FinishReason::Stop);
+    }
+
+    #[test]
+    fn stream_reports_a_json_error_body_sent_with_success_status() {
+        let body =
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let mut stream = ProviderStream::new(ProviderKind::Anthropic);
+        stream.push(body).unwrap();
+        let error = stream.finish().unwrap_err();
+        assert_eq!(
+            error,
+            ProviderError::ApiError {
+                error_type: Some("overloaded_error".into()),
+                message: "Overloaded".into()
+            }
+        );
+        assert!(error.is_transient());
+    }
+
+    #[test]
+    fn stream_uses_a_complete_last_event_without_its_blank_line() {
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream
+            .push(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n")
+            .unwrap();
+        assert_eq!(stream.text(), "ok");
+        let response = stream.finish().unwrap();
+        assert_eq!(response.text, "ok");
+    }
+
+    #[test]
+    fn stream_with_a_cut_last_line_is_truncated() {
+        let body =
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DO";
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream.push(&body[..20]).unwrap();
+        stream.push(&body[20..]).unwrap();
+        assert_eq!(stream.bytes_received(), body.len());
+        assert_eq!(
+            stream.finish().unwrap_err(),
+            ProviderError::StreamTruncated {
+                events: 1,
+                text_chars: 2,
+                tool_calls: 0
+            }
+        );
+    }
+
+    #[test]
+    fn an_oversized_body_without_events_is_truncated_not_misread() {
+        // Over the limit nothing is kept, so the cut-off JSON is not parsed (which would give a
+        // misleading JSON error): the stream simply never completed.
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream
+            .push(b"{\"choices\":[{\"message\":{\"content\":\"")
+            .unwrap();
+        stream.push(&vec![b'a'; PLAIN_BODY_LIMIT]).unwrap();
+        stream.push(b"\"}}]}").unwrap();
+        assert!(matches!(
+            stream.finish(),
+            Err(ProviderError::StreamTruncated { events: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn an_empty_body_is_a_truncated_stream() {
+        let stream = ProviderStream::new(ProviderKind::Anthropic);
+        assert_eq!(
+            stream.finish().unwrap_err(),
+            ProviderError::StreamTruncated {
+                events: 0,
+                text_chars: 0,
+                tool_calls: 0
+            }
+        );
+    }
+
+    #[test]
+    fn snippet_cuts_on_character_boundaries() {
+        assert_eq!(snippet("  héllo wörld  ", 5), "héllo…");
+        assert_eq!(snippet("short", 5), "short");
+    }
+}

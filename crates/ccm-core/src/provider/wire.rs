@@ -1,0 +1,120 @@
+//! The conversation of one request, in a form every provider mapping starts from.
+
+use crate::model::{ContextMessage, Role};
+use serde::{Deserialize, Serialize};
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for the call; the tool result must quote it.
+    pub id: String,
+    /// The name of the tool.
+    pub name: String,
+    /// The arguments exactly as the model wrote them: JSON text that is usually, but not
+    /// always, a valid JSON object. It is kept raw so that malformed arguments can be reported
+    /// back to the model instead of being lost.
+    pub arguments: String,
+}
+
+/// One message of a request's conversation.
+///
+/// A built context only holds plain system, user and assistant text (see [`wire_messages`]);
+/// the tool-calling turn engine appends assistant tool calls and their results during a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireMessage {
+    /// Instructions or memory from the application.
+    System(String),
+    /// What the person wrote.
+    User(String),
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The answer's text; may be empty when the model only called tools.
+        text: String,
+        /// The tools the model asked to run.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of running one tool call.
+    ToolResult {
+        /// The [`ToolCall::id`] this result answers.
+        call_id: String,
+        /// The [`ToolCall::name`] of the call.
+        name: String,
+        /// The result as text (the engine sends JSON).
+        content: String,
+    },
+}
+
+impl WireMessage {
+    /// An assistant message with text and no tool calls.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        WireMessage::Assistant {
+            text: text.into(),
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
+impl From<&ContextMessage> for WireMessage {
+    fn from(message: &ContextMessage) -> Self {
+        match message.role {
+            Role::System => WireMessage::System(message.content.clone()),
+            Role::User => WireMessage::User(message.content.clone()),
+            Role::Assistant => WireMessage::assistant_text(message.content.clone()),
+        }
+    }
+}
+
+/// Converts a built context into the messages of a request, one for one and in order.
+pub fn wire_messages(context: &[ContextMessage]) -> Vec<WireMessage> {
+    context.iter().map(WireMessage::from).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_messages_convert_one_for_one() {
+        let context = [
+            ContextMessage {
+                role: Role::System,
+                content: "be brief".into(),
+            },
+            ContextMessage {
+                role: Role::User,
+                content: "hi".into(),
+            },
+            ContextMessage {
+                role: Role::Assistant,
+                content: "hello".into(),
+            },
+        ];
+        assert_eq!(
+            wire_messages(&context),
+            vec![
+                WireMessage::System("be brief".into()),
+                WireMessage::User("hi".into()),
+                WireMessage::Assistant {
+                    text: "hello".into(),
+                    tool_calls: vec![]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn wire_messages_serialise_readably() {
+        let message = WireMessage::ToolResult {
+            call_id: "c1".into(),
+            name: "open_effort".into(),
+            content: "{}".into(),
+        };
+        let json = serde_json::to_string(&message).unwrap();
+        assert_eq!(
+            json,
+            r#"{"tool_result":{"call_id":"c1","name":"open_effort","content":"{}"}}"#
+        );
+        assert_eq!(serde_json::from_str::<WireMessage>(&json).unwrap(), message);
+    }
+}

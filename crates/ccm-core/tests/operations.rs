@@ -1,0 +1,295 @@
+//! Slice 1–2 behaviour: effort operations, banners, routing, expansion and its token metrics,
+//! and the error contract of the tools.
+
+mod common;
+
+use ccm_core::{EffortState, ExclusionReason, InclusionReason, Role, Section};
+use common::{chatter, concluded_effort, session, turn};
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+const AUTH_SUMMARY: &str = "Fixed 401 errors: refresh token TTL raised from 3600 to 86400 seconds.";
+
+/// Calls a tool that must fail and checks the contract: an error for the model, no banner, and
+/// a session that is byte-for-byte what it was (including its next context).
+fn assert_refused(session: &mut ccm_core::Session, name: &str, args: &str, expected: &str) {
+    let before = session.to_json();
+    let plan_before = session.build_plan().to_json();
+    let outcome = session.execute_tool(name, args);
+    assert!(!outcome.ok, "{name}({args}) should fail");
+    assert_eq!(outcome.banner, None);
+    let error = outcome.result["error"].as_str().expect("error message");
+    assert!(
+        error.contains(expected),
+        "error {error:?} should mention {expected:?}"
+    );
+    assert_eq!(
+        outcome.result.as_object().unwrap().len(),
+        1,
+        "only the error key"
+    );
+    assert_eq!(
+        session.to_json(),
+        before,
+        "a refused call must change nothing"
+    );
+    assert_eq!(session.build_plan().to_json(), plan_before);
+}
+
+portable_tests! {
+    fn open_effort_makes_it_active_and_routes_the_turn_to_it() {
+        let mut s = session();
+        let report = turn(&mut s, "Let's work on the auth bug.", &[("open_effort", r#"{"name": "Auth Bug"}"#)], "Started.");
+        assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
+        assert_eq!(report.banners, ["--- Started effort: auth-bug ---"]);
+        assert_eq!(s.active_id(), Some("auth-bug"));
+        let effort = s.effort("auth-bug").unwrap();
+        assert_eq!(effort.name, "Auth Bug");
+        assert_eq!(effort.messages.len(), 2);
+        assert_eq!(effort.messages[0].role, Role::User);
+        assert!(s.ambient().is_empty());
+    }
+
+    fn several_efforts_can_be_open_and_only_the_active_one_receives_messages() {
+        let mut s = session();
+        turn(&mut s, "Start guild feature.", &[("open_effort", r#"{"name": "guild feature"}"#)], "ok");
+        turn(&mut s, "And an api refactor.", &[("open_effort", r#"{"name": "api refactor"}"#)], "ok");
+        assert_eq!(s.open_ids(), ["guild-feature", "api-refactor"]);
+        assert_eq!(s.active_id(), Some("api-refactor"));
+        let guild_before = s.effort("guild-feature").unwrap().messages.len();
+        turn(&mut s, "Endpoints first.", &[], "Sure.");
+        assert_eq!(s.effort("guild-feature").unwrap().messages.len(), guild_before);
+        // The exchange that opened api-refactor began while guild-feature was active.
+        assert_eq!(s.effort("api-refactor").unwrap().messages.len(), 2);
+
+        let report = turn(&mut s, "Back to guilds.", &[("switch_effort", r#"{"id": "guild-feature"}"#)], "Switched.");
+        // The exchange that asked for the switch belongs to the effort active when it began.
+        assert_eq!(report.routed_to.as_deref(), Some("api-refactor"));
+        assert_eq!(report.banners, ["--- Switched to effort: guild-feature ---"]);
+        let report = turn(&mut s, "Guilds have fifty members.", &[], "Noted.");
+        assert_eq!(report.routed_to.as_deref(), Some("guild-feature"));
+    }
+
+    fn messages_go_to_ambient_without_an_active_effort() {
+        let mut s = session();
+        let report = chatter(&mut s);
+        assert_eq!(report.routed_to, None);
+        assert_eq!(s.ambient().len(), 2);
+        assert_eq!(s.ambient()[0].content, "How is the weather today?");
+    }
+
+    fn closing_replaces_the_raw_log_with_the_summary() {
+        let mut s = session();
+        let id = concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 3);
+        let effort = s.effort(&id).unwrap();
+        let summary = effort.summary.as_ref().unwrap();
+        assert_eq!(summary.text, AUTH_SUMMARY);
+        let plan = s.build_plan();
+        let included = plan.included.iter().find(|i| i.id == "summary:auth-bug").expect("summary included");
+        assert_eq!(included.tokens, u64::from(summary.tokens));
+        let excluded = plan.excluded.iter().find(|i| i.id == "effort:auth-bug").expect("raw log excluded");
+        assert_eq!(excluded.reason, ExclusionReason::Summarized);
+        assert_eq!(excluded.tokens, effort.raw_tokens);
+        assert!(plan.messages.iter().any(|m| m.content == format!("[Concluded effort: auth-bug] {AUTH_SUMMARY}")));
+        assert!(!plan.messages.iter().any(|m| m.content.contains("frobnicates")), "raw log must leave the context");
+        // The raw log itself is untouched.
+        assert_eq!(effort.messages.len(), 2 * 5);
+    }
+
+    fn close_banner_carries_the_summary_and_a_missing_summary_is_extractive() {
+        let mut s = session();
+        s.begin_turn("Let's work on the cache layer.", 0).unwrap();
+        s.execute_tool("open_effort", r#"{"name": "cache layer"}"#);
+        s.end_turn("The cache layer evicts entries with LRU and a 60 second TTL.", 0).unwrap();
+        s.begin_turn("Done with the cache layer.", 0).unwrap();
+        let outcome = s.execute_tool("close_effort", "{}");
+        assert!(outcome.ok, "{}", outcome.result);
+        assert_eq!(outcome.result["summary_source"], "extractive");
+        let banner = outcome.banner.unwrap();
+        assert!(banner.starts_with("--- Concluded effort: cache-layer ---\ncache layer: "), "{banner}");
+        assert!(banner.contains("(extractive summary: no summary was provided)"));
+        let summary = s.effort("cache-layer").unwrap().summary.clone().unwrap();
+        assert!(summary.text.contains("LRU"), "{}", summary.text);
+        s.end_turn("Concluded.", 0).unwrap();
+
+        let mut s = session();
+        s.execute_tool("open_effort", r#"{"name": "x"}"#);
+        let outcome = s.execute_tool("close_effort", r#"{"summary": "Chose option B."}"#);
+        assert_eq!(outcome.banner.as_deref(), Some("--- Concluded effort: x ---\nChose option B."));
+    }
+
+    fn expansion_loads_exactly_the_raw_log_and_collapse_removes_it() {
+        let mut s = session();
+        let id = concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 4);
+        chatter(&mut s);
+        let raw = s.effort(&id).unwrap().raw_tokens;
+        let summary_tokens = u64::from(s.effort(&id).unwrap().summary.as_ref().unwrap().tokens);
+        s.begin_turn("What exactly did we do for the auth bug?", 0).unwrap();
+        let before = s.build_plan();
+        let outcome = s.execute_tool("expand_effort", r#"{"id": "auth-bug"}"#);
+        assert_eq!(outcome.banner, Some(format!("--- Expanded effort: auth-bug ({raw} tokens loaded) ---")));
+        assert_eq!(outcome.result["tokens_loaded"], raw);
+        let expanded = s.build_plan();
+        // The raw log enters with exactly its stored size, and the summary it replaces leaves.
+        assert_eq!(expanded.totals.context_tokens, before.totals.context_tokens + raw - summary_tokens);
+        assert_eq!(expanded.totals.expansion_tokens, raw);
+        let item = expanded.included.iter().find(|i| i.id == "effort:auth-bug").unwrap();
+        assert_eq!(item.section, Section::Expanded);
+        assert_eq!(item.tokens, raw);
+        assert!(matches!(item.reason, InclusionReason::Expanded { turns_since_reference: 0, turns_until_auto_collapse: 3 }));
+        let summary = expanded.excluded.iter().find(|i| i.id == "summary:auth-bug").unwrap();
+        assert_eq!(summary.reason, ExclusionReason::Expanded);
+        // Every raw message is back, in order, byte-identical.
+        let raw_messages: Vec<&str> = s.effort(&id).unwrap().messages.iter().map(|m| m.content.as_str()).collect();
+        let shown: Vec<&str> = expanded.messages[item.first_message + 1..item.first_message + item.message_count].iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(shown, raw_messages);
+        s.end_turn("Here are the details.", 0).unwrap();
+
+        s.begin_turn("Thanks, got it.", 0).unwrap();
+        let before_collapse = s.build_plan();
+        let outcome = s.execute_tool("collapse_effort", r#"{"id": "auth-bug"}"#);
+        assert_eq!(outcome.banner.as_deref(), Some("--- Collapsed effort: auth-bug (back to summary) ---"));
+        let collapsed = s.build_plan();
+        assert_eq!(collapsed.totals.context_tokens, before_collapse.totals.context_tokens - raw + summary_tokens);
+        assert_eq!(collapsed.totals.expansion_tokens, 0);
+        s.end_turn("Collapsed.", 0).unwrap();
+        assert_eq!(s.decay_stats().manual_collapses, 1);
+    }
+
+    fn expanded_logs_sit_after_ambient_and_before_open_efforts_with_the_active_last() {
+        let mut s = session();
+        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
+        chatter(&mut s);
+        turn(&mut s, "Start a.", &[("open_effort", r#"{"name": "alpha"}"#)], "ok");
+        turn(&mut s, "Start b.", &[("open_effort", r#"{"name": "beta"}"#)], "ok");
+        turn(&mut s, "Back to alpha, and show the auth bug.", &[("switch_effort", r#"{"id": "alpha"}"#), ("expand_effort", r#"{"id": "auth-bug"}"#)], "ok");
+        let plan = s.build_plan();
+        let sections: Vec<(Section, &str)> = plan.included.iter().map(|i| (i.section, i.id.as_str())).collect();
+        let position = |id: &str| sections.iter().position(|(_, i)| *i == id).unwrap_or_else(|| panic!("{id} missing"));
+        assert_eq!(sections[0].1, "system");
+        let last_ambient = sections.iter().rposition(|(sec, _)| *sec == Section::Ambient).unwrap();
+        assert!(last_ambient < position("effort:auth-bug"));
+        assert!(position("effort:auth-bug") < position("effort:beta"));
+        assert!(position("effort:beta") < position("effort:alpha"), "active effort last");
+        assert_eq!(plan.included.last().unwrap().reason, InclusionReason::ActiveEffort);
+        assert_eq!(plan.messages.len(), plan.included.iter().map(|i| i.message_count).sum::<usize>());
+    }
+
+    fn expansion_metrics_report_overhead_and_savings() {
+        let mut s = session();
+        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 4);
+        let report = turn(&mut s, "Show the auth bug details.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "Here.");
+        let m = report.metrics;
+        let raw = s.effort("auth-bug").unwrap().raw_tokens;
+        assert_eq!(m.expansion_tokens, raw);
+        assert!((m.expansion_overhead - raw as f64 / m.context_tokens as f64).abs() < 1e-12);
+        assert_eq!(m.naive_tokens, s.naive_tokens());
+        assert!((m.savings_vs_naive - (1.0 - m.context_tokens as f64 / m.naive_tokens as f64)).abs() < 1e-12);
+        assert_eq!(m.context_tokens, s.working_tokens());
+        assert_eq!(m.expanded, ["auth-bug"]);
+    }
+
+    fn reopen_brings_the_full_log_back_and_makes_it_active() {
+        let mut s = session();
+        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
+        let report = turn(&mut s, "The auth bug is back.", &[("reopen_effort", r#"{"id": "auth-bug"}"#)], "Reopened.");
+        assert_eq!(report.banners, ["--- Reopened effort: auth-bug ---"]);
+        assert_eq!(s.active_id(), Some("auth-bug"));
+        let plan = s.build_plan();
+        assert!(plan.included.iter().any(|i| i.id == "effort:auth-bug" && i.section == Section::Open));
+        assert!(!plan.included.iter().any(|i| i.id == "summary:auth-bug"));
+        // It can be concluded again with a new summary.
+        let outcome = s.execute_tool("close_effort", r#"{"summary": "Fixed again."}"#);
+        assert!(outcome.ok, "{}", outcome.result);
+    }
+
+    fn effort_status_reports_states_sizes_and_countdowns() {
+        let mut s = session();
+        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
+        concluded_effort(&mut s, "perf fix", "Replaced N+1 queries with a JOIN.", 1);
+        turn(&mut s, "Start guild.", &[("open_effort", r#"{"name": "guild"}"#), ("expand_effort", r#"{"id": "auth-bug"}"#)], "ok");
+        let status = s.effort_status();
+        let states: Vec<(&str, EffortState)> = status.efforts.iter().map(|e| (e.id.as_str(), e.state)).collect();
+        assert_eq!(states, [("guild", EffortState::Active), ("auth-bug", EffortState::Expanded), ("perf-fix", EffortState::Concluded)]);
+        let auth = &status.efforts[1];
+        assert_eq!(auth.raw_tokens, s.effort("auth-bug").unwrap().raw_tokens);
+        assert_eq!(auth.turns_until_auto_collapse, Some(3));
+        assert_eq!(status.expansion_tokens, auth.raw_tokens);
+        assert!(status.efforts[2].turns_until_eviction.is_some());
+        let outcome = s.execute_tool("effort_status", "");
+        assert!(outcome.ok);
+        assert_eq!(outcome.banner, None);
+        assert_eq!(outcome.result["active"], "guild");
+    }
+
+    fn wrong_state_calls_are_refused_with_precise_errors_and_change_nothing() {
+        let mut s = session();
+        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
+        turn(&mut s, "Start guild.", &[("open_effort", r#"{"name": "guild"}"#)], "ok");
+        s.begin_turn("Let's try some things.", 0).unwrap();
+        assert_refused(&mut s, "expand_effort", r#"{"id": "guild"}"#, "cannot expand 'guild': it is open");
+        assert_refused(&mut s, "switch_effort", r#"{"id": "auth-bug"}"#, "cannot switch to 'auth-bug': it is concluded");
+        assert_refused(&mut s, "switch_effort", r#"{"id": "guild"}"#, "already the active effort");
+        assert_refused(&mut s, "collapse_effort", r#"{"id": "auth-bug"}"#, "cannot collapse 'auth-bug': it is not expanded");
+        assert_refused(&mut s, "collapse_effort", r#"{"id": "guild"}"#, "it is open");
+        assert_refused(&mut s, "close_effort", r#"{"id": "auth-bug", "summary": "x"}"#, "already concluded");
+        assert_refused(&mut s, "close_effort", r#"{"summary": "   "}"#, "summary for 'guild' is empty");
+        assert_refused(&mut s, "reopen_effort", r#"{"id": "guild"}"#, "already open");
+        assert_refused(&mut s, "expand_effort", r#"{"id": "nope"}"#, "no effort with id 'nope'; efforts in working memory: guild, auth-bug");
+        assert_refused(&mut s, "open_effort", r#"{"name": "Guild!"}"#, "an effort with id 'guild' already exists (open and active)");
+        assert_refused(&mut s, "open_effort", r#"{"name": "auth bug"}"#, "already exists (concluded)");
+        assert_refused(&mut s, "open_effort", r#"{"name": "  ?! "}"#, "must contain at least one letter or digit");
+        assert_refused(&mut s, "search_efforts", r#"{"query": "the a of"}"#, "has no searchable word");
+        s.execute_tool("expand_effort", r#"{"id": "auth-bug"}"#);
+        assert_refused(&mut s, "expand_effort", r#"{"id": "auth-bug"}"#, "already expanded");
+        let report = s.end_turn("ok", 0).unwrap();
+        assert_eq!(report.banners.len(), 1, "only the successful expansion has a banner: {:?}", report.banners);
+    }
+
+    fn malformed_arguments_and_unknown_tools_are_refused() {
+        let mut s = session();
+        s.execute_tool("open_effort", r#"{"name": "guild"}"#);
+        assert_refused(&mut s, "open_effort", "{not json", "invalid arguments for open_effort: not valid JSON");
+        assert_refused(&mut s, "open_effort", "[1, 2]", "expected a JSON object, got an array");
+        assert_refused(&mut s, "open_effort", "{}", "missing field `name`");
+        assert_refused(&mut s, "open_effort", r#"{"name": 42}"#, "invalid type");
+        assert_refused(&mut s, "expand_effort", r#"{"id": null}"#, "invalid type");
+        assert_refused(&mut s, "delete_effort", r#"{"id": "guild"}"#, "unknown tool 'delete_effort'; available tools: open_effort, close_effort");
+        // No active effort and no id.
+        let mut empty = session();
+        assert_refused(&mut empty, "close_effort", "{}", "no effort is active");
+    }
+
+    fn unknown_fields_are_ignored_and_names_resolve_to_ids() {
+        let mut s = session();
+        let outcome = s.execute_tool("open_effort", r#"{"name": "Guild Feature", "priority": "high"}"#);
+        assert!(outcome.ok, "{}", outcome.result);
+        // A model that passes the name instead of the id still reaches the effort.
+        let outcome = s.execute_tool("close_effort", r#"{"id": "Guild Feature", "summary": "Done."}"#);
+        assert!(outcome.ok, "{}", outcome.result);
+        assert_eq!(outcome.result["id"], "guild-feature");
+    }
+
+    fn tool_definitions_cover_every_tool_with_object_schemas() {
+        let definitions = ccm_core::tool_definitions();
+        let names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ccm_core::tools::TOOL_NAMES);
+        for d in &definitions {
+            assert_eq!(d.parameters["type"], "object", "{}", d.name);
+            assert!(d.description.len() > 30, "{} needs a real description", d.name);
+            for required in d.parameters["required"].as_array().unwrap() {
+                assert!(d.parameters["properties"].get(required.as_str().unwrap()).is_some());
+            }
+        }
+    }
+
+    fn turns_cannot_overlap_or_end_twice() {
+        let mut s = session();
+        assert_eq!(s.end_turn("x", 0).unwrap_err().to_string(), "no turn is in progress; call begin_turn first");
+        s.begin_turn("a", 0).unwrap();
+        assert_eq!(s.begin_turn("b", 0).unwrap_err().to_string(), "turn 1 is still in progress; call end_turn or abort_turn first");
+        s.end_turn("c", 0).unwrap();
+        assert_eq!(s.turn(), 1);
+    }
+}
