@@ -922,6 +922,29 @@ impl Session {
         id: Option<&str>,
         summary: Option<&str>,
     ) -> Result<Concluded, EffortError> {
+        self.conclude(id, summary, "no summary was provided")
+    }
+
+    /// Concludes an effort with the extractive summary because a written one could not be had
+    /// (for example the summary request to the model failed). `reason` is shown in the banner,
+    /// so the user knows the summary is a fallback.
+    ///
+    /// # Errors
+    /// As [`Session::close_effort`].
+    pub fn close_effort_with_fallback(
+        &mut self,
+        id: Option<&str>,
+        reason: &str,
+    ) -> Result<Concluded, EffortError> {
+        self.conclude(id, None, reason)
+    }
+
+    fn conclude(
+        &mut self,
+        id: Option<&str>,
+        summary: Option<&str>,
+        fallback_reason: &str,
+    ) -> Result<Concluded, EffortError> {
         let index = match id {
             Some(id) => self.lookup(id)?,
             None => self.active.ok_or(EffortError::NoActiveEffort)?,
@@ -986,7 +1009,7 @@ impl Session {
                 report.id, report.summary
             ),
             SummarySource::Extractive => format!(
-                "--- Concluded effort: {} ---\n{}\n(extractive summary: no summary was provided)",
+                "--- Concluded effort: {} ---\n{}\n(extractive summary: {fallback_reason})",
                 report.id, report.summary
             ),
         };
