@@ -1,0 +1,482 @@
+//! Property tests over random operation sequences, against a naive reference implementation
+//! that rescans everything on every step. Native only (proptest).
+#![cfg(not(target_arch = "wasm32"))]
+
+use ccm_core::text::{extract_keywords, extractive_summary, slugify, PreparedText};
+use ccm_core::{Config, ContextMessage, Role, Session};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+const NAMES: [&str; 6] = ["alpha", "beta", "gamma", "delta task", "Alpha", "?!"];
+const IDS: [&str; 6] = ["alpha", "beta", "gamma", "delta-task", "nope", "Delta Task"];
+const SUMMARIES: [Option<&str>; 4] = [
+    None,
+    Some("alpha widget cache tuned"),
+    Some("gamma ledger rounding fixed"),
+    Some("  "),
+];
+const QUERIES: [&str; 5] = ["alpha", "ledger rounding", "widget cache", "zzz", "the"];
+const TEXTS: [&str; 7] = [
+    "hello there",
+    "about the widget cache",
+    "ledger rounding again",
+    "alpha",
+    "delta task status",
+    "nothing relevant",
+    "the beta plan",
+];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Open(usize),
+    Close(Option<usize>, usize),
+    Reopen(usize),
+    Expand(usize),
+    Collapse(usize),
+    Switch(usize),
+    Search(usize),
+    Status,
+    Garbage,
+}
+
+#[derive(Debug, Clone)]
+struct ScriptTurn {
+    user: usize,
+    ops: Vec<Op>,
+    assistant: usize,
+    abort: bool,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0..NAMES.len()).prop_map(Op::Open),
+        3 => (proptest::option::of(0..IDS.len()), 0..SUMMARIES.len()).prop_map(|(i, s)| Op::Close(i, s)),
+        1 => (0..IDS.len()).prop_map(Op::Reopen),
+        3 => (0..IDS.len()).prop_map(Op::Expand),
+        1 => (0..IDS.len()).prop_map(Op::Collapse),
+        2 => (0..IDS.len()).prop_map(Op::Switch),
+        1 => (0..QUERIES.len()).prop_map(Op::Search),
+        1 => Just(Op::Status),
+        1 => Just(Op::Garbage),
+    ]
+}
+
+fn script_turn() -> impl Strategy<Value = ScriptTurn> {
+    (
+        0..TEXTS.len(),
+        proptest::collection::vec(op(), 0..4),
+        0..TEXTS.len(),
+        proptest::bool::weighted(0.1),
+    )
+        .prop_map(|(user, ops, assistant, abort)| ScriptTurn {
+            user,
+            ops,
+            assistant,
+            abort,
+        })
+}
+
+/// The reference: the rules of the specification written as plainly as possible, scanning
+/// everything every time.
+#[derive(Debug, Clone)]
+struct NaiveEffort {
+    id: String,
+    name: String,
+    open: bool,
+    messages: Vec<(Role, String)>,
+    summary: Option<String>,
+    concluded_seq: u64,
+    last_ref: u64,
+    evicted: bool,
+    header: String,
+}
+
+#[derive(Debug, Clone)]
+struct Naive {
+    config: Config,
+    turn: u64,
+    efforts: Vec<NaiveEffort>,
+    ambient: Vec<(Role, String)>,
+    active: Option<String>,
+    open_order: Vec<String>,
+    expanded: Vec<(String, u64)>,
+    concluded_counter: u64,
+    system: String,
+    pending: Option<String>,
+    active_before: Option<String>,
+    opened_this_turn: Vec<String>,
+    touched: BTreeSet<String>,
+}
+
+impl Naive {
+    fn find(&self, id: &str) -> Option<usize> {
+        let id = id.trim();
+        self.efforts
+            .iter()
+            .position(|e| e.id == id)
+            .or_else(|| self.efforts.iter().position(|e| e.id == slugify(id)))
+    }
+
+    fn is_expanded(&self, id: &str) -> bool {
+        self.expanded.iter().any(|(e, _)| e == id)
+    }
+
+    fn touch(&mut self, i: usize) {
+        self.efforts[i].last_ref = self.turn;
+        self.touched.insert(self.efforts[i].id.clone());
+    }
+
+    /// Applies an operation; returns whether it is valid.
+    fn apply(&mut self, op: &Op, search_hits: &[String]) -> bool {
+        match *op {
+            Op::Open(n) => {
+                let id = slugify(NAMES[n]);
+                if id.is_empty() || self.find(&id).is_some_and(|i| self.efforts[i].id == id) {
+                    return false;
+                }
+                let name = NAMES[n].trim().to_string();
+                self.efforts.push(NaiveEffort {
+                    header: ccm_core::prompt::effort_header(&id, &name, None),
+                    id: id.clone(),
+                    name,
+                    open: true,
+                    messages: Vec::new(),
+                    summary: None,
+                    concluded_seq: 0,
+                    last_ref: self.turn,
+                    evicted: false,
+                });
+                self.open_order.push(id.clone());
+                self.active = Some(id.clone());
+                self.opened_this_turn.push(id);
+                true
+            }
+            Op::Close(target, s) => {
+                let Some(i) = (match target {
+                    Some(t) => self.find(IDS[t]),
+                    None => self.active.as_ref().and_then(|a| self.find(a)),
+                }) else {
+                    return false;
+                };
+                if !self.efforts[i].open || SUMMARIES[s].is_some_and(|x| x.trim().is_empty()) {
+                    return false;
+                }
+                let e = &self.efforts[i];
+                let summary = match SUMMARIES[s] {
+                    Some(text) => text.trim().to_string(),
+                    None => {
+                        let texts: Vec<&str> = e.messages.iter().map(|(_, t)| t.as_str()).collect();
+                        extractive_summary(&e.name, &texts)
+                    }
+                };
+                let id = e.id.clone();
+                let e = &mut self.efforts[i];
+                e.open = false;
+                e.summary = Some(summary);
+                e.concluded_seq = self.concluded_counter;
+                e.evicted = false;
+                self.concluded_counter += 1;
+                self.open_order.retain(|o| *o != id);
+                if self.active.as_deref() == Some(&id) {
+                    self.active = None;
+                }
+                self.touch(i);
+                true
+            }
+            Op::Reopen(t) => {
+                let Some(i) = self.find(IDS[t]) else {
+                    return false;
+                };
+                if self.efforts[i].open {
+                    return false;
+                }
+                let id = self.efforts[i].id.clone();
+                self.efforts[i].open = true;
+                self.efforts[i].evicted = false;
+                self.expanded.retain(|(e, _)| *e != id);
+                self.open_order.push(id.clone());
+                self.active = Some(id);
+                self.touch(i);
+                true
+            }
+            Op::Expand(t) => {
+                let Some(i) = self.find(IDS[t]) else {
+                    return false;
+                };
+                let id = self.efforts[i].id.clone();
+                if self.efforts[i].open || self.is_expanded(&id) {
+                    return false;
+                }
+                self.efforts[i].evicted = false;
+                self.expanded.push((id, self.turn));
+                self.touch(i);
+                true
+            }
+            Op::Collapse(t) => {
+                let Some(i) = self.find(IDS[t]) else {
+                    return false;
+                };
+                let id = self.efforts[i].id.clone();
+                if !self.is_expanded(&id) {
+                    return false;
+                }
+                self.expanded.retain(|(e, _)| *e != id);
+                true
+            }
+            Op::Switch(t) => {
+                let Some(i) = self.find(IDS[t]) else {
+                    return false;
+                };
+                let id = self.efforts[i].id.clone();
+                if !self.efforts[i].open || self.active.as_deref() == Some(&id) {
+                    return false;
+                }
+                self.active = Some(id);
+                self.touch(i);
+                true
+            }
+            Op::Search(q) => {
+                // "the" is the pool's only query without a searchable word.
+                if QUERIES[q] == "the" {
+                    return false;
+                }
+                for hit in search_hits {
+                    let i = self.find(hit).expect("hits name stored efforts");
+                    assert!(
+                        !self.efforts[i].open,
+                        "search must only return concluded efforts"
+                    );
+                    self.efforts[i].evicted = false;
+                    self.touch(i);
+                }
+                true
+            }
+            Op::Status => true,
+            Op::Garbage => false,
+        }
+    }
+
+    fn begin(&mut self, text: &str) {
+        self.turn += 1;
+        self.pending = Some(text.to_string());
+        self.active_before = self.active.clone();
+        self.opened_this_turn.clear();
+        self.touched.clear();
+    }
+
+    fn end(&mut self, assistant: &str) {
+        let user = self.pending.take().unwrap();
+        let target = self.active_before.clone().or_else(|| {
+            self.active
+                .clone()
+                .filter(|a| self.opened_this_turn.contains(a))
+                .or_else(|| self.opened_this_turn.first().cloned())
+        });
+        match target.and_then(|t| self.find(&t)) {
+            Some(i) => {
+                self.efforts[i].messages.push((Role::User, user.clone()));
+                self.efforts[i]
+                    .messages
+                    .push((Role::Assistant, assistant.to_string()));
+            }
+            None => {
+                self.ambient.push((Role::User, user.clone()));
+                self.ambient.push((Role::Assistant, assistant.to_string()));
+            }
+        }
+        let texts = [PreparedText::new(&user), PreparedText::new(assistant)];
+        let turn = self.turn;
+        let min = self.config.min_keyword_overlap as usize;
+        for e in &mut self.efforts {
+            if e.open || e.evicted {
+                continue;
+            }
+            let keywords = extract_keywords(e.summary.as_deref().unwrap_or(""));
+            if self.touched.contains(&e.id)
+                || texts.iter().any(|t| t.references(&e.id, &keywords, min))
+            {
+                e.last_ref = turn;
+            }
+        }
+        let efforts = self.efforts.clone();
+        for (id, last) in &mut self.expanded {
+            let e = efforts.iter().find(|e| e.id == *id).unwrap();
+            if e.last_ref == turn {
+                *last = turn;
+            }
+        }
+        let decay = u64::from(self.config.decay_threshold);
+        self.expanded.retain(|(_, last)| turn - last < decay);
+        let eviction = u64::from(self.config.summary_eviction_threshold);
+        let expanded: Vec<String> = self.expanded.iter().map(|(e, _)| e.clone()).collect();
+        for e in &mut self.efforts {
+            if !e.open && !e.evicted && !expanded.contains(&e.id) && turn - e.last_ref >= eviction {
+                e.evicted = true;
+            }
+        }
+    }
+
+    fn context(&self) -> Vec<ContextMessage> {
+        let msg = |role: Role, content: &str| ContextMessage {
+            role,
+            content: content.to_string(),
+        };
+        let mut out = vec![msg(Role::System, &self.system)];
+        let mut concluded: Vec<&NaiveEffort> = self
+            .efforts
+            .iter()
+            .filter(|e| !e.open && !e.evicted && !self.is_expanded(&e.id))
+            .collect();
+        concluded.sort_by_key(|e| e.concluded_seq);
+        for e in concluded {
+            out.push(msg(
+                Role::System,
+                &ccm_core::prompt::summary_line(&e.id, e.summary.as_ref().unwrap()),
+            ));
+        }
+        let keep = 2 * self.config.ambient_window as usize;
+        for (role, text) in &self.ambient[self.ambient.len().saturating_sub(keep)..] {
+            out.push(msg(*role, text));
+        }
+        let log = |out: &mut Vec<ContextMessage>, id: &str| {
+            let e = self.efforts.iter().find(|e| e.id == id).unwrap();
+            out.push(msg(Role::System, &e.header));
+            for (role, text) in &e.messages {
+                out.push(msg(*role, text));
+            }
+        };
+        for (id, _) in &self.expanded {
+            log(&mut out, id);
+        }
+        for id in self
+            .open_order
+            .iter()
+            .filter(|o| Some(*o) != self.active.as_ref())
+            .chain(self.active.iter())
+        {
+            log(&mut out, id);
+        }
+        if let Some(p) = &self.pending {
+            out.push(msg(Role::User, p));
+        }
+        out
+    }
+}
+
+fn tool_call(op: &Op) -> (&'static str, String) {
+    let id = |t: usize| serde_json::json!({ "id": IDS[t] }).to_string();
+    match *op {
+        Op::Open(n) => (
+            "open_effort",
+            serde_json::json!({ "name": NAMES[n] }).to_string(),
+        ),
+        Op::Close(t, s) => {
+            let mut args = serde_json::Map::new();
+            if let Some(t) = t {
+                args.insert("id".into(), IDS[t].into());
+            }
+            if let Some(summary) = SUMMARIES[s] {
+                args.insert("summary".into(), summary.into());
+            }
+            ("close_effort", serde_json::Value::Object(args).to_string())
+        }
+        Op::Reopen(t) => ("reopen_effort", id(t)),
+        Op::Expand(t) => ("expand_effort", id(t)),
+        Op::Collapse(t) => ("collapse_effort", id(t)),
+        Op::Switch(t) => ("switch_effort", id(t)),
+        Op::Search(q) => (
+            "search_efforts",
+            serde_json::json!({ "query": QUERIES[q] }).to_string(),
+        ),
+        Op::Status => ("effort_status", "{}".to_string()),
+        Op::Garbage => ("expand_effort", "{\"id\": ".to_string()),
+    }
+}
+
+fn check_invariants(s: &Session, completed_turns: u64) {
+    let mut seqs: Vec<u64> = s.ambient().iter().map(|m| m.seq).collect();
+    for e in s.efforts() {
+        seqs.extend(e.messages.iter().map(|m| m.seq));
+    }
+    seqs.sort_unstable();
+    assert!(
+        seqs.iter().copied().eq(0..2 * completed_turns),
+        "every message exactly once: {seqs:?}"
+    );
+    for id in s.expanded_ids() {
+        assert_eq!(
+            s.effort(id).unwrap().status,
+            ccm_core::EffortStatus::Concluded,
+            "expanded ⊆ concluded"
+        );
+    }
+    if let Some(active) = s.active_id() {
+        assert!(s.open_ids().contains(&active), "active ∈ open");
+    }
+    let plan = s.build_plan();
+    assert_eq!(plan.totals.context_tokens, s.working_tokens());
+    assert_eq!(
+        plan.totals.context_tokens,
+        plan.included.iter().map(|i| i.tokens).sum::<u64>()
+    );
+    for e in s.efforts() {
+        let raw: u64 = u64::from(e.header_tokens)
+            + e.messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+        assert_eq!(e.raw_tokens, raw, "raw token total of {}", e.id);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_sessions_match_the_naive_reference(turns in proptest::collection::vec(script_turn(), 1..40)) {
+        let config = Config { decay_threshold: 2, summary_eviction_threshold: 5, ambient_window: 2, ..Config::default() };
+        let mut session = Session::new(config.clone()).unwrap();
+        let mut naive = Naive {
+            system: session.system_prompt().to_string(),
+            config,
+            turn: 0,
+            efforts: Vec::new(),
+            ambient: Vec::new(),
+            active: None,
+            open_order: Vec::new(),
+            expanded: Vec::new(),
+            concluded_counter: 0,
+            pending: None,
+            active_before: None,
+            opened_this_turn: Vec::new(),
+            touched: BTreeSet::new(),
+        };
+        let mut completed = 0u64;
+        for t in &turns {
+            let before_json = session.to_json();
+            let naive_before = naive.clone();
+            session.begin_turn(TEXTS[t.user], 0).unwrap();
+            naive.begin(TEXTS[t.user]);
+            for op in &t.ops {
+                let (name, args) = tool_call(op);
+                let outcome = session.execute_tool(name, &args);
+                let hits: Vec<String> = outcome.result["results"].as_array().map(|r| r.iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
+                let valid = naive.apply(op, &hits);
+                prop_assert_eq!(outcome.ok, valid, "{}({}) -> {}", name, args, outcome.result);
+                prop_assert_eq!(outcome.banner.is_some(), outcome.ok && !matches!(op, Op::Search(_) | Op::Status));
+                prop_assert_eq!(session.build_context(), naive.context());
+            }
+            if t.abort {
+                prop_assert_eq!(session.abort_turn().unwrap(), TEXTS[t.user]);
+                prop_assert!(session.to_json() == before_json, "abort must restore the session exactly");
+                naive = naive_before;
+            } else {
+                session.end_turn(TEXTS[t.assistant], 0).unwrap();
+                naive.end(TEXTS[t.assistant]);
+                completed += 1;
+            }
+            check_invariants(&session, completed);
+            prop_assert_eq!(session.build_context(), naive.context());
+            // Exported and imported, the session keeps its context (expansions aside).
+            let restored = Session::from_json(&session.to_json()).unwrap();
+            prop_assert!(restored.to_json() == session.to_json());
+        }
+    }
+}
