@@ -65,6 +65,9 @@ fn mutate(json: &str, edit: impl FnOnce(&mut Value)) -> String {
     value.to_string()
 }
 
+/// An edit that breaks a document in one specific way.
+type Edit = Box<dyn FnOnce(&mut Value)>;
+
 fn import_error(json: &str) -> String {
     Session::from_json(json)
         .expect_err("document must be refused")
@@ -118,7 +121,7 @@ portable_tests! {
 
     fn inconsistent_documents_are_refused_with_the_reason() {
         let json = busy_session().to_json();
-        let cases: Vec<(Box<dyn FnOnce(&mut Value)>, &str)> = vec![
+        let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|v| v["active"] = "auth-bug".into()), "active effort 'auth-bug' is not an open effort"),
             (Box::new(|v| { let first = v["efforts"][0]["messages"][0].clone(); v["efforts"][1]["messages"].as_array_mut().unwrap().push(first); }), "appears twice"),
             (Box::new(|v| v["efforts"][0]["messages"][0]["tokens"] = 999.into()), "raw tokens but its header and messages add up to"),
