@@ -64,3 +64,8 @@ pub use session::{EffortState, Session, TurnReport};
 pub use tokens::TiktokenCounter;
 pub use tokens::{ApproximateCounter, Encoding, TokenCounter};
 pub use tools::{tool_definitions, ToolOutcome};
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
