@@ -48,6 +48,16 @@ pub enum EffortError {
         /// The effort's id.
         id: String,
     },
+    /// The operation needs a raw log that is stored but not loaded. Hosts that open sessions
+    /// from a store load it first (see `Session::logs_needed_for_tool`); a model never sees
+    /// this unless the host skipped that step.
+    #[error("the raw log of '{id}' is stored but not loaded; load it before calling {operation}")]
+    LogNotLoaded {
+        /// The effort's id.
+        id: String,
+        /// The tool that needs it.
+        operation: &'static str,
+    },
     /// `search_efforts` with a query that has no searchable word.
     #[error("search query {query:?} has no searchable word (words of 3+ characters that are not stopwords, or an effort id)")]
     EmptyQuery {

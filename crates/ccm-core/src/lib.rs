@@ -48,6 +48,7 @@ pub mod provider;
 pub mod search;
 pub mod session;
 pub mod snapshot;
+pub mod store;
 pub mod text;
 pub mod tokens;
 pub mod tools;
@@ -55,7 +56,7 @@ pub mod tools;
 pub use config::Config;
 pub use error::{ConfigError, EffortError, SnapshotError, ToolError, TurnError};
 pub use metrics::{DecayReport, DecayStats, EffortEvent, EventKind, TurnMetrics};
-pub use model::{ContextMessage, Effort, EffortStatus, Message, Role, ToolDefinition};
+pub use model::{ContextMessage, Effort, EffortStatus, LogState, Message, Role, ToolDefinition};
 pub use plan::{
     ContextPlan, ExcludedItem, ExclusionReason, IncludedItem, InclusionReason, Section,
 };

@@ -85,7 +85,9 @@ pub struct Effort {
     pub concluded_seq: Option<u64>,
     /// The summary that stands in for the raw log once concluded.
     pub summary: Option<Summary>,
-    /// The full raw log, in the order the messages were stored. Never truncated.
+    /// The full raw log, in the order the messages were stored. Never truncated. Left out of
+    /// the serialised form when empty (effort records of a store never carry it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
     /// Header line that introduces the raw log in a context, counted once at opening.
     pub header: String,
@@ -100,6 +102,33 @@ pub struct Effort {
     /// Whether the summary has left working memory. Evicted efforts stay concluded, stored and
     /// searchable; only the working set changes.
     pub evicted: bool,
+    /// Whether `messages` holds the whole raw log. Runtime state: a session opened from a
+    /// store loads a concluded effort's log only when it is expanded or reopened.
+    #[serde(skip)]
+    pub log: LogState,
+}
+
+/// Whether an effort's raw log is in memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogState {
+    /// `messages` is the whole raw log.
+    #[default]
+    Loaded,
+    /// The log is stored but not loaded; `messages` is empty.
+    NotLoaded {
+        /// How many messages the stored log has.
+        messages: u64,
+    },
+}
+
+impl Effort {
+    /// Number of messages in the raw log, loaded or not.
+    pub fn message_count(&self) -> u64 {
+        match self.log {
+            LogState::Loaded => self.messages.len() as u64,
+            LogState::NotLoaded { messages } => messages,
+        }
+    }
 }
 
 impl Effort {
@@ -121,6 +150,7 @@ impl Effort {
             raw_tokens: self.raw_tokens,
             last_referenced_turn: self.last_referenced_turn,
             evicted: self.evicted,
+            log: self.log,
         }
     }
 }

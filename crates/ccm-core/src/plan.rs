@@ -312,7 +312,9 @@ impl Session {
         }
 
         let window = self.ambient_window();
-        let outside = self.ambient.len() - window.len();
+        // Older ambient messages of a session opened from a store are stored but not loaded;
+        // they are outside the window all the same.
+        let outside = self.ambient_offset + (self.ambient.len() - window.len()) as u64;
         if outside > 0 {
             let outside_tokens =
                 self.ambient_tokens - window.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
@@ -320,7 +322,7 @@ impl Session {
                 format!("ambient:before:{}", window.first().map_or(0, |m| m.seq)),
                 Section::Ambient,
                 outside_tokens,
-                outside as u64,
+                outside,
                 ExclusionReason::OutsideAmbientWindow,
             );
         }

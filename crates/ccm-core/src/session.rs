@@ -6,7 +6,7 @@
 use crate::config::Config;
 use crate::error::{EffortError, TurnError};
 use crate::metrics::{DecayStats, EffortEvent, EventKind, TurnMetrics};
-use crate::model::{Effort, EffortStatus, Message, Role, Summary, SummarySource};
+use crate::model::{Effort, EffortStatus, LogState, Message, Role, Summary, SummarySource};
 use crate::prompt;
 use crate::search::SearchIndex;
 use crate::text::{self, PreparedText};
@@ -113,6 +113,20 @@ pub struct Session {
     pub(crate) history: Vec<TurnMetrics>,
     /// Banner of the last successful operation, read back by tool dispatch.
     pub(crate) last_banner: Option<String>,
+    /// Ambient messages older than the loaded ones (a session opened from a store loads only
+    /// the tail it needs).
+    pub(crate) ambient_offset: u64,
+    /// Metrics points older than the loaded ones.
+    pub(crate) history_offset: u64,
+    /// Effort records changed since the last write batch.
+    pub(crate) dirty_efforts: BTreeSet<usize>,
+    /// Messages stored since the last write batch: (effort index or `None` for ambient,
+    /// position in that log's loaded messages).
+    pub(crate) unsaved_messages: Vec<(Option<usize>, usize)>,
+    /// Loaded metrics points already written (index into `history`).
+    pub(crate) history_saved: usize,
+    /// Write batches taken so far; a store refuses a batch built on another revision.
+    pub(crate) revision: u64,
 }
 
 impl fmt::Debug for Session {
@@ -310,6 +324,12 @@ impl Session {
             auto_collapsed_at: BTreeMap::new(),
             history: Vec::new(),
             last_banner: None,
+            ambient_offset: 0,
+            history_offset: 0,
+            dirty_efforts: BTreeSet::new(),
+            unsaved_messages: Vec::new(),
+            history_saved: 0,
+            revision: 0,
         })
     }
 
@@ -369,9 +389,16 @@ impl Session {
         self.index.get(id).map(|&i| &self.efforts[i])
     }
 
-    /// The full ambient log (messages exchanged while no effort was active).
+    /// The loaded ambient log (messages exchanged while no effort was active). A session
+    /// created in memory or imported from a document has all of it; one opened from a store
+    /// has the tail its working set needs ([`Session::ambient_offset`] older ones are stored).
     pub fn ambient(&self) -> &[Message] {
         &self.ambient
+    }
+
+    /// How many older ambient messages are stored but not loaded.
+    pub fn ambient_offset(&self) -> u64 {
+        self.ambient_offset
     }
 
     /// The active effort's id.
@@ -420,6 +447,11 @@ impl Session {
     /// Per-turn metrics since the session started.
     pub fn history(&self) -> &[TurnMetrics] {
         &self.history
+    }
+
+    /// How many older metrics points are stored but not loaded.
+    pub fn history_offset(&self) -> u64 {
+        self.history_offset
     }
 
     /// The decay statistics of slice 3.
@@ -490,6 +522,7 @@ impl Session {
         while self.efforts.len() > undo.efforts_len {
             let index = self.efforts.len() - 1;
             let effort = self.efforts.pop().expect("length checked");
+            self.dirty_efforts.remove(&index);
             self.search.remove(index, &effort);
             self.index.remove(&effort.id);
         }
@@ -498,8 +531,15 @@ impl Session {
                 continue;
             }
             self.search.remove(index, &self.efforts[index]);
+            // The log may have been loaded during the turn; loading changes no state the
+            // turn could have to undo, so the loaded messages stay.
             let messages = std::mem::take(&mut self.efforts[index].messages);
-            self.efforts[index] = Effort { messages, ..before };
+            let log = self.efforts[index].log;
+            self.efforts[index] = Effort {
+                messages,
+                log,
+                ..before
+            };
             if self.efforts[index].status == EffortStatus::Concluded {
                 self.search.insert(index, &self.efforts[index]);
             }
@@ -519,6 +559,14 @@ impl Session {
         self.last_banner = None;
         self.turn -= 1;
         Ok(state.user_text)
+    }
+
+    /// The one way to change an effort record: it records the undo copy for a turn in progress
+    /// and marks the record for the next write batch.
+    pub(crate) fn effort_mut(&mut self, index: usize) -> &mut Effort {
+        self.backup(index);
+        self.dirty_efforts.insert(index);
+        &mut self.efforts[index]
     }
 
     /// Records an effort's state before an operation in a turn changes it (first change wins).
@@ -573,9 +621,13 @@ impl Session {
         match target {
             Some(index) => {
                 let added = u64::from(user.tokens) + u64::from(assistant.tokens);
-                let effort = &mut self.efforts[index];
+                let effort = self.effort_mut(index);
                 effort.messages.push(user);
                 effort.messages.push(assistant);
+                let end = effort.messages.len();
+                self.unsaved_messages.push((Some(index), end - 2));
+                self.unsaved_messages.push((Some(index), end - 1));
+                let effort = &mut self.efforts[index];
                 effort.raw_tokens += added;
                 self.effort_raw_total += added;
                 if effort.evicted {
@@ -584,6 +636,8 @@ impl Session {
             }
             None => {
                 self.ambient_tokens += u64::from(user.tokens) + u64::from(assistant.tokens);
+                self.unsaved_messages.push((None, self.ambient.len()));
+                self.unsaved_messages.push((None, self.ambient.len() + 1));
                 self.ambient.push(user);
                 self.ambient.push(assistant);
             }
@@ -648,7 +702,7 @@ impl Session {
         let in_memory: Vec<usize> = self.in_memory.iter().map(|&(_, i)| i).collect();
         for index in in_memory {
             if touched.contains(&index) || referenced(&self.efforts[index]) {
-                self.efforts[index].last_referenced_turn = turn;
+                self.effort_mut(index).last_referenced_turn = turn;
             }
         }
         for expansion in &mut self.expanded {
@@ -700,8 +754,8 @@ impl Session {
             .collect();
         for key in expired {
             self.in_memory.remove(&key);
-            let effort = &mut self.efforts[key.1];
-            effort.evicted = true;
+            self.effort_mut(key.1).evicted = true;
+            let effort = &self.efforts[key.1];
             self.evicted_count += 1;
             self.evicted_tokens += effort.raw_tokens;
             events.push(EffortEvent::new(
@@ -839,8 +893,8 @@ impl Session {
     }
 
     fn touch(&mut self, index: usize) {
-        self.backup(index);
-        self.efforts[index].last_referenced_turn = self.turn;
+        let turn = self.turn;
+        self.effort_mut(index).last_referenced_turn = turn;
         if let Some(state) = &mut self.turn_state {
             state.touched.insert(index);
         }
@@ -891,8 +945,10 @@ impl Session {
             raw_tokens: u64::from(header_tokens),
             last_referenced_turn: self.turn,
             evicted: false,
+            log: LogState::Loaded,
         });
         self.effort_raw_total += u64::from(header_tokens);
+        self.dirty_efforts.insert(index);
         self.index.insert(id.clone(), index);
         self.open.push(index);
         self.active = Some(index);
@@ -975,11 +1031,10 @@ impl Session {
             rendered,
             tokens,
         };
-        self.backup(index);
         let concluded_seq = self.next_concluded_seq;
         self.next_concluded_seq += 1;
         let turn = self.turn;
-        let effort = &mut self.efforts[index];
+        let effort = self.effort_mut(index);
         effort.status = EffortStatus::Concluded;
         effort.concluded_turn = Some(turn);
         effort.concluded_seq = Some(concluded_seq);
@@ -1047,10 +1102,14 @@ impl Session {
                 reason: "it is already open".to_string(),
             });
         }
+        if effort.log != LogState::Loaded {
+            return Err(EffortError::LogNotLoaded {
+                id: effort.id.clone(),
+                operation: "reopen_effort",
+            });
+        }
         let key = (effort.concluded_seq.unwrap_or_default(), index);
         let evicted = effort.evicted;
-        self.backup(index);
-        let effort = &self.efforts[index];
         if evicted {
             self.evicted_count -= 1;
             self.evicted_tokens -= effort.raw_tokens;
@@ -1059,7 +1118,7 @@ impl Session {
         self.expanded.retain(|e| e.effort != index);
         self.forget_decay(index);
         self.search.remove(index, &self.efforts[index]);
-        let effort = &mut self.efforts[index];
+        let effort = self.effort_mut(index);
         effort.status = EffortStatus::Open;
         effort.evicted = false;
         let report = Reopened {
@@ -1107,6 +1166,12 @@ impl Session {
         if self.expanded.iter().any(|e| e.effort == index) {
             return Err(refuse("it is already expanded"));
         }
+        if effort.log != LogState::Loaded {
+            return Err(EffortError::LogNotLoaded {
+                id: effort.id.clone(),
+                operation: "expand_effort",
+            });
+        }
         self.restore_to_memory(index);
         if let Some(collapsed_at) = self.auto_collapsed_at.get(&index) {
             if self.turn - collapsed_at <= 2 {
@@ -1137,10 +1202,9 @@ impl Session {
 
     /// Brings an evicted effort's summary back into working memory.
     fn restore_to_memory(&mut self, index: usize) {
-        self.backup(index);
-        let effort = &mut self.efforts[index];
-        if effort.evicted {
-            effort.evicted = false;
+        if self.efforts[index].evicted {
+            self.effort_mut(index).evicted = false;
+            let effort = &self.efforts[index];
             self.evicted_count -= 1;
             self.evicted_tokens -= effort.raw_tokens;
             self.in_memory

@@ -60,8 +60,13 @@ pub struct SessionDocument {
 impl Session {
     /// The session as a versioned document. A turn in progress is not part of it: its user
     /// message has not been stored yet.
-    pub fn to_document(&self) -> SessionDocument {
-        SessionDocument {
+    ///
+    /// # Errors
+    /// [`SnapshotError::Inconsistent`] when the session was opened from a store and is only
+    /// partly loaded (export it from the store instead).
+    pub fn to_document(&self) -> Result<SessionDocument, SnapshotError> {
+        self.ensure_fully_loaded()?;
+        Ok(SessionDocument {
             format: FORMAT.to_string(),
             version: VERSION,
             counted_with: self.counter.name().to_string(),
@@ -80,12 +85,16 @@ impl Session {
                 .map(|(&i, &t)| (self.efforts[i].id.clone(), t))
                 .collect(),
             history: self.history.clone(),
-        }
+        })
     }
 
     /// The session as versioned JSON.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(&self.to_document()).expect("session documents are serialisable")
+    ///
+    /// # Errors
+    /// As [`Session::to_document`].
+    pub fn to_json(&self) -> Result<String, SnapshotError> {
+        let document = self.to_document()?;
+        Ok(serde_json::to_string(&document).expect("session documents are serialisable"))
     }
 
     /// Restores a session from versioned JSON, counting with `counter`. Stored token counts are

@@ -14,7 +14,7 @@ const AUTH_SUMMARY: &str = "Fixed 401 errors: refresh token TTL raised from 3600
 /// Calls a tool that must fail and checks the contract: an error for the model, no banner, and
 /// a session that is byte-for-byte what it was (including its next context).
 fn assert_refused(session: &mut ccm_core::Session, name: &str, args: &str, expected: &str) {
-    let before = session.to_json();
+    let before = session.to_json().unwrap();
     let plan_before = session.build_plan().to_json();
     let outcome = session.execute_tool(name, args);
     assert!(!outcome.ok, "{name}({args}) should fail");
@@ -30,7 +30,7 @@ fn assert_refused(session: &mut ccm_core::Session, name: &str, args: &str, expec
         "only the error key"
     );
     assert_eq!(
-        session.to_json(),
+        session.to_json().unwrap(),
         before,
         "a refused call must change nothing"
     );

@@ -450,7 +450,7 @@ proptest! {
         };
         let mut completed = 0u64;
         for t in &turns {
-            let before_json = session.to_json();
+            let before_json = session.to_json().unwrap();
             let naive_before = naive.clone();
             session.begin_turn(TEXTS[t.user], 0).unwrap();
             naive.begin(TEXTS[t.user]);
@@ -465,7 +465,7 @@ proptest! {
             }
             if t.abort {
                 prop_assert_eq!(session.abort_turn().unwrap(), TEXTS[t.user]);
-                prop_assert!(session.to_json() == before_json, "abort must restore the session exactly");
+                prop_assert!(session.to_json().unwrap() == before_json, "abort must restore the session exactly");
                 naive = naive_before;
             } else {
                 session.end_turn(TEXTS[t.assistant], 0).unwrap();
@@ -475,8 +475,8 @@ proptest! {
             check_invariants(&session, completed);
             prop_assert_eq!(session.build_context(), naive.context());
             // Exported and imported, the session keeps its context (expansions aside).
-            let restored = Session::from_json(&session.to_json()).unwrap();
-            prop_assert!(restored.to_json() == session.to_json());
+            let restored = Session::from_json(&session.to_json().unwrap()).unwrap();
+            prop_assert!(restored.to_json().unwrap() == session.to_json().unwrap());
         }
     }
 }

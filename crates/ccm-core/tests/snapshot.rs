@@ -79,11 +79,11 @@ portable_tests! {
         let original = busy_session();
         assert_eq!(original.expanded_ids(), ["auth-bug"]);
         assert!(!original.evicted_ids().is_empty());
-        let json = original.to_json();
+        let json = original.to_json().unwrap();
         let restored = Session::from_json(&json).unwrap();
         assert!(restored.expanded_ids().is_empty(), "expansions are transient");
         // Compared with assert! so a failure does not print two whole sessions.
-        assert!(restored.to_json() == json, "everything else must round-trip byte for byte");
+        assert!(restored.to_json().unwrap() == json, "everything else must round-trip byte for byte");
         assert_eq!(restored.active_id(), Some("guild"));
         assert_eq!(restored.open_ids(), ["guild", "api"]);
         assert_eq!(restored.evicted_ids(), original.evicted_ids());
@@ -102,7 +102,7 @@ portable_tests! {
 
     fn a_document_counted_with_another_rule_is_recounted() {
         let original = busy_session();
-        let approximate = Session::from_json_with_counter(&original.to_json(), Arc::new(ApproximateCounter)).unwrap();
+        let approximate = Session::from_json_with_counter(&original.to_json().unwrap(), Arc::new(ApproximateCounter)).unwrap();
         let effort = approximate.effort("auth-bug").unwrap();
         let expected: u64 = u64::from(effort.header_tokens) + effort.messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
         assert_eq!(effort.raw_tokens, expected);
@@ -111,7 +111,7 @@ portable_tests! {
     }
 
     fn wrong_format_version_and_garbage_are_refused_precisely() {
-        let json = busy_session().to_json();
+        let json = busy_session().to_json().unwrap();
         assert!(import_error("not json").starts_with("session document is not valid: "));
         assert_eq!(import_error(&mutate(&json, |v| v["format"] = "other".into())), "session document has format 'other', expected 'ccm-session'");
         assert_eq!(import_error(&mutate(&json, |v| v["version"] = 7.into())), "session document version 7 is not supported (this build reads version 1)");
@@ -120,7 +120,7 @@ portable_tests! {
     }
 
     fn inconsistent_documents_are_refused_with_the_reason() {
-        let json = busy_session().to_json();
+        let json = busy_session().to_json().unwrap();
         let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|v| v["active"] = "auth-bug".into()), "active effort 'auth-bug' is not an open effort"),
             (Box::new(|v| { let first = v["efforts"][0]["messages"][0].clone(); v["efforts"][1]["messages"].as_array_mut().unwrap().push(first); }), "appears twice"),
@@ -144,9 +144,9 @@ portable_tests! {
         let mut s = session();
         chatter(&mut s);
         s.begin_turn("pending text", 0).unwrap();
-        let restored = Session::from_json(&s.to_json()).unwrap();
+        let restored = Session::from_json(&s.to_json().unwrap()).unwrap();
         assert!(!restored.in_turn());
-        assert!(!restored.to_json().contains("pending text"));
+        assert!(!restored.to_json().unwrap().contains("pending text"));
     }
 
     fn configuration_errors_are_precise() {

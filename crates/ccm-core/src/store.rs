@@ -1,0 +1,776 @@
+//! The persistence layout, without I/O: what a storage backend writes after a turn and what it
+//! reads to open a session.
+//!
+//! A session is stored as records, so that cost follows change rather than history:
+//!
+//! - one [`SessionHeader`] (turn counters, configuration, the open list, running totals),
+//! - one [`EffortRecord`] per effort (its metadata and summary, never its messages),
+//! - one [`StoredMessage`] per message, keyed by its sequence number, tagged with its log,
+//! - one [`TurnMetrics`] per turn.
+//!
+//! After a turn, [`Session::write_batch`] gives only what changed: the header, the effort
+//! records that changed, the new messages and the new metrics points. A backend writes the
+//! batch in one transaction and then calls [`Session::mark_saved`]. To open a session, a backend
+//! reads the header, asks [`SessionHeader::load_request`] what else the working set needs (the
+//! effort records, the open efforts' logs, the ambient tail, the recent metrics) and hands it
+//! to [`Session::from_store`]. Raw logs of concluded efforts are read when an effort is
+//! expanded or reopened ([`Session::logs_needed_for_tool`], [`Session::attach_effort_log`]).
+//!
+//! Architecture invariant: a record that cannot be read never stops a session from opening and
+//! is never silently dropped: [`Session::from_store`] repairs what it can and lists every
+//! problem in its [`LoadReport`].
+
+use crate::config::Config;
+use crate::error::{SnapshotError, TurnError};
+use crate::metrics::{DecayStats, TurnMetrics};
+use crate::model::{Effort, EffortStatus, LogState, Message, Role};
+use crate::prompt;
+use crate::search::SearchIndex;
+use crate::session::Session;
+use crate::snapshot::SessionDocument;
+use crate::text;
+use crate::tokens::TokenCounter;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Version of the record layout. Backends keep it with their schema so that a layout change
+/// can be migrated.
+pub const RECORD_SCHEMA_VERSION: u32 = 1;
+
+/// Metrics points loaded with a session: enough for the token curve's recent window; older
+/// points stay stored.
+pub const HISTORY_TAIL: u64 = 500;
+
+/// Which log a stored message belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "effort", rename_all = "snake_case")]
+pub enum LogRef {
+    /// The ambient log.
+    Ambient,
+    /// The raw log of the effort with this id.
+    Effort(String),
+}
+
+/// The per-session record: everything but efforts, messages and metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    /// [`RECORD_SCHEMA_VERSION`] of the writer.
+    pub schema: u32,
+    /// Increases by one with every write batch; a backend refuses a batch whose base is not
+    /// the stored revision (another tab wrote first).
+    pub revision: u64,
+    /// The counting rule of every stored count.
+    pub counted_with: String,
+    /// The configuration.
+    pub config: Config,
+    /// Turns completed.
+    pub turn: u64,
+    /// Next message sequence number (also the number of stored messages).
+    pub next_seq: u64,
+    /// Next conclusion sequence number.
+    pub next_concluded_seq: u64,
+    /// The active effort's id.
+    pub active: Option<String>,
+    /// Open efforts in opening order.
+    pub open: Vec<String>,
+    /// Decay statistics.
+    pub decay: DecayStats,
+    /// Turn of the last auto-collapse of each effort not expanded again since.
+    pub auto_collapsed_at: BTreeMap<String, u64>,
+    /// Stored ambient messages.
+    pub ambient_messages: u64,
+    /// Tokens of every stored ambient message.
+    pub ambient_tokens: u64,
+    /// Stored metrics points (one per turn).
+    pub history_len: u64,
+    /// Stored efforts.
+    pub effort_count: u64,
+}
+
+/// An effort's record: its metadata, summary and the size of its log, without the messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EffortRecord {
+    /// Position of the effort in opening order (0-based); the record's key with the session.
+    pub position: u64,
+    /// How many messages its raw log has.
+    pub message_count: u64,
+    /// The effort, with `messages` empty.
+    pub effort: Effort,
+}
+
+/// A message record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredMessage {
+    /// The log it belongs to.
+    pub log: LogRef,
+    /// The message; `message.seq` is its key with the session.
+    pub message: Message,
+}
+
+/// What one save writes: only what changed since the last one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteBatch {
+    /// The stored revision this batch builds on (0 for a session never saved).
+    pub base_revision: u64,
+    /// The new header (its `revision` is `base_revision + 1`).
+    pub header: SessionHeader,
+    /// Effort records that changed or are new, in opening order.
+    pub efforts: Vec<EffortRecord>,
+    /// Messages stored since the last save, in sequence order.
+    pub messages: Vec<StoredMessage>,
+    /// Metrics points recorded since the last save, in turn order.
+    pub metrics: Vec<TurnMetrics>,
+}
+
+impl WriteBatch {
+    /// Records written by this batch, the header included: a measure of what a save costs.
+    pub fn record_count(&self) -> usize {
+        1 + self.efforts.len() + self.messages.len() + self.metrics.len()
+    }
+}
+
+/// What a backend must read, after the header, to open a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadRequest {
+    /// Ids of the efforts whose raw logs must be loaded (the open ones).
+    pub effort_logs: Vec<String>,
+    /// How many of the newest ambient messages to read.
+    pub ambient_tail: u64,
+    /// How many of the newest metrics points to read.
+    pub history_tail: u64,
+}
+
+impl SessionHeader {
+    /// What the working set of this session needs besides the header and the effort records.
+    pub fn load_request(&self) -> LoadRequest {
+        LoadRequest {
+            effort_logs: self.open.clone(),
+            ambient_tail: (u64::from(self.config.ambient_window) * 2).min(self.ambient_messages),
+            history_tail: HISTORY_TAIL.min(self.history_len),
+        }
+    }
+}
+
+/// Everything a backend read to open a session.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedRecords {
+    /// The header, if it could be read.
+    pub header: Option<SessionHeader>,
+    /// The effort records that could be read (any order).
+    pub efforts: Vec<EffortRecord>,
+    /// The raw logs asked for, by effort id, each in sequence order.
+    pub effort_logs: BTreeMap<String, Vec<Message>>,
+    /// The newest ambient messages, in sequence order.
+    pub ambient_tail: Vec<Message>,
+    /// The newest metrics points, in turn order.
+    pub history_tail: Vec<TurnMetrics>,
+    /// Records the backend could not decode, each described for the user.
+    pub unreadable: Vec<String>,
+}
+
+/// What opening a session had to repair or skip. Empty when everything was read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LoadReport {
+    /// One sentence per problem, written for the user.
+    pub problems: Vec<String>,
+}
+
+impl LoadReport {
+    /// Whether everything was read intact.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+fn effort_record(position: usize, effort: &Effort) -> EffortRecord {
+    EffortRecord {
+        position: position as u64,
+        message_count: effort.message_count(),
+        effort: effort.clone_without_messages(),
+    }
+}
+
+impl Session {
+    /// The revision of the last save (0 if never saved).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The header record of the current state.
+    pub fn header(&self) -> SessionHeader {
+        SessionHeader {
+            schema: RECORD_SCHEMA_VERSION,
+            revision: self.revision + 1,
+            counted_with: self.counter.name().to_string(),
+            config: self.config.clone(),
+            turn: self.turn,
+            next_seq: self.next_seq,
+            next_concluded_seq: self.next_concluded_seq,
+            active: self.active_id().map(str::to_string),
+            open: self.open_ids().into_iter().map(str::to_string).collect(),
+            decay: self.decay.clone(),
+            auto_collapsed_at: self
+                .auto_collapsed_at
+                .iter()
+                .map(|(&i, &t)| (self.efforts[i].id.clone(), t))
+                .collect(),
+            ambient_messages: self.ambient_offset + self.ambient.len() as u64,
+            ambient_tokens: self.ambient_tokens,
+            history_len: self.history_offset + self.history.len() as u64,
+            effort_count: self.efforts.len() as u64,
+        }
+    }
+
+    /// What changed since the last save. The session is not changed: call
+    /// [`Session::mark_saved`] once the batch is stored, so a failed write can be retried.
+    ///
+    /// # Errors
+    /// [`TurnError::AlreadyInTurn`] during a turn: its operations may still be aborted, so
+    /// only whole turns are saved.
+    pub fn write_batch(&self) -> Result<WriteBatch, TurnError> {
+        if self.in_turn() {
+            return Err(TurnError::AlreadyInTurn { turn: self.turn });
+        }
+        let messages = self
+            .unsaved_messages
+            .iter()
+            .map(|&(log, position)| match log {
+                Some(index) => StoredMessage {
+                    log: LogRef::Effort(self.efforts[index].id.clone()),
+                    message: self.efforts[index].messages[position].clone(),
+                },
+                None => StoredMessage {
+                    log: LogRef::Ambient,
+                    message: self.ambient[position].clone(),
+                },
+            })
+            .collect();
+        Ok(WriteBatch {
+            base_revision: self.revision,
+            header: self.header(),
+            efforts: self
+                .dirty_efforts
+                .iter()
+                .map(|&i| effort_record(i, &self.efforts[i]))
+                .collect(),
+            messages,
+            metrics: self.history[self.history_saved..].to_vec(),
+        })
+    }
+
+    /// Every record of the session, as one batch: for a first save, an import, or a backend
+    /// change. Requires every raw log to be loaded.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Inconsistent`] when a log or older messages are not loaded;
+    /// [`SnapshotError::Malformed`] during a turn.
+    pub fn full_write_batch(&self) -> Result<WriteBatch, SnapshotError> {
+        if self.in_turn() {
+            return Err(SnapshotError::Malformed(
+                "a turn is in progress; save between turns".to_string(),
+            ));
+        }
+        self.ensure_fully_loaded()?;
+        let mut messages: Vec<StoredMessage> = self
+            .ambient
+            .iter()
+            .map(|m| StoredMessage {
+                log: LogRef::Ambient,
+                message: m.clone(),
+            })
+            .collect();
+        for effort in &self.efforts {
+            messages.extend(effort.messages.iter().map(|m| StoredMessage {
+                log: LogRef::Effort(effort.id.clone()),
+                message: m.clone(),
+            }));
+        }
+        messages.sort_by_key(|m| m.message.seq);
+        Ok(WriteBatch {
+            base_revision: self.revision,
+            header: self.header(),
+            efforts: self
+                .efforts
+                .iter()
+                .enumerate()
+                .map(|(i, e)| effort_record(i, e))
+                .collect(),
+            messages,
+            metrics: self.history.clone(),
+        })
+    }
+
+    /// Records that `batch` was stored: its changes are no longer pending.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Inconsistent`] when the batch is not the session's pending one (its
+    /// revision does not follow the session's).
+    pub fn mark_saved(&mut self, batch: &WriteBatch) -> Result<(), SnapshotError> {
+        if batch.base_revision != self.revision {
+            return Err(SnapshotError::Inconsistent(format!(
+                "batch builds on revision {} but the session is at revision {}",
+                batch.base_revision, self.revision
+            )));
+        }
+        self.revision = batch.header.revision;
+        self.dirty_efforts.clear();
+        self.unsaved_messages.clear();
+        self.history_saved = self.history.len();
+        Ok(())
+    }
+
+    /// Whether every raw log and every stored message and metrics point is in memory.
+    pub fn is_fully_loaded(&self) -> bool {
+        self.ambient_offset == 0
+            && self.history_offset == 0
+            && self.efforts.iter().all(|e| e.log == LogState::Loaded)
+    }
+
+    pub(crate) fn ensure_fully_loaded(&self) -> Result<(), SnapshotError> {
+        if self.is_fully_loaded() {
+            return Ok(());
+        }
+        let missing: Vec<&str> = self
+            .efforts
+            .iter()
+            .filter(|e| e.log != LogState::Loaded)
+            .map(|e| e.id.as_str())
+            .collect();
+        Err(SnapshotError::Inconsistent(format!(
+            "the session is only partly loaded ({} older ambient messages, {} older metrics points, raw logs of {:?} not in memory); export it from its store, which reads every record",
+            self.ambient_offset, self.history_offset, missing
+        )))
+    }
+
+    /// Efforts whose raw logs a tool call needs but are not loaded. A host that opened the
+    /// session from a store reads these logs and attaches them before executing the call.
+    pub fn logs_needed_for_tool(&self, name: &str, args_json: &str) -> Vec<String> {
+        if !matches!(name, "expand_effort" | "reopen_effort") {
+            return Vec::new();
+        }
+        let id = serde_json::from_str::<serde_json::Value>(args_json)
+            .ok()
+            .and_then(|v| v.get("id")?.as_str().map(str::to_string));
+        id.and_then(|id| {
+            self.effort(&id)
+                .or_else(|| self.effort(&text::slugify(&id)))
+        })
+        .filter(|e| e.log != LogState::Loaded)
+        .map(|e| vec![e.id.clone()])
+        .unwrap_or_default()
+    }
+
+    /// Attaches a raw log read from the store to an effort whose log was not loaded.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Inconsistent`] for an unknown effort, or a log whose size or token
+    /// total differs from the effort's record (nothing is attached then).
+    pub fn attach_effort_log(
+        &mut self,
+        id: &str,
+        messages: Vec<Message>,
+    ) -> Result<(), SnapshotError> {
+        let index = *self.index.get(id).ok_or_else(|| {
+            SnapshotError::Inconsistent(format!("no effort with id '{id}' to attach a log to"))
+        })?;
+        let effort = &self.efforts[index];
+        let LogState::NotLoaded { messages: expected } = effort.log else {
+            return Ok(());
+        };
+        let tokens: u64 = u64::from(effort.header_tokens)
+            + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+        if messages.len() as u64 != expected || tokens != effort.raw_tokens {
+            return Err(SnapshotError::Inconsistent(format!(
+                "the stored log of '{id}' has {} messages and {tokens} tokens, but its record says {expected} messages and {} tokens",
+                messages.len(),
+                effort.raw_tokens
+            )));
+        }
+        if messages.windows(2).any(|w| w[0].seq >= w[1].seq) {
+            return Err(SnapshotError::Inconsistent(format!(
+                "the stored log of '{id}' is not in sequence order"
+            )));
+        }
+        // Loading is not a change of state: no dirty mark, no undo record.
+        let effort = &mut self.efforts[index];
+        effort.messages = messages;
+        effort.log = LogState::Loaded;
+        Ok(())
+    }
+
+    /// Opens a session from the records a backend read. Repairs what it can and reports every
+    /// problem instead of refusing: an unreadable record must not lock the user out of the rest
+    /// of their session.
+    ///
+    /// # Errors
+    /// [`SnapshotError`] only when the header itself is missing or unusable (then there is no
+    /// session to open).
+    pub fn from_store(
+        records: LoadedRecords,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<(Session, LoadReport), SnapshotError> {
+        let mut report = LoadReport {
+            problems: records.unreadable,
+        };
+        let header = records.header.ok_or_else(|| {
+            SnapshotError::Malformed("the session's header record could not be read".to_string())
+        })?;
+        if header.schema > RECORD_SCHEMA_VERSION {
+            return Err(SnapshotError::UnsupportedVersion {
+                found: u64::from(header.schema),
+                supported: u64::from(RECORD_SCHEMA_VERSION),
+            });
+        }
+        let mut session = Session::with_counter(header.config.clone(), counter)?;
+        let recount = header.counted_with != session.counter.name();
+        if recount {
+            // Stored counts were made with another rule; mixing rules would make totals lie.
+            // Recounting needs every message, so the caller must load the session fully.
+            return Err(SnapshotError::Inconsistent(format!(
+                "the session was counted with {} but this session counts with {}; import its exported document to recount",
+                header.counted_with,
+                session.counter.name()
+            )));
+        }
+
+        let mut efforts = records.efforts;
+        efforts.sort_by_key(|r| r.position);
+        let mut seen = BTreeSet::new();
+        efforts.retain(|r| {
+            let fresh = seen.insert(r.effort.id.clone());
+            if !fresh {
+                report.problems.push(format!(
+                    "a second record for effort '{}' was ignored",
+                    r.effort.id
+                ));
+            }
+            fresh
+        });
+        if efforts.len() as u64 != header.effort_count {
+            report.problems.push(format!(
+                "{} of {} effort records could be read; the others are missing from this view but their messages stay stored",
+                efforts.len(),
+                header.effort_count
+            ));
+        }
+
+        let mut logs = records.effort_logs;
+        for (index, record) in efforts.into_iter().enumerate() {
+            let mut effort = record.effort;
+            effort.header =
+                prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
+            if let Some(summary) = &mut effort.summary {
+                summary.rendered = prompt::summary_line(&effort.id, &summary.text);
+                summary.keywords = text::extract_keywords(&summary.text);
+            }
+            effort.messages = Vec::new();
+            effort.log = LogState::NotLoaded {
+                messages: record.message_count,
+            };
+            if let Some(messages) = logs.remove(&effort.id) {
+                let tokens: u64 = u64::from(effort.header_tokens)
+                    + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+                if messages.len() as u64 != record.message_count || tokens != effort.raw_tokens {
+                    report.problems.push(format!(
+                        "effort '{}': {} of {} messages could be read; the context shows the readable ones",
+                        effort.id,
+                        messages.len(),
+                        record.message_count
+                    ));
+                    // The totals follow what is actually in memory, so the plan never counts
+                    // tokens it cannot show.
+                    effort.raw_tokens = tokens;
+                }
+                effort.messages = messages;
+                effort.log = LogState::Loaded;
+            }
+            if effort.status == EffortStatus::Open && effort.log != LogState::Loaded {
+                effort.messages = Vec::new();
+                effort.log = LogState::Loaded;
+                effort.raw_tokens = u64::from(effort.header_tokens);
+                report.problems.push(format!(
+                    "the log of open effort '{}' could not be read; it continues with an empty log",
+                    effort.id
+                ));
+            }
+            if effort.status == EffortStatus::Concluded && effort.summary.is_none() {
+                report.problems.push(format!(
+                    "concluded effort '{}' has no summary; it was reopened so its log stays in context",
+                    effort.id
+                ));
+                effort.status = EffortStatus::Open;
+            }
+            session.index.insert(effort.id.clone(), index);
+            session.efforts.push(effort);
+        }
+
+        for id in &header.open {
+            match session.index.get(id) {
+                Some(&i) if session.efforts[i].status == EffortStatus::Open => {
+                    if !session.open.contains(&i) {
+                        session.open.push(i);
+                    }
+                }
+                _ => report
+                    .problems
+                    .push(format!("open effort '{id}' could not be found")),
+            }
+        }
+        for (i, effort) in session.efforts.iter().enumerate() {
+            if effort.status == EffortStatus::Open && !session.open.contains(&i) {
+                session.open.push(i);
+            }
+        }
+        session.active = header
+            .active
+            .as_ref()
+            .and_then(|id| session.index.get(id).copied())
+            .filter(|i| session.open.contains(i));
+        if header.active.is_some() && session.active.is_none() {
+            report.problems.push(format!(
+                "the active effort {:?} is not open; no effort is active",
+                header.active
+            ));
+        }
+
+        let mut concluded_seqs = BTreeSet::new();
+        let mut search = SearchIndex::default();
+        for (index, effort) in session.efforts.iter().enumerate() {
+            session.effort_raw_total += effort.raw_tokens;
+            if effort.status != EffortStatus::Concluded {
+                continue;
+            }
+            let seq = effort.concluded_seq.unwrap_or(u64::MAX - index as u64);
+            concluded_seqs.insert(seq);
+            if effort.evicted {
+                session.evicted_count += 1;
+                session.evicted_tokens += effort.raw_tokens;
+            } else {
+                session.in_memory.insert((seq, index));
+            }
+            search.insert(index, effort);
+        }
+        session.search = search;
+
+        let ambient = records.ambient_tail;
+        if ambient.iter().any(|m| m.role == Role::System)
+            || ambient.windows(2).any(|w| w[0].seq >= w[1].seq)
+        {
+            report
+                .problems
+                .push("the ambient messages read were out of order or malformed".to_string());
+        }
+        session.ambient_offset = header.ambient_messages.saturating_sub(ambient.len() as u64);
+        session.ambient = ambient;
+        session.ambient_tokens = header.ambient_tokens;
+        session.history_offset = header
+            .history_len
+            .saturating_sub(records.history_tail.len() as u64);
+        session.history = records.history_tail;
+        session.history_saved = session.history.len();
+        session.turn = header.turn;
+        session.next_seq = header.next_seq;
+        session.next_concluded_seq = header.next_concluded_seq;
+        session.decay = header.decay;
+        for (id, turn) in header.auto_collapsed_at {
+            if let Some(&i) = session.index.get(&id) {
+                session.auto_collapsed_at.insert(i, turn);
+            }
+        }
+        session.decay.decayed_resident_tokens = session
+            .auto_collapsed_at
+            .keys()
+            .map(|&i| session.efforts[i].raw_tokens)
+            .sum();
+        session.revision = header.revision;
+        Ok((session, report))
+    }
+}
+
+impl SessionDocument {
+    /// The document of a session whose every record was read: how a backend exports a session
+    /// without opening it fully in memory first.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Inconsistent`] when the records do not add up (the resulting document
+    /// is validated the same way an import is).
+    pub fn from_records(
+        header: SessionHeader,
+        mut efforts: Vec<EffortRecord>,
+        messages: Vec<StoredMessage>,
+        history: Vec<TurnMetrics>,
+    ) -> Result<SessionDocument, SnapshotError> {
+        efforts.sort_by_key(|r| r.position);
+        let positions: BTreeMap<String, usize> = efforts
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.effort.id.clone(), i))
+            .collect();
+        let mut efforts: Vec<Effort> = efforts.into_iter().map(|r| r.effort).collect();
+        let mut ambient = Vec::new();
+        let mut messages = messages;
+        messages.sort_by_key(|m| m.message.seq);
+        for stored in messages {
+            match stored.log {
+                LogRef::Ambient => ambient.push(stored.message),
+                LogRef::Effort(id) => match positions.get(&id) {
+                    Some(&i) => efforts[i].messages.push(stored.message),
+                    None => {
+                        return Err(SnapshotError::Inconsistent(format!(
+                            "message {} belongs to unknown effort '{id}'",
+                            stored.message.seq
+                        )))
+                    }
+                },
+            }
+        }
+        Ok(SessionDocument {
+            format: crate::snapshot::FORMAT.to_string(),
+            version: crate::snapshot::VERSION,
+            counted_with: header.counted_with,
+            config: header.config,
+            turn: header.turn,
+            next_seq: header.next_seq,
+            next_concluded_seq: header.next_concluded_seq,
+            active: header.active,
+            open: header.open,
+            efforts,
+            ambient,
+            decay: header.decay,
+            auto_collapsed_at: header.auto_collapsed_at,
+            history,
+        })
+    }
+}
+
+/// An in-memory backend with the same record layout and transaction rules as the browser
+/// backends: for tests, and for native hosts that keep sessions in memory.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    header: Option<SessionHeader>,
+    efforts: BTreeMap<u64, EffortRecord>,
+    messages: BTreeMap<u64, StoredMessage>,
+    /// Sequence numbers per log, like the log index a browser backend keeps.
+    logs: BTreeMap<LogRef, BTreeSet<u64>>,
+    metrics: BTreeMap<u64, TurnMetrics>,
+    /// Records written by every batch so far, for tests of incremental saving.
+    pub writes: Vec<usize>,
+}
+
+impl MemoryStore {
+    /// Applies a batch atomically.
+    ///
+    /// # Errors
+    /// [`SnapshotError::Inconsistent`] when the batch does not build on the stored revision
+    /// (another writer saved first); nothing is written then.
+    pub fn apply(&mut self, batch: &WriteBatch) -> Result<(), SnapshotError> {
+        let stored = self.header.as_ref().map_or(0, |h| h.revision);
+        if batch.base_revision != stored {
+            return Err(SnapshotError::Inconsistent(format!(
+                "the session changed in another window (stored revision {stored}, this one builds on {}); reload it to continue",
+                batch.base_revision
+            )));
+        }
+        self.header = Some(batch.header.clone());
+        for record in &batch.efforts {
+            self.efforts.insert(record.position, record.clone());
+        }
+        for message in &batch.messages {
+            self.logs
+                .entry(message.log.clone())
+                .or_default()
+                .insert(message.message.seq);
+            self.messages.insert(message.message.seq, message.clone());
+        }
+        for point in &batch.metrics {
+            self.metrics.insert(point.turn, point.clone());
+        }
+        self.writes.push(batch.record_count());
+        Ok(())
+    }
+
+    /// Reads what opening the session needs, the way a browser backend does: the header, the
+    /// effort records, the open efforts' logs, the ambient tail and the recent metrics.
+    pub fn load(&self) -> LoadedRecords {
+        let Some(header) = self.header.clone() else {
+            return LoadedRecords::default();
+        };
+        let request = header.load_request();
+        let effort_logs = request
+            .effort_logs
+            .iter()
+            .map(|id| (id.clone(), self.effort_log(id)))
+            .collect();
+        let ambient_tail: Vec<Message> = self
+            .logs
+            .get(&LogRef::Ambient)
+            .map(|seqs| {
+                let skip = seqs.len().saturating_sub(request.ambient_tail as usize);
+                seqs.iter()
+                    .skip(skip)
+                    .map(|seq| self.messages[seq].message.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let history_tail: Vec<TurnMetrics> = self
+            .metrics
+            .values()
+            .rev()
+            .take(request.history_tail as usize)
+            .rev()
+            .cloned()
+            .collect();
+        LoadedRecords {
+            header: Some(header),
+            efforts: self.efforts.values().cloned().collect(),
+            effort_logs,
+            ambient_tail,
+            history_tail,
+            unreadable: Vec::new(),
+        }
+    }
+
+    /// The stored raw log of one effort, in sequence order.
+    pub fn effort_log(&self, id: &str) -> Vec<Message> {
+        self.logs
+            .get(&LogRef::Effort(id.to_string()))
+            .map(|seqs| {
+                seqs.iter()
+                    .map(|seq| self.messages[seq].message.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The whole session as one document, read from every record.
+    ///
+    /// # Errors
+    /// [`SnapshotError`] when nothing is stored or the records do not add up.
+    pub fn export(&self) -> Result<SessionDocument, SnapshotError> {
+        let header = self
+            .header
+            .clone()
+            .ok_or_else(|| SnapshotError::Malformed("nothing is stored".to_string()))?;
+        SessionDocument::from_records(
+            header,
+            self.efforts.values().cloned().collect(),
+            self.messages.values().cloned().collect(),
+            self.metrics.values().cloned().collect(),
+        )
+    }
+
+    /// Mutable access to a stored message, for tests that corrupt records.
+    pub fn message_mut(&mut self, seq: u64) -> Option<&mut StoredMessage> {
+        self.messages.get_mut(&seq)
+    }
+
+    /// Removes a stored message, for tests that simulate an unreadable record.
+    pub fn forget_message(&mut self, seq: u64) -> Option<StoredMessage> {
+        let removed = self.messages.remove(&seq)?;
+        if let Some(seqs) = self.logs.get_mut(&removed.log) {
+            seqs.remove(&seq);
+        }
+        Some(removed)
+    }
+}

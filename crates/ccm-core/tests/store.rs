@@ -1,0 +1,218 @@
+//! The record layout: incremental saves, lazy loading, repair of unreadable records, and the
+//! revision check that keeps two writers from losing each other's turns.
+
+mod common;
+
+use ccm_core::store::{MemoryStore, WriteBatch};
+use ccm_core::{LogState, Session, SnapshotError};
+use common::{chatter, concluded_effort, session, turn};
+use std::sync::Arc;
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+fn save(session: &mut Session, store: &mut MemoryStore) -> WriteBatch {
+    let batch = session.write_batch().expect("between turns");
+    store.apply(&batch).expect("no other writer");
+    session.mark_saved(&batch).expect("the batch just taken");
+    batch
+}
+
+fn open(store: &MemoryStore) -> (Session, ccm_core::store::LoadReport) {
+    let counter = session().counter().clone();
+    Session::from_store(store.load(), counter).expect("header readable")
+}
+
+/// A session with history: concluded efforts, ambient chat, an open effort; saved after every
+/// turn.
+fn saved_session(rounds: usize) -> (Session, MemoryStore) {
+    let mut s = session();
+    let mut store = MemoryStore::default();
+    for round in 0..rounds {
+        let name = format!(
+            "task {}",
+            ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"][round % 6]
+        );
+        let name = format!("{name} {round}");
+        turn(
+            &mut s,
+            &format!("Let's work on {name}."),
+            &[("open_effort", &format!(r#"{{"name": "{name}"}}"#))],
+            "Started.",
+        );
+        save(&mut s, &mut store);
+        turn(
+            &mut s,
+            "The cache misses on cold start.",
+            &[],
+            "Warm it at boot.",
+        );
+        save(&mut s, &mut store);
+        turn(
+            &mut s,
+            "Done.",
+            &[(
+                "close_effort",
+                &format!(r#"{{"summary": "{name}: warmed the cache at boot."}}"#),
+            )],
+            "Concluded.",
+        );
+        save(&mut s, &mut store);
+        chatter(&mut s);
+        save(&mut s, &mut store);
+    }
+    turn(
+        &mut s,
+        "Start guild.",
+        &[("open_effort", r#"{"name": "guild"}"#)],
+        "ok",
+    );
+    save(&mut s, &mut store);
+    (s, store)
+}
+
+portable_tests! {
+    fn a_turn_writes_only_what_it_changed_however_long_the_history() {
+        let (mut short, mut short_store) = saved_session(2);
+        let (mut long, mut long_store) = saved_session(60);
+        for (s, store) in [(&mut short, &mut short_store), (&mut long, &mut long_store)] {
+            turn(s, "guild ranks and permissions", &[], "Officers can invite.");
+            let batch = save(s, store);
+            // The header, the guild effort (its log grew), two messages, one metrics point.
+            assert_eq!(batch.record_count(), 5, "{batch:#?}");
+            assert_eq!(batch.messages.len(), 2);
+            assert_eq!(batch.efforts.len(), 1);
+            assert_eq!(batch.efforts[0].effort.id, "guild");
+            assert!(batch.efforts[0].effort.messages.is_empty(), "effort records never carry messages");
+        }
+        // Nothing changed: nothing but the header to write.
+        assert_eq!(long.write_batch().unwrap().record_count(), 1);
+    }
+
+    fn opening_reads_only_the_working_set_and_behaves_like_the_original() {
+        let (original, store) = saved_session(40);
+        let (opened, report) = open(&store);
+        assert!(report.is_clean(), "{:?}", report.problems);
+        assert!(opened.build_plan().to_json() == original.build_plan().to_json(), "same plan");
+        // Concluded logs stay on disk; the open one and the ambient tail are loaded.
+        assert!(opened.efforts().iter().filter(|e| e.status == ccm_core::EffortStatus::Concluded).all(|e| e.log != LogState::Loaded));
+        assert_eq!(opened.effort("guild").unwrap().log, LogState::Loaded);
+        assert_eq!(opened.ambient().len(), 20);
+        assert_eq!(opened.ambient_offset(), original.ambient().len() as u64 - 20);
+        assert!(!opened.is_fully_loaded());
+        assert!(opened.to_json().unwrap_err().to_string().contains("only partly loaded"));
+        // Both continue identically.
+        let mut a = original;
+        let mut b = opened;
+        for s in [&mut a, &mut b] {
+            turn(s, "Members need ranks.", &[], "Add a rank column.");
+        }
+        assert!(a.build_plan().to_json() == b.build_plan().to_json(), "same plan after a turn");
+        assert_eq!(a.history().last(), b.history().last());
+    }
+
+    fn a_concluded_log_is_loaded_on_demand_for_expand_and_reopen() {
+        let (original, store) = saved_session(3);
+        let (mut opened, _) = open(&store);
+        let id = "task-alpha-0";
+        assert_eq!(opened.logs_needed_for_tool("expand_effort", &format!(r#"{{"id": "{id}"}}"#)), [id]);
+        assert_eq!(opened.logs_needed_for_tool("expand_effort", r#"{"id": "Task Alpha 0"}"#), [id]);
+        assert!(opened.logs_needed_for_tool("switch_effort", r#"{"id": "guild"}"#).is_empty());
+        opened.begin_turn("Show me alpha.", 0).unwrap();
+        let refused = opened.execute_tool("expand_effort", &format!(r#"{{"id": "{id}"}}"#));
+        assert!(!refused.ok);
+        assert!(refused.result["error"].as_str().unwrap().contains("is stored but not loaded"));
+        opened.attach_effort_log(id, store.effort_log(id)).unwrap();
+        let expanded = opened.execute_tool("expand_effort", &format!(r#"{{"id": "{id}"}}"#));
+        assert!(expanded.ok, "{}", expanded.result);
+        assert_eq!(expanded.result["tokens_loaded"], original.effort(id).unwrap().raw_tokens);
+        let plan = opened.build_plan();
+        let item = plan.included.iter().find(|i| i.id == format!("effort:{id}")).unwrap();
+        let shown: Vec<&str> = plan.messages[item.first_message + 1..item.first_message + item.message_count].iter().map(|m| m.content.as_str()).collect();
+        let stored: Vec<&str> = original.effort(id).unwrap().messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(shown, stored, "the expanded log is the stored one, byte for byte");
+        opened.end_turn("Here it is.", 0).unwrap();
+    }
+
+    fn a_log_that_does_not_match_its_record_is_refused() {
+        let (_, store) = saved_session(2);
+        let (mut opened, _) = open(&store);
+        let mut log = store.effort_log("task-alpha-0");
+        log.pop();
+        let error = opened.attach_effort_log("task-alpha-0", log).unwrap_err().to_string();
+        assert!(error.contains("has 5 messages"), "{error}");
+        assert!(opened.effort("task-alpha-0").unwrap().log != LogState::Loaded);
+    }
+
+    fn an_unreadable_record_is_reported_and_the_session_still_opens() {
+        let (original, mut store) = saved_session(3);
+        let guild_first = original.effort("guild").unwrap().messages[0].seq;
+        store.forget_message(guild_first).unwrap();
+        let mut records = store.load();
+        records.unreadable.push("message 7: invalid JSON".to_string());
+        let counter = original.counter().clone();
+        let (opened, report) = Session::from_store(records, counter).unwrap();
+        assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
+        assert_eq!(report.problems[0], "message 7: invalid JSON");
+        assert!(report.problems[1].contains("effort 'guild': 1 of 2 messages could be read"), "{:?}", report.problems);
+        assert_eq!(opened.active_id(), Some("guild"));
+        let plan = opened.build_plan();
+        assert_eq!(plan.totals.context_tokens, opened.working_tokens());
+        assert!(Session::from_store(Default::default(), original.counter().clone()).is_err(), "no header, no session");
+    }
+
+    fn two_writers_cannot_lose_each_others_turns() {
+        let (_, mut store) = saved_session(2);
+        let (mut first, _) = open(&store);
+        let (mut second, _) = open(&store);
+        turn(&mut first, "first tab writes", &[], "ok");
+        turn(&mut second, "second tab writes", &[], "ok");
+        save(&mut first, &mut store);
+        let batch = second.write_batch().unwrap();
+        let error = store.apply(&batch).unwrap_err();
+        assert!(matches!(error, SnapshotError::Inconsistent(_)));
+        assert!(error.to_string().contains("the session changed in another window"), "{error}");
+        // The refused batch changed nothing: the store still holds the first tab's turn only.
+        let (reloaded, _) = open(&store);
+        assert!(reloaded.effort("guild").unwrap().messages.iter().any(|m| m.content == "first tab writes"));
+        assert!(!reloaded.effort("guild").unwrap().messages.iter().any(|m| m.content == "second tab writes"));
+        // The second tab's turn is still pending in memory, so nothing is lost there either.
+        assert_eq!(second.write_batch().unwrap().messages.len(), 2);
+        assert!(second.mark_saved(&reloaded.write_batch().unwrap()).is_err());
+    }
+
+    fn a_failed_write_can_be_retried() {
+        let (mut s, mut store) = saved_session(1);
+        turn(&mut s, "guild bank", &[], "ok");
+        let batch = s.write_batch().unwrap();
+        // The backend failed (quota, say): the session was not told it was saved.
+        let retry = s.write_batch().unwrap();
+        assert_eq!(batch, retry);
+        store.apply(&retry).unwrap();
+        s.mark_saved(&retry).unwrap();
+        assert_eq!(s.write_batch().unwrap().messages.len(), 0);
+    }
+
+    fn export_from_the_store_equals_the_session_document() {
+        let (original, store) = saved_session(5);
+        let document = store.export().unwrap();
+        assert!(serde_json::to_string(&document).unwrap() == original.to_json().unwrap());
+        let imported = Session::from_document(document, original.counter().clone()).unwrap();
+        assert!(imported.to_json().unwrap() == original.to_json().unwrap());
+        // An imported session is saved whole into a new store and opens from it.
+        let mut fresh = MemoryStore::default();
+        let full = imported.full_write_batch().unwrap();
+        fresh.apply(&full).unwrap();
+        let (reopened, report) = open(&fresh);
+        assert!(report.is_clean());
+        assert!(reopened.build_plan().to_json() == original.build_plan().to_json(), "same plan");
+    }
+
+    fn saving_is_refused_mid_turn() {
+        let (mut s, _) = saved_session(1);
+        s.begin_turn("x", 0).unwrap();
+        assert!(s.write_batch().is_err());
+        assert!(s.full_write_batch().is_err());
+        let _ = Arc::clone(s.counter());
+    }
+}
