@@ -13,6 +13,75 @@ pub const DEFAULT_SUMMARY_EVICTION_THRESHOLD: u32 = 20;
 /// Recent ambient exchanges (user + assistant pairs) kept in working memory (slice 4).
 pub const DEFAULT_AMBIENT_WINDOW: u32 = 10;
 
+/// Context window assumed when none is configured: a common size for current models. The
+/// planner only trims when the working set would not fit, so a generous default changes
+/// nothing for small sessions.
+pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
+/// Tokens kept free for the model's answer.
+pub const DEFAULT_RESERVED_OUTPUT_TOKENS: u32 = 4_096;
+/// Most tokens that leased pins may add to one request.
+pub const DEFAULT_LEASED_TOKEN_BUDGET: u32 = 8_000;
+
+/// How much the planner pulls into the context on its own, per session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextMode {
+    /// Never pull anything in automatically.
+    Off,
+    /// Add cheap items: summaries of out-of-memory efforts that match the user's message.
+    #[default]
+    Light,
+    /// As light, and also load the raw log of the best-matching concluded effort.
+    Heavy,
+}
+
+impl ContextMode {
+    /// The mode's display name (`Off`, `Light`, `Heavy`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ContextMode::Off => "Off",
+            ContextMode::Light => "Light",
+            ContextMode::Heavy => "Heavy",
+        }
+    }
+
+    /// The next mode in the cycle Off → Light → Heavy → Off (the app's hotkey).
+    pub fn next(self) -> ContextMode {
+        match self {
+            ContextMode::Off => ContextMode::Light,
+            ContextMode::Light => ContextMode::Heavy,
+            ContextMode::Heavy => ContextMode::Off,
+        }
+    }
+
+    /// Parses `off`, `light` or `heavy` (any case).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for any other name.
+    pub fn from_name(name: &str) -> Result<ContextMode, ConfigError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "off" => Ok(ContextMode::Off),
+            "light" => Ok(ContextMode::Light),
+            "heavy" => Ok(ContextMode::Heavy),
+            other => Err(ConfigError::Invalid(format!(
+                "unknown context mode '{other}'; expected off, light or heavy"
+            ))),
+        }
+    }
+}
+
+fn default_context_window() -> u32 {
+    DEFAULT_CONTEXT_WINDOW
+}
+
+fn default_reserved_output_tokens() -> u32 {
+    DEFAULT_RESERVED_OUTPUT_TOKENS
+}
+
+fn default_leased_token_budget() -> u32 {
+    DEFAULT_LEASED_TOKEN_BUDGET
+}
+
 /// Upper bound for every threshold. Larger values are almost certainly a unit mistake, and
 /// bounding them keeps turn arithmetic far from overflow.
 const MAX_THRESHOLD: i64 = 1_000_000;
@@ -35,6 +104,29 @@ pub struct Config {
     /// section are always appended so the model knows how to use its tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// The model's context window in tokens.
+    #[serde(default = "default_context_window")]
+    pub context_window: u32,
+    /// Tokens reserved for the answer; the request budget is the window minus these.
+    #[serde(default = "default_reserved_output_tokens")]
+    pub reserved_output_tokens: u32,
+    /// Most tokens leased pins may add to one request; leased items beyond it are excluded
+    /// with reason `over_budget`.
+    #[serde(default = "default_leased_token_budget")]
+    pub leased_token_budget: u32,
+    /// How much the planner pulls in on its own.
+    #[serde(default)]
+    pub context_mode: ContextMode,
+}
+
+impl Config {
+    /// Tokens one request may use: the context window minus the reserved answer tokens.
+    pub fn request_budget(&self) -> u64 {
+        u64::from(
+            self.context_window
+                .saturating_sub(self.reserved_output_tokens),
+        )
+    }
 }
 
 impl Default for Config {
@@ -46,6 +138,10 @@ impl Default for Config {
             ambient_window: DEFAULT_AMBIENT_WINDOW,
             encoding: Encoding::O200kBase,
             system_prompt: None,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            reserved_output_tokens: DEFAULT_RESERVED_OUTPUT_TOKENS,
+            leased_token_budget: DEFAULT_LEASED_TOKEN_BUDGET,
+            context_mode: ContextMode::Light,
         }
     }
 }
@@ -68,6 +164,14 @@ pub struct ConfigInput {
     pub encoding: Option<String>,
     /// See [`Config::system_prompt`].
     pub system_prompt: Option<String>,
+    /// See [`Config::context_window`].
+    pub context_window: Option<i64>,
+    /// See [`Config::reserved_output_tokens`].
+    pub reserved_output_tokens: Option<i64>,
+    /// See [`Config::leased_token_budget`].
+    pub leased_token_budget: Option<i64>,
+    /// See [`Config::context_mode`]; `off`, `light` or `heavy`.
+    pub context_mode: Option<String>,
 }
 
 impl ConfigInput {
@@ -95,7 +199,52 @@ impl ConfigInput {
             None => defaults.encoding,
             Some(name) => Encoding::from_name(&name)?,
         };
+        let tokens = |field: &'static str, value: Option<i64>, default: u32, min: i64| match value {
+            None => Ok(default),
+            Some(v) if v < min => Err(ConfigError::TooSmall {
+                field,
+                min,
+                value: v,
+            }),
+            Some(v) if v > i64::from(u32::MAX) => Err(ConfigError::TooLarge {
+                field,
+                max: i64::from(u32::MAX),
+                value: v,
+            }),
+            Some(v) => Ok(v as u32),
+        };
+        let context_window = tokens(
+            "context_window",
+            self.context_window,
+            defaults.context_window,
+            256,
+        )?;
+        let reserved_output_tokens = tokens(
+            "reserved_output_tokens",
+            self.reserved_output_tokens,
+            defaults.reserved_output_tokens.min(context_window / 2),
+            0,
+        )?;
+        if reserved_output_tokens >= context_window {
+            return Err(ConfigError::Invalid(format!(
+                "reserved_output_tokens ({reserved_output_tokens}) must be smaller than context_window ({context_window})"
+            )));
+        }
+        let leased_token_budget = tokens(
+            "leased_token_budget",
+            self.leased_token_budget,
+            defaults.leased_token_budget,
+            0,
+        )?;
+        let context_mode = match self.context_mode {
+            None => defaults.context_mode,
+            Some(name) => ContextMode::from_name(&name)?,
+        };
         Ok(Config {
+            context_window,
+            reserved_output_tokens,
+            leased_token_budget,
+            context_mode,
             decay_threshold: threshold(
                 "decay_threshold",
                 self.decay_threshold,
@@ -155,6 +304,10 @@ impl Config {
             ambient_window: Some(self.ambient_window.into()),
             encoding: Some(self.encoding.name().to_string()),
             system_prompt: self.system_prompt.clone(),
+            context_window: Some(self.context_window.into()),
+            reserved_output_tokens: Some(self.reserved_output_tokens.into()),
+            leased_token_budget: Some(self.leased_token_budget.into()),
+            context_mode: Some(self.context_mode.label().to_string()),
         }
         .resolve()
         .map(|_| ())

@@ -88,6 +88,9 @@ pub enum ToolError {
     /// The operation itself was refused.
     #[error(transparent)]
     Effort(#[from] EffortError),
+    /// A pin or unpin was refused.
+    #[error(transparent)]
+    Pin(#[from] crate::pins::PinError),
 }
 
 /// Why a turn could not begin or end.

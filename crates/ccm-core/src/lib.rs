@@ -37,10 +37,12 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod branch;
 pub mod config;
 pub mod error;
 pub mod metrics;
 pub mod model;
+pub mod pins;
 pub mod plan;
 pub mod prompt;
 pub mod proof;
@@ -53,7 +55,7 @@ pub mod text;
 pub mod tokens;
 pub mod tools;
 
-pub use config::Config;
+pub use config::{Config, ContextMode};
 pub use error::{ConfigError, EffortError, SnapshotError, ToolError, TurnError};
 pub use metrics::{DecayReport, DecayStats, EffortEvent, EventKind, TurnMetrics};
 pub use model::{ContextMessage, Effort, EffortStatus, LogState, Message, Role, ToolDefinition};

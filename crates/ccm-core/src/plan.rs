@@ -1,18 +1,39 @@
-//! The context plan: every candidate for the working context, included in order or excluded
-//! with a reason, with token totals and a stable id.
+//! The context planner: every candidate for a request, included in order or excluded with a
+//! reason, within a token budget, with totals, a budget meter and a stable id.
 //!
-//! Order of the working context: system prompt, summaries of concluded efforts in working
-//! memory, the ambient window, expanded raw logs, open raw logs with the active effort last,
-//! then the user message of the turn in progress.
+//! Candidates: the system prompt, summaries of concluded efforts in working memory, ambient
+//! exchanges, expanded raw logs, open raw logs, pinned items, items retrieved automatically for
+//! the user's message (Light and Heavy modes), and the user message of the turn in progress.
+//!
+//! **Atoms.** A stored turn (the user's message and the answer) is never split: ambient
+//! exchanges are one candidate each, and an effort's raw log is trimmed only by whole turns,
+//! oldest first, never without its header. Tool calls and their results live inside the turn in
+//! progress and are sent by the engine as one unit after the plan's messages.
+//!
+//! **Filling.** Candidates are taken by tier — mandatory (system prompt, current message),
+//! sticky pins, the active effort's log, other open logs, expanded logs, leased pins (within
+//! the leased budget), the ambient window (newest first), summaries (by activation, then
+//! recency), then ephemeral and automatic items — and each one that fits the remaining budget
+//! goes in; the others are excluded with `over_budget`. The order the model sees does not follow
+//! the fill order: it is the fixed section order (system, summaries, ambient, expanded, open,
+//! active, current message), so that the prompt stays stable from one turn to the next.
 //!
 //! Architecture invariant: building a plan reads only the working set and stored token counts.
 //! Items outside working memory whose number grows with history (old ambient messages, evicted
 //! efforts) are reported as one grouped exclusion each, so the cost of a plan never grows with
 //! the length of the conversation.
 
-use crate::model::{ContextMessage, EffortStatus, Role};
+use crate::config::ContextMode;
+use crate::model::{ContextMessage, Effort, EffortStatus, LogState, Role};
+use crate::pins::{LeaseScope, PinKind};
 use crate::session::Session;
+use crate::store::LogRef;
 use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most summaries pulled in automatically for one message.
+pub const AUTO_SUMMARY_LIMIT: usize = 3;
 
 /// The part of the context an item belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,7 +45,7 @@ pub enum Section {
     Summary,
     /// Ambient chat.
     Ambient,
-    /// A concluded effort's raw log, loaded by expansion.
+    /// A concluded effort's raw log, loaded by expansion (or a pin, or Heavy mode).
     Expanded,
     /// An open effort's raw log.
     Open,
@@ -35,7 +56,7 @@ pub enum Section {
 }
 
 /// Why an item is in the context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "code", rename_all = "snake_case")]
 pub enum InclusionReason {
     /// The system prompt is always first.
@@ -62,6 +83,25 @@ pub enum InclusionReason {
     ActiveEffort,
     /// The user message being answered.
     CurrentUserMessage,
+    /// Kept by a pin.
+    Pinned {
+        /// The pin's kind.
+        kind: PinKind,
+        /// The pin's id.
+        pin: u64,
+    },
+    /// Pulled in automatically because it matches the user's message (Light and Heavy modes).
+    AutoRetrieved {
+        /// Search relevance.
+        score: f64,
+        /// The words of the message that matched.
+        matched: Vec<String>,
+    },
+    /// The best match's raw log, loaded automatically (Heavy mode).
+    AutoExpanded {
+        /// Search relevance.
+        score: f64,
+    },
 }
 
 /// Why an item is not in the context.
@@ -79,6 +119,18 @@ pub enum ExclusionReason {
     EvictedUnreferenced,
     /// Ambient messages older than the ambient window; still stored.
     OutsideAmbientWindow,
+    /// It did not fit the request budget (or, for leased items, the leased budget).
+    OverBudget,
+    /// Its lease ran out at the end of the last turn.
+    TtlExpired,
+    /// It matches the user's message but the context mode is Off.
+    ModeOff,
+    /// Another representation of the same effort is included (its raw log instead of its
+    /// summary).
+    Superseded,
+    /// Its raw log is stored but not loaded; the host loads it (see
+    /// [`Session::logs_needed_for_plan`]).
+    NotLoaded,
 }
 
 impl ExclusionReason {
@@ -90,14 +142,49 @@ impl ExclusionReason {
             ExclusionReason::Decayed => "decayed",
             ExclusionReason::EvictedUnreferenced => "evicted_unreferenced",
             ExclusionReason::OutsideAmbientWindow => "outside_ambient_window",
+            ExclusionReason::OverBudget => "over_budget",
+            ExclusionReason::TtlExpired => "ttl_expired",
+            ExclusionReason::ModeOff => "mode_off",
+            ExclusionReason::Superseded => "superseded",
+            ExclusionReason::NotLoaded => "not_loaded",
         }
     }
 }
 
-/// An item in the context.
+/// How long an included item stays without a new reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TtlState {
+    /// An expanded log: turns until it collapses by itself.
+    Decay {
+        /// Turns left.
+        turns: u64,
+    },
+    /// A summary: turns until it is evicted.
+    Eviction {
+        /// Turns left.
+        turns: u64,
+    },
+    /// A leased pin: included turns left.
+    Lease {
+        /// Turns left.
+        turns: u32,
+    },
+    /// A leased pin held while an effort is open.
+    Task {
+        /// The effort.
+        effort: String,
+    },
+    /// This request only.
+    Ephemeral,
+    /// Never expires (sticky pins, open efforts, the system prompt).
+    Permanent,
+}
+
+/// An item in the context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IncludedItem {
-    /// Stable id: `system`, `summary:<effort>`, `ambient:<seq>`, `effort:<effort>`, `pending`.
+    /// Stable id: `system`, `summary:<effort>`, `ambient:<turn>`, `effort:<effort>`, `pending`.
     pub id: String,
     /// Its section.
     pub section: Section,
@@ -105,6 +192,16 @@ pub struct IncludedItem {
     pub tokens: u64,
     /// Why it is in.
     pub reason: InclusionReason,
+    /// Fill tier: 0 is filled first (mandatory), higher tiers give way under budget pressure.
+    pub priority: u8,
+    /// How long it stays.
+    pub ttl: TtlState,
+    /// Candidate ids it needs (turns of a log need the log's header).
+    pub depends_on: Vec<String>,
+    /// Activation score (thousandths): references and recent inclusion raise it.
+    pub activation: u32,
+    /// Atoms it holds (turns for a log or an exchange, 1 otherwise).
+    pub atoms: u32,
     /// Index of its first message in [`ContextPlan::messages`].
     pub first_message: usize,
     /// How many messages it contributes.
@@ -114,8 +211,9 @@ pub struct IncludedItem {
 /// An item, or a group of items, left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExcludedItem {
-    /// Stable id: `summary:<effort>`, `effort:<effort>`, `ambient:before:<seq>` (every ambient
-    /// message older than that sequence number), `evicted` (every evicted effort).
+    /// Stable id: `summary:<effort>`, `effort:<effort>`, `effort:<effort>@before:<turn>` (older
+    /// turns of a trimmed log), `ambient:before:<turn>` (every ambient exchange before that
+    /// turn), `ambient:<turn>`, `evicted` (every evicted effort), `pin:<n>`.
     pub id: String,
     /// Its section.
     pub section: Section,
@@ -144,26 +242,108 @@ pub struct PlanTotals {
     pub open_tokens: u64,
     /// The user message of the turn in progress.
     pub pending_tokens: u64,
+    /// Items kept by pins.
+    pub pinned_tokens: u64,
+    /// Items pulled in automatically.
+    pub auto_tokens: u64,
     /// Everything stored (the naive baseline), plus the pending message.
     pub naive_tokens: u64,
     /// Everything excluded.
     pub excluded_tokens: u64,
 }
 
-/// The working context of one request, and why it is what it is.
+/// The request budget and how much of it the plan uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budget {
+    /// The model's context window.
+    pub context_window: u64,
+    /// Tokens reserved for the answer.
+    pub reserved_output_tokens: u64,
+    /// What one request may use.
+    pub request_budget: u64,
+    /// What leased pins may use.
+    pub leased_budget: u64,
+    /// Tokens leased pins use in this plan.
+    pub leased_used: u64,
+    /// Whether the mandatory items alone (system prompt, current message) exceed the budget.
+    pub mandatory_over_budget: bool,
+}
+
+/// The one-line summary shown after the user's message, with its parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetMeter {
+    /// The context mode.
+    pub mode: ContextMode,
+    /// Items added automatically (retrieved, or kept by an automatic or ephemeral pin).
+    pub auto_items: u32,
+    /// Their tokens.
+    pub auto_tokens: u64,
+    /// Share of the request budget the whole plan uses, in percent.
+    pub percent_of_budget: f64,
+    /// E.g. `CTX Light · 3 auto items · +1.2k tokens · 61% of budget`.
+    pub line: String,
+}
+
+/// One part of a request, by reference to stored records: what replay needs to rebuild the
+/// exact request bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "part", rename_all = "snake_case")]
+pub enum RecipePart {
+    /// The system prompt, identified by the hash of its text.
+    System {
+        /// FNV-1a hash of the prompt text.
+        hash: String,
+    },
+    /// A summary line.
+    Summary {
+        /// The effort.
+        effort: String,
+        /// The summary text used.
+        text: String,
+    },
+    /// An effort log's header.
+    Header {
+        /// The effort.
+        effort: String,
+    },
+    /// Stored messages of one log, by sequence number, in order.
+    Messages {
+        /// The log.
+        log: LogRef,
+        /// Their sequence numbers.
+        seqs: Vec<u64>,
+    },
+    /// The user message of the turn in progress.
+    Pending {
+        /// Its text.
+        text: String,
+    },
+}
+
+/// The working context of one request, and why it is what it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextPlan {
-    /// A hash of the plan's content (items and message bytes), 16 hex digits. Equal plans have
-    /// equal ids on every platform.
+    /// A hash of the plan's content (items, reasons, budget, message bytes), 16 hex digits.
+    /// Equal plans have equal ids on every platform.
     pub plan_id: String,
+    /// A hash of the messages alone: the request bytes a replay must reproduce.
+    pub request_hash: String,
     /// The turn the plan was built in (the turn in progress, or the last one).
     pub turn: u64,
+    /// The context mode it was built with.
+    pub mode: ContextMode,
+    /// The budget.
+    pub budget: Budget,
     /// Included items in context order.
     pub included: Vec<IncludedItem>,
     /// Excluded items and groups.
     pub excluded: Vec<ExcludedItem>,
     /// Token totals.
     pub totals: PlanTotals,
+    /// The budget meter.
+    pub meter: BudgetMeter,
+    /// How to rebuild the messages from stored records.
+    pub recipe: Vec<RecipePart>,
     /// The messages, in order, exactly as they are sent.
     pub messages: Vec<ContextMessage>,
 }
@@ -173,64 +353,157 @@ impl ContextPlan {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("plans contain only serialisable data")
     }
+
+    /// The included item with this id.
+    pub fn item(&self, id: &str) -> Option<&IncludedItem> {
+        self.included.iter().find(|i| i.id == id)
+    }
+
+    /// The exclusion with this id.
+    pub fn exclusion(&self, id: &str) -> Option<&ExcludedItem> {
+        self.excluded.iter().find(|i| i.id == id)
+    }
 }
 
-struct Builder {
-    included: Vec<IncludedItem>,
-    excluded: Vec<ExcludedItem>,
-    messages: Vec<ContextMessage>,
-    totals: PlanTotals,
+/// What changed between two consecutive plans.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanDiff {
+    /// Items in the new plan that were not in the old one, with why they are in.
+    pub entered: Vec<DiffEntry>,
+    /// Items of the old plan that are not in the new one, with why they left.
+    pub left: Vec<DiffEntry>,
+    /// Items in both whose token count changed (a log that grew).
+    pub changed: Vec<DiffEntry>,
+    /// New total minus old total.
+    pub token_delta: i64,
 }
 
-impl Builder {
-    fn include(
-        &mut self,
-        id: String,
-        section: Section,
-        tokens: u64,
-        reason: InclusionReason,
-        messages: impl IntoIterator<Item = ContextMessage>,
-    ) {
-        let first_message = self.messages.len();
-        self.messages.extend(messages);
-        let message_count = self.messages.len() - first_message;
-        self.totals.context_tokens += tokens;
-        match section {
-            Section::System => self.totals.system_tokens += tokens,
-            Section::Summary => self.totals.summary_tokens += tokens,
-            Section::Ambient => self.totals.ambient_tokens += tokens,
-            Section::Expanded => self.totals.expansion_tokens += tokens,
-            Section::Open => self.totals.open_tokens += tokens,
-            Section::Pending => self.totals.pending_tokens += tokens,
-            Section::RawLog => {}
+/// One line of a [`PlanDiff`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffEntry {
+    /// The item id.
+    pub id: String,
+    /// Its tokens in the plan it is listed from (for `changed`, the new count).
+    pub tokens: u64,
+    /// Why: an inclusion reason code for entered items, an exclusion reason code (or `gone`)
+    /// for items that left, `grew`/`shrank` for changed ones.
+    pub why: String,
+}
+
+fn inclusion_code(reason: &InclusionReason) -> String {
+    serde_json::to_value(reason)
+        .ok()
+        .and_then(|v| v.get("code").and_then(|c| c.as_str()).map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Compares two plans: what entered, what left and why, what changed size.
+pub fn diff_plans(old: &ContextPlan, new: &ContextPlan) -> PlanDiff {
+    let old_items: BTreeMap<&str, &IncludedItem> =
+        old.included.iter().map(|i| (i.id.as_str(), i)).collect();
+    let new_items: BTreeMap<&str, &IncludedItem> =
+        new.included.iter().map(|i| (i.id.as_str(), i)).collect();
+    let mut diff = PlanDiff {
+        token_delta: new.totals.context_tokens as i64 - old.totals.context_tokens as i64,
+        ..PlanDiff::default()
+    };
+    for item in &new.included {
+        match old_items.get(item.id.as_str()) {
+            None => diff.entered.push(DiffEntry {
+                id: item.id.clone(),
+                tokens: item.tokens,
+                why: inclusion_code(&item.reason),
+            }),
+            Some(before) if before.tokens != item.tokens => diff.changed.push(DiffEntry {
+                id: item.id.clone(),
+                tokens: item.tokens,
+                why: if item.tokens > before.tokens {
+                    "grew"
+                } else {
+                    "shrank"
+                }
+                .to_string(),
+            }),
+            Some(_) => {}
         }
-        self.included.push(IncludedItem {
-            id,
-            section,
-            tokens,
-            reason,
-            first_message,
-            message_count,
-        });
     }
+    for item in &old.included {
+        if !new_items.contains_key(item.id.as_str()) {
+            let why = new
+                .excluded
+                .iter()
+                .find(|e| e.id == item.id)
+                .map(|e| e.reason.code().to_string())
+                .or_else(|| {
+                    // Ambient exchanges leave as part of the grouped window exclusion.
+                    item.id.starts_with("ambient:").then(|| {
+                        new.excluded
+                            .iter()
+                            .find(|e| e.id.starts_with("ambient:before:"))
+                            .map(|e| e.reason.code().to_string())
+                    })?
+                })
+                .unwrap_or_else(|| "gone".to_string());
+            diff.left.push(DiffEntry {
+                id: item.id.clone(),
+                tokens: item.tokens,
+                why,
+            });
+        }
+    }
+    diff
+}
 
-    fn exclude(
-        &mut self,
-        id: String,
-        section: Section,
-        tokens: u64,
-        count: u64,
-        reason: ExclusionReason,
-    ) {
-        self.totals.excluded_tokens += tokens;
-        self.excluded.push(ExcludedItem {
-            id,
-            section,
-            tokens,
-            count,
-            reason,
-        });
-    }
+// ----- building --------------------------------------------------------------------------
+
+/// How a candidate is rendered into messages.
+#[derive(Debug, Clone)]
+enum Part {
+    System,
+    Summary(usize),
+    /// Positions in the loaded ambient log.
+    Ambient(Vec<usize>),
+    /// An effort's log: header plus its messages from `first` on (earlier turns trimmed).
+    Log {
+        effort: usize,
+        first: usize,
+    },
+    Pending,
+}
+
+/// Fill tiers, in order.
+const TIER_MANDATORY: u8 = 0;
+const TIER_STICKY: u8 = 1;
+const TIER_ACTIVE: u8 = 2;
+const TIER_OPEN: u8 = 3;
+const TIER_EXPANDED: u8 = 4;
+const TIER_LEASED: u8 = 5;
+const TIER_AMBIENT: u8 = 6;
+const TIER_SUMMARY: u8 = 7;
+const TIER_EPHEMERAL: u8 = 8;
+
+/// Candidate groups whose atoms must stay contiguous: once one is left out for budget, the
+/// older ones are left out too, so the context never has a gap in the middle of a dialogue.
+const GROUP_AMBIENT: u8 = 1;
+
+#[derive(Debug, Clone)]
+struct Candidate {
+    id: String,
+    section: Section,
+    part: Part,
+    tokens: u64,
+    tier: u8,
+    /// Within a tier, higher first.
+    rank: (u32, u64),
+    /// Position in the rendered context.
+    render: (u8, u64, u64),
+    reason: InclusionReason,
+    ttl: TtlState,
+    activation: u32,
+    leased: bool,
+    auto: bool,
+    pinned: bool,
+    group: u8,
 }
 
 fn message(role: Role, content: &str) -> ContextMessage {
@@ -240,36 +513,173 @@ fn message(role: Role, content: &str) -> ContextMessage {
     }
 }
 
-impl Session {
-    /// Builds the context plan for the current state: the next request's messages, with the
-    /// reason for every candidate. The same state always gives a byte-identical plan.
-    pub fn build_plan(&self) -> ContextPlan {
-        let mut b = Builder {
-            included: Vec::new(),
-            excluded: Vec::new(),
-            messages: Vec::new(),
-            totals: PlanTotals::default(),
-        };
-        let turn = self.turn;
-        b.include(
-            "system".to_string(),
-            Section::System,
-            u64::from(self.system_tokens),
-            InclusionReason::SystemPrompt,
-            [message(Role::System, &self.system_prompt)],
-        );
+/// Where the turns of a log start, by position, newest last: `(turn, first position, tokens)`.
+fn turn_atoms(effort: &Effort) -> Vec<(u64, usize, u64)> {
+    let mut atoms: Vec<(u64, usize, u64)> = Vec::new();
+    for (position, m) in effort.messages.iter().enumerate() {
+        match atoms.last_mut() {
+            Some(last) if last.0 == m.turn => last.2 += u64::from(m.tokens),
+            _ => atoms.push((m.turn, position, u64::from(m.tokens))),
+        }
+    }
+    atoms
+}
 
-        let eviction = u64::from(self.config.summary_eviction_threshold);
-        let decay = u64::from(self.config.decay_threshold);
-        for &(_, index) in &self.in_memory {
+/// FNV-1a, 64 bits, as 16 hex digits. Enough to name a plan for replay and comparison (not a
+/// security boundary), and it needs no dependency.
+pub(crate) fn fnv_hex(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// An automatic retrieval for the user's message.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AutoHit {
+    pub(crate) effort: usize,
+    pub(crate) score: f64,
+    pub(crate) matched: Vec<String>,
+}
+
+impl Session {
+    /// Efforts the planner would pull in for `query`: concluded, out of working memory, not
+    /// expanded, matching by id or by at least `min_keyword_overlap` words.
+    pub(crate) fn auto_hits(&self, query: &str) -> Vec<AutoHit> {
+        let min = self.config.min_keyword_overlap as usize;
+        let Some(ranked) = self
+            .search
+            .search(query, &self.index, AUTO_SUMMARY_LIMIT * 3)
+        else {
+            return Vec::new();
+        };
+        ranked
+            .into_iter()
+            .filter(|hit| {
+                let effort = &self.efforts[hit.effort];
+                let in_memory = !effort.evicted;
+                let id_hit = hit.matched.contains(&effort.id);
+                !in_memory && (id_hit || hit.matched.len() >= min)
+            })
+            .take(AUTO_SUMMARY_LIMIT)
+            .map(|hit| AutoHit {
+                effort: hit.effort,
+                score: hit.score,
+                matched: hit.matched,
+            })
+            .collect()
+    }
+
+    /// Raw logs the next plan would include if they were loaded (pinned logs and Heavy mode's
+    /// best match). A host that opened the session from a store attaches them before planning.
+    pub fn logs_needed_for_plan(&self) -> Vec<String> {
+        let mut needed: BTreeSet<String> = BTreeSet::new();
+        for pin in &self.pins {
+            if let Some(id) = pin.target.strip_prefix("effort:") {
+                if self.effort(id).is_some_and(|e| e.log != LogState::Loaded) {
+                    needed.insert(id.to_string());
+                }
+            }
+        }
+        if self.config.context_mode == ContextMode::Heavy {
+            if let Some((text, _)) = self.pending_user_message() {
+                if let Some(best) = self.auto_hits(text).first() {
+                    let effort = &self.efforts[best.effort];
+                    if effort.log != LogState::Loaded {
+                        needed.insert(effort.id.clone());
+                    }
+                }
+            }
+        }
+        needed.into_iter().collect()
+    }
+
+    fn activation_of(&self, id: &str) -> u32 {
+        self.activation.get(id).copied().unwrap_or(0)
+    }
+
+    /// Builds the context plan for the current state: the next request's messages, with the
+    /// reason for every candidate, within the request budget. The same state always gives a
+    /// byte-identical plan.
+    pub fn build_plan(&self) -> ContextPlan {
+        self.plan(true)
+    }
+
+    /// Builds the plan; without `render`, messages, the recipe and the ids are left empty (what
+    /// token totals need, at a fraction of the cost).
+    pub(crate) fn plan(&self, render: bool) -> ContextPlan {
+        let turn = self.turn;
+        let config = &self.config;
+        let eviction = u64::from(config.summary_eviction_threshold);
+        let decay = u64::from(config.decay_threshold);
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut excluded: Vec<ExcludedItem> = Vec::new();
+        let exclude =
+            |excluded: &mut Vec<ExcludedItem>, id: String, section, tokens, count, reason| {
+                excluded.push(ExcludedItem {
+                    id,
+                    section,
+                    tokens,
+                    count,
+                    reason,
+                })
+            };
+
+        candidates.push(Candidate {
+            id: "system".to_string(),
+            section: Section::System,
+            part: Part::System,
+            tokens: u64::from(self.system_tokens),
+            tier: TIER_MANDATORY,
+            rank: (0, 0),
+            render: (0, 0, 0),
+            reason: InclusionReason::SystemPrompt,
+            ttl: TtlState::Permanent,
+            activation: 0,
+            leased: false,
+            auto: false,
+            pinned: false,
+            group: 0,
+        });
+        let pending = self.pending_user_message();
+        if let Some((_, tokens)) = pending {
+            candidates.push(Candidate {
+                id: "pending".to_string(),
+                section: Section::Pending,
+                part: Part::Pending,
+                tokens: u64::from(tokens),
+                tier: TIER_MANDATORY,
+                rank: (0, 0),
+                render: (7, 0, 0),
+                reason: InclusionReason::CurrentUserMessage,
+                ttl: TtlState::Ephemeral,
+                activation: 0,
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: 0,
+            });
+        }
+
+        // Summaries in working memory; their raw logs are excluded as summarized or decayed.
+        let expanded: BTreeMap<usize, usize> = self
+            .expanded
+            .iter()
+            .enumerate()
+            .map(|(order, e)| (e.effort, order))
+            .collect();
+        for &(seq, index) in &self.in_memory {
             let effort = &self.efforts[index];
             let Some(summary) = &effort.summary else {
                 continue;
             };
-            let expanded = self.expanded.iter().any(|e| e.effort == index);
-            if expanded {
-                b.exclude(
-                    format!("summary:{}", effort.id),
+            let summary_id = format!("summary:{}", effort.id);
+            if expanded.contains_key(&index) {
+                exclude(
+                    &mut excluded,
+                    summary_id,
                     Section::Summary,
                     u64::from(summary.tokens),
                     1,
@@ -278,22 +688,143 @@ impl Session {
                 continue;
             }
             let idle = turn - effort.last_referenced_turn;
-            b.include(
-                format!("summary:{}", effort.id),
-                Section::Summary,
-                u64::from(summary.tokens),
-                InclusionReason::RecentlyReferenced {
+            candidates.push(Candidate {
+                activation: self.activation_of(&summary_id),
+                rank: (self.activation_of(&summary_id), seq),
+                id: summary_id,
+                section: Section::Summary,
+                part: Part::Summary(index),
+                tokens: u64::from(summary.tokens),
+                tier: TIER_SUMMARY,
+                render: (1, seq, 0),
+                reason: InclusionReason::RecentlyReferenced {
                     turns_since_reference: idle,
                     turns_until_eviction: eviction.saturating_sub(idle),
                 },
-                [message(Role::System, &summary.rendered)],
-            );
+                ttl: TtlState::Eviction {
+                    turns: eviction.saturating_sub(idle),
+                },
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: 0,
+            });
+        }
+
+        // The ambient window, one candidate per exchange.
+        let window = self.ambient_window();
+        let window_start = self.ambient.len() - window.len();
+        let mut exchanges: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        for (offset, m) in window.iter().enumerate() {
+            exchanges
+                .entry(m.turn)
+                .or_default()
+                .push(window_start + offset);
+        }
+        for (&exchange_turn, positions) in &exchanges {
+            let id = format!("ambient:{exchange_turn}");
+            candidates.push(Candidate {
+                activation: self.activation_of(&id),
+                rank: (0, exchange_turn),
+                tokens: positions
+                    .iter()
+                    .map(|&p| u64::from(self.ambient[p].tokens))
+                    .sum(),
+                render: (2, self.ambient[positions[0]].seq, 0),
+                id,
+                section: Section::Ambient,
+                part: Part::Ambient(positions.clone()),
+                tier: TIER_AMBIENT,
+                reason: InclusionReason::AmbientWindow,
+                ttl: TtlState::Permanent,
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: GROUP_AMBIENT,
+            });
+        }
+
+        // Expanded logs, then open logs (the active one last).
+        for (order, e) in self.expanded.iter().enumerate() {
+            let effort = &self.efforts[e.effort];
+            let idle = turn - e.last_referenced_turn;
+            let id = format!("effort:{}", effort.id);
+            candidates.push(Candidate {
+                activation: self.activation_of(&id),
+                rank: (self.activation_of(&id), e.last_referenced_turn),
+                id,
+                section: Section::Expanded,
+                part: Part::Log {
+                    effort: e.effort,
+                    first: 0,
+                },
+                tokens: effort.raw_tokens,
+                tier: TIER_EXPANDED,
+                render: (3, order as u64, 0),
+                reason: InclusionReason::Expanded {
+                    turns_since_reference: idle,
+                    turns_until_auto_collapse: decay.saturating_sub(idle),
+                },
+                ttl: TtlState::Decay {
+                    turns: decay.saturating_sub(idle),
+                },
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: 0,
+            });
+        }
+        for (order, &index) in self.open.iter().enumerate() {
+            let effort = &self.efforts[index];
+            debug_assert_eq!(effort.status, EffortStatus::Open);
+            let active = Some(index) == self.active;
+            let id = format!("effort:{}", effort.id);
+            let last_activity = effort
+                .messages
+                .last()
+                .map_or(effort.opened_turn, |m| m.turn);
+            candidates.push(Candidate {
+                activation: self.activation_of(&id),
+                rank: (0, last_activity),
+                id,
+                section: Section::Open,
+                part: Part::Log {
+                    effort: index,
+                    first: 0,
+                },
+                tokens: effort.raw_tokens,
+                tier: if active { TIER_ACTIVE } else { TIER_OPEN },
+                render: if active {
+                    (6, 0, 0)
+                } else {
+                    (5, order as u64, 0)
+                },
+                reason: if active {
+                    InclusionReason::ActiveEffort
+                } else {
+                    InclusionReason::OpenEffort
+                },
+                ttl: TtlState::Permanent,
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: 0,
+            });
+        }
+
+        // Raw logs represented by their summaries, and the evicted group.
+        for &(_, index) in &self.in_memory {
+            if expanded.contains_key(&index) {
+                continue;
+            }
+            let effort = &self.efforts[index];
             let reason = if self.auto_collapsed_at.contains_key(&index) {
                 ExclusionReason::Decayed
             } else {
                 ExclusionReason::Summarized
             };
-            b.exclude(
+            exclude(
+                &mut excluded,
                 format!("effort:{}", effort.id),
                 Section::RawLog,
                 effort.raw_tokens,
@@ -302,7 +833,8 @@ impl Session {
             );
         }
         if self.evicted_count > 0 {
-            b.exclude(
+            exclude(
+                &mut excluded,
                 "evicted".to_string(),
                 Section::Summary,
                 self.evicted_tokens,
@@ -310,107 +842,629 @@ impl Session {
                 ExclusionReason::EvictedUnreferenced,
             );
         }
-
-        let window = self.ambient_window();
         // Older ambient messages of a session opened from a store are stored but not loaded;
         // they are outside the window all the same.
-        let outside = self.ambient_offset + (self.ambient.len() - window.len()) as u64;
+        let outside = self.ambient_offset + window_start as u64;
         if outside > 0 {
-            let outside_tokens =
-                self.ambient_tokens - window.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
-            b.exclude(
-                format!("ambient:before:{}", window.first().map_or(0, |m| m.seq)),
+            let window_tokens: u64 = window.iter().map(|m| u64::from(m.tokens)).sum();
+            let first_turn = window.first().map_or(turn + 1, |m| m.turn);
+            exclude(
+                &mut excluded,
+                format!("ambient:before:{first_turn}"),
                 Section::Ambient,
-                outside_tokens,
+                self.ambient_tokens - window_tokens,
                 outside,
                 ExclusionReason::OutsideAmbientWindow,
             );
         }
-        for m in window {
-            b.include(
-                format!("ambient:{}", m.seq),
-                Section::Ambient,
-                u64::from(m.tokens),
-                InclusionReason::AmbientWindow,
-                [message(m.role, &m.content)],
-            );
-        }
 
-        for expansion in &self.expanded {
-            let effort = &self.efforts[expansion.effort];
-            let idle = turn - expansion.last_referenced_turn;
-            b.include(
-                format!("effort:{}", effort.id),
-                Section::Expanded,
-                effort.raw_tokens,
-                InclusionReason::Expanded {
-                    turns_since_reference: idle,
-                    turns_until_auto_collapse: decay.saturating_sub(idle),
-                },
-                raw_log_messages(effort),
-            );
-        }
+        self.apply_pins(&mut candidates, &mut excluded);
+        self.add_auto_candidates(
+            &mut candidates,
+            &mut excluded,
+            pending.map(|(text, _)| text),
+        );
 
-        let background = self.open.iter().filter(|&&i| Some(i) != self.active);
-        for &index in background.chain(self.active.iter()) {
-            let effort = &self.efforts[index];
-            debug_assert_eq!(effort.status, EffortStatus::Open);
-            let reason = if Some(index) == self.active {
-                InclusionReason::ActiveEffort
-            } else {
-                InclusionReason::OpenEffort
+        self.fill(candidates, excluded, render)
+    }
+
+    /// Pins raise their targets' tier, or bring targets that are not in the working set.
+    fn apply_pins(&self, candidates: &mut Vec<Candidate>, excluded: &mut Vec<ExcludedItem>) {
+        for pin in &self.pins {
+            let (tier, ttl, leased) = match (&pin.kind, &pin.lease) {
+                (PinKind::Sticky, _) => (TIER_STICKY, TtlState::Permanent, false),
+                (PinKind::Leased, Some(LeaseScope::Turns { remaining })) => {
+                    (TIER_LEASED, TtlState::Lease { turns: *remaining }, true)
+                }
+                (PinKind::Leased, Some(LeaseScope::Task { effort })) => (
+                    TIER_LEASED,
+                    TtlState::Task {
+                        effort: effort.clone(),
+                    },
+                    true,
+                ),
+                (PinKind::Leased, None) => (TIER_LEASED, TtlState::Lease { turns: 0 }, true),
+                (PinKind::Ephemeral, _) => (TIER_EPHEMERAL, TtlState::Ephemeral, false),
             };
-            b.include(
-                format!("effort:{}", effort.id),
-                Section::Open,
-                effort.raw_tokens,
-                reason,
-                raw_log_messages(effort),
-            );
+            let reason = InclusionReason::Pinned {
+                kind: pin.kind,
+                pin: pin.id,
+            };
+            if let Some(existing) = candidates.iter_mut().find(|c| c.id == pin.target) {
+                // A pin never lowers an item's place: it only lifts it.
+                if tier < existing.tier {
+                    existing.tier = tier;
+                    existing.reason = reason;
+                    existing.ttl = ttl;
+                    existing.leased = leased;
+                }
+                existing.pinned = true;
+                continue;
+            }
+            let Some(candidate) =
+                self.pinned_candidate(&pin.target, tier, ttl, reason, leased, excluded)
+            else {
+                continue;
+            };
+            candidates.push(candidate);
+        }
+        for expired in &self.expired_pins {
+            excluded.push(ExcludedItem {
+                id: format!("pin:{}", expired.id),
+                section: section_of_target(&expired.target),
+                tokens: 0,
+                count: 1,
+                reason: ExclusionReason::TtlExpired,
+            });
+        }
+    }
+
+    /// A candidate for a pinned target that is not in the working set by itself.
+    fn pinned_candidate(
+        &self,
+        target: &str,
+        tier: u8,
+        ttl: TtlState,
+        reason: InclusionReason,
+        leased: bool,
+        excluded: &mut Vec<ExcludedItem>,
+    ) -> Option<Candidate> {
+        let base = |id: &str, section, part, tokens, render| Candidate {
+            id: id.to_string(),
+            section,
+            part,
+            tokens,
+            tier,
+            rank: (self.activation_of(id), 0),
+            render,
+            reason: reason.clone(),
+            ttl: ttl.clone(),
+            activation: self.activation_of(id),
+            leased,
+            auto: false,
+            pinned: true,
+            group: 0,
+        };
+        let (kind, rest) = target.split_once(':')?;
+        match kind {
+            "summary" => {
+                let index = *self.index.get(rest)?;
+                let effort = &self.efforts[index];
+                let summary = effort.summary.as_ref()?;
+                if self.expanded.iter().any(|e| e.effort == index) {
+                    return None;
+                }
+                Some(base(
+                    target,
+                    Section::Summary,
+                    Part::Summary(index),
+                    u64::from(summary.tokens),
+                    (1, effort.concluded_seq.unwrap_or_default(), 0),
+                ))
+            }
+            "effort" => {
+                let index = *self.index.get(rest)?;
+                let effort = &self.efforts[index];
+                if effort.log != LogState::Loaded {
+                    excluded.push(ExcludedItem {
+                        id: target.to_string(),
+                        section: Section::Expanded,
+                        tokens: effort.raw_tokens,
+                        count: 1,
+                        reason: ExclusionReason::NotLoaded,
+                    });
+                    return None;
+                }
+                // The pinned log stands in for the summary.
+                excluded.retain(|e| e.id != target);
+                Some(base(
+                    target,
+                    Section::Expanded,
+                    Part::Log {
+                        effort: index,
+                        first: 0,
+                    },
+                    effort.raw_tokens,
+                    (3, 1_000_000 + index as u64, 0),
+                ))
+            }
+            "ambient" => {
+                let exchange_turn: u64 = rest.parse().ok()?;
+                let positions: Vec<usize> = self
+                    .ambient
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .take_while(|(_, m)| m.turn >= exchange_turn)
+                    .filter(|(_, m)| m.turn == exchange_turn)
+                    .map(|(p, _)| p)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                let first = *positions.first()?;
+                let tokens = positions
+                    .iter()
+                    .map(|&p| u64::from(self.ambient[p].tokens))
+                    .sum();
+                Some(base(
+                    target,
+                    Section::Ambient,
+                    Part::Ambient(positions),
+                    tokens,
+                    (2, self.ambient[first].seq, 0),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Items pulled in for the user's message by the context mode (or listed as `mode_off`).
+    fn add_auto_candidates(
+        &self,
+        candidates: &mut Vec<Candidate>,
+        excluded: &mut Vec<ExcludedItem>,
+        query: Option<&str>,
+    ) {
+        let Some(query) = query else { return };
+        let hits = self.auto_hits(query);
+        for (rank, hit) in hits.iter().enumerate() {
+            let effort = &self.efforts[hit.effort];
+            let summary_id = format!("summary:{}", effort.id);
+            let Some(summary) = &effort.summary else {
+                continue;
+            };
+            if candidates
+                .iter()
+                .any(|c| c.id == summary_id || c.id == format!("effort:{}", effort.id))
+            {
+                continue;
+            }
+            if self.config.context_mode == ContextMode::Off {
+                excluded.push(ExcludedItem {
+                    id: summary_id,
+                    section: Section::Summary,
+                    tokens: u64::from(summary.tokens),
+                    count: 1,
+                    reason: ExclusionReason::ModeOff,
+                });
+                continue;
+            }
+            let heavy_best = self.config.context_mode == ContextMode::Heavy && rank == 0;
+            if heavy_best && effort.log == LogState::Loaded {
+                excluded.push(ExcludedItem {
+                    id: summary_id,
+                    section: Section::Summary,
+                    tokens: u64::from(summary.tokens),
+                    count: 1,
+                    reason: ExclusionReason::Superseded,
+                });
+                let id = format!("effort:{}", effort.id);
+                candidates.push(Candidate {
+                    activation: self.activation_of(&id),
+                    rank: (u32::MAX - rank as u32, 0),
+                    id,
+                    section: Section::Expanded,
+                    part: Part::Log {
+                        effort: hit.effort,
+                        first: 0,
+                    },
+                    tokens: effort.raw_tokens,
+                    tier: TIER_EPHEMERAL,
+                    render: (4, 0, 0),
+                    reason: InclusionReason::AutoExpanded { score: hit.score },
+                    ttl: TtlState::Ephemeral,
+                    leased: false,
+                    auto: true,
+                    pinned: false,
+                    group: 0,
+                });
+                continue;
+            }
+            candidates.push(Candidate {
+                activation: self.activation_of(&summary_id),
+                rank: (u32::MAX - rank as u32, 0),
+                id: summary_id,
+                section: Section::Summary,
+                part: Part::Summary(hit.effort),
+                tokens: u64::from(summary.tokens),
+                tier: TIER_EPHEMERAL,
+                render: (1, effort.concluded_seq.unwrap_or_default(), 0),
+                reason: InclusionReason::AutoRetrieved {
+                    score: hit.score,
+                    matched: hit.matched.clone(),
+                },
+                ttl: TtlState::Ephemeral,
+                leased: false,
+                auto: true,
+                pinned: false,
+                group: 0,
+            });
+        }
+    }
+
+    /// Fills the budget tier by tier and renders the included items in context order.
+    fn fill(
+        &self,
+        mut candidates: Vec<Candidate>,
+        mut excluded: Vec<ExcludedItem>,
+        render: bool,
+    ) -> ContextPlan {
+        let config = &self.config;
+        let budget = config.request_budget();
+        let leased_budget = u64::from(config.leased_token_budget);
+        candidates.sort_by(|a, b| {
+            (a.tier, Reverse(a.rank), &a.id).cmp(&(b.tier, Reverse(b.rank), &b.id))
+        });
+        let mut used = 0u64;
+        let mut leased_used = 0u64;
+        let mut closed_groups: BTreeSet<u8> = BTreeSet::new();
+        let mut chosen: Vec<(Candidate, u64, u32)> = Vec::new();
+        let mut mandatory_over_budget = false;
+        for mut candidate in candidates {
+            if candidate.tier == TIER_MANDATORY {
+                used += candidate.tokens;
+                mandatory_over_budget = used > budget;
+                chosen.push((candidate, 0, 1));
+                continue;
+            }
+            let leased_room = if candidate.leased {
+                leased_budget.saturating_sub(leased_used)
+            } else {
+                u64::MAX
+            };
+            let room = budget.saturating_sub(used).min(leased_room);
+            let over = |excluded: &mut Vec<ExcludedItem>,
+                        candidate: &Candidate,
+                        tokens: u64,
+                        count: u64| {
+                excluded.push(ExcludedItem {
+                    id: candidate.id.clone(),
+                    section: candidate.section,
+                    tokens,
+                    count,
+                    reason: ExclusionReason::OverBudget,
+                });
+            };
+            if candidate.group != 0 && closed_groups.contains(&candidate.group) {
+                over(&mut excluded, &candidate, candidate.tokens, 1);
+                continue;
+            }
+            match candidate.part {
+                Part::Log { effort, .. } => {
+                    let log = &self.efforts[effort];
+                    let header = u64::from(log.header_tokens);
+                    if header > room {
+                        over(&mut excluded, &candidate, candidate.tokens, 1);
+                        continue;
+                    }
+                    // Whole turns, newest first, while they fit; older ones are left out together.
+                    let atoms = turn_atoms(log);
+                    let mut kept_tokens = header;
+                    let mut first = log.messages.len();
+                    let mut kept = 0u32;
+                    for &(_, position, tokens) in atoms.iter().rev() {
+                        if kept_tokens + tokens > room {
+                            break;
+                        }
+                        kept_tokens += tokens;
+                        first = position;
+                        kept += 1;
+                    }
+                    let dropped = atoms.len() as u64 - u64::from(kept);
+                    if dropped > 0 {
+                        let cut_turn = atoms[atoms.len() - kept as usize - 1].0 + 1;
+                        excluded.push(ExcludedItem {
+                            id: format!("{}@before:{cut_turn}", candidate.id),
+                            section: candidate.section,
+                            tokens: candidate.tokens - kept_tokens,
+                            count: dropped,
+                            reason: ExclusionReason::OverBudget,
+                        });
+                    }
+                    candidate.part = Part::Log { effort, first };
+                    used += kept_tokens;
+                    if candidate.leased {
+                        leased_used += kept_tokens;
+                    }
+                    chosen.push((candidate, kept_tokens, kept + 1));
+                }
+                _ if candidate.tokens <= room => {
+                    used += candidate.tokens;
+                    if candidate.leased {
+                        leased_used += candidate.tokens;
+                    }
+                    let tokens = candidate.tokens;
+                    chosen.push((candidate, tokens, 1));
+                }
+                _ => {
+                    if candidate.group != 0 {
+                        closed_groups.insert(candidate.group);
+                    }
+                    over(&mut excluded, &candidate, candidate.tokens, 1);
+                }
+            }
         }
 
-        if let Some((text, tokens)) = self.pending_user_message() {
-            b.include(
-                "pending".to_string(),
-                Section::Pending,
-                u64::from(tokens),
-                InclusionReason::CurrentUserMessage,
-                [message(Role::User, text)],
-            );
-        }
-        b.totals.naive_tokens = self.naive_tokens() + b.totals.pending_tokens;
-
+        chosen.sort_by(|a, b| (a.0.render, &a.0.id).cmp(&(b.0.render, &b.0.id)));
         let mut plan = ContextPlan {
             plan_id: String::new(),
-            turn,
-            included: b.included,
-            excluded: b.excluded,
-            totals: b.totals,
-            messages: b.messages,
+            request_hash: String::new(),
+            turn: self.turn,
+            mode: config.context_mode,
+            budget: Budget {
+                context_window: u64::from(config.context_window),
+                reserved_output_tokens: u64::from(config.reserved_output_tokens),
+                request_budget: budget,
+                leased_budget,
+                leased_used,
+                mandatory_over_budget,
+            },
+            included: Vec::with_capacity(chosen.len()),
+            excluded,
+            totals: PlanTotals::default(),
+            meter: BudgetMeter {
+                mode: config.context_mode,
+                auto_items: 0,
+                auto_tokens: 0,
+                percent_of_budget: 0.0,
+                line: String::new(),
+            },
+            recipe: Vec::new(),
+            messages: Vec::new(),
         };
-        plan.plan_id = plan_hash(&plan);
+        for (candidate, tokens, atoms) in chosen {
+            let tokens = if candidate.tier == TIER_MANDATORY {
+                candidate.tokens
+            } else {
+                tokens
+            };
+            let first_message = plan.messages.len();
+            if render {
+                self.render(&candidate.part, &mut plan.messages, &mut plan.recipe);
+            }
+            let totals = &mut plan.totals;
+            totals.context_tokens += tokens;
+            match candidate.section {
+                Section::System => totals.system_tokens += tokens,
+                Section::Summary => totals.summary_tokens += tokens,
+                Section::Ambient => totals.ambient_tokens += tokens,
+                Section::Expanded => totals.expansion_tokens += tokens,
+                Section::Open => totals.open_tokens += tokens,
+                Section::Pending => totals.pending_tokens += tokens,
+                Section::RawLog => {}
+            }
+            if candidate.pinned {
+                totals.pinned_tokens += tokens;
+            }
+            let automatic = candidate.auto
+                || matches!(candidate.ttl, TtlState::Ephemeral) && candidate.tier == TIER_EPHEMERAL;
+            if automatic {
+                totals.auto_tokens += tokens;
+                plan.meter.auto_items += 1;
+                plan.meter.auto_tokens += tokens;
+            }
+            plan.included.push(IncludedItem {
+                id: candidate.id,
+                section: candidate.section,
+                tokens,
+                reason: candidate.reason,
+                priority: candidate.tier,
+                ttl: candidate.ttl,
+                depends_on: Vec::new(),
+                activation: candidate.activation,
+                atoms,
+                first_message,
+                message_count: plan.messages.len() - first_message,
+            });
+        }
+        plan.totals.naive_tokens = self.naive_tokens() + plan.totals.pending_tokens;
+        plan.totals.excluded_tokens = plan.excluded.iter().map(|e| e.tokens).sum();
+        plan.meter.percent_of_budget = if budget == 0 {
+            0.0
+        } else {
+            (plan.totals.context_tokens as f64 * 1000.0 / budget as f64).round() / 10.0
+        };
+        plan.meter.line = meter_line(&plan.meter);
+        if !render {
+            return plan;
+        }
+        plan.request_hash =
+            fnv_hex(&serde_json::to_vec(&plan.messages).expect("messages serialise"));
+        plan.plan_id = fnv_hex(&serde_json::to_vec(&plan).expect("plans serialise"));
         plan
+    }
+
+    fn render(
+        &self,
+        part: &Part,
+        messages: &mut Vec<ContextMessage>,
+        recipe: &mut Vec<RecipePart>,
+    ) {
+        match part {
+            Part::System => {
+                messages.push(message(Role::System, &self.system_prompt));
+                recipe.push(RecipePart::System {
+                    hash: fnv_hex(self.system_prompt.as_bytes()),
+                });
+            }
+            Part::Summary(index) => {
+                let effort = &self.efforts[*index];
+                if let Some(summary) = &effort.summary {
+                    messages.push(message(Role::System, &summary.rendered));
+                    recipe.push(RecipePart::Summary {
+                        effort: effort.id.clone(),
+                        text: summary.text.clone(),
+                    });
+                }
+            }
+            Part::Ambient(positions) => {
+                for &p in positions {
+                    let m = &self.ambient[p];
+                    messages.push(message(m.role, &m.content));
+                }
+                recipe.push(RecipePart::Messages {
+                    log: LogRef::Ambient,
+                    seqs: positions.iter().map(|&p| self.ambient[p].seq).collect(),
+                });
+            }
+            Part::Log { effort, first } => {
+                let effort = &self.efforts[*effort];
+                messages.push(message(Role::System, &effort.header));
+                recipe.push(RecipePart::Header {
+                    effort: effort.id.clone(),
+                });
+                let kept = &effort.messages[*first..];
+                messages.extend(kept.iter().map(|m| message(m.role, &m.content)));
+                if !kept.is_empty() {
+                    recipe.push(RecipePart::Messages {
+                        log: LogRef::Effort(effort.id.clone()),
+                        seqs: kept.iter().map(|m| m.seq).collect(),
+                    });
+                }
+            }
+            Part::Pending => {
+                if let Some((text, _)) = self.pending_user_message() {
+                    messages.push(message(Role::User, text));
+                    recipe.push(RecipePart::Pending {
+                        text: text.to_string(),
+                    });
+                }
+            }
+        }
     }
 
     /// The messages of the working context, in order (the plan's messages).
     pub fn build_context(&self) -> Vec<ContextMessage> {
         self.build_plan().messages
     }
-}
 
-fn raw_log_messages(effort: &crate::model::Effort) -> impl Iterator<Item = ContextMessage> + '_ {
-    std::iter::once(message(Role::System, &effort.header))
-        .chain(effort.messages.iter().map(|m| message(m.role, &m.content)))
-}
-
-/// FNV-1a over the plan's canonical JSON (with an empty id). FNV is enough here: the id names a
-/// plan for replay and comparison, it is not a security boundary, and it needs no dependency.
-fn plan_hash(plan: &ContextPlan) -> String {
-    let bytes = serde_json::to_vec(plan).expect("plans contain only serialisable data");
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    /// Rebuilds a request's messages from a stored recipe, reading every part from the stored
+    /// records: the check that a logged plan can be replayed to identical request bytes.
+    ///
+    /// # Errors
+    /// A sentence naming the first part that cannot be rebuilt (a message not loaded or not
+    /// stored, a system prompt that changed since).
+    pub fn replay_recipe(&self, recipe: &[RecipePart]) -> Result<Vec<ContextMessage>, String> {
+        let mut messages = Vec::new();
+        for part in recipe {
+            match part {
+                RecipePart::System { hash } => {
+                    if *hash != fnv_hex(self.system_prompt.as_bytes()) {
+                        return Err(
+                            "the system prompt changed since this plan was made".to_string()
+                        );
+                    }
+                    messages.push(message(Role::System, &self.system_prompt));
+                }
+                RecipePart::Summary { effort, text } => {
+                    messages.push(message(
+                        Role::System,
+                        &crate::prompt::summary_line(effort, text),
+                    ));
+                }
+                RecipePart::Header { effort } => {
+                    let e = self
+                        .effort(effort)
+                        .ok_or_else(|| format!("effort '{effort}' is not stored"))?;
+                    messages.push(message(Role::System, &e.header));
+                }
+                RecipePart::Messages { log, seqs } => {
+                    let stored: &[crate::model::Message] = match log {
+                        LogRef::Ambient => &self.ambient,
+                        LogRef::Effort(id) => {
+                            &self
+                                .effort(id)
+                                .ok_or_else(|| format!("effort '{id}' is not stored"))?
+                                .messages
+                        }
+                    };
+                    for seq in seqs {
+                        let position = stored
+                            .binary_search_by_key(seq, |m| m.seq)
+                            .map_err(|_| format!("message {seq} is not loaded"))?;
+                        let m = &stored[position];
+                        messages.push(message(m.role, &m.content));
+                    }
+                }
+                RecipePart::Pending { text } => messages.push(message(Role::User, text)),
+            }
+        }
+        Ok(messages)
     }
-    format!("{hash:016x}")
+}
+
+fn section_of_target(target: &str) -> Section {
+    match target.split_once(':').map(|(kind, _)| kind) {
+        Some("summary") => Section::Summary,
+        Some("ambient") => Section::Ambient,
+        _ => Section::Expanded,
+    }
+}
+
+/// `1234` → `1.2k`, `999` → `999`.
+fn compact_tokens(tokens: u64) -> String {
+    if tokens >= 1000 {
+        format!("{:.1}k", tokens as f64 / 1000.0)
+    } else {
+        tokens.to_string()
+    }
+}
+
+fn meter_line(meter: &BudgetMeter) -> String {
+    format!(
+        "CTX {} · {} auto item{} · +{} tokens · {}% of budget",
+        meter.mode.label(),
+        meter.auto_items,
+        if meter.auto_items == 1 { "" } else { "s" },
+        compact_tokens(meter.auto_tokens),
+        meter.percent_of_budget.round() as u64
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meter_line_reads_like_the_specification() {
+        let meter = BudgetMeter {
+            mode: ContextMode::Light,
+            auto_items: 3,
+            auto_tokens: 1234,
+            percent_of_budget: 61.2,
+            line: String::new(),
+        };
+        assert_eq!(
+            meter_line(&meter),
+            "CTX Light · 3 auto items · +1.2k tokens · 61% of budget"
+        );
+        assert_eq!(compact_tokens(999), "999");
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        assert_eq!(fnv_hex(b""), "cbf29ce484222325");
+        assert_eq!(fnv_hex(b"a"), "af63dc4c8601ec8c");
+    }
 }

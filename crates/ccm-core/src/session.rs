@@ -46,6 +46,8 @@ pub(crate) struct TurnState {
     pub(crate) touched: BTreeSet<usize>,
     /// What `abort_turn` restores.
     pub(crate) undo: Undo,
+    /// Set once `end_turn` has stored the exchange: the user text is no longer pending.
+    pub(crate) stored: bool,
 }
 
 /// The state before a turn, recorded lazily: session-wide fields up front (they are small or
@@ -64,6 +66,51 @@ pub(crate) struct Undo {
     decay: DecayStats,
     auto_collapsed_removed: Vec<(usize, u64)>,
     next_concluded_seq: u64,
+    pins: Vec<crate::pins::Pin>,
+    next_pin_id: u64,
+    auto_collapsed_added: Vec<usize>,
+    activation: BTreeMap<String, u32>,
+    expired_pins: Vec<crate::pins::Pin>,
+    ambient_tokens: u64,
+    next_seq: u64,
+    history_len: usize,
+}
+
+impl Undo {
+    /// A placeholder for copies of a turn state that are never restored.
+    fn empty() -> Undo {
+        Undo {
+            efforts_len: 0,
+            efforts: BTreeMap::new(),
+            open: Vec::new(),
+            active: None,
+            in_memory: BTreeSet::new(),
+            evicted_count: 0,
+            evicted_tokens: 0,
+            effort_raw_total: 0,
+            expanded: Vec::new(),
+            decay: DecayStats::default(),
+            auto_collapsed_removed: Vec::new(),
+            next_concluded_seq: 0,
+            pins: Vec::new(),
+            next_pin_id: 0,
+            auto_collapsed_added: Vec::new(),
+            activation: BTreeMap::new(),
+            expired_pins: Vec::new(),
+            ambient_tokens: 0,
+            next_seq: 0,
+            history_len: 0,
+        }
+    }
+}
+
+/// What rewinding one completed turn needs: the state before it, recorded the same lazy way as
+/// an abort's undo record (effort metadata only, never raw logs). Kept for the last
+/// [`Session::REWIND_TURNS`] turns, so a branch can be forked at any of them.
+#[derive(Debug, Clone)]
+pub(crate) struct TurnDelta {
+    pub(crate) turn: u64,
+    undo: Undo,
 }
 
 /// What `end_turn` reports.
@@ -127,6 +174,17 @@ pub struct Session {
     pub(crate) history_saved: usize,
     /// Write batches taken so far; a store refuses a batch built on another revision.
     pub(crate) revision: u64,
+    /// Pins in creation order.
+    pub(crate) pins: Vec<crate::pins::Pin>,
+    pub(crate) next_pin_id: u64,
+    /// Leases that ran out at the end of the last turn (reported once, as `ttl_expired`).
+    pub(crate) expired_pins: Vec<crate::pins::Pin>,
+    /// Activation score per candidate id, in thousandths.
+    pub(crate) activation: BTreeMap<String, u32>,
+    /// Rewind deltas of the last completed turns, oldest first.
+    pub(crate) rewind: std::collections::VecDeque<TurnDelta>,
+    /// This session's branch.
+    pub(crate) branch: crate::branch::BranchInfo,
 }
 
 impl fmt::Debug for Session {
@@ -284,6 +342,11 @@ pub struct SearchResults {
 }
 
 impl Session {
+    /// Completed turns that can be rewound (for forking a branch at an earlier turn). Each
+    /// delta holds only effort metadata and working-set state, so this bounds memory while
+    /// covering any realistic "branch from here" in a conversation.
+    pub const REWIND_TURNS: usize = 1_000;
+
     /// Most hits `search_efforts` returns. Every hit counts as a reference and returns to working
     /// memory, so a small number keeps a vague query from flooding the context.
     pub const SEARCH_LIMIT: usize = 5;
@@ -330,6 +393,12 @@ impl Session {
             unsaved_messages: Vec::new(),
             history_saved: 0,
             revision: 0,
+            pins: Vec::new(),
+            next_pin_id: 1,
+            expired_pins: Vec::new(),
+            activation: BTreeMap::new(),
+            rewind: std::collections::VecDeque::new(),
+            branch: crate::branch::BranchInfo::main(),
         })
     }
 
@@ -357,6 +426,36 @@ impl Session {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Replaces the configuration between turns (the app's per-session settings). Thresholds,
+    /// the window and the context mode take effect from the next plan; a new system prompt is
+    /// counted once here.
+    ///
+    /// # Errors
+    /// [`crate::ConfigError`] when the configuration is invalid, when a turn is in progress,
+    /// or when it changes the encoding (stored counts were made with the old one: export and
+    /// import the session to recount it).
+    pub fn set_config(&mut self, config: Config) -> Result<(), crate::ConfigError> {
+        config.validate()?;
+        if self.in_turn() {
+            return Err(crate::ConfigError::Invalid(
+                "the configuration cannot change during a turn".to_string(),
+            ));
+        }
+        if config.encoding != self.config.encoding {
+            return Err(crate::ConfigError::Invalid(format!(
+                "the encoding cannot change from {} to {} in place: stored counts were made with the old one; export the session and import it with the new encoding",
+                self.config.encoding.name(),
+                config.encoding.name()
+            )));
+        }
+        if config.system_prompt != self.config.system_prompt {
+            self.system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
+            self.system_tokens = self.counter.count(&self.system_prompt);
+        }
+        self.config = config;
+        Ok(())
     }
 
     /// The token counter every count of this session is made with.
@@ -493,6 +592,14 @@ impl Session {
             decay: self.decay.clone(),
             auto_collapsed_removed: Vec::new(),
             next_concluded_seq: self.next_concluded_seq,
+            pins: self.pins.clone(),
+            next_pin_id: self.next_pin_id,
+            auto_collapsed_added: Vec::new(),
+            activation: self.activation.clone(),
+            expired_pins: self.expired_pins.clone(),
+            ambient_tokens: self.ambient_tokens,
+            next_seq: self.next_seq,
+            history_len: self.history.len(),
         };
         self.turn += 1;
         self.turn_state = Some(TurnState {
@@ -505,6 +612,7 @@ impl Session {
             events: Vec::new(),
             touched: BTreeSet::new(),
             undo,
+            stored: false,
         });
         Ok(self.turn)
     }
@@ -516,9 +624,31 @@ impl Session {
     /// [`TurnError::NotInTurn`] without a matching `begin_turn`.
     pub fn abort_turn(&mut self) -> Result<String, TurnError> {
         let state = self.turn_state.take().ok_or(TurnError::NotInTurn)?;
-        let undo = state.undo;
-        // Efforts opened in this turn have no messages yet (messages are stored by end_turn),
-        // so taking them out again loses nothing.
+        self.restore(self.turn, state.undo);
+        self.last_banner = None;
+        Ok(state.user_text)
+    }
+
+    /// Rewinds one completed turn (for forking at an earlier turn).
+    pub(crate) fn rewind_delta(&mut self, delta: TurnDelta) {
+        self.restore(delta.turn, delta.undo);
+    }
+
+    /// Puts the session back as it was before `turn` began, from that turn's undo record: its
+    /// messages (if it was completed) leave the logs, every changed effort record and the
+    /// session-wide state return to their earlier values. Used by `abort_turn` and to rewind
+    /// completed turns when forking a branch.
+    fn restore(&mut self, turn: u64, undo: Undo) {
+        // Messages stored by the turn sit at the ends of their logs.
+        while self.ambient.last().is_some_and(|m| m.turn >= turn) {
+            self.ambient.pop();
+        }
+        for effort in &mut self.efforts {
+            while effort.messages.last().is_some_and(|m| m.turn >= turn) {
+                effort.messages.pop();
+            }
+        }
+        // Efforts opened in the turn go again (their messages, if any, just left with it).
         while self.efforts.len() > undo.efforts_len {
             let index = self.efforts.len() - 1;
             let effort = self.efforts.pop().expect("length checked");
@@ -544,8 +674,11 @@ impl Session {
                 self.search.insert(index, &self.efforts[index]);
             }
         }
-        for (index, turn) in undo.auto_collapsed_removed {
-            self.auto_collapsed_at.insert(index, turn);
+        for index in undo.auto_collapsed_added {
+            self.auto_collapsed_at.remove(&index);
+        }
+        for (index, collapsed_turn) in undo.auto_collapsed_removed {
+            self.auto_collapsed_at.insert(index, collapsed_turn);
         }
         self.open = undo.open;
         self.active = undo.active;
@@ -556,9 +689,21 @@ impl Session {
         self.expanded = undo.expanded;
         self.decay = undo.decay;
         self.next_concluded_seq = undo.next_concluded_seq;
-        self.last_banner = None;
-        self.turn -= 1;
-        Ok(state.user_text)
+        self.pins = undo.pins;
+        self.next_pin_id = undo.next_pin_id;
+        self.activation = undo.activation;
+        self.expired_pins = undo.expired_pins;
+        self.ambient_tokens = undo.ambient_tokens;
+        self.next_seq = undo.next_seq;
+        self.history.truncate(undo.history_len);
+        self.history_saved = self.history_saved.min(self.history.len());
+        self.unsaved_messages.retain(|&(log, position)| match log {
+            Some(index) => {
+                index < self.efforts.len() && position < self.efforts[index].messages.len()
+            }
+            None => position < self.ambient.len(),
+        });
+        self.turn = turn - 1;
     }
 
     /// The one way to change an effort record: it records the undo copy for a turn in progress
@@ -585,6 +730,7 @@ impl Session {
     pub fn pending_user_message(&self) -> Option<(&str, u32)> {
         self.turn_state
             .as_ref()
+            .filter(|t| !t.stored)
             .map(|t| (t.user_text.as_str(), t.user_tokens))
     }
 
@@ -599,7 +745,29 @@ impl Session {
     /// # Errors
     /// [`TurnError::NotInTurn`] without a matching `begin_turn`.
     pub fn end_turn(&mut self, assistant_text: &str, at_ms: u64) -> Result<TurnReport, TurnError> {
-        let state = self.turn_state.take().ok_or(TurnError::NotInTurn)?;
+        if self.turn_state.is_none() {
+            return Err(TurnError::NotInTurn);
+        }
+        // The plan of the turn's request decides which leases count down and which automatic
+        // items were shown; it must be taken before the exchange is stored.
+        let request_plan = self.plan(false);
+        // The turn state stays in place until the end, so that every change made by routing
+        // and salience is recorded in the turn's undo record (which becomes its rewind delta).
+        let state = {
+            let live = self.turn_state.as_mut().ok_or(TurnError::NotInTurn)?;
+            TurnState {
+                user_text: live.user_text.clone(),
+                user_tokens: live.user_tokens,
+                at_ms: live.at_ms,
+                active_before: live.active_before,
+                opened: live.opened.clone(),
+                banners: std::mem::take(&mut live.banners),
+                events: std::mem::take(&mut live.events),
+                touched: live.touched.clone(),
+                undo: Undo::empty(),
+                stored: true,
+            }
+        };
         let target = state.active_before.or_else(|| {
             self.active
                 .filter(|a| state.opened.contains(a))
@@ -643,6 +811,9 @@ impl Session {
             }
         }
 
+        if let Some(live) = self.turn_state.as_mut() {
+            live.stored = true;
+        }
         let before_salience = self.working_tokens();
         let mut banners = state.banners;
         let mut events = state.events;
@@ -653,8 +824,18 @@ impl Session {
             &mut banners,
             &mut events,
         );
+        self.update_pins_and_activation(&request_plan, &state.user_text, assistant_text);
         let metrics = self.metrics_point(before_salience, events);
         self.history.push(metrics.clone());
+        if let Some(finished) = self.turn_state.take() {
+            if self.rewind.len() == Session::REWIND_TURNS {
+                self.rewind.pop_front();
+            }
+            self.rewind.push_back(TurnDelta {
+                turn: self.turn,
+                undo: finished.undo,
+            });
+        }
         Ok(TurnReport {
             turn: self.turn,
             routed_to: target.map(|i| self.efforts[i].id.clone()),
@@ -733,7 +914,15 @@ impl Session {
                 self.decay
                     .record_collapse(turn - expansion.expanded_turn, true);
                 self.decay.decayed_resident_tokens += effort.raw_tokens;
-                self.auto_collapsed_at.insert(expansion.effort, turn);
+                if self
+                    .auto_collapsed_at
+                    .insert(expansion.effort, turn)
+                    .is_none()
+                {
+                    if let Some(state) = &mut self.turn_state {
+                        state.undo.auto_collapsed_added.push(expansion.effort);
+                    }
+                }
             } else {
                 position += 1;
             }
@@ -766,33 +955,148 @@ impl Session {
         }
     }
 
-    /// Tokens of the working context as it stands: the sum of the stored counts of every
-    /// included item. Cost follows the working set, never the history.
-    pub fn working_tokens(&self) -> u64 {
-        let mut total = u64::from(self.system_tokens);
-        for &(_, index) in &self.in_memory {
-            if !self.expanded.iter().any(|e| e.effort == index) {
-                total += self.efforts[index]
-                    .summary
-                    .as_ref()
-                    .map_or(0, |s| u64::from(s.tokens));
+    /// Leases, ephemeral pins, promotion and activation, after the turn's exchange is stored.
+    ///
+    /// - A turn-counted lease loses one turn only if its item was in the turn's request.
+    /// - A task lease ends when its effort is no longer open.
+    /// - An ephemeral pin ends after its one request, unless its target was referenced again,
+    ///   which promotes it to a lease once it has been referenced in
+    ///   [`crate::pins::PROMOTE_AFTER_REFERENCES`] turns.
+    /// - An automatically retrieved item that the user or the model referenced becomes an
+    ///   ephemeral pin, so it is there for the next request too.
+    /// - Activation decays by a fifth per turn; inclusion adds 1.0, a reference 2.0.
+    fn update_pins_and_activation(
+        &mut self,
+        request_plan: &crate::plan::ContextPlan,
+        user_text: &str,
+        assistant_text: &str,
+    ) {
+        use crate::pins::{LeaseScope, Pin, PinKind, PinOrigin};
+        use crate::plan::InclusionReason;
+        let min_overlap = self.config.min_keyword_overlap as usize;
+        let texts = [
+            PreparedText::new(user_text),
+            PreparedText::new(assistant_text),
+        ];
+        let referenced = |session: &Session, target: &str| -> bool {
+            let Some((_, rest)) = target.split_once(':') else {
+                return false;
+            };
+            match session.effort(rest) {
+                Some(effort) => {
+                    let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
+                    texts
+                        .iter()
+                        .any(|t| t.references(&effort.id, keywords, min_overlap))
+                }
+                None => false,
+            }
+        };
+        let included: BTreeSet<&str> = request_plan
+            .included
+            .iter()
+            .map(|i| i.id.as_str())
+            .collect();
+
+        let mut kept: Vec<Pin> = Vec::with_capacity(self.pins.len());
+        let mut expired: Vec<Pin> = Vec::new();
+        for mut pin in std::mem::take(&mut self.pins) {
+            match (pin.kind, pin.lease.clone()) {
+                (PinKind::Sticky, _) => kept.push(pin),
+                (PinKind::Leased, Some(LeaseScope::Turns { remaining })) => {
+                    let remaining = if included.contains(pin.target.as_str()) {
+                        remaining.saturating_sub(1)
+                    } else {
+                        remaining
+                    };
+                    if remaining == 0 {
+                        expired.push(pin);
+                    } else {
+                        pin.lease = Some(LeaseScope::Turns { remaining });
+                        kept.push(pin);
+                    }
+                }
+                (PinKind::Leased, Some(LeaseScope::Task { effort })) => {
+                    if self
+                        .effort(&effort)
+                        .is_some_and(|e| e.status == EffortStatus::Open)
+                    {
+                        kept.push(pin);
+                    } else {
+                        expired.push(pin);
+                    }
+                }
+                (PinKind::Leased, None) => expired.push(pin),
+                (PinKind::Ephemeral, _) => {
+                    if referenced(self, &pin.target) {
+                        pin.references += 1;
+                        if pin.references >= crate::pins::PROMOTE_AFTER_REFERENCES {
+                            pin.kind = PinKind::Leased;
+                            pin.lease = Some(LeaseScope::Turns {
+                                remaining: crate::pins::DEFAULT_LEASE_TURNS,
+                            });
+                        }
+                        kept.push(pin);
+                    }
+                    // An ephemeral pin that was not referenced simply ends: that is its nature,
+                    // not an expiry worth reporting.
+                }
             }
         }
-        total += self
-            .ambient_window()
-            .iter()
-            .map(|m| u64::from(m.tokens))
-            .sum::<u64>();
-        total += self.expansion_tokens();
-        total += self
-            .open
-            .iter()
-            .map(|&i| self.efforts[i].raw_tokens)
-            .sum::<u64>();
-        if let Some(state) = &self.turn_state {
-            total += u64::from(state.user_tokens);
+        self.pins = kept;
+        self.expired_pins = expired;
+
+        for item in &request_plan.included {
+            let automatic = matches!(
+                item.reason,
+                InclusionReason::AutoRetrieved { .. } | InclusionReason::AutoExpanded { .. }
+            );
+            if automatic && self.pin_for(&item.id).is_none() && referenced(self, &item.id) {
+                let pin = Pin {
+                    id: self.next_pin_id,
+                    target: item.id.clone(),
+                    kind: PinKind::Ephemeral,
+                    origin: PinOrigin::Auto,
+                    lease: None,
+                    created_turn: self.turn,
+                    references: 1,
+                };
+                self.next_pin_id += 1;
+                self.pins.push(pin);
+            }
         }
-        total
+
+        // Activation: decay, then credit inclusion and references.
+        for value in self.activation.values_mut() {
+            *value = *value * 4 / 5;
+        }
+        for item in &request_plan.included {
+            if item.id.starts_with("summary:") || item.id.starts_with("effort:") {
+                *self.activation.entry(item.id.clone()).or_insert(0) += 1000;
+            }
+        }
+        let mentioned: Vec<String> = self
+            .in_memory
+            .iter()
+            .map(|&(_, i)| &self.efforts[i])
+            .chain(self.open.iter().map(|&i| &self.efforts[i]))
+            .filter(|e| {
+                e.last_referenced_turn == self.turn || referenced(self, &format!("effort:{}", e.id))
+            })
+            .map(|e| e.id.clone())
+            .collect();
+        for id in mentioned {
+            for prefix in ["summary", "effort"] {
+                *self.activation.entry(format!("{prefix}:{id}")).or_insert(0) += 2000;
+            }
+        }
+        self.activation.retain(|_, value| *value >= 50);
+    }
+
+    /// Tokens of the working context as it stands: the plan's total, from stored counts.
+    /// Cost follows the working set, never the history.
+    pub fn working_tokens(&self) -> u64 {
+        self.plan(false).totals.context_tokens
     }
 
     /// Tokens currently loaded by expanded efforts.

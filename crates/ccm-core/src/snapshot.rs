@@ -55,6 +55,19 @@ pub struct SessionDocument {
     pub auto_collapsed_at: BTreeMap<String, u64>,
     /// The per-turn metrics.
     pub history: Vec<TurnMetrics>,
+    /// Pins in creation order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<crate::pins::Pin>,
+    /// Next pin number.
+    #[serde(default = "first_pin_id")]
+    pub next_pin_id: u64,
+    /// Activation scores by candidate id (thousandths).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub activation: BTreeMap<String, u32>,
+}
+
+fn first_pin_id() -> u64 {
+    1
 }
 
 impl Session {
@@ -85,6 +98,9 @@ impl Session {
                 .map(|(&i, &t)| (self.efforts[i].id.clone(), t))
                 .collect(),
             history: self.history.clone(),
+            pins: self.pins.clone(),
+            next_pin_id: self.next_pin_id,
+            activation: self.activation.clone(),
         })
     }
 
@@ -373,6 +389,17 @@ impl Session {
             .sum();
         session.auto_collapsed_at = auto_collapsed_at;
         session.history = document.history;
+        session.next_pin_id = document.next_pin_id.max(1);
+        for pin in document.pins {
+            if pin.id >= session.next_pin_id {
+                return inconsistent(format!(
+                    "pin {} is not below next_pin_id {}",
+                    pin.id, session.next_pin_id
+                ));
+            }
+            session.pins.push(pin);
+        }
+        session.activation = document.activation;
         Ok(session)
     }
 }

@@ -86,6 +86,15 @@ pub struct SessionHeader {
     pub history_len: u64,
     /// Stored efforts.
     pub effort_count: u64,
+    /// Pins in creation order.
+    #[serde(default)]
+    pub pins: Vec<crate::pins::Pin>,
+    /// Next pin number.
+    #[serde(default)]
+    pub next_pin_id: u64,
+    /// Activation scores by candidate id (thousandths).
+    #[serde(default)]
+    pub activation: BTreeMap<String, u32>,
 }
 
 /// An effort's record: its metadata, summary and the size of its log, without the messages.
@@ -219,6 +228,9 @@ impl Session {
             ambient_tokens: self.ambient_tokens,
             history_len: self.history_offset + self.history.len() as u64,
             effort_count: self.efforts.len() as u64,
+            pins: self.pins.clone(),
+            next_pin_id: self.next_pin_id,
+            activation: self.activation.clone(),
         }
     }
 
@@ -584,6 +596,9 @@ impl Session {
             .map(|&i| session.efforts[i].raw_tokens)
             .sum();
         session.revision = header.revision;
+        session.next_pin_id = header.next_pin_id.max(1);
+        session.pins = header.pins;
+        session.activation = header.activation;
         Ok((session, report))
     }
 }
@@ -640,6 +655,9 @@ impl SessionDocument {
             decay: header.decay,
             auto_collapsed_at: header.auto_collapsed_at,
             history,
+            pins: header.pins,
+            next_pin_id: header.next_pin_id.max(1),
+            activation: header.activation,
         })
     }
 }

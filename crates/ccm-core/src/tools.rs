@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Names of every tool, in the order they are offered.
-pub const TOOL_NAMES: [&str; 8] = [
+pub const TOOL_NAMES: [&str; 10] = [
     "open_effort",
     "close_effort",
     "switch_effort",
@@ -21,6 +21,8 @@ pub const TOOL_NAMES: [&str; 8] = [
     "collapse_effort",
     "effort_status",
     "search_efforts",
+    "pin_context",
+    "unpin_context",
 ];
 
 /// What one tool call did.
@@ -118,6 +120,22 @@ pub fn tool_definitions() -> Vec<ToolDefinition> {
             json!({"query": {"type": "string", "description": "What to search for (topic, keywords, effort name)"}}),
             &["query"],
         ),
+        tool(
+            "pin_context",
+            "Keep an item in context for a while even if it would otherwise leave: a summary (summary:<effort id>), an effort's full log (effort:<effort id>) or an ambient exchange (ambient:<turn>). The lease counts down only on turns where the item is included.",
+            json!({
+                "target": {"type": "string", "description": "summary:<effort id>, effort:<effort id> or ambient:<turn>"},
+                "ttl_turns": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Included turns the lease lasts (default 5)."},
+                "task": {"type": "string", "description": "Instead of a turn count: keep it while this open effort stays open."}
+            }),
+            &["target"],
+        ),
+        tool(
+            "unpin_context",
+            "End a lease made with pin_context. Pins made by the user cannot be removed by the model.",
+            json!({"target": {"type": "string", "description": "The pinned target (or pin:<n>)."}}),
+            &["target"],
+        ),
     ]
 }
 
@@ -144,6 +162,20 @@ struct IdArgs {
 #[derive(Deserialize)]
 struct QueryArgs {
     query: String,
+}
+
+#[derive(Deserialize)]
+struct PinArgs {
+    target: String,
+    #[serde(default)]
+    ttl_turns: Option<u32>,
+    #[serde(default)]
+    task: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TargetArgs {
+    target: String,
 }
 
 /// Parses tool arguments. Models send an empty string or `null` for "no arguments"; both are
@@ -244,6 +276,24 @@ impl Session {
             "search_efforts" => {
                 let a: QueryArgs = parse_args(name, args)?;
                 return Ok((report(&self.search_efforts(&a.query)?), None));
+            }
+            "pin_context" => {
+                let a: PinArgs = parse_args(name, args)?;
+                let request = crate::pins::PinRequest {
+                    target: a.target,
+                    kind: crate::pins::PinKind::Leased,
+                    ttl_turns: a.ttl_turns,
+                    task: a.task,
+                };
+                let pin = self.pin(request, crate::pins::PinOrigin::Model)?;
+                let banner = format!("--- Pinned: {} (lease) ---", pin.target);
+                return Ok((report(&pin), Some(banner)));
+            }
+            "unpin_context" => {
+                let a: TargetArgs = parse_args(name, args)?;
+                let pin = self.unpin(&a.target, crate::pins::PinOrigin::Model)?;
+                let banner = format!("--- Unpinned: {} ---", pin.target);
+                return Ok((report(&pin), Some(banner)));
             }
             other => {
                 return Err(ToolError::UnknownTool {

@@ -431,7 +431,9 @@ proptest! {
 
     #[test]
     fn random_sessions_match_the_naive_reference(turns in proptest::collection::vec(script_turn(), 1..40)) {
-        let config = Config { decay_threshold: 2, summary_eviction_threshold: 5, ambient_window: 2, ..Config::default() };
+        // The reference implements the specification's tiers; automatic retrieval (Light and
+        // Heavy modes) is tested on its own, so the mode here is Off.
+        let config = Config { decay_threshold: 2, summary_eviction_threshold: 5, ambient_window: 2, context_mode: ccm_core::ContextMode::Off, ..Config::default() };
         let mut session = Session::new(config.clone()).unwrap();
         let mut naive = Naive {
             system: session.system_prompt().to_string(),
@@ -478,5 +480,156 @@ proptest! {
             let restored = Session::from_json(&session.to_json().unwrap()).unwrap();
             prop_assert!(restored.to_json().unwrap() == session.to_json().unwrap());
         }
+    }
+}
+
+fn check_plan_invariants(s: &Session) -> Result<(), TestCaseError> {
+    use ccm_core::plan::Section;
+    let plan = s.build_plan();
+    let budget = &plan.budget;
+    if !budget.mandatory_over_budget {
+        prop_assert!(
+            plan.totals.context_tokens <= budget.request_budget,
+            "{} > {}",
+            plan.totals.context_tokens,
+            budget.request_budget
+        );
+    }
+    prop_assert!(budget.leased_used <= budget.leased_budget);
+    prop_assert_eq!(
+        plan.totals.context_tokens,
+        plan.included.iter().map(|i| i.tokens).sum::<u64>()
+    );
+    prop_assert_eq!(
+        plan.messages.len(),
+        plan.included.iter().map(|i| i.message_count).sum::<usize>()
+    );
+    for item in &plan.included {
+        let messages = &plan.messages[item.first_message..item.first_message + item.message_count];
+        match item.section {
+            Section::Ambient => {
+                // An exchange is an atom: a user message and its answer, never one alone.
+                prop_assert_eq!(messages.len(), 2, "{}", item.id);
+                prop_assert_eq!(messages[0].role, Role::User);
+                prop_assert_eq!(messages[1].role, Role::Assistant);
+            }
+            Section::Expanded | Section::Open => {
+                let id = item.id.trim_start_matches("effort:");
+                let effort = s.effort(id).expect("log of a stored effort");
+                prop_assert_eq!(
+                    &messages[0].content,
+                    &effort.header,
+                    "a log starts with its header"
+                );
+                // The kept turns are the newest, whole and in order: a suffix of the log.
+                let body = &messages[1..];
+                let stored = &effort.messages[effort.messages.len() - body.len()..];
+                prop_assert!(body
+                    .iter()
+                    .zip(stored)
+                    .all(|(a, b)| a.content == b.content && a.role == b.role));
+                prop_assert!(
+                    body.is_empty() || body[0].role == Role::User,
+                    "{} starts mid-turn",
+                    item.id
+                );
+                let tokens: u64 = u64::from(effort.header_tokens)
+                    + stored.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+                prop_assert_eq!(item.tokens, tokens);
+            }
+            _ => {}
+        }
+    }
+    // A sticky pin that fits beside the mandatory items on its own is always in.
+    let mandatory: u64 = plan
+        .included
+        .iter()
+        .filter(|i| i.priority == 0)
+        .map(|i| i.tokens)
+        .sum();
+    let sticky: Vec<&ccm_core::pins::Pin> = s
+        .pins()
+        .iter()
+        .filter(|p| p.kind == ccm_core::pins::PinKind::Sticky)
+        .collect();
+    if sticky.len() == 1 {
+        let target = &sticky[0].target;
+        let size = plan
+            .item(target)
+            .map(|i| i.tokens)
+            .or_else(|| plan.exclusion(target).map(|e| e.tokens));
+        if let Some(size) = size {
+            if mandatory + size <= budget.request_budget
+                && s.effort(target.split_once(':').unwrap().1)
+                    .is_some_and(|e| e.log == ccm_core::LogState::Loaded)
+            {
+                // A pinned summary may be represented by its raw log instead (expanded or
+                // superseded): the pin's content is in context either way.
+                let represented = plan.exclusion(target).is_some_and(|e| {
+                    matches!(
+                        e.reason,
+                        ccm_core::ExclusionReason::Expanded | ccm_core::ExclusionReason::Superseded
+                    )
+                });
+                prop_assert!(
+                    plan.item(target).is_some() || represented,
+                    "sticky pin {} excluded though it fits",
+                    target
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plans_respect_the_budget_atoms_and_sticky_pins(
+        turns in proptest::collection::vec(script_turn(), 1..30),
+        window in 450u32..4000,
+        leased in 0u32..400,
+        mode in 0usize..3,
+        pin_choice in 0usize..IDS.len(),
+        pin_summary in proptest::bool::ANY,
+        user in 0..TEXTS.len(),
+    ) {
+        let config = Config {
+            decay_threshold: 2,
+            summary_eviction_threshold: 5,
+            ambient_window: 3,
+            context_window: window,
+            reserved_output_tokens: 100,
+            leased_token_budget: leased,
+            context_mode: [ccm_core::ContextMode::Off, ccm_core::ContextMode::Light, ccm_core::ContextMode::Heavy][mode],
+            ..Config::default()
+        };
+        let mut session = Session::new(config).unwrap();
+        let mut completed = 0u64;
+        for t in &turns {
+            session.begin_turn(TEXTS[t.user], 0).unwrap();
+            for op in &t.ops {
+                let (name, args) = tool_call(op);
+                session.execute_tool(name, &args);
+            }
+            if t.abort {
+                session.abort_turn().unwrap();
+            } else {
+                session.end_turn(TEXTS[t.assistant], 0).unwrap();
+                completed += 1;
+            }
+            check_plan_invariants(&session)?;
+        }
+        let target = format!("{}:{}", if pin_summary { "summary" } else { "effort" }, slugify(IDS[pin_choice]));
+        let request = ccm_core::pins::PinRequest { target, kind: ccm_core::pins::PinKind::Sticky, ttl_turns: None, task: None };
+        let _ = session.pin(request, ccm_core::pins::PinOrigin::User);
+        session.begin_turn(TEXTS[user], 0).unwrap();
+        check_plan_invariants(&session)?;
+        session.end_turn("ok", 0).unwrap();
+        completed += 1;
+        check_plan_invariants(&session)?;
+        // Nothing is ever lost from storage, whatever the budget did to the context.
+        check_invariants(&session, completed);
     }
 }

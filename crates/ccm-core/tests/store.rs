@@ -5,7 +5,7 @@ mod common;
 
 use ccm_core::store::{MemoryStore, WriteBatch};
 use ccm_core::{LogState, Session, SnapshotError};
-use common::{chatter, concluded_effort, session, turn};
+use common::{chatter, session, turn};
 use std::sync::Arc;
 
 #[cfg(target_arch = "wasm32")]
