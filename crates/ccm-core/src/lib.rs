@@ -51,6 +51,7 @@ pub mod search;
 pub mod session;
 pub mod snapshot;
 pub mod store;
+pub mod telemetry;
 pub mod text;
 pub mod tokens;
 pub mod tools;

@@ -48,6 +48,10 @@ pub(crate) struct TurnState {
     pub(crate) undo: Undo,
     /// Set once `end_turn` has stored the exchange: the user text is no longer pending.
     pub(crate) stored: bool,
+    /// Requests recorded by the engine in this turn.
+    pub(crate) requests: Vec<crate::telemetry::RequestRecord>,
+    /// Tool calls of this turn.
+    pub(crate) tools: Vec<crate::telemetry::ToolTrace>,
 }
 
 /// The state before a turn, recorded lazily: session-wide fields up front (they are small or
@@ -125,6 +129,9 @@ pub struct TurnReport {
     pub banners: Vec<String>,
     /// The metrics point of this turn.
     pub metrics: TurnMetrics,
+    /// What the turn's requests held and left out, its tool calls, and the diff against the
+    /// previous turn.
+    pub telemetry: crate::telemetry::TurnTelemetry,
 }
 
 /// A conversation under Cognitive Context Management.
@@ -185,6 +192,10 @@ pub struct Session {
     pub(crate) rewind: std::collections::VecDeque<TurnDelta>,
     /// This session's branch.
     pub(crate) branch: crate::branch::BranchInfo,
+    /// Telemetry of the last turns (at most [`crate::telemetry::TELEMETRY_IN_MEMORY`]).
+    pub(crate) telemetry: Vec<crate::telemetry::TurnTelemetry>,
+    /// Telemetry entries already written (index into `telemetry`).
+    pub(crate) telemetry_saved: usize,
 }
 
 impl fmt::Debug for Session {
@@ -399,6 +410,8 @@ impl Session {
             activation: BTreeMap::new(),
             rewind: std::collections::VecDeque::new(),
             branch: crate::branch::BranchInfo::main(),
+            telemetry: Vec::new(),
+            telemetry_saved: 0,
         })
     }
 
@@ -613,6 +626,8 @@ impl Session {
             touched: BTreeSet::new(),
             undo,
             stored: false,
+            requests: Vec::new(),
+            tools: Vec::new(),
         });
         Ok(self.turn)
     }
@@ -696,6 +711,8 @@ impl Session {
         self.ambient_tokens = undo.ambient_tokens;
         self.next_seq = undo.next_seq;
         self.history.truncate(undo.history_len);
+        self.telemetry.retain(|t| t.turn < turn);
+        self.telemetry_saved = self.telemetry_saved.min(self.telemetry.len());
         self.history_saved = self.history_saved.min(self.history.len());
         self.unsaved_messages.retain(|&(log, position)| match log {
             Some(index) => {
@@ -750,7 +767,7 @@ impl Session {
         }
         // The plan of the turn's request decides which leases count down and which automatic
         // items were shown; it must be taken before the exchange is stored.
-        let request_plan = self.plan(false);
+        let request_plan = self.build_plan();
         // The turn state stays in place until the end, so that every change made by routing
         // and salience is recorded in the turn's undo record (which becomes its rewind delta).
         let state = {
@@ -766,6 +783,8 @@ impl Session {
                 touched: live.touched.clone(),
                 undo: Undo::empty(),
                 stored: true,
+                requests: std::mem::take(&mut live.requests),
+                tools: std::mem::take(&mut live.tools),
             }
         };
         let target = state.active_before.or_else(|| {
@@ -827,6 +846,7 @@ impl Session {
         self.update_pins_and_activation(&request_plan, &state.user_text, assistant_text);
         let metrics = self.metrics_point(before_salience, events);
         self.history.push(metrics.clone());
+        let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {
             if self.rewind.len() == Session::REWIND_TURNS {
                 self.rewind.pop_front();
@@ -841,6 +861,7 @@ impl Session {
             routed_to: target.map(|i| self.efforts[i].id.clone()),
             banners,
             metrics,
+            telemetry,
         })
     }
 

@@ -23,7 +23,8 @@ pub const FORMAT: &str = "ccm-session";
 /// The version this build writes and reads.
 pub const VERSION: u64 = 1;
 
-/// The serialised form of a session (version 1).
+/// The serialised form of a session (version 1). It holds the conversation and every piece of
+/// state that decides the context; request telemetry is diagnostic and stays with the store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionDocument {

@@ -130,12 +130,15 @@ pub struct WriteBatch {
     pub messages: Vec<StoredMessage>,
     /// Metrics points recorded since the last save, in turn order.
     pub metrics: Vec<TurnMetrics>,
+    /// Telemetry of the turns since the last save, in turn order.
+    #[serde(default)]
+    pub telemetry: Vec<crate::telemetry::TurnTelemetry>,
 }
 
 impl WriteBatch {
     /// Records written by this batch, the header included: a measure of what a save costs.
     pub fn record_count(&self) -> usize {
-        1 + self.efforts.len() + self.messages.len() + self.metrics.len()
+        1 + self.efforts.len() + self.messages.len() + self.metrics.len() + self.telemetry.len()
     }
 }
 
@@ -268,6 +271,7 @@ impl Session {
                 .collect(),
             messages,
             metrics: self.history[self.history_saved..].to_vec(),
+            telemetry: self.telemetry[self.telemetry_saved..].to_vec(),
         })
     }
 
@@ -310,6 +314,7 @@ impl Session {
                 .collect(),
             messages,
             metrics: self.history.clone(),
+            telemetry: self.telemetry.clone(),
         })
     }
 
@@ -329,6 +334,7 @@ impl Session {
         self.dirty_efforts.clear();
         self.unsaved_messages.clear();
         self.history_saved = self.history.len();
+        self.telemetry_saved = self.telemetry.len();
         Ok(())
     }
 
@@ -672,6 +678,7 @@ pub struct MemoryStore {
     /// Sequence numbers per log, like the log index a browser backend keeps.
     logs: BTreeMap<LogRef, BTreeSet<u64>>,
     metrics: BTreeMap<u64, TurnMetrics>,
+    telemetry: BTreeMap<u64, crate::telemetry::TurnTelemetry>,
     /// Records written by every batch so far, for tests of incremental saving.
     pub writes: Vec<usize>,
 }
@@ -703,6 +710,9 @@ impl MemoryStore {
         }
         for point in &batch.metrics {
             self.metrics.insert(point.turn, point.clone());
+        }
+        for entry in &batch.telemetry {
+            self.telemetry.insert(entry.turn, entry.clone());
         }
         self.writes.push(batch.record_count());
         Ok(())
@@ -747,6 +757,11 @@ impl MemoryStore {
             history_tail,
             unreadable: Vec::new(),
         }
+    }
+
+    /// The stored telemetry of one turn.
+    pub fn turn_telemetry(&self, turn: u64) -> Option<&crate::telemetry::TurnTelemetry> {
+        self.telemetry.get(&turn)
     }
 
     /// The stored raw log of one effort, in sequence order.

@@ -234,6 +234,12 @@ impl Session {
     /// assert!(refused.result["error"].as_str().unwrap().contains("open"));
     /// ```
     pub fn execute_tool(&mut self, name: &str, args_json: &str) -> ToolOutcome {
+        let outcome = self.execute_untraced(name, args_json);
+        self.trace_tool(name, args_json, outcome.ok, &outcome.result_json());
+        outcome
+    }
+
+    fn execute_untraced(&mut self, name: &str, args_json: &str) -> ToolOutcome {
         match self.dispatch(name, args_json) {
             Ok((result, banner)) => ToolOutcome {
                 name: name.to_string(),

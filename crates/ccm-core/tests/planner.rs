@@ -275,4 +275,37 @@ portable_tests! {
         // The stored messages still replay after the turn (the pending part carries its text).
         assert_eq!(s.replay_recipe(&after.recipe).unwrap(), after.messages);
     }
+
+    fn every_turn_records_its_requests_tools_and_diff() {
+        let mut s = session_with(Config::default());
+        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
+        s.begin_turn("Show the auth bug, and try a bad call.", 0).unwrap();
+        s.execute_tool("expand_effort", r#"{"id": "auth-bug"}"#);
+        s.execute_tool("expand_effort", r#"{"id": "nope"}"#);
+        // An engine records each request it sends and the usage the provider reports.
+        let sent = s.build_plan();
+        s.record_request(&sent, None);
+        assert!(s.report_usage(&sent.plan_id, sent.totals.context_tokens + 42));
+        assert!(!s.report_usage("0000000000000000", 1));
+        let report = s.end_turn("Here it is.", 0).unwrap();
+        let telemetry = &report.telemetry;
+        assert_eq!(telemetry.turn, report.turn);
+        assert_eq!(telemetry.requests.len(), 1);
+        let request = &telemetry.requests[0];
+        assert_eq!(request.plan_id, sent.plan_id);
+        assert_eq!(request.usage_difference(), Some(42));
+        assert_eq!(telemetry.tools.len(), 2);
+        assert!(telemetry.tools[0].ok && !telemetry.tools[1].ok);
+        assert!(telemetry.tools[1].result.contains("no effort with id 'nope'"));
+        assert!(telemetry.diff.entered.iter().any(|e| e.id == "effort:auth-bug" && e.why == "expanded"), "{:?}", telemetry.diff);
+        assert!(telemetry.diff.left.iter().any(|e| e.id == "summary:auth-bug" && e.why == "expanded"), "{:?}", telemetry.diff);
+        // The recorded recipe rebuilds the request bytes exactly.
+        let replayed = s.replay_recipe(&request.recipe).unwrap();
+        assert_eq!(replayed, sent.messages);
+        // A turn driven without an engine records the plan it ended with.
+        let report = chatter(&mut s);
+        assert_eq!(report.telemetry.requests.len(), 1);
+        assert_eq!(report.telemetry.requests[0].reported_prompt_tokens, None);
+        assert_eq!(s.telemetry().len(), s.turn() as usize);
+    }
 }

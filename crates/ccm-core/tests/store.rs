@@ -78,8 +78,10 @@ portable_tests! {
         for (s, store) in [(&mut short, &mut short_store), (&mut long, &mut long_store)] {
             turn(s, "guild ranks and permissions", &[], "Officers can invite.");
             let batch = save(s, store);
-            // The header, the guild effort (its log grew), two messages, one metrics point.
-            assert_eq!(batch.record_count(), 5, "{batch:#?}");
+            // The header, the guild effort (its log grew), two messages, one metrics point and
+            // one telemetry entry.
+            assert_eq!(batch.record_count(), 6, "{batch:#?}");
+            assert_eq!(batch.telemetry.len(), 1);
             assert_eq!(batch.messages.len(), 2);
             assert_eq!(batch.efforts.len(), 1);
             assert_eq!(batch.efforts[0].effort.id, "guild");

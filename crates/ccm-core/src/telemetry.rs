@@ -1,0 +1,213 @@
+//! Telemetry: for every request, what the model was shown (plan id, request hash, the recipe
+//! that rebuilds it), what was left out and why, the tool calls of the turn, and the local
+//! token estimate next to the provider's reported prompt tokens.
+//!
+//! A turn driven without an LLM records one request: the plan the turn ended with. The LLM
+//! engine records each of its requests with [`Session::record_request`] and reports usage with
+//! [`Session::report_usage`] when the provider answers.
+
+use crate::plan::{ContextPlan, ExcludedItem, PlanDiff, RecipePart};
+use crate::session::Session;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Telemetry entries kept in memory; older ones are in the store (every turn's entry is part of
+/// its write batch). Each entry is proportional to the working set, so keeping all of them in
+/// memory would make memory grow with the length of the conversation.
+pub const TELEMETRY_IN_MEMORY: usize = 500;
+
+/// Longest tool result kept in a trace, in bytes. Search results and status reports can be
+/// long; the trace needs enough to see what the model got, not a second copy of the session.
+pub const TOOL_RESULT_TRACE_BYTES: usize = 2_000;
+
+/// An included item, as telemetry keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRef {
+    /// The item id.
+    pub id: String,
+    /// Its tokens.
+    pub tokens: u64,
+    /// Its inclusion reason code.
+    pub why: String,
+}
+
+/// One request sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// The plan's id.
+    pub plan_id: String,
+    /// The hash of the messages: what a replay must reproduce.
+    pub request_hash: String,
+    /// The local estimate of the prompt tokens (the plan's total).
+    pub estimated_prompt_tokens: u64,
+    /// The provider's reported prompt tokens, when it reported usage.
+    pub reported_prompt_tokens: Option<u64>,
+    /// What was included, in context order.
+    pub included: Vec<ItemRef>,
+    /// What was excluded and why.
+    pub excluded: Vec<ExcludedItem>,
+    /// How to rebuild the messages from stored records.
+    pub recipe: Vec<RecipePart>,
+}
+
+impl RequestRecord {
+    /// The record of a plan.
+    pub fn of(plan: &ContextPlan, reported_prompt_tokens: Option<u64>) -> RequestRecord {
+        RequestRecord {
+            plan_id: plan.plan_id.clone(),
+            request_hash: plan.request_hash.clone(),
+            estimated_prompt_tokens: plan.totals.context_tokens,
+            reported_prompt_tokens,
+            included: plan
+                .included
+                .iter()
+                .map(|i| ItemRef {
+                    id: i.id.clone(),
+                    tokens: i.tokens,
+                    why: crate::plan::inclusion_code(&i.reason),
+                })
+                .collect(),
+            excluded: plan.excluded.clone(),
+            recipe: plan.recipe.clone(),
+        }
+    }
+
+    /// Reported minus estimated prompt tokens, when usage was reported. Providers add a few
+    /// tokens of framing per message and for the tool definitions, so a small positive
+    /// difference is expected.
+    pub fn usage_difference(&self) -> Option<i64> {
+        self.reported_prompt_tokens
+            .map(|reported| reported as i64 - self.estimated_prompt_tokens as i64)
+    }
+}
+
+/// One tool call of a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolTrace {
+    /// The tool.
+    pub name: String,
+    /// The arguments as the caller sent them.
+    pub arguments: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The result (cut at [`TOOL_RESULT_TRACE_BYTES`]).
+    pub result: String,
+}
+
+/// Everything recorded about one turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnTelemetry {
+    /// The turn.
+    pub turn: u64,
+    /// Its requests, in order.
+    pub requests: Vec<RequestRecord>,
+    /// Its tool calls, in order.
+    pub tools: Vec<ToolTrace>,
+    /// What changed against the previous turn's last request.
+    pub diff: PlanDiff,
+}
+
+/// Cuts a string at a character boundary at most `max` bytes in.
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// The diff between two recorded requests.
+pub fn diff_records(old: Option<&RequestRecord>, new: &RequestRecord) -> PlanDiff {
+    let old_items: BTreeMap<&str, &ItemRef> = old
+        .map(|r| r.included.iter().map(|i| (i.id.as_str(), i)).collect())
+        .unwrap_or_default();
+    crate::plan::diff_items(
+        &old_items,
+        old.map_or(0, |r| r.estimated_prompt_tokens),
+        &new.included,
+        &new.excluded,
+        new.estimated_prompt_tokens,
+    )
+}
+
+impl Session {
+    /// Telemetry of the turns kept in memory, oldest first.
+    pub fn telemetry(&self) -> &[TurnTelemetry] {
+        &self.telemetry
+    }
+
+    /// Records a request of the turn in progress (the engine calls it for every request it
+    /// sends). Ignored outside a turn.
+    pub fn record_request(&mut self, plan: &ContextPlan, reported_prompt_tokens: Option<u64>) {
+        if let Some(state) = &mut self.turn_state {
+            state
+                .requests
+                .push(RequestRecord::of(plan, reported_prompt_tokens));
+        }
+    }
+
+    /// Records the provider's reported prompt tokens for a request of the turn in progress.
+    /// Returns whether a request with that plan id was found.
+    pub fn report_usage(&mut self, plan_id: &str, reported_prompt_tokens: u64) -> bool {
+        let Some(state) = &mut self.turn_state else {
+            return false;
+        };
+        match state
+            .requests
+            .iter_mut()
+            .rev()
+            .find(|r| r.plan_id == plan_id)
+        {
+            Some(record) => {
+                record.reported_prompt_tokens = Some(reported_prompt_tokens);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn trace_tool(&mut self, name: &str, arguments: &str, ok: bool, result: &str) {
+        if let Some(state) = &mut self.turn_state {
+            state.tools.push(ToolTrace {
+                name: name.to_string(),
+                arguments: clip(arguments, TOOL_RESULT_TRACE_BYTES),
+                ok,
+                result: clip(result, TOOL_RESULT_TRACE_BYTES),
+            });
+        }
+    }
+
+    /// Closes the turn's telemetry (called by `end_turn` with the turn's final plan).
+    pub(crate) fn finish_telemetry(
+        &mut self,
+        final_plan: &ContextPlan,
+        requests: Vec<RequestRecord>,
+        tools: Vec<ToolTrace>,
+    ) -> TurnTelemetry {
+        let mut requests = requests;
+        if requests.is_empty() {
+            requests.push(RequestRecord::of(final_plan, None));
+        }
+        let previous = self
+            .telemetry
+            .last()
+            .and_then(|t| t.requests.last())
+            .cloned();
+        let last = requests.last().expect("at least one request");
+        let entry = TurnTelemetry {
+            turn: self.turn,
+            diff: diff_records(previous.as_ref(), last),
+            requests,
+            tools,
+        };
+        if self.telemetry.len() == TELEMETRY_IN_MEMORY {
+            self.telemetry.remove(0);
+            self.telemetry_saved = self.telemetry_saved.saturating_sub(1);
+        }
+        self.telemetry.push(entry.clone());
+        entry
+    }
+}
