@@ -1,5 +1,9 @@
 //! `ccm`: native entry points of CCM. Thin by design: every rule lives in `ccm-core`.
 
+mod chat;
+mod provider_args;
+mod script;
+
 use ccm_core::proof::{self, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
 use std::process::ExitCode;
@@ -7,7 +11,9 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   ccm proof <slice2|slice3|slice4|slice4-long|all> [--json] [--encoding o200k_base|cl100k_base]
             [--turns N] [--efforts N]      (slice4-long only; defaults 1000 turns, 200 efforts)
-  ccm help";
+  ccm chat [--provider P] [--base-url URL] [--model NAME] [--stream]
+  ccm script <conversation-file> [--out metrics.json|metrics.csv] [--provider P] [...]
+  ccm help [chat|script]";
 
 struct ProofArgs {
     which: String,
@@ -104,6 +110,16 @@ fn main() -> ExitCode {
                 Err(format!("the scripted runs hit tool errors: {errors:?}"))
             }
         }),
+        Some("chat") => chat::run(&args[1..]),
+        Some("script") => script::run(&args[1..]),
+        Some("help") if args.get(1).is_some_and(|a| a == "chat") => {
+            println!("{}", chat::usage());
+            Ok(())
+        }
+        Some("help") if args.get(1).is_some_and(|a| a == "script") => {
+            println!("{}", script::usage());
+            Ok(())
+        }
         Some("help") | Some("--help") | Some("-h") => {
             println!("{USAGE}");
             Ok(())

@@ -39,9 +39,11 @@
 
 pub mod branch;
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod model;
+pub mod offline;
 pub mod pins;
 pub mod plan;
 pub mod prompt;

@@ -1,0 +1,1017 @@
+//! The sans-IO turn engine: one turn of a conversation with a real model, as a state machine
+//! the caller drives.
+//!
+//! The engine sits on top of [`Session::begin_turn`] and [`Session::end_turn`]. For every
+//! request it builds the context plan afresh (so an effort opened, expanded or concluded by a
+//! tool call shows in the very next request), appends this turn's assistant tool calls and
+//! tool results, and hands the caller an [`LlmRequest`]. The caller sends it however it can —
+//! `fetch` in the browser, a blocking HTTP client natively, or the offline demo model — and
+//! feeds back the [`ProviderResponse`] or the [`ProviderError`]. The engine runs the tool calls
+//! through [`Session::execute_tool`], asks for summaries when the model concludes an effort,
+//! decides about retries, and finally ends the turn.
+//!
+//! ```text
+//! begin ──► next() ──► Send(request) ──► receive(response) ──► next() ──► … ──► Done(result)
+//!                 ╰──► Wait(retry)  ──► (caller waits) ─────► next() ──► Send(same request)
+//!            any provider error that is not retried, or cancel() ──► Failed(failure)
+//! ```
+//!
+//! # Rules of a turn
+//!
+//! * **Tool rounds.** Each answer with tool calls is a round; all its calls run in order. After
+//!   [`EngineSettings::max_tool_rounds`] rounds the next request forces a plain text answer
+//!   ([`ToolChoice::None`]); tool calls in that forced answer are ignored (recorded, not run).
+//! * **Bad tool calls.** Malformed JSON arguments, an unknown tool or an unknown or wrong effort
+//!   id give the model an `{"error": …}` result, change nothing, and the turn goes on.
+//! * **Summaries on close.** A valid `close_effort` call without a summary of its own makes
+//!   the engine send a separate summary request over the effort's raw log (see
+//!   [`summary`]); the effort is concluded with the answer. If that request fails or returns
+//!   nothing usable, the effort is concluded with the extractive summary and the banner says
+//!   why ([`Session::close_effort_with_fallback`]): never with an empty summary, and the raw log
+//!   is kept either way. A `close_effort` call that would fail anyway (unknown id, effort not
+//!   open) gets its error at once, without a summary request. Whether a summary written in
+//!   the call's own arguments is used is [`SummaryPolicy`]'s choice.
+//! * **Failures.** A provider error that is not retried, and cancellation, end the turn with
+//!   [`Session::abort_turn`]: the session is exactly as before the turn and the person's text
+//!   comes back in the [`TurnFailure`] to be sent again. A failed summary request is the one
+//!   exception: it falls back as above and the turn goes on (unless it was cancelled).
+//! * **Retries.** Transient failures (429, 5xx, timeouts, network errors) are retried after
+//!   the delay [`RetryPolicy`] computes, honouring `Retry-After`. The engine decides; the
+//!   caller only waits, because it owns the clock ([`Step::Wait`]).
+//!
+//! # Example
+//!
+//! A complete turn with hand-made responses, as a test or a scripted transport would drive it:
+//!
+//! ```
+//! use ccm_core::engine::{EngineSettings, Step, TurnEngine};
+//! use ccm_core::provider::{FinishReason, ProviderResponse, ToolCall};
+//! use ccm_core::{Config, Session};
+//!
+//! let mut session = Session::new(Config::default()).unwrap();
+//! let mut engine = TurnEngine::begin(
+//!     &mut session,
+//!     "Let's work on the auth bug: users get 401 after an hour.",
+//!     1_000,
+//!     EngineSettings::new("any-model"),
+//! )
+//! .unwrap();
+//!
+//! let answers = [
+//!     ProviderResponse {
+//!         text: String::new(),
+//!         tool_calls: vec![ToolCall {
+//!             id: "call_1".into(),
+//!             name: "open_effort".into(),
+//!             arguments: r#"{"name": "auth bug"}"#.into(),
+//!         }],
+//!         finish_reason: FinishReason::ToolCalls,
+//!         usage: None,
+//!     },
+//!     ProviderResponse {
+//!         text: "Started. When exactly do the 401s begin?".into(),
+//!         tool_calls: vec![],
+//!         finish_reason: FinishReason::Stop,
+//!         usage: None,
+//!     },
+//! ];
+//! let mut answers = answers.into_iter();
+//! let result = loop {
+//!     match engine.next(&mut session).unwrap() {
+//!         Step::Send(_request) => {
+//!             let answer = answers.next().expect("the engine asked for one request too many");
+//!             engine.receive(&mut session, Ok(answer), 1_500).unwrap();
+//!         }
+//!         Step::Wait(_) => unreachable!("nothing failed, so nothing is retried"),
+//!         Step::Done(result) => break result,
+//!         Step::Failed(failure) => panic!("{failure}"),
+//!     }
+//! };
+//! assert_eq!(
+//!     result.reply,
+//!     "--- Started effort: auth-bug ---\n\nStarted. When exactly do the 401s begin?"
+//! );
+//! assert_eq!(result.report.routed_to.as_deref(), Some("auth-bug"));
+//! assert_eq!(result.tool_rounds, 1);
+//! ```
+
+mod record;
+pub mod summary;
+
+pub use record::{
+    PromptEstimate, RequestOutcome, RequestPurpose, RequestRecord, RetryRecord, ToolHandling,
+    ToolTraceEntry, TurnFailure, TurnResult,
+};
+
+use crate::error::TurnError;
+use crate::metrics::EventKind;
+use crate::model::{EffortStatus, ToolDefinition};
+use crate::provider::{
+    self, ErrorContext, HttpRequest, ProviderConfig, ProviderError, ProviderResponse,
+    RequestOptions, RetryPolicy, ToolCall, ToolChoice, UsageReconciliation, WireMessage,
+    DEFAULT_MAX_TOKENS,
+};
+use crate::session::Session;
+use crate::text;
+use crate::tools::ToolOutcome;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// Tool rounds per turn before a plain text answer is forced.
+pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 5;
+
+/// Output limit of a summary request. The prompt asks for at most 80 words; the margin keeps
+/// a model that overshoots a little from being cut off mid-sentence.
+pub const DEFAULT_SUMMARY_MAX_TOKENS: u32 = 400;
+
+/// What to do with a summary the model wrote in its own `close_effort` arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryPolicy {
+    /// Use it as it is and skip the summary request. The model wrote it with the whole raw log
+    /// in its context, which is exactly what a summary request would show it, and the tool's
+    /// description asks for decisions, facts, identifiers and open questions; a second request
+    /// would cost a round trip for the same information. A blank summary counts as none.
+    #[default]
+    UseModelSummary,
+    /// Always make the summary request, with its dedicated prompt. The model's own summary is
+    /// then only the fallback when the request fails, before the extractive summary.
+    AlwaysRequest,
+}
+
+/// How the engine talks to the model: the request options it sends and the rules of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineSettings {
+    /// The model name as the provider knows it.
+    pub model: String,
+    /// Output limit of turn requests.
+    pub max_tokens: u32,
+    /// Sampling temperature; `None` keeps the provider's default.
+    pub temperature: Option<f64>,
+    /// Ask for streamed answers on turn requests. Summary requests never stream: their text
+    /// goes into a banner, not into the reply being shown.
+    pub stream: bool,
+    /// Rounds of tool calls per turn before a plain text answer is forced.
+    pub max_tool_rounds: u32,
+    /// Output limit of summary requests.
+    pub summary_max_tokens: u32,
+    /// What to do with a summary in the model's own `close_effort` arguments.
+    pub summary_policy: SummaryPolicy,
+    /// When to retry a failed request.
+    pub retry: RetryPolicy,
+}
+
+impl EngineSettings {
+    /// Settings for `model`: [`DEFAULT_MAX_TOKENS`], the provider's temperature, no streaming,
+    /// [`DEFAULT_MAX_TOOL_ROUNDS`], [`SummaryPolicy::UseModelSummary`] and the default
+    /// [`RetryPolicy`].
+    pub fn new(model: impl Into<String>) -> EngineSettings {
+        EngineSettings {
+            model: model.into(),
+            max_tokens: DEFAULT_MAX_TOKENS,
+            temperature: None,
+            stream: false,
+            max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+            summary_max_tokens: DEFAULT_SUMMARY_MAX_TOKENS,
+            summary_policy: SummaryPolicy::default(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// Sets [`stream`](Self::stream).
+    pub fn with_stream(mut self, stream: bool) -> EngineSettings {
+        self.stream = stream;
+        self
+    }
+
+    /// Sets [`max_tool_rounds`](Self::max_tool_rounds).
+    pub fn with_max_tool_rounds(mut self, rounds: u32) -> EngineSettings {
+        self.max_tool_rounds = rounds;
+        self
+    }
+
+    /// Sets [`summary_policy`](Self::summary_policy).
+    pub fn with_summary_policy(mut self, policy: SummaryPolicy) -> EngineSettings {
+        self.summary_policy = policy;
+        self
+    }
+
+    /// Sets [`retry`](Self::retry).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> EngineSettings {
+        self.retry = retry;
+        self
+    }
+
+    fn options(&self, stream: bool, max_tokens: u32, tool_choice: ToolChoice) -> RequestOptions {
+        RequestOptions {
+            model: self.model.clone(),
+            max_tokens,
+            temperature: self.temperature,
+            stream,
+            tool_choice,
+        }
+    }
+}
+
+/// One request for the model, in the neutral form every transport starts from.
+///
+/// An HTTP transport turns it into the provider's request with [`LlmRequest::to_http`]; the
+/// offline demo model reads it directly.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlmRequest {
+    /// Why it is made. Only answers to [`RequestPurpose::Turn`] requests are the reply.
+    pub purpose: RequestPurpose,
+    /// 1 for the first attempt; a retry sends the same request with the next number. A user
+    /// interface that showed streamed text of an earlier attempt should clear it.
+    pub attempt: u32,
+    /// The conversation: the context plan's messages, then this turn's tool exchange.
+    pub messages: Vec<WireMessage>,
+    /// The tools offered (empty for a summary request).
+    pub tools: Vec<ToolDefinition>,
+    /// Model, limits, streaming and tool choice.
+    pub options: RequestOptions,
+    /// The id of the context plan the request was built from (turn requests only).
+    pub plan_id: Option<String>,
+    /// The local token estimate of the prompt.
+    pub estimate: PromptEstimate,
+}
+
+impl LlmRequest {
+    /// The HTTP request for the provider described by `config`.
+    ///
+    /// # Errors
+    /// [`ProviderError::InvalidConfig`] when the configuration or the settings cannot produce a
+    /// valid request; feed it back with [`TurnEngine::receive`] like any other failure.
+    pub fn to_http(&self, config: &ProviderConfig) -> Result<HttpRequest, ProviderError> {
+        provider::build_request(config, &self.options, &self.messages, &self.tools)
+    }
+
+    /// What an HTTP error for this request should name (URL, model, whether a key was sent).
+    pub fn error_context(&self, config: &ProviderConfig) -> ErrorContext {
+        ErrorContext::new(config, &self.options)
+    }
+}
+
+/// A retry the engine decided on: wait, then call [`TurnEngine::next`] for the same request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RetryWait {
+    /// How long to wait before sending again.
+    pub delay_ms: u64,
+    /// The attempt that failed, counting from 1.
+    pub failed_attempt: u32,
+    /// Why it failed, as shown to people ("retrying in 2 s: …").
+    pub error: String,
+}
+
+/// What the caller should do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Send this request and pass the outcome to [`TurnEngine::receive`].
+    Send(LlmRequest),
+    /// Wait this long (or less, if the person cancels meanwhile), then call
+    /// [`TurnEngine::next`] again; it returns the same request to send once more.
+    Wait(RetryWait),
+    /// The turn ended; the session holds its messages.
+    Done(Box<TurnResult>),
+    /// The turn failed or was cancelled; the session is as before the turn.
+    Failed(Box<TurnFailure>),
+}
+
+/// A misuse of the engine by its caller. Provider failures are not errors of this kind: they
+/// end the turn with [`Step::Failed`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The turn could not begin.
+    #[error(transparent)]
+    Turn(#[from] TurnError),
+    /// `receive` was called while no request was waiting for its outcome.
+    #[error(
+        "no request is waiting for a response; call next() and send the request it returns first"
+    )]
+    NotAwaitingResponse,
+    /// The session passed in is not in the turn this engine drives: the turn was ended or
+    /// aborted by someone else, or another session was passed.
+    #[error("the session is not in turn {expected} that this engine drives (the session is at turn {found}, {state}); a turn must be driven by one engine from begin to end")]
+    SessionOutOfStep {
+        /// The turn the engine began.
+        expected: u64,
+        /// The session's turn number.
+        found: u64,
+        /// Whether the session is in a turn at all.
+        state: &'static str,
+    },
+}
+
+/// Why [`run_turn`] did not return a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// The engine was misused (for example the session was already in a turn).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The turn failed or was cancelled; the session is as before the turn.
+    #[error("{0}")]
+    Failed(Box<TurnFailure>),
+}
+
+/// Drives a whole turn with a responder that answers at once: the offline demo model, a test's
+/// scripted answers, anything without a clock. The responder sees the session as it stands
+/// (read-only) next to each request.
+///
+/// Retry delays are not waited for, since this crate has no clock: the request is sent again at
+/// once. Transports that talk to a real provider drive [`TurnEngine`] themselves and wait.
+///
+/// # Errors
+/// [`RunError::Engine`] when the turn cannot begin; [`RunError::Failed`] when a response is an
+/// error that is not retried (the session is then as before the turn).
+pub fn run_turn<F>(
+    session: &mut Session,
+    user_text: &str,
+    at_ms: u64,
+    settings: EngineSettings,
+    mut respond: F,
+) -> Result<TurnResult, RunError>
+where
+    F: FnMut(&LlmRequest, &Session) -> Result<ProviderResponse, ProviderError>,
+{
+    let mut engine = TurnEngine::begin(session, user_text, at_ms, settings)?;
+    loop {
+        match engine.next(session)? {
+            Step::Send(request) => {
+                let outcome = respond(&request, session);
+                engine.receive(session, outcome, at_ms)?;
+            }
+            Step::Wait(_) => {}
+            Step::Done(result) => return Ok(*result),
+            Step::Failed(failure) => return Err(RunError::Failed(failure)),
+        }
+    }
+}
+
+/// A `close_effort` call waiting for its summary request.
+#[derive(Debug, Clone)]
+struct PendingClose {
+    call: ToolCall,
+    round: u32,
+    effort_id: String,
+    model_summary: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    /// Nothing is out: the next call of `next` runs pending tool calls, builds the next
+    /// request or ends the turn.
+    Ready,
+    /// A request is out; `receive` takes its outcome.
+    Awaiting(LlmRequest),
+    /// A request failed and will be sent again after the delay.
+    Waiting {
+        request: LlmRequest,
+        wait: RetryWait,
+        announced: bool,
+    },
+    /// The turn is over; `next` keeps returning this step.
+    Finished(Step),
+}
+
+/// One turn of a conversation with a model; see the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct TurnEngine {
+    settings: EngineSettings,
+    turn: u64,
+    user_text: String,
+    /// The effort active when the turn began: the turn's messages are stored in it, so the
+    /// pending user message belongs to its raw log when it is concluded in this turn.
+    active_before: Option<String>,
+    tools: Vec<ToolDefinition>,
+    tool_definition_tokens: u64,
+    /// This turn's assistant tool-call messages and tool results, in order.
+    exchange: Vec<WireMessage>,
+    exchange_tokens: u64,
+    /// Turn requests made so far (the round of the next one is this plus one).
+    turn_requests: u32,
+    tool_rounds: u32,
+    final_answer_forced: bool,
+    /// Calls of the last answer not yet handled, with that answer's round.
+    pending_calls: VecDeque<(u32, ToolCall)>,
+    pending_close: Option<PendingClose>,
+    /// The text of every answer of the turn so far. Models often say something before their
+    /// tool calls ("I'll open an effort for that"); that text belongs to the reply as much as
+    /// the last answer's.
+    texts: Vec<String>,
+    /// Whether the final answer (one without tool calls, or a forced one) arrived.
+    answered: bool,
+    last_response_at_ms: u64,
+    records: Vec<RequestRecord>,
+    trace: Vec<ToolTraceEntry>,
+    phase: Phase,
+}
+
+impl TurnEngine {
+    /// Begins a turn in `session` with the person's text and returns the engine that drives
+    /// it. Call [`next`](Self::next) to get the first request.
+    ///
+    /// # Errors
+    /// [`EngineError::Turn`] when the session is already in a turn.
+    pub fn begin(
+        session: &mut Session,
+        user_text: &str,
+        at_ms: u64,
+        settings: EngineSettings,
+    ) -> Result<TurnEngine, EngineError> {
+        let active_before = session.active_id().map(str::to_string);
+        let turn = session.begin_turn(user_text, at_ms)?;
+        let tools = crate::tools::tool_definitions();
+        let tool_definition_tokens = u64::from(
+            session
+                .counter()
+                .count(&serde_json::to_string(&tools).unwrap_or_default()),
+        );
+        Ok(TurnEngine {
+            settings,
+            turn,
+            user_text: user_text.to_string(),
+            active_before,
+            tools,
+            tool_definition_tokens,
+            exchange: Vec::new(),
+            exchange_tokens: 0,
+            turn_requests: 0,
+            tool_rounds: 0,
+            final_answer_forced: false,
+            pending_calls: VecDeque::new(),
+            pending_close: None,
+            texts: Vec::new(),
+            answered: false,
+            last_response_at_ms: at_ms,
+            records: Vec::new(),
+            trace: Vec::new(),
+            phase: Phase::Ready,
+        })
+    }
+
+    /// The turn this engine drives.
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    /// The settings the turn runs with.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+
+    /// Whether the turn is over (done, failed or cancelled).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Finished(_))
+    }
+
+    /// The requests made so far, with their usage and retries.
+    pub fn requests(&self) -> &[RequestRecord] {
+        &self.records
+    }
+
+    /// The tool calls handled so far.
+    pub fn tool_calls(&self) -> &[ToolTraceEntry] {
+        &self.trace
+    }
+
+    /// Advances the turn: runs the tool calls of the last answer, and returns the next request
+    /// to send, a retry delay to wait, or the end of the turn. Calling it again before
+    /// [`receive`](Self::receive) returns the same request; after the end it returns the same
+    /// final step.
+    ///
+    /// # Errors
+    /// [`EngineError::SessionOutOfStep`] when `session` is not in this engine's turn.
+    pub fn next(&mut self, session: &mut Session) -> Result<Step, EngineError> {
+        match std::mem::replace(&mut self.phase, Phase::Ready) {
+            Phase::Finished(step) => {
+                self.phase = Phase::Finished(step.clone());
+                Ok(step)
+            }
+            Phase::Awaiting(request) => {
+                self.phase = Phase::Awaiting(request.clone());
+                Ok(Step::Send(request))
+            }
+            Phase::Waiting {
+                request,
+                wait,
+                announced: false,
+            } => {
+                self.phase = Phase::Waiting {
+                    request,
+                    wait: wait.clone(),
+                    announced: true,
+                };
+                Ok(Step::Wait(wait))
+            }
+            Phase::Waiting {
+                mut request,
+                announced: true,
+                ..
+            } => {
+                // The caller waited: the same request goes out again as the next attempt.
+                request.attempt += 1;
+                if let Some(record) = self.records.last_mut() {
+                    record.attempts = request.attempt;
+                }
+                self.phase = Phase::Awaiting(request.clone());
+                Ok(Step::Send(request))
+            }
+            Phase::Ready => {
+                self.check_session(session)?;
+                Ok(self.advance(session))
+            }
+        }
+    }
+
+    /// Takes the outcome of the request [`next`](Self::next) returned. `at_ms` is when it
+    /// arrived; the last answer's time is stored with the assistant message.
+    ///
+    /// # Errors
+    /// [`EngineError::NotAwaitingResponse`] when no request is out;
+    /// [`EngineError::SessionOutOfStep`] when `session` is not in this engine's turn.
+    pub fn receive(
+        &mut self,
+        session: &mut Session,
+        outcome: Result<ProviderResponse, ProviderError>,
+        at_ms: u64,
+    ) -> Result<(), EngineError> {
+        if !matches!(self.phase, Phase::Awaiting(_)) {
+            return Err(EngineError::NotAwaitingResponse);
+        }
+        self.check_session(session)?;
+        let Phase::Awaiting(request) = std::mem::replace(&mut self.phase, Phase::Ready) else {
+            unreachable!("checked above");
+        };
+        self.last_response_at_ms = at_ms;
+        match outcome {
+            Ok(response) => self.accept(session, &request, response),
+            Err(error) => self.fail(session, request, error),
+        }
+        Ok(())
+    }
+
+    /// Cancels the turn: the session is restored with [`Session::abort_turn`], and the failure
+    /// (with the person's text) is returned. Cancelling a finished turn returns its final step
+    /// unchanged.
+    pub fn cancel(&mut self, session: &mut Session) -> Step {
+        if let Phase::Finished(step) = &self.phase {
+            return step.clone();
+        }
+        if let Phase::Awaiting(_) | Phase::Waiting { .. } = &self.phase {
+            self.mark_last_request(RequestOutcome::Failed {
+                error: ProviderError::Cancelled.to_string(),
+            });
+        }
+        self.abort(session, ProviderError::Cancelled)
+    }
+
+    fn check_session(&self, session: &Session) -> Result<(), EngineError> {
+        if session.in_turn() && session.turn() == self.turn {
+            Ok(())
+        } else {
+            Err(EngineError::SessionOutOfStep {
+                expected: self.turn,
+                found: session.turn(),
+                state: if session.in_turn() {
+                    "in another turn"
+                } else {
+                    "not in a turn"
+                },
+            })
+        }
+    }
+
+    /// Runs pending tool calls until one needs a request, then builds the next request or ends
+    /// the turn.
+    fn advance(&mut self, session: &mut Session) -> Step {
+        while let Some((round, call)) = self.pending_calls.pop_front() {
+            if call.name == "close_effort" {
+                if let Some(request) = self.start_close(session, round, call) {
+                    return self.send(request);
+                }
+            } else {
+                let outcome = session.execute_tool(&call.name, &call.arguments);
+                self.answer_call(session, round, &call, ToolHandling::Executed, outcome);
+            }
+        }
+        if self.answered {
+            let text = self.texts.join("\n\n");
+            return self.finish(session, text);
+        }
+        let request = self.turn_request(session);
+        self.send(request)
+    }
+
+    fn send(&mut self, request: LlmRequest) -> Step {
+        self.records.push(RequestRecord {
+            purpose: request.purpose.clone(),
+            plan_id: request.plan_id.clone(),
+            attempts: request.attempt,
+            estimate: request.estimate,
+            usage: None,
+            reconciliation: None,
+            retries: Vec::new(),
+            outcome: RequestOutcome::Pending,
+        });
+        self.phase = Phase::Awaiting(request.clone());
+        Step::Send(request)
+    }
+
+    /// The next request of the turn's conversation: the plan as it stands now, then this
+    /// turn's tool exchange.
+    fn turn_request(&mut self, session: &Session) -> LlmRequest {
+        self.turn_requests += 1;
+        let forced = self.tool_rounds >= self.settings.max_tool_rounds;
+        self.final_answer_forced = forced;
+        let plan = session.build_plan();
+        let mut messages = provider::wire_messages(&plan.messages);
+        messages.extend(self.exchange.iter().cloned());
+        let tool_choice = if forced {
+            ToolChoice::None
+        } else {
+            ToolChoice::Auto
+        };
+        LlmRequest {
+            purpose: RequestPurpose::Turn {
+                round: self.turn_requests,
+                final_answer_forced: forced,
+            },
+            attempt: 1,
+            messages,
+            // Tools are sent even when the answer is forced to be text: the conversation
+            // contains tool calls, and providers reject those without the definitions.
+            tools: self.tools.clone(),
+            options: self.settings.options(
+                self.settings.stream,
+                self.settings.max_tokens,
+                tool_choice,
+            ),
+            plan_id: Some(plan.plan_id.clone()),
+            estimate: PromptEstimate {
+                context_tokens: plan.totals.context_tokens,
+                turn_extra_tokens: self.exchange_tokens,
+                estimated_prompt_tokens: plan.totals.context_tokens + self.exchange_tokens,
+                tool_definition_tokens: self.tool_definition_tokens,
+            },
+        }
+    }
+
+    /// Handles a `close_effort` call. Returns the summary request to send, or `None` when the
+    /// call was answered at once (with the model's own summary, or with an error).
+    fn start_close(
+        &mut self,
+        session: &mut Session,
+        round: u32,
+        call: ToolCall,
+    ) -> Option<LlmRequest> {
+        let Some((effort_id, model_summary)) = closable_effort(session, &call.arguments) else {
+            // The call would fail: let the session produce its precise error, which changes
+            // nothing. No summary is requested for an effort that cannot be concluded.
+            let outcome = session.execute_tool(&call.name, &call.arguments);
+            self.answer_call(session, round, &call, ToolHandling::Executed, outcome);
+            return None;
+        };
+        if let (Some(summary), SummaryPolicy::UseModelSummary) =
+            (&model_summary, self.settings.summary_policy)
+        {
+            let outcome = conclude_with(session, &effort_id, summary);
+            self.answer_call(
+                session,
+                round,
+                &call,
+                ToolHandling::ClosedWithModelSummary,
+                outcome,
+            );
+            return None;
+        }
+        let effort = session
+            .effort(&effort_id)
+            .expect("closable_effort returned an existing id");
+        let pending_user_text = (self.active_before.as_deref() == Some(effort_id.as_str()))
+            .then_some(self.user_text.as_str());
+        let messages = summary::summary_messages(effort, pending_user_text);
+        let counter = session.counter();
+        let context_tokens: u64 = messages
+            .iter()
+            .map(|m| u64::from(counter.count(wire_text(m))))
+            .sum();
+        self.pending_close = Some(PendingClose {
+            call,
+            round,
+            effort_id: effort_id.clone(),
+            model_summary,
+        });
+        Some(LlmRequest {
+            purpose: RequestPurpose::Summary { effort_id },
+            attempt: 1,
+            messages,
+            tools: Vec::new(),
+            options: self.settings.options(
+                false,
+                self.settings.summary_max_tokens,
+                ToolChoice::Auto,
+            ),
+            plan_id: None,
+            estimate: PromptEstimate {
+                context_tokens,
+                turn_extra_tokens: 0,
+                estimated_prompt_tokens: context_tokens,
+                tool_definition_tokens: 0,
+            },
+        })
+    }
+
+    /// Concludes the effort waiting for its summary: with the answer when it is usable, else
+    /// with the model's own summary (under [`SummaryPolicy::AlwaysRequest`]), else with the
+    /// extractive summary and the reason.
+    fn finish_close(&mut self, session: &mut Session, answer: Result<String, String>) {
+        let Some(pending) = self.pending_close.take() else {
+            return;
+        };
+        let id = pending.effort_id.as_str();
+        let (outcome, handling) = match answer {
+            Ok(summary) => (
+                conclude_with(session, id, &summary),
+                ToolHandling::ClosedWithRequestedSummary,
+            ),
+            Err(reason) => match &pending.model_summary {
+                Some(own) => (
+                    conclude_with(session, id, own),
+                    ToolHandling::ClosedWithModelSummary,
+                ),
+                None => {
+                    // No tool call concludes with the fallback and its reason, so the session
+                    // is called directly; its banner reaches the person through the turn's
+                    // banners.
+                    let outcome = match session.close_effort_with_fallback(Some(id), &reason) {
+                        Ok(concluded) => ToolOutcome {
+                            name: pending.call.name.clone(),
+                            ok: true,
+                            result: serde_json::to_value(&concluded).unwrap_or(Value::Null),
+                            banner: None,
+                        },
+                        Err(error) => ToolOutcome {
+                            name: pending.call.name.clone(),
+                            ok: false,
+                            result: serde_json::json!({"error": error.to_string()}),
+                            banner: None,
+                        },
+                    };
+                    (outcome, ToolHandling::ClosedWithFallbackSummary)
+                }
+            },
+        };
+        self.answer_call(session, pending.round, &pending.call, handling, outcome);
+    }
+
+    /// Records a handled call and appends its result to the exchange sent back to the model.
+    /// A conclusion that failed after all (the session refused it) is recorded as a plain
+    /// execution: nothing was concluded.
+    fn answer_call(
+        &mut self,
+        session: &Session,
+        round: u32,
+        call: &ToolCall,
+        handling: ToolHandling,
+        outcome: ToolOutcome,
+    ) {
+        let content = outcome.result_json();
+        self.exchange_tokens += u64::from(session.counter().count(&content));
+        self.exchange.push(WireMessage::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+        });
+        self.trace.push(ToolTraceEntry {
+            round,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            handling: if outcome.ok {
+                handling
+            } else {
+                ToolHandling::Executed
+            },
+            ok: outcome.ok,
+            result: outcome.result,
+            banner: outcome.banner,
+        });
+    }
+
+    fn accept(&mut self, session: &mut Session, request: &LlmRequest, response: ProviderResponse) {
+        if let Some(record) = self.records.last_mut() {
+            record.usage = response.usage;
+            record.reconciliation = UsageReconciliation::from_usage(
+                request.estimate.estimated_prompt_tokens,
+                response.usage.as_ref(),
+            );
+            record.outcome = RequestOutcome::Answered {
+                text_chars: response.text.chars().count(),
+                tool_calls: response.tool_calls.len(),
+                finish_reason: response.finish_reason.clone(),
+            };
+        }
+        match &request.purpose {
+            RequestPurpose::Summary { .. } => {
+                let answer = summary::clean_summary(&response.text)
+                    .ok_or_else(|| "the model returned an empty summary".to_string());
+                self.finish_close(session, answer);
+            }
+            RequestPurpose::Turn {
+                round,
+                final_answer_forced,
+            } => {
+                let text = response.text.trim();
+                if !text.is_empty() {
+                    self.texts.push(text.to_string());
+                }
+                if *final_answer_forced || response.tool_calls.is_empty() {
+                    for call in &response.tool_calls {
+                        self.trace.push(ToolTraceEntry {
+                            round: *round,
+                            call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                            handling: ToolHandling::IgnoredInForcedAnswer,
+                            ok: false,
+                            result: Value::Null,
+                            banner: None,
+                        });
+                    }
+                    self.answered = true;
+                } else {
+                    let message = response.to_wire_message();
+                    self.exchange_tokens += count_wire(session, &message);
+                    self.exchange.push(message);
+                    self.tool_rounds += 1;
+                    self.pending_calls
+                        .extend(response.tool_calls.into_iter().map(|call| (*round, call)));
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, session: &mut Session, request: LlmRequest, error: ProviderError) {
+        if let Some(delay_ms) = self.settings.retry.delay_ms(request.attempt, &error) {
+            let wait = RetryWait {
+                delay_ms,
+                failed_attempt: request.attempt,
+                error: error.to_string(),
+            };
+            if let Some(record) = self.records.last_mut() {
+                record.retries.push(RetryRecord {
+                    attempt: request.attempt,
+                    error: wait.error.clone(),
+                    delay_ms,
+                });
+            }
+            self.phase = Phase::Waiting {
+                request,
+                wait,
+                announced: false,
+            };
+            return;
+        }
+        self.mark_last_request(RequestOutcome::Failed {
+            error: error.to_string(),
+        });
+        match (&request.purpose, &error) {
+            (RequestPurpose::Summary { .. }, error) if *error != ProviderError::Cancelled => {
+                self.finish_close(session, Err(format!("the summary request failed: {error}")));
+            }
+            _ => {
+                self.abort(session, error);
+            }
+        }
+    }
+
+    fn mark_last_request(&mut self, outcome: RequestOutcome) {
+        if let Some(record) = self.records.last_mut() {
+            if record.outcome == RequestOutcome::Pending {
+                record.outcome = outcome;
+            }
+        }
+    }
+
+    fn abort(&mut self, session: &mut Session, error: ProviderError) -> Step {
+        // The session's own copy of the text is the one to give back; the engine's copy only
+        // stands in if the session was already taken out of the turn.
+        let user_text = session
+            .abort_turn()
+            .unwrap_or_else(|_| self.user_text.clone());
+        self.pending_calls.clear();
+        self.pending_close = None;
+        let step = Step::Failed(Box::new(TurnFailure {
+            error,
+            user_text,
+            requests: self.records.clone(),
+            tool_calls: self.trace.clone(),
+        }));
+        self.phase = Phase::Finished(step.clone());
+        step
+    }
+
+    fn finish(&mut self, session: &mut Session, model_text: String) -> Step {
+        let report = match session.end_turn(&model_text, self.last_response_at_ms) {
+            Ok(report) => report,
+            // `next` checked that the session is in this turn just before.
+            Err(error) => unreachable!("the session left the turn unexpectedly: {error}"),
+        };
+        let decay_banners = report
+            .metrics
+            .events
+            .iter()
+            .filter(|event| event.kind == EventKind::AutoCollapsed)
+            .count()
+            .min(report.banners.len());
+        let (operations, salience) = report
+            .banners
+            .split_at(report.banners.len() - decay_banners);
+        let parts = [
+            operations.join("\n"),
+            model_text.trim().to_string(),
+            salience.join("\n"),
+        ];
+        let reply = parts
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let step = Step::Done(Box::new(TurnResult {
+            reply,
+            model_text,
+            report,
+            requests: self.records.clone(),
+            tool_calls: self.trace.clone(),
+            tool_rounds: self.tool_rounds,
+            final_answer_forced: self.final_answer_forced,
+        }));
+        self.phase = Phase::Finished(step.clone());
+        step
+    }
+}
+
+/// Concludes `id` with `summary` through the `close_effort` tool, so the conclusion is executed
+/// (and reported, with its banner) exactly like a call the model made with that summary.
+fn conclude_with(session: &mut Session, id: &str, summary: &str) -> ToolOutcome {
+    let arguments = serde_json::json!({ "id": id, "summary": summary }).to_string();
+    session.execute_tool("close_effort", &arguments)
+}
+
+/// The effort a `close_effort` call would conclude, and the summary in its arguments (blank
+/// counts as none), or `None` when the call would fail: arguments that are not a JSON object
+/// of the documented shape, an unknown id, no active effort, or an effort that is not open.
+///
+/// It resolves ids the way the session does (exact id, then the slug of a name), so it only
+/// decides whether a summary request is worth making; the session still checks everything
+/// when the effort is concluded.
+fn closable_effort(session: &Session, arguments: &str) -> Option<(String, Option<String>)> {
+    let trimmed = arguments.trim();
+    let args: Value = if trimmed.is_empty() || trimmed == "null" {
+        Value::Object(Default::default())
+    } else {
+        serde_json::from_str(trimmed).ok()?
+    };
+    let args = args.as_object()?;
+    let id = match args.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id.as_str()),
+        Some(_) => return None,
+    };
+    let summary = match args.get("summary") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(summary)) => Some(summary.trim().to_string()).filter(|s| !s.is_empty()),
+        Some(_) => return None,
+    };
+    let effort = match id {
+        Some(id) => session
+            .effort(id.trim())
+            .or_else(|| session.effort(&text::slugify(id)))?,
+        None => session.effort(session.active_id()?)?,
+    };
+    (effort.status == EffortStatus::Open).then(|| (effort.id.clone(), summary))
+}
+
+/// The text of a wire message that a token estimate counts.
+fn wire_text(message: &WireMessage) -> &str {
+    match message {
+        WireMessage::System(text) | WireMessage::User(text) => text,
+        WireMessage::Assistant { text, .. } => text,
+        WireMessage::ToolResult { content, .. } => content,
+    }
+}
+
+/// Tokens of an assistant message with tool calls: its text, and each call's name and
+/// arguments.
+fn count_wire(session: &Session, message: &WireMessage) -> u64 {
+    let counter = session.counter();
+    let mut tokens = u64::from(counter.count(wire_text(message)));
+    if let WireMessage::Assistant { tool_calls, .. } = message {
+        for call in tool_calls {
+            tokens +=
+                u64::from(counter.count(&call.name)) + u64::from(counter.count(&call.arguments));
+        }
+    }
+    tokens
+}

@@ -1,0 +1,534 @@
+//! The offline demo model: a deterministic stand-in for an LLM that needs no network and no
+//! key, so the app, the CLI and the examples work out of the box.
+//!
+//! It answers an [`LlmRequest`] the way a well-behaved model would, by reading fixed phrases in
+//! the person's last message ([`detect_intents`]) and the state of the session
+//! ([`SessionFacts`]):
+//!
+//! | the person says | the model calls |
+//! |---|---|
+//! | "let's work on …", "help me with …" | `open_effort` (or `switch_effort` if that effort is open) |
+//! | "done", "that's resolved", "we're finished" | `close_effort` on the effort named, else the active one, without a summary of its own, so the engine asks for one |
+//! | "back to …", "switch to …" | `switch_effort` to the open effort named, `reopen_effort` for a concluded one |
+//! | asks for details of a concluded effort ("remind me exactly …") | `expand_effort` |
+//! | asks about earlier work that no summary in memory mentions | `search_efforts`, then `expand_effort` on the best hit if details were asked for |
+//! | "got it", "that's enough" | `collapse_effort` on every expanded effort |
+//! | "status", "what are we working on" | `effort_status` |
+//!
+//! After the tool results come back it writes a short plain answer saying what it did (and,
+//! for recall, what the summary or the expanded log says). It answers summary requests with a
+//! summary it composes from the effort's log ([`compose_summary`]).
+//!
+//! # How it is labelled
+//!
+//! Its model name is [`OFFLINE_MODEL_NAME`] and [`OFFLINE_MODEL_LABEL`] is the text a user
+//! interface shows next to its replies. The reply to the first turn of a conversation also
+//! starts with [`OFFLINE_MARKER`]. Only that one: the marker's words would otherwise sit in
+//! every stored message, where they would count as a reference to any summary that happened to
+//! contain them.
+//!
+//! # Example
+//!
+//! ```
+//! use ccm_core::engine::{run_turn, EngineSettings};
+//! use ccm_core::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
+//! use ccm_core::{Config, Session};
+//!
+//! let mut session = Session::new(Config::default()).unwrap();
+//! let model = OfflineModel::new();
+//! let settings = EngineSettings::new(OFFLINE_MODEL_NAME);
+//! let result = run_turn(
+//!     &mut session,
+//!     "Let's work on the auth bug: users get 401 after an hour.",
+//!     0,
+//!     settings,
+//!     |request, session| Ok(model.respond(request, &SessionFacts::of(session))),
+//! )
+//! .unwrap();
+//! assert!(result.reply.starts_with("--- Started effort: auth-bug ---"));
+//! assert!(result.model_text.starts_with("(offline demo model)"));
+//! assert_eq!(session.active_id(), Some("auth-bug"));
+//! ```
+
+mod intent;
+mod summarize;
+
+pub use intent::{detect_intents, Intent};
+pub use summarize::compose_summary;
+
+use crate::engine::{LlmRequest, RequestPurpose};
+use crate::provider::{
+    FinishReason, ProviderResponse, StreamDelta, ToolCall, ToolChoice, WireMessage,
+};
+use crate::session::Session;
+use crate::text::{self, PreparedText};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The model name the offline demo model goes by (in settings, requests and metrics).
+pub const OFFLINE_MODEL_NAME: &str = "ccm-offline-demo";
+
+/// What a user interface shows as the name of the offline demo model.
+pub const OFFLINE_MODEL_LABEL: &str = "Offline demo model (deterministic, no network, no API key)";
+
+/// The words the first reply of a conversation starts with.
+pub const OFFLINE_MARKER: &str = "(offline demo model)";
+
+/// One effort as the offline model sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffortFact {
+    /// The effort's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its summary, when it is concluded.
+    pub summary: Option<String>,
+}
+
+/// What the offline model may know about the session: what a real model reads from its
+/// context (open efforts, summaries in memory, expanded logs), as plain data.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionFacts {
+    /// The turn in progress (1 for the first turn of a conversation).
+    pub turn: u64,
+    /// The active effort's id.
+    pub active: Option<String>,
+    /// Open efforts in opening order.
+    pub open: Vec<EffortFact>,
+    /// Concluded efforts whose summaries are in working memory, expanded ones included.
+    pub concluded: Vec<EffortFact>,
+    /// Ids of the expanded efforts.
+    pub expanded: Vec<String>,
+}
+
+impl SessionFacts {
+    /// The facts of `session` as it stands.
+    pub fn of(session: &Session) -> SessionFacts {
+        let fact = |id: &str| {
+            session.effort(id).map(|effort| EffortFact {
+                id: effort.id.clone(),
+                name: effort.name.clone(),
+                summary: effort.summary.as_ref().map(|s| s.text.clone()),
+            })
+        };
+        SessionFacts {
+            turn: session.turn(),
+            active: session.active_id().map(str::to_string),
+            open: session.open_ids().into_iter().filter_map(fact).collect(),
+            concluded: session
+                .summary_ids_in_memory()
+                .into_iter()
+                .filter_map(fact)
+                .collect(),
+            expanded: session
+                .expanded_ids()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    fn is_expanded(&self, id: &str) -> bool {
+        self.expanded.iter().any(|e| e == id)
+    }
+}
+
+/// The result of one tool call, as read back from a request's messages.
+#[derive(Debug, Clone)]
+struct ToolResultSeen {
+    name: String,
+    result: Value,
+}
+
+/// The deterministic offline demo model; see the [module documentation](self).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OfflineModel;
+
+impl OfflineModel {
+    /// The model. It has no settings: the same request and facts always give the same answer.
+    pub fn new() -> OfflineModel {
+        OfflineModel
+    }
+
+    /// Answers a request: tool calls, or a short plain answer, or a summary.
+    pub fn respond(&self, request: &LlmRequest, facts: &SessionFacts) -> ProviderResponse {
+        if let RequestPurpose::Summary { .. } = request.purpose {
+            let text = request
+                .messages
+                .iter()
+                .rev()
+                .find_map(|m| match m {
+                    WireMessage::User(text) => Some(text.as_str()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            return text_response(compose_summary(text));
+        }
+        let last_user = request
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, WireMessage::User(_)));
+        let user_text = match last_user.map(|i| &request.messages[i]) {
+            Some(WireMessage::User(text)) => text.as_str(),
+            _ => "",
+        };
+        let exchange = &request.messages[last_user.map_or(0, |i| i + 1)..];
+        let results = tool_results(exchange);
+        let intents = detect_intents(user_text);
+        let may_call_tools =
+            request.options.tool_choice != ToolChoice::None && !request.tools.is_empty();
+        let round = exchange
+            .iter()
+            .filter(|m| matches!(m, WireMessage::Assistant { .. }))
+            .count()
+            + 1;
+
+        if may_call_tools {
+            let calls = if results.is_empty() {
+                first_calls(&intents, facts)
+            } else {
+                follow_up_calls(&intents, &results, facts)
+            };
+            if !calls.is_empty() {
+                return ProviderResponse {
+                    text: String::new(),
+                    tool_calls: calls
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (name, arguments))| ToolCall {
+                            id: format!("offline_call_{round}_{}", i + 1),
+                            name: name.to_string(),
+                            arguments: arguments.to_string(),
+                        })
+                        .collect(),
+                    finish_reason: FinishReason::ToolCalls,
+                    usage: None,
+                };
+            }
+        }
+
+        // The context before the person's message: the logs a recall answer quotes from.
+        let context = &request.messages[..last_user.unwrap_or(0)];
+        let mut answer = if results.is_empty() {
+            plain_answer(&intents, facts, context, user_text)
+        } else {
+            answer_from_results(&results, &intents, context, user_text)
+        };
+        if facts.turn <= 1 {
+            answer = format!("{OFFLINE_MARKER} {answer}");
+        }
+        text_response(answer)
+    }
+
+    /// The deltas a streaming transport would show for `response`: its text a word at a time
+    /// (spaces kept, so they join back into the text), then one start per tool call. Lets a
+    /// user interface exercise its streaming path with the offline model.
+    pub fn stream_deltas(response: &ProviderResponse) -> Vec<StreamDelta> {
+        let mut deltas: Vec<StreamDelta> = response
+            .text
+            .split_inclusive(' ')
+            .map(|word| StreamDelta::Text(word.to_string()))
+            .collect();
+        deltas.extend(
+            response
+                .tool_calls
+                .iter()
+                .map(|call| StreamDelta::ToolCallStarted {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                }),
+        );
+        deltas
+    }
+}
+
+fn text_response(text: String) -> ProviderResponse {
+    ProviderResponse {
+        text,
+        tool_calls: Vec::new(),
+        finish_reason: FinishReason::Stop,
+        usage: None,
+    }
+}
+
+/// The results of this turn's tool calls, in order.
+fn tool_results(exchange: &[WireMessage]) -> Vec<ToolResultSeen> {
+    exchange
+        .iter()
+        .filter_map(|m| match m {
+            WireMessage::ToolResult { name, content, .. } => Some(ToolResultSeen {
+                name: name.clone(),
+                result: serde_json::from_str(content).unwrap_or(Value::Null),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The effort among `candidates` that `text` names: by id, else by the most words of its name
+/// (at least one), else by two or more of its summary's keywords.
+fn named_effort<'a>(text: &str, candidates: &'a [EffortFact]) -> Option<&'a EffortFact> {
+    let prepared = PreparedText::new(text);
+    if let Some(by_id) = candidates.iter().find(|e| prepared.mentions_id(&e.id)) {
+        return Some(by_id);
+    }
+    let by_name = candidates
+        .iter()
+        .map(|e| {
+            (
+                prepared.keyword_overlap(&text::extract_keywords(&e.name)),
+                e,
+            )
+        })
+        .filter(|(overlap, _)| *overlap > 0)
+        .max_by_key(|(overlap, _)| *overlap);
+    if let Some((_, effort)) = by_name {
+        return Some(effort);
+    }
+    candidates
+        .iter()
+        .filter_map(|e| {
+            let keywords = text::extract_keywords(e.summary.as_deref().unwrap_or_default());
+            let overlap = prepared.keyword_overlap(&keywords);
+            (overlap >= 2).then_some((overlap, e))
+        })
+        .max_by_key(|(overlap, _)| *overlap)
+        .map(|(_, e)| e)
+}
+
+/// The calls for the person's message before any tool ran.
+fn first_calls(intents: &[Intent], facts: &SessionFacts) -> Vec<(&'static str, Value)> {
+    let mut calls = Vec::new();
+    let mut closing: Vec<String> = Vec::new();
+    for intent in intents {
+        match intent {
+            Intent::Close { mention } => {
+                let target = named_effort(mention, &facts.open)
+                    .map(|e| e.id.clone())
+                    .or_else(|| facts.active.clone());
+                if let Some(id) = target.filter(|id| !closing.contains(id)) {
+                    calls.push(("close_effort", json!({ "id": id })));
+                    closing.push(id);
+                }
+            }
+            Intent::Switch { target } => {
+                let still_open: Vec<EffortFact> = facts
+                    .open
+                    .iter()
+                    .filter(|e| !closing.contains(&e.id))
+                    .cloned()
+                    .collect();
+                if let Some(effort) = named_effort(target, &still_open) {
+                    if facts.active.as_deref() != Some(effort.id.as_str()) {
+                        calls.push(("switch_effort", json!({ "id": effort.id })));
+                    }
+                } else if let Some(effort) = named_effort(target, &facts.concluded) {
+                    calls.push(("reopen_effort", json!({ "id": effort.id })));
+                }
+            }
+            Intent::Open { name } => {
+                let id = text::slugify(name);
+                match facts.open.iter().find(|e| e.id == id) {
+                    Some(open) if facts.active.as_deref() != Some(open.id.as_str()) => {
+                        calls.push(("switch_effort", json!({ "id": open.id })));
+                    }
+                    Some(_) => {}
+                    None => calls.push(("open_effort", json!({ "name": name }))),
+                }
+            }
+            Intent::Collapse => {
+                for id in &facts.expanded {
+                    calls.push(("collapse_effort", json!({ "id": id })));
+                }
+            }
+            Intent::Recall { query, details } => {
+                let in_context = facts
+                    .open
+                    .iter()
+                    .chain(facts.concluded.iter().filter(|e| facts.is_expanded(&e.id)));
+                let in_context: Vec<EffortFact> = in_context.cloned().collect();
+                if named_effort(query, &in_context).is_some() {
+                    // Its full log is already in the context: nothing to load.
+                    continue;
+                }
+                match named_effort(query, &facts.concluded) {
+                    Some(effort) if *details => {
+                        calls.push(("expand_effort", json!({ "id": effort.id })));
+                    }
+                    // The summary in memory answers a question without "details".
+                    Some(_) => {}
+                    None => calls.push(("search_efforts", json!({ "query": query }))),
+                }
+            }
+            Intent::Status => calls.push(("effort_status", json!({}))),
+        }
+    }
+    calls
+}
+
+/// A second round after the results: expanding the best search hit when details were asked
+/// for and nothing was expanded yet in this turn.
+fn follow_up_calls(
+    intents: &[Intent],
+    results: &[ToolResultSeen],
+    facts: &SessionFacts,
+) -> Vec<(&'static str, Value)> {
+    let wants_details = intents
+        .iter()
+        .any(|i| matches!(i, Intent::Recall { details: true, .. }));
+    if !wants_details || results.iter().any(|r| r.name == "expand_effort") {
+        return Vec::new();
+    }
+    let best_hit = results
+        .iter()
+        .filter(|r| r.name == "search_efforts")
+        .find_map(|r| r.result["results"].get(0))
+        .and_then(|hit| hit["id"].as_str());
+    match best_hit {
+        Some(id) if !facts.is_expanded(id) && !facts.open.iter().any(|e| e.id == id) => {
+            vec![("expand_effort", json!({ "id": id }))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The answer after this turn's tool calls: one short sentence per call.
+fn answer_from_results(
+    results: &[ToolResultSeen],
+    intents: &[Intent],
+    messages: &[WireMessage],
+    user_text: &str,
+) -> String {
+    let mut sentences: Vec<String> = Vec::new();
+    for seen in results {
+        let id = seen.result["id"].as_str().unwrap_or_default();
+        if let Some(error) = seen.result["error"].as_str() {
+            sentences.push(format!("{} did not work: {error}.", seen.name));
+            continue;
+        }
+        let sentence = match seen.name.as_str() {
+            "open_effort" => format!("Started effort {id}; tell me more about it."),
+            "close_effort" => format!("Concluded {id}; its summary is in memory now."),
+            "switch_effort" => format!("Switched to {id}."),
+            "reopen_effort" => format!("Reopened {id} with its full log."),
+            // The banner names the effort. Naming it again would count as a reference and
+            // keep its summary in memory longer than the person's own words warrant.
+            "collapse_effort" => {
+                "Collapsed the expanded log; its summary stands in again.".to_string()
+            }
+            "expand_effort" => match best_log_line(messages, id, user_text) {
+                Some(line) => format!("Loaded the full log of {id}. From it: \"{line}\""),
+                None => format!("Loaded the full log of {id}."),
+            },
+            "search_efforts" => match seen.result["results"].get(0) {
+                Some(hit) => format!(
+                    "Found {}: {}",
+                    hit["id"].as_str().unwrap_or_default(),
+                    hit["summary"].as_str().unwrap_or_default()
+                ),
+                None => "Nothing stored matches that.".to_string(),
+            },
+            "effort_status" => status_sentence(&seen.result),
+            other => format!("Ran {other}."),
+        };
+        sentences.push(sentence);
+    }
+    if sentences.is_empty() {
+        return plain_answer(intents, &SessionFacts::default(), messages, user_text);
+    }
+    sentences.join(" ")
+}
+
+/// The status in one sentence: the open efforts by id, the others counted. Concluded efforts
+/// are not named, because naming them counts as a reference and would keep every summary in
+/// memory just because someone asked for the status.
+fn status_sentence(status: &Value) -> String {
+    let efforts = status["efforts"].as_array().cloned().unwrap_or_default();
+    let state = |e: &Value| e["state"].as_str().unwrap_or_default().to_string();
+    let open: Vec<String> = efforts
+        .iter()
+        .filter(|e| matches!(state(e).as_str(), "active" | "open"))
+        .map(|e| format!("{} ({})", e["id"].as_str().unwrap_or_default(), state(e)))
+        .collect();
+    let expanded = efforts.iter().filter(|e| state(e) == "expanded").count();
+    let concluded = efforts.iter().filter(|e| state(e) == "concluded").count();
+    let open = if open.is_empty() {
+        "nothing is open".to_string()
+    } else {
+        format!("open: {}", open.join(", "))
+    };
+    format!(
+        "Status: {open}; {concluded} concluded in memory, {expanded} expanded, {} out of memory.",
+        status["evicted_count"].as_u64().unwrap_or(0)
+    )
+}
+
+/// The answer when no tool was called.
+fn plain_answer(
+    intents: &[Intent],
+    facts: &SessionFacts,
+    messages: &[WireMessage],
+    user_text: &str,
+) -> String {
+    for intent in intents {
+        if let Intent::Recall { query, .. } = intent {
+            let expanded: Vec<EffortFact> = facts
+                .concluded
+                .iter()
+                .filter(|e| facts.is_expanded(&e.id))
+                .cloned()
+                .collect();
+            for candidates in [&facts.open, &expanded] {
+                if let Some(effort) = named_effort(query, candidates) {
+                    if let Some(line) = best_log_line(messages, &effort.id, user_text) {
+                        return format!("From {}: \"{line}\"", effort.id);
+                    }
+                }
+            }
+            if let Some(effort) = named_effort(query, &facts.concluded) {
+                return format!(
+                    "From {}: {}",
+                    effort.id,
+                    effort
+                        .summary
+                        .as_deref()
+                        .unwrap_or("no summary was stored.")
+                );
+            }
+        }
+    }
+    match &facts.active {
+        Some(active) => format!("Noted, that goes into {active}."),
+        None => "Noted.".to_string(),
+    }
+}
+
+/// The person's message in an effort's log (as the request shows it) that shares the most
+/// words with the question, the earliest among equals.
+fn best_log_line(messages: &[WireMessage], id: &str, question: &str) -> Option<String> {
+    let header = format!("[Effort log: {id}]");
+    let start = messages
+        .iter()
+        .position(|m| matches!(m, WireMessage::System(text) if text.starts_with(&header)))?;
+    // The words naming the effort pick the log, not the line within it.
+    let naming: Vec<&str> = id.split('-').collect();
+    let question: Vec<String> = text::extract_keywords(question)
+        .into_iter()
+        .filter(|word| !naming.contains(&word.as_str()))
+        .collect();
+    let mut best: Option<(usize, &str)> = None;
+    for message in messages[start + 1..].iter() {
+        match message {
+            WireMessage::User(text) => {
+                let overlap = PreparedText::new(text).keyword_overlap(&question);
+                if best.is_none_or(|(most, _)| overlap > most) {
+                    best = Some((overlap, text));
+                }
+            }
+            WireMessage::Assistant { .. } => {}
+            // The next log (or any other system text) ends this one.
+            _ => break,
+        }
+    }
+    best.map(|(_, text)| text.trim().to_string())
+}

@@ -1,0 +1,222 @@
+//! How the offline model answers a summary request: it reads the rendered log out of the
+//! request and keeps the person's sentences that carry identifiers, numbers and decisions.
+
+use crate::engine::summary::{LOG_ASSISTANT_PREFIX, LOG_END, LOG_START, LOG_USER_PREFIX};
+
+/// Words long enough for the summary before it stops adding sentences.
+const SUMMARY_WORD_BUDGET: usize = 55;
+
+/// Words that mark a decision, a cause or a next step.
+const DECISION_WORDS: [&str; 24] = [
+    "decided", "decide", "chose", "choose", "use", "using", "fixed", "fix", "because", "cause",
+    "caused", "root", "set", "changed", "switched", "will", "must", "should", "need", "todo",
+    "next", "open", "question", "plan",
+];
+
+/// The summary of the effort in a summary request's text (its user message).
+///
+/// The offline model knows nothing of its own, so what is worth keeping was said by the person:
+/// it keeps the first sentence that states the goal and the person's sentences with the most
+/// identifiers, numbers and decision words, in their original order, within about 55 words.
+/// Sentences that only steer the conversation (switching, recalling, concluding) are left out.
+/// The result always starts with the effort's name and is never empty.
+pub fn compose_summary(request_text: &str) -> String {
+    let name = effort_name(request_text).unwrap_or_else(|| "effort".to_string());
+    let sentences: Vec<String> = user_messages(request_text)
+        .iter()
+        .flat_map(|message| split_sentences(message))
+        .filter(|sentence| !manages_the_conversation(sentence))
+        .collect();
+    if sentences.is_empty() {
+        return format!("{name}: worked on {name}; no details were recorded.");
+    }
+    let scores: Vec<usize> = sentences.iter().map(|s| score(s)).collect();
+    let goal = scores.iter().position(|&s| s > 0).unwrap_or(0);
+    let mut order: Vec<usize> = (0..sentences.len()).filter(|&i| i != goal).collect();
+    // Highest score first; the stable sort keeps earlier sentences first among equals.
+    order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
+    let mut chosen = vec![goal];
+    let mut words = word_count(&sentences[goal]);
+    for index in order {
+        if scores[index] == 0 || words >= SUMMARY_WORD_BUDGET {
+            break;
+        }
+        let length = word_count(&sentences[index]);
+        if words + length > SUMMARY_WORD_BUDGET + 10 {
+            continue;
+        }
+        chosen.push(index);
+        words += length;
+    }
+    chosen.sort_unstable();
+    let body = chosen
+        .iter()
+        .map(|&i| sentences[i].as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("{name}: {body}")
+}
+
+/// Whether a sentence only steers the conversation ("back to the export", "remind me what the
+/// TTL was", "that's resolved"): it says nothing about the effort's subject, and its words
+/// would only make the summary match unrelated questions later. A sentence that opens an
+/// effort is kept, since it usually states the goal.
+fn manages_the_conversation(sentence: &str) -> bool {
+    super::detect_intents(sentence)
+        .iter()
+        .any(|intent| !matches!(intent, super::Intent::Open { .. }))
+}
+
+/// The effort's name from the request heading ("… effort `id` (name).").
+fn effort_name(request_text: &str) -> Option<String> {
+    let heading = request_text.lines().next()?;
+    let start = heading.find("` (")? + 3;
+    let end = start + heading[start..].find(')')?;
+    let name = heading[start..end].trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// The person's messages of the rendered log, continuation lines included.
+fn user_messages(request_text: &str) -> Vec<String> {
+    let Some(start) = request_text.find(LOG_START) else {
+        return Vec::new();
+    };
+    let log = &request_text[start + LOG_START.len()..];
+    let log = &log[..log.find(LOG_END).unwrap_or(log.len())];
+    let mut messages: Vec<String> = Vec::new();
+    let mut in_user_message = false;
+    for line in log.lines() {
+        if let Some(text) = line.strip_prefix(LOG_USER_PREFIX) {
+            messages.push(text.to_string());
+            in_user_message = true;
+        } else if line.starts_with(LOG_ASSISTANT_PREFIX) || line.starts_with("SYSTEM: ") {
+            in_user_message = false;
+        } else if in_user_message {
+            if let Some(last) = messages.last_mut() {
+                last.push('\n');
+                last.push_str(line);
+            }
+        }
+    }
+    messages
+}
+
+fn split_sentences(text: &str) -> Vec<String> {
+    let mut sentences = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            push_sentence(&mut sentences, &mut current);
+            continue;
+        }
+        current.push(c);
+        // A full stop inside a token (a version, a file name) does not end the sentence.
+        let ends = matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace());
+        if ends {
+            push_sentence(&mut sentences, &mut current);
+        }
+    }
+    push_sentence(&mut sentences, &mut current);
+    sentences
+}
+
+fn push_sentence(sentences: &mut Vec<String>, current: &mut String) {
+    let sentence = current.trim();
+    if sentence.chars().any(char::is_alphanumeric) {
+        let mut sentence = sentence.to_string();
+        if !sentence.ends_with(['.', '!', '?']) {
+            sentence.push('.');
+        }
+        sentences.push(sentence);
+    }
+    current.clear();
+}
+
+fn word_count(sentence: &str) -> usize {
+    sentence.split_whitespace().count()
+}
+
+/// How much a sentence is worth keeping: identifiers and numbers count double, decision words
+/// and an open question once.
+fn score(sentence: &str) -> usize {
+    let mut score = 0;
+    for token in sentence.split_whitespace() {
+        let bare = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let number = bare.chars().any(|c| c.is_ascii_digit());
+        let identifier = bare.contains(['_', '/', '.', '-', '=']) || token.contains('`');
+        if number || identifier {
+            score += 2;
+        } else if DECISION_WORDS.contains(&bare.to_lowercase().as_str()) {
+            score += 1;
+        }
+    }
+    if sentence.ends_with('?') {
+        score += 1;
+    }
+    score
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::summary::summary_messages;
+    use crate::model::Effort;
+    use crate::provider::WireMessage;
+    use crate::tokens::ApproximateCounter;
+    use crate::{Config, Session};
+    use std::sync::Arc;
+
+    /// The effort `auth-bug` after one turn per (user, assistant) exchange.
+    fn effort(exchanges: &[(&str, &str)]) -> Effort {
+        let mut session =
+            Session::with_counter(Config::default(), Arc::new(ApproximateCounter)).unwrap();
+        session.open_effort("auth bug", None).unwrap();
+        for (user, assistant) in exchanges {
+            session.begin_turn(user, 0).unwrap();
+            session.end_turn(assistant, 0).unwrap();
+        }
+        session.effort("auth-bug").unwrap().clone()
+    }
+
+    fn request_text(effort: &Effort, pending: Option<&str>) -> String {
+        match &summary_messages(effort, pending)[1] {
+            WireMessage::User(text) => text.clone(),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn keeps_the_goal_identifiers_and_decisions() {
+        let effort = effort(&[
+            (
+                "Let's work on the auth bug: users get 401 after an hour.",
+                "(offline demo model) Started effort auth-bug.",
+            ),
+            ("Nice weather today. The coffee is good.", "Indeed."),
+            (
+                "The refresh token TTL in config/auth.yaml was 3600; we decided to set it to 86400.",
+                "Sounds right.",
+            ),
+        ]);
+        let summary = compose_summary(&request_text(&effort, Some("That's resolved.")));
+        assert_eq!(
+            summary,
+            "auth bug: Let's work on the auth bug: users get 401 after an hour. The refresh \
+             token TTL in config/auth.yaml was 3600; we decided to set it to 86400."
+        );
+    }
+
+    #[test]
+    fn is_never_empty() {
+        let summary = compose_summary(&request_text(&effort(&[]), None));
+        assert_eq!(
+            summary,
+            "auth bug: worked on auth bug; no details were recorded."
+        );
+        assert_eq!(
+            compose_summary("garbage"),
+            "effort: worked on effort; no details were recorded."
+        );
+    }
+}

@@ -1,0 +1,371 @@
+//! Failures against the real mock server: every error class ends the turn with the session
+//! exactly as before and the person's text returned; transient errors are retried after the
+//! delay the provider asks for; cancellation stops a stream or a retry wait at once.
+
+mod common;
+
+use ccm_core::provider::{ProviderError, ProviderKind};
+use ccm_mock_llm::{Fault, ScriptedReply};
+use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts, TurnEvent};
+use common::{
+    config, failed_turn, ok_turn, quick_retries, server, session_with_open_effort, settings,
+    transport, KINDS,
+};
+use serde_json::json;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+/// Whether an error is the one a test expects.
+type ErrorCheck = fn(&ProviderError) -> bool;
+
+const USER_TEXT: &str = "Let's also look at the docs. The auth bug is done.";
+
+/// A first reply that changes the session (so undoing is tested too), then `fault`.
+fn script_failure(server: &ccm_mock_llm::MockServer, fault: ScriptedReply) {
+    server.enqueue_all([
+        ScriptedReply::tool_call("open_effort", json!({"name": "docs"})),
+        fault,
+    ]);
+}
+
+/// Runs a turn that must fail, and checks that the session and its next context are exactly
+/// what they were, and that the person's text came back.
+fn assert_fails_cleanly(
+    transport: &mut HttpTransport,
+    stream: bool,
+    check: impl Fn(&ProviderError) -> bool,
+) -> ProviderError {
+    let mut s = session_with_open_effort();
+    let before = s.to_json();
+    let plan_before = s.build_plan().to_json();
+    let failure = failed_turn(&mut s, USER_TEXT, settings(stream), transport);
+    assert!(
+        check(&failure.error),
+        "unexpected error: {:?}",
+        failure.error
+    );
+    assert_eq!(failure.user_text, USER_TEXT);
+    assert!(!s.in_turn());
+    assert_eq!(
+        s.to_json(),
+        before,
+        "the session changed after {:?}",
+        failure.error
+    );
+    assert_eq!(s.build_plan().to_json(), plan_before);
+    failure.error
+}
+
+#[test]
+fn http_error_statuses_leave_the_session_unchanged() {
+    for kind in KINDS {
+        for stream in [false, true] {
+            let statuses: [(u16, ErrorCheck); 7] = [
+                (400, |e| {
+                    matches!(e, ProviderError::BadRequest { status: 400, .. })
+                }),
+                (401, |e| {
+                    matches!(
+                        e,
+                        ProviderError::Unauthorized {
+                            api_key_given: true,
+                            ..
+                        }
+                    )
+                }),
+                (403, |e| matches!(e, ProviderError::Forbidden { .. })),
+                (
+                    404,
+                    |e| matches!(e, ProviderError::NotFound { model, .. } if model == "mock-model"),
+                ),
+                (429, |e| matches!(e, ProviderError::RateLimited { .. })),
+                (500, |e| {
+                    matches!(e, ProviderError::Server { status: 500, .. })
+                }),
+                (503, |e| {
+                    matches!(e, ProviderError::Server { status: 503, .. })
+                }),
+            ];
+            for (status, check) in statuses {
+                let server = server();
+                script_failure(
+                    &server,
+                    ScriptedReply::fault(Fault::status(status).message("scripted failure")),
+                );
+                let error = assert_fails_cleanly(&mut transport(&server, kind), stream, check);
+                assert!(
+                    error.to_string().contains("scripted failure"),
+                    "{kind:?} {status}: {error}"
+                );
+                assert_eq!(server.requests().len(), 2, "{kind:?} {status}: no retry");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_timeout_leaves_the_session_unchanged() {
+    let server = server();
+    script_failure(&server, ScriptedReply::fault(Fault::delay_ms(3_000)));
+    let mut slow = HttpTransport::with_timeouts(
+        config(&server, ProviderKind::OpenAiCompatible),
+        Timeouts {
+            first_byte: Duration::from_millis(300),
+            ..common::timeouts()
+        },
+    );
+    let started = Instant::now();
+    let error = assert_fails_cleanly(&mut slow, false, |e| {
+        *e == ProviderError::Timeout { after_ms: 300 }
+    });
+    assert_eq!(
+        error.to_string(),
+        "The provider did not answer within 300 ms."
+    );
+    assert!(started.elapsed() < Duration::from_millis(2_500));
+}
+
+#[test]
+fn a_stream_that_stalls_midway_ends_as_cut_off() {
+    let server = server();
+    script_failure(
+        &server,
+        ScriptedReply::text("This answer stalls after its first word.")
+            .with_fault(Fault::chunk_delay_ms(3_000)),
+    );
+    let mut impatient = HttpTransport::with_timeouts(
+        config(&server, ProviderKind::OpenAiCompatible),
+        Timeouts {
+            idle: Duration::from_millis(300),
+            ..common::timeouts()
+        },
+    );
+    let started = Instant::now();
+    assert_fails_cleanly(&mut impatient, true, |e| {
+        matches!(e, ProviderError::StreamTruncated { .. })
+    });
+    assert!(started.elapsed() < Duration::from_millis(2_500));
+}
+
+#[test]
+fn a_refused_connection_leaves_the_session_unchanged() {
+    // A port that was just free: bound, then closed, so nothing listens there.
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    for kind in KINDS {
+        let base = format!("http://127.0.0.1:{port}/v1");
+        let mut refused = HttpTransport::with_timeouts(
+            ccm_core::provider::ProviderConfig::custom(kind, &base, None),
+            common::timeouts(),
+        );
+        let error = assert_fails_cleanly(
+            &mut refused,
+            false,
+            |e| matches!(e, ProviderError::ConnectionRefused { url } if url.starts_with(&base)),
+        );
+        assert!(error
+            .to_string()
+            .starts_with(&format!("Could not connect to {base}")));
+    }
+}
+
+#[test]
+fn a_stream_cut_off_midway_leaves_the_session_unchanged() {
+    for kind in KINDS {
+        for abruptly in [false, true] {
+            let server = server();
+            let mut fault = Fault::truncate_after(4);
+            fault.truncate_abruptly = abruptly;
+            script_failure(
+                &server,
+                ScriptedReply::text("This answer will never be finished, sadly, at all.")
+                    .with_fault(fault),
+            );
+            assert_fails_cleanly(
+                &mut transport(&server, kind),
+                true,
+                |e| matches!(e, ProviderError::StreamTruncated { events, .. } if *events > 0),
+            );
+        }
+    }
+}
+
+#[test]
+fn invalid_json_leaves_the_session_unchanged() {
+    for kind in KINDS {
+        for stream in [false, true] {
+            let server = server();
+            script_failure(
+                &server,
+                ScriptedReply::text("broken").with_fault(Fault::malformed_json()),
+            );
+            assert_fails_cleanly(&mut transport(&server, kind), stream, |e| {
+                matches!(e, ProviderError::InvalidJson { .. })
+            });
+        }
+    }
+}
+
+#[test]
+fn a_connection_closed_without_a_response_leaves_the_session_unchanged() {
+    let server = server();
+    script_failure(
+        &server,
+        ScriptedReply::fault(Fault::close_without_response()),
+    );
+    assert_fails_cleanly(
+        &mut transport(&server, ProviderKind::OpenAiCompatible),
+        false,
+        |e| matches!(e, ProviderError::Network(_)),
+    );
+}
+
+#[test]
+fn rate_limits_and_server_errors_are_retried_with_backoff() {
+    for kind in KINDS {
+        let server = server();
+        let mut limited = Fault::status(429);
+        // Fractional seconds keep the test short; the client reads them as 300 ms.
+        limited.retry_after = Some("0.3".to_string());
+        server.enqueue_all([
+            ScriptedReply::fault(limited),
+            ScriptedReply::fault(Fault::status(503)),
+            ScriptedReply::text("Third time lucky."),
+        ]);
+        let mut s = common::session();
+        let result = ok_turn(
+            &mut s,
+            "Hello there.",
+            settings(false).with_retry(quick_retries()),
+            &mut transport(&server, kind),
+        );
+        assert_eq!(result.reply, "Third time lucky.");
+        let record = &result.requests[0];
+        assert_eq!(record.attempts, 3);
+        let delays: Vec<u64> = record.retries.iter().map(|r| r.delay_ms).collect();
+        // Retry-After is honoured; without it the policy's backoff applies (50 ms, doubled).
+        assert_eq!(delays, [300, 100], "{kind:?}");
+
+        let log = server.requests();
+        let statuses: Vec<Option<u16>> = log.iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [Some(429), Some(503), Some(200)]);
+        // The request log shows the waits: the server saw the attempts that far apart.
+        assert!(log[1].at_ms - log[0].at_ms >= 300, "{kind:?}: {log:?}");
+        assert!(log[2].at_ms - log[1].at_ms >= 100, "{kind:?}: {log:?}");
+        assert_eq!(log[0].body, log[1].body, "a retry sends the same request");
+    }
+}
+
+#[test]
+fn retries_give_up_after_the_last_attempt_and_never_retry_client_errors() {
+    let server = server();
+    server.enqueue_all((0..3).map(|_| ScriptedReply::fault(Fault::status(502))));
+    let mut s = session_with_open_effort();
+    let before = s.to_json();
+    let failure = failed_turn(
+        &mut s,
+        USER_TEXT,
+        settings(false).with_retry(quick_retries()),
+        &mut transport(&server, ProviderKind::OpenAiCompatible),
+    );
+    assert!(matches!(
+        failure.error,
+        ProviderError::Server { status: 502, .. }
+    ));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(failure.requests[0].attempts, 3);
+    assert_eq!(s.to_json(), before);
+
+    let server = common::server();
+    server.enqueue(ScriptedReply::fault(Fault::status(400)));
+    let failure = failed_turn(
+        &mut s,
+        USER_TEXT,
+        settings(false).with_retry(quick_retries()),
+        &mut transport(&server, ProviderKind::OpenAiCompatible),
+    );
+    assert!(matches!(failure.error, ProviderError::BadRequest { .. }));
+    assert_eq!(server.requests().len(), 1, "4xx is never retried");
+}
+
+#[test]
+fn cancelling_mid_stream_restores_the_session_at_once() {
+    for kind in KINDS {
+        let server = server();
+        let long_answer = (0..40)
+            .map(|i| format!("word{i}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        script_failure(
+            &server,
+            ScriptedReply::text(long_answer).with_fault(Fault::chunk_delay_ms(100)),
+        );
+        let mut s = session_with_open_effort();
+        let before = s.to_json();
+        let cancel = CancelToken::new();
+        let mut texts = 0;
+        let started = Instant::now();
+        let outcome = run_turn(
+            &mut s,
+            USER_TEXT,
+            settings(true),
+            &mut transport(&server, kind),
+            &cancel,
+            &mut |event| {
+                if let TurnEvent::Delta {
+                    delta: ccm_core::provider::StreamDelta::Text(_),
+                    ..
+                } = event
+                {
+                    texts += 1;
+                    // The person presses "stop" as soon as the answer starts to appear.
+                    cancel.cancel();
+                }
+            },
+        );
+        let Err(ccm_core::engine::RunError::Failed(failure)) = outcome else {
+            panic!("{kind:?}: the turn was not cancelled");
+        };
+        assert!(failure.was_cancelled(), "{kind:?}: {}", failure.error);
+        assert_eq!(failure.user_text, USER_TEXT);
+        assert_eq!(texts, 1, "no delta is passed on after the cancellation");
+        // The whole stream takes over 4 s; cancelling does not wait for it.
+        assert!(started.elapsed() < Duration::from_secs(3), "{kind:?}");
+        assert_eq!(s.to_json(), before);
+    }
+}
+
+#[test]
+fn cancelling_during_a_retry_wait_ends_the_wait() {
+    let server = server();
+    let mut limited = Fault::status(429);
+    limited.retry_after = Some("4".to_string());
+    script_failure(&server, ScriptedReply::fault(limited));
+    let mut s = session_with_open_effort();
+    let before = s.to_json();
+    let cancel = CancelToken::new();
+    let canceller = cancel.clone();
+    let started = Instant::now();
+    let outcome = run_turn(
+        &mut s,
+        USER_TEXT,
+        settings(false).with_retry(quick_retries()),
+        &mut transport(&server, ProviderKind::OpenAiCompatible),
+        &cancel,
+        &mut |event| {
+            if let TurnEvent::Retrying(wait) = event {
+                assert_eq!(wait.delay_ms, 4_000);
+                canceller.cancel();
+            }
+        },
+    );
+    let Err(ccm_core::engine::RunError::Failed(failure)) = outcome else {
+        panic!("the turn was not cancelled");
+    };
+    assert!(failure.was_cancelled());
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(server.requests().len(), 2, "nothing was sent again");
+    assert_eq!(s.to_json(), before);
+}
