@@ -127,6 +127,9 @@ pub struct TurnReport {
     /// Every banner of the turn in order: those of the operations, then those of salience
     /// (auto-collapses).
     pub banners: Vec<String>,
+    /// How many of `banners` come from operations; the rest come from salience. A reply shows
+    /// operation banners before the model's text and salience banners after it.
+    pub operation_banners: usize,
     /// The metrics point of this turn.
     pub metrics: TurnMetrics,
     /// What the turn's requests held and left out, its tool calls, and the diff against the
@@ -835,6 +838,7 @@ impl Session {
         }
         let before_salience = self.working_tokens();
         let mut banners = state.banners;
+        let operation_banners = banners.len();
         let mut events = state.events;
         self.update_salience(
             &state.user_text,
@@ -860,6 +864,7 @@ impl Session {
             turn: self.turn,
             routed_to: target.map(|i| self.efforts[i].id.clone()),
             banners,
+            operation_banners,
             metrics,
             telemetry,
         })
@@ -1165,6 +1170,33 @@ impl Session {
 
     // ----- effort operations -------------------------------------------------------------
 
+    /// Resolves an effort the way every operation does: by id, by the slug of a name, or the
+    /// active effort when `id` is `None`.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`] (with the ids in working memory as a hint) or
+    /// [`EffortError::NoActiveEffort`].
+    pub fn resolve_effort(&self, id: Option<&str>) -> Result<&Effort, EffortError> {
+        let index = match id {
+            Some(id) => self.lookup(id)?,
+            None => self.active.ok_or(EffortError::NoActiveEffort)?,
+        };
+        Ok(&self.efforts[index])
+    }
+
+    /// The effort the turn in progress will be stored in, as `end_turn` will route it: the
+    /// effort active when the turn began, else one opened during the turn; `None` for the
+    /// ambient log (or outside a turn).
+    pub fn routing_target(&self) -> Option<&str> {
+        let state = self.turn_state.as_ref()?;
+        let index = state.active_before.or_else(|| {
+            self.active
+                .filter(|a| state.opened.contains(a))
+                .or_else(|| state.opened.first().copied())
+        })?;
+        Some(self.efforts[index].id.as_str())
+    }
+
     fn lookup(&self, id: &str) -> Result<usize, EffortError> {
         let id = id.trim();
         if let Some(&index) = self.index.get(id) {
@@ -1317,7 +1349,15 @@ impl Session {
         id: Option<&str>,
         reason: &str,
     ) -> Result<Concluded, EffortError> {
-        self.conclude(id, None, reason)
+        let result = self.conclude(id, None, reason);
+        // The engine concludes this way outside `execute_tool`; the trace must still show it.
+        let arguments = serde_json::json!({ "id": id, "fallback_reason": reason }).to_string();
+        let outcome = match &result {
+            Ok(concluded) => serde_json::to_string(concluded).unwrap_or_default(),
+            Err(error) => serde_json::json!({ "error": error.to_string() }).to_string(),
+        };
+        self.trace_tool("close_effort", &arguments, result.is_ok(), &outcome);
+        result
     }
 
     fn conclude(

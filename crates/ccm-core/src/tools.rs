@@ -80,7 +80,7 @@ pub fn tool_definitions() -> Vec<ToolDefinition> {
             "Conclude an open effort when the user says it is done. Its full conversation leaves the context and the summary takes its place.",
             json!({
                 "id": id_schema("Id of the open effort to conclude. Defaults to the active effort."),
-                "summary": {"type": "string", "description": "Summary that keeps decisions, facts, identifiers and open questions. If omitted, an extractive summary is made."}
+                "summary": {"type": "string", "description": "Summary that keeps decisions, facts, identifiers and open questions. If omitted, one is written for you from the effort's conversation."}
             }),
             &[],
         ),

@@ -586,6 +586,13 @@ portable_tests! {
         assert_eq!(two.estimate.estimated_prompt_tokens, two.estimate.context_tokens + extra);
         assert_eq!(two.reconciliation.unwrap().reported_prompt_tokens, 2_000);
         assert_eq!(two.usage.unwrap().completion_tokens, 3);
+        // The session's telemetry keeps both requests with the reported usage and the tool call.
+        let telemetry = &result.report.telemetry;
+        let reported: Vec<Option<u64>> = telemetry.requests.iter().map(|r| r.reported_prompt_tokens).collect();
+        assert_eq!(reported, [Some(1_000), Some(2_000)]);
+        assert_eq!(telemetry.requests[0].plan_id, sent[0].plan_id.clone().unwrap());
+        assert_eq!(telemetry.tools.len(), 1);
+        assert_eq!(telemetry.tools[0].name, "effort_status");
     }
 
     fn decay_banners_follow_the_text() {

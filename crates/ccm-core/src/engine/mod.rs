@@ -104,7 +104,6 @@ pub use record::{
 };
 
 use crate::error::TurnError;
-use crate::metrics::EventKind;
 use crate::model::{EffortStatus, ToolDefinition};
 use crate::provider::{
     self, ErrorContext, HttpRequest, ProviderConfig, ProviderError, ProviderResponse,
@@ -112,7 +111,6 @@ use crate::provider::{
     DEFAULT_MAX_TOKENS,
 };
 use crate::session::Session;
-use crate::text;
 use crate::tools::ToolOutcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -380,9 +378,6 @@ pub struct TurnEngine {
     settings: EngineSettings,
     turn: u64,
     user_text: String,
-    /// The effort active when the turn began: the turn's messages are stored in it, so the
-    /// pending user message belongs to its raw log when it is concluded in this turn.
-    active_before: Option<String>,
     tools: Vec<ToolDefinition>,
     tool_definition_tokens: u64,
     /// This turn's assistant tool-call messages and tool results, in order.
@@ -419,7 +414,6 @@ impl TurnEngine {
         at_ms: u64,
         settings: EngineSettings,
     ) -> Result<TurnEngine, EngineError> {
-        let active_before = session.active_id().map(str::to_string);
         let turn = session.begin_turn(user_text, at_ms)?;
         let tools = crate::tools::tool_definitions();
         let tool_definition_tokens = u64::from(
@@ -431,7 +425,6 @@ impl TurnEngine {
             settings,
             turn,
             user_text: user_text.to_string(),
-            active_before,
             tools,
             tool_definition_tokens,
             exchange: Vec::new(),
@@ -620,11 +613,13 @@ impl TurnEngine {
 
     /// The next request of the turn's conversation: the plan as it stands now, then this
     /// turn's tool exchange.
-    fn turn_request(&mut self, session: &Session) -> LlmRequest {
+    fn turn_request(&mut self, session: &mut Session) -> LlmRequest {
         self.turn_requests += 1;
         let forced = self.tool_rounds >= self.settings.max_tool_rounds;
         self.final_answer_forced = forced;
         let plan = session.build_plan();
+        // The session's telemetry keeps every request's plan, exclusions and recipe.
+        session.record_request(&plan, None);
         let mut messages = provider::wire_messages(&plan.messages);
         messages.extend(self.exchange.iter().cloned());
         let tool_choice = if forced {
@@ -688,7 +683,8 @@ impl TurnEngine {
         let effort = session
             .effort(&effort_id)
             .expect("closable_effort returned an existing id");
-        let pending_user_text = (self.active_before.as_deref() == Some(effort_id.as_str()))
+        // The turn's own exchange is stored in this effort if the turn is routed to it.
+        let pending_user_text = (session.routing_target() == Some(effort_id.as_str()))
             .then_some(self.user_text.as_str());
         let messages = summary::summary_messages(effort, pending_user_text);
         let counter = session.counter();
@@ -800,6 +796,9 @@ impl TurnEngine {
     }
 
     fn accept(&mut self, session: &mut Session, request: &LlmRequest, response: ProviderResponse) {
+        if let (Some(plan_id), Some(usage)) = (&request.plan_id, &response.usage) {
+            session.report_usage(plan_id, usage.prompt_tokens);
+        }
         if let Some(record) = self.records.last_mut() {
             record.usage = response.usage;
             record.reconciliation = UsageReconciliation::from_usage(
@@ -918,16 +917,7 @@ impl TurnEngine {
             // `next` checked that the session is in this turn just before.
             Err(error) => unreachable!("the session left the turn unexpectedly: {error}"),
         };
-        let decay_banners = report
-            .metrics
-            .events
-            .iter()
-            .filter(|event| event.kind == EventKind::AutoCollapsed)
-            .count()
-            .min(report.banners.len());
-        let (operations, salience) = report
-            .banners
-            .split_at(report.banners.len() - decay_banners);
+        let (operations, salience) = report.banners.split_at(report.operation_banners);
         let parts = [
             operations.join("\n"),
             model_text.trim().to_string(),
@@ -984,12 +974,7 @@ fn closable_effort(session: &Session, arguments: &str) -> Option<(String, Option
         Some(Value::String(summary)) => Some(summary.trim().to_string()).filter(|s| !s.is_empty()),
         Some(_) => return None,
     };
-    let effort = match id {
-        Some(id) => session
-            .effort(id.trim())
-            .or_else(|| session.effort(&text::slugify(id)))?,
-        None => session.effort(session.active_id()?)?,
-    };
+    let effort = session.resolve_effort(id).ok()?;
     (effort.status == EffortStatus::Open).then(|| (effort.id.clone(), summary))
 }
 
