@@ -1,0 +1,231 @@
+//! Errors of the compaction components. Every message names the field or value at fault and
+//! says what would be accepted, so the person configuring CCM (or the host integrating it) can
+//! act on it without reading the source.
+
+use thiserror::Error;
+
+/// A compaction setting outside its valid range, or settings that contradict each other.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CompactionConfigError {
+    /// A numeric setting outside its range.
+    #[error("{field} must be between {min} and {max}, got {value}")]
+    OutOfRange {
+        /// The field name as written in the configuration.
+        field: &'static str,
+        /// The smallest accepted value.
+        min: i64,
+        /// The largest accepted value.
+        max: i64,
+        /// The value given.
+        value: i64,
+    },
+    /// The three thresholds are not strictly increasing.
+    #[error(
+        "compaction thresholds must increase strictly (soft < hard < emergency), got soft \
+         {soft}‰, hard {hard}‰, emergency {emergency}‰"
+    )]
+    ThresholdsNotIncreasing {
+        /// The soft threshold in per-mille.
+        soft: u16,
+        /// The hard threshold in per-mille.
+        hard: u16,
+        /// The emergency threshold in per-mille.
+        emergency: u16,
+    },
+    /// The emergency level would keep more recent messages than the hard level.
+    #[error(
+        "keep_last_messages_emergency ({emergency}) must not exceed keep_last_messages_hard \
+         ({hard}): the emergency level is the more aggressive one"
+    )]
+    EmergencyKeepsMore {
+        /// Messages the hard level keeps.
+        hard: u32,
+        /// Messages the emergency level keeps.
+        emergency: u32,
+    },
+    /// A preset name that is not known.
+    #[error(
+        "unknown compaction preset '{0}'; expected standard (60/75/90 %) or early (50/65/80 %)"
+    )]
+    UnknownPreset(String),
+    /// The configuration document could not be parsed.
+    #[error("invalid compaction configuration: {0}")]
+    Invalid(String),
+}
+
+impl From<CompactionConfigError> for crate::error::ConfigError {
+    fn from(error: CompactionConfigError) -> Self {
+        crate::error::ConfigError::Invalid(error.to_string())
+    }
+}
+
+/// A usage measurement that cannot be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum UsageError {
+    /// A context window of zero tokens: usage would be a division by zero.
+    #[error("the context window must be at least 1 token, got 0")]
+    ZeroWindow,
+}
+
+/// Why an attachment could not be created.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AttachmentError {
+    /// An id that is empty after trimming.
+    #[error("an attachment needs a non-empty id")]
+    EmptyId,
+    /// A name that is empty after trimming.
+    #[error("attachment '{id}' needs a non-empty name")]
+    EmptyName {
+        /// The attachment's id.
+        id: String,
+    },
+    /// A caller-provided summary that is empty after trimming. Omit the summary to get the
+    /// extractive one instead.
+    #[error(
+        "the summary given for attachment '{id}' is empty; give a summary, or omit it to use the \
+         extractive summary"
+    )]
+    EmptySummary {
+        /// The attachment's id.
+        id: String,
+    },
+}
+
+/// Why relevance scores could not be turned into a selection.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RelevanceError {
+    /// The candidate and score lists have different lengths.
+    #[error("{candidates} candidates were given but {scores} scores; every candidate needs exactly one score")]
+    LengthMismatch {
+        /// Number of candidates.
+        candidates: usize,
+        /// Number of scores.
+        scores: usize,
+    },
+    /// A score that is NaN or infinite cannot be ranked.
+    #[error("the score of candidate {index} is not a finite number ({value})")]
+    NonFiniteScore {
+        /// Position of the candidate.
+        index: usize,
+        /// The score as text (`NaN`, `inf`, `-inf`).
+        value: String,
+    },
+    /// Per-mille above 1000.
+    #[error("keep fraction must be at most 1000‰, got {0}‰")]
+    FractionTooLarge(u16),
+}
+
+/// What went wrong with an embeddings request or response. The messages quote what was found,
+/// so a misconfigured endpoint can be diagnosed from the error alone.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EmbeddingError {
+    /// The endpoint speaks a protocol without an embeddings API.
+    #[error(
+        "embeddings need an OpenAI-compatible endpoint (POST {{base}}/embeddings); {0} has none"
+    )]
+    UnsupportedProvider(String),
+    /// The endpoint configuration is unusable.
+    #[error("the embeddings endpoint is misconfigured: {0}")]
+    InvalidConfig(String),
+    /// A request for no text at all.
+    #[error("an embeddings request needs at least one text")]
+    NoInput,
+    /// The body is not JSON or not of the documented shape.
+    #[error("the embeddings response is malformed: {0}")]
+    Malformed(String),
+    /// The body reports an error instead of vectors.
+    #[error("the embeddings endpoint reported an error: {0}")]
+    Provider(String),
+    /// Fewer or more vectors than texts were sent.
+    #[error("the embeddings response has {got} vectors for {expected} texts")]
+    CountMismatch {
+        /// Texts sent.
+        expected: usize,
+        /// Vectors received.
+        got: usize,
+    },
+    /// Two vectors claim the same position, or a position beyond the texts sent.
+    #[error(
+        "the embeddings response has a bad index {index} (duplicate, or not below {expected})"
+    )]
+    BadIndex {
+        /// The index found.
+        index: u64,
+        /// Texts sent.
+        expected: usize,
+    },
+    /// A vector whose length differs from the others or from the cache's.
+    #[error("embedding {position} has {got} dimensions, expected {expected}")]
+    DimensionMismatch {
+        /// Which vector: `index 3`, `seq 42` or `query`.
+        position: String,
+        /// The expected number of dimensions.
+        expected: usize,
+        /// The number found.
+        got: usize,
+    },
+    /// A vector with no dimensions, or with a value that is not a finite number.
+    #[error("embedding {position} is unusable: {reason}")]
+    BadVector {
+        /// Which vector.
+        position: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A response that does not belong to the batch it is applied to.
+    #[error("the embeddings response was built for another batch ({0})")]
+    WrongBatch(String),
+    /// Scoring a key that has no cached vector yet.
+    #[error("no embedding is cached for seq {seq}; request it first")]
+    NotCached {
+        /// The missing key.
+        seq: u64,
+    },
+}
+
+/// Why a rolling summary could not be recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RollingSummaryError {
+    /// The model returned an empty summary. An empty summary never replaces history: fall back
+    /// to the extractive summary.
+    #[error("the rolling summary is empty; use the extractive fallback instead")]
+    Empty,
+    /// A summary that covers no stored message.
+    #[error("a rolling summary must cover at least one stored message")]
+    CoversNothing,
+}
+
+/// Why a compaction could not be planned.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CompactionError {
+    /// Two working items share an id.
+    #[error("working item id '{0}' appears twice; ids must be unique")]
+    DuplicateId(String),
+    /// Precomputed relevance scores that leave out a candidate.
+    #[error("no relevance score was given for candidate '{0}'; give one per ambient item or use the lexical model")]
+    MissingScore(String),
+    /// Scores that cannot be ranked.
+    #[error(transparent)]
+    Relevance(#[from] RelevanceError),
+    /// A usage that cannot be computed.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// More than one movable rolling summary in the working set; there is only ever one.
+    #[error("the working set holds more than one rolling summary ({}); fold them into one", .0.join(", "))]
+    MultipleRollingSummaries(Vec<String>),
+    /// A rolling summary given for a plan that replaces no history, a plan that needs one
+    /// finished without it, or a summary of other messages than planned.
+    #[error("{0}")]
+    SummaryMismatch(String),
+    /// The rolling summary is not smaller than the history it would replace.
+    #[error(
+        "the rolling summary has {summary_tokens} tokens but replaces only {replaced_tokens}; \
+         use the extractive summary, or finish the plan without the rolling summary"
+    )]
+    SummaryTooLarge {
+        /// Tokens of the summary.
+        summary_tokens: u64,
+        /// Tokens of what it would replace.
+        replaced_tokens: u64,
+    },
+}
