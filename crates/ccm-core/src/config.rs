@@ -117,6 +117,10 @@ pub struct Config {
     /// How much the planner pulls in on its own.
     #[serde(default)]
     pub context_mode: ContextMode,
+    /// Graduated compaction: thresholds (60/75/90 % by default), cooldown, hysteresis and
+    /// what each level keeps.
+    #[serde(default)]
+    pub compaction: crate::compaction::CompactionConfig,
 }
 
 impl Config {
@@ -142,6 +146,7 @@ impl Default for Config {
             reserved_output_tokens: DEFAULT_RESERVED_OUTPUT_TOKENS,
             leased_token_budget: DEFAULT_LEASED_TOKEN_BUDGET,
             context_mode: ContextMode::Light,
+            compaction: crate::compaction::CompactionConfig::default(),
         }
     }
 }
@@ -172,6 +177,9 @@ pub struct ConfigInput {
     pub leased_token_budget: Option<i64>,
     /// See [`Config::context_mode`]; `off`, `light` or `heavy`.
     pub context_mode: Option<String>,
+    /// See [`Config::compaction`]: an object with `preset` (`standard` or `early`) and any
+    /// field to override.
+    pub compaction: Option<serde_json::Value>,
 }
 
 impl ConfigInput {
@@ -240,7 +248,13 @@ impl ConfigInput {
             None => defaults.context_mode,
             Some(name) => ContextMode::from_name(&name)?,
         };
+        let compaction = match self.compaction {
+            None => defaults.compaction,
+            Some(value) => crate::compaction::CompactionConfig::from_json(&value.to_string())
+                .map_err(|e| ConfigError::Invalid(format!("compaction: {e}")))?,
+        };
         Ok(Config {
+            compaction,
             context_window,
             reserved_output_tokens,
             leased_token_budget,
@@ -308,8 +322,11 @@ impl Config {
             reserved_output_tokens: Some(self.reserved_output_tokens.into()),
             leased_token_budget: Some(self.leased_token_budget.into()),
             context_mode: Some(self.context_mode.label().to_string()),
+            compaction: None,
         }
-        .resolve()
-        .map(|_| ())
+        .resolve()?;
+        self.compaction
+            .validate()
+            .map_err(|e| ConfigError::Invalid(format!("compaction: {e}")))
     }
 }

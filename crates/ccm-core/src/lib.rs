@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 pub mod branch;
+pub mod compact;
 pub mod compaction;
 pub mod config;
 pub mod engine;

@@ -78,6 +78,9 @@ pub struct TurnMetrics {
     pub evicted_efforts: u64,
     /// What happened to efforts during the turn, in order.
     pub events: Vec<EffortEvent>,
+    /// Compactions applied during the turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<crate::compact::CompactionRecord>,
 }
 
 impl TurnMetrics {
@@ -114,6 +117,7 @@ impl TurnMetrics {
             open_efforts,
             evicted_efforts,
             events,
+            compactions: Vec::new(),
         }
     }
 }

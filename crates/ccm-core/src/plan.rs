@@ -53,6 +53,10 @@ pub enum Section {
     RawLog,
     /// The user message of the turn in progress.
     Pending,
+    /// An attachment of a message in the working set (full or compressed).
+    Attachment,
+    /// The rolling summary that stands in for compacted history.
+    Rolling,
 }
 
 /// Why an item is in the context.
@@ -102,6 +106,16 @@ pub enum InclusionReason {
         /// Search relevance.
         score: f64,
     },
+    /// An attachment of a message in the working set.
+    Attachment {
+        /// Full text or summary.
+        mode: crate::compaction::AttachmentMode,
+    },
+    /// The rolling summary of a level-3 compaction.
+    RollingSummary {
+        /// The stored messages it stands for, e.g. `messages 4-57`.
+        covers: String,
+    },
 }
 
 /// Why an item is not in the context.
@@ -131,6 +145,16 @@ pub enum ExclusionReason {
     /// Its raw log is stored but not loaded; the host loads it (see
     /// [`Session::logs_needed_for_plan`]).
     NotLoaded,
+    /// Left the working set in a level-2 (hard) compaction: among the less relevant older
+    /// messages. Still stored.
+    #[serde(rename = "compacted_level_2")]
+    CompactedLevel2,
+    /// Replaced by the rolling summary in a level-3 (emergency) compaction. Still stored.
+    #[serde(rename = "compacted_level_3")]
+    CompactedLevel3,
+    /// It belongs to an item that is not in the context (an attachment of an exchange that
+    /// was left out).
+    DependencyExcluded,
 }
 
 impl ExclusionReason {
@@ -147,6 +171,9 @@ impl ExclusionReason {
             ExclusionReason::ModeOff => "mode_off",
             ExclusionReason::Superseded => "superseded",
             ExclusionReason::NotLoaded => "not_loaded",
+            ExclusionReason::CompactedLevel2 => "compacted_level_2",
+            ExclusionReason::CompactedLevel3 => "compacted_level_3",
+            ExclusionReason::DependencyExcluded => "dependency_excluded",
         }
     }
 }
@@ -246,6 +273,10 @@ pub struct PlanTotals {
     pub pinned_tokens: u64,
     /// Items pulled in automatically.
     pub auto_tokens: u64,
+    /// Attachments (in their current form).
+    pub attachment_tokens: u64,
+    /// The rolling summary.
+    pub rolling_tokens: u64,
     /// Everything stored (the naive baseline), plus the pending message.
     pub naive_tokens: u64,
     /// Everything excluded.
@@ -316,6 +347,18 @@ pub enum RecipePart {
     /// The user message of the turn in progress.
     Pending {
         /// Its text.
+        text: String,
+    },
+    /// An attachment in the form it was shown.
+    Attachment {
+        /// Its id.
+        id: String,
+        /// Full or compressed.
+        mode: crate::compaction::AttachmentMode,
+    },
+    /// The rolling summary, by its text.
+    Rolling {
+        /// The rendered summary.
         text: String,
     },
 }
@@ -473,12 +516,15 @@ enum Part {
     Summary(usize),
     /// Positions in the loaded ambient log.
     Ambient(Vec<usize>),
-    /// An effort's log: header plus its messages from `first` on (earlier turns trimmed).
+    /// An effort's log: header plus its messages from `first` on (earlier turns trimmed),
+    /// without the turns compaction moved out.
     Log {
         effort: usize,
         first: usize,
     },
     Pending,
+    Attachment(String),
+    Rolling,
 }
 
 /// Fill tiers, in order.
@@ -491,6 +537,9 @@ const TIER_LEASED: u8 = 5;
 const TIER_AMBIENT: u8 = 6;
 const TIER_SUMMARY: u8 = 7;
 const TIER_EPHEMERAL: u8 = 8;
+/// Attachments of stored messages come last: they depend on their message's item, which must
+/// have been placed first, and a compaction compresses them before anything else anyway.
+const TIER_ATTACHMENT: u8 = 9;
 
 /// Candidate groups whose atoms must stay contiguous: once one is left out for budget, the
 /// older ones are left out too, so the context never has a gap in the middle of a dialogue.
@@ -514,6 +563,8 @@ struct Candidate {
     auto: bool,
     pinned: bool,
     group: u8,
+    /// Candidate ids that must be included for this one to be.
+    depends_on: Vec<String>,
 }
 
 fn message(role: Role, content: &str) -> ContextMessage {
@@ -523,16 +574,25 @@ fn message(role: Role, content: &str) -> ContextMessage {
     }
 }
 
-/// Where the turns of a log start, by position, newest last: `(turn, first position, tokens)`.
-fn turn_atoms(effort: &Effort) -> Vec<(u64, usize, u64)> {
+/// Where the turns of a log start, by position, oldest first: `(turn, first position, tokens)`.
+/// Turns that compaction moved out are skipped.
+fn turn_atoms(session: &Session, effort: &Effort) -> Vec<(u64, usize, u64)> {
     let mut atoms: Vec<(u64, usize, u64)> = Vec::new();
     for (position, m) in effort.messages.iter().enumerate() {
+        if session.turn_compacted(&effort.id, m.turn) {
+            continue;
+        }
         match atoms.last_mut() {
             Some(last) if last.0 == m.turn => last.2 += u64::from(m.tokens),
             _ => atoms.push((m.turn, position, u64::from(m.tokens))),
         }
     }
     atoms
+}
+
+/// A log's tokens as the context shows it: header and every turn not compacted.
+fn log_tokens(session: &Session, effort: &Effort) -> u64 {
+    u64::from(effort.header_tokens) + turn_atoms(session, effort).iter().map(|a| a.2).sum::<u64>()
 }
 
 /// FNV-1a, 64 bits, as 16 hex digits. Enough to name a plan for replay and comparison (not a
@@ -652,6 +712,7 @@ impl Session {
             auto: false,
             pinned: false,
             group: 0,
+            depends_on: Vec::new(),
         });
         let pending = self.pending_user_message();
         if let Some((_, tokens)) = pending {
@@ -670,6 +731,7 @@ impl Session {
                 auto: false,
                 pinned: false,
                 group: 0,
+                depends_on: Vec::new(),
             });
         }
 
@@ -718,6 +780,7 @@ impl Session {
                 auto: false,
                 pinned: false,
                 group: 0,
+                depends_on: Vec::new(),
             });
         }
 
@@ -733,6 +796,21 @@ impl Session {
         }
         for (&exchange_turn, positions) in &exchanges {
             let id = format!("ambient:{exchange_turn}");
+            if let Some(reason) = self.compacted.get(&id) {
+                let tokens = positions
+                    .iter()
+                    .map(|&p| u64::from(self.ambient[p].tokens))
+                    .sum();
+                exclude(
+                    &mut excluded,
+                    id,
+                    Section::Ambient,
+                    tokens,
+                    1,
+                    compacted_reason(*reason),
+                );
+                continue;
+            }
             candidates.push(Candidate {
                 activation: self.activation_of(&id),
                 rank: (0, exchange_turn),
@@ -751,6 +829,7 @@ impl Session {
                 auto: false,
                 pinned: false,
                 group: GROUP_AMBIENT,
+                depends_on: Vec::new(),
             });
         }
 
@@ -768,7 +847,7 @@ impl Session {
                     effort: e.effort,
                     first: 0,
                 },
-                tokens: effort.raw_tokens,
+                tokens: log_tokens(self, effort),
                 tier: TIER_EXPANDED,
                 render: (3, order as u64, 0),
                 reason: InclusionReason::Expanded {
@@ -782,6 +861,7 @@ impl Session {
                 auto: false,
                 pinned: false,
                 group: 0,
+                depends_on: Vec::new(),
             });
         }
         for (order, &index) in self.open.iter().enumerate() {
@@ -802,7 +882,7 @@ impl Session {
                     effort: index,
                     first: 0,
                 },
-                tokens: effort.raw_tokens,
+                tokens: log_tokens(self, effort),
                 tier: if active { TIER_ACTIVE } else { TIER_OPEN },
                 render: if active {
                     (6, 0, 0)
@@ -819,6 +899,7 @@ impl Session {
                 auto: false,
                 pinned: false,
                 group: 0,
+                depends_on: Vec::new(),
             });
         }
 
@@ -866,6 +947,83 @@ impl Session {
                 outside,
                 ExclusionReason::OutsideAmbientWindow,
             );
+        }
+
+        // Turns of open logs that compaction moved out: one grouped exclusion per effort.
+        for &index in &self.open {
+            let effort = &self.efforts[index];
+            let compacted: Vec<&crate::model::Message> = effort
+                .messages
+                .iter()
+                .filter(|m| self.turn_compacted(&effort.id, m.turn))
+                .collect();
+            if !compacted.is_empty() {
+                exclude(
+                    &mut excluded,
+                    format!("effort:{}@compacted", effort.id),
+                    Section::Open,
+                    compacted.iter().map(|m| u64::from(m.tokens)).sum(),
+                    compacted.len() as u64 / 2,
+                    ExclusionReason::CompactedLevel3,
+                );
+            }
+        }
+        if let Some(rolling) = &self.rolling {
+            candidates.push(Candidate {
+                id: "rolling".to_string(),
+                section: Section::Rolling,
+                part: Part::Rolling,
+                tokens: u64::from(rolling.tokens),
+                tier: TIER_AMBIENT,
+                rank: (u32::MAX, u64::MAX),
+                render: (1, u64::MAX, 0),
+                reason: InclusionReason::RollingSummary {
+                    covers: crate::compaction::rolling::describe_ranges(&rolling.covers),
+                },
+                ttl: TtlState::Permanent,
+                activation: 0,
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: 0,
+                depends_on: Vec::new(),
+            });
+        }
+        for id in self.attachments_in_working_set() {
+            let stored = &self.attachments[&id];
+            let pending = stored.log.is_none();
+            let depends_on = match &stored.log {
+                None => "pending".to_string(),
+                Some(LogRef::Ambient) => format!("ambient:{}", stored.message_turn),
+                Some(LogRef::Effort(effort)) => format!("effort:{effort}"),
+            };
+            candidates.push(Candidate {
+                id: format!("attachment:{id}"),
+                section: Section::Attachment,
+                part: Part::Attachment(id.clone()),
+                tokens: u64::from(stored.attachment.tokens()),
+                tier: if pending {
+                    TIER_MANDATORY
+                } else {
+                    TIER_ATTACHMENT
+                },
+                rank: (0, stored.message_seq),
+                render: if pending {
+                    (6, u64::MAX, stored.message_seq)
+                } else {
+                    (1, u64::MAX, 1 + stored.message_seq)
+                },
+                reason: InclusionReason::Attachment {
+                    mode: stored.attachment.mode,
+                },
+                ttl: TtlState::Permanent,
+                activation: 0,
+                leased: false,
+                auto: false,
+                pinned: false,
+                group: 0,
+                depends_on: vec![depends_on],
+            });
         }
 
         self.apply_pins(&mut candidates, &mut excluded);
@@ -954,6 +1112,7 @@ impl Session {
             auto: false,
             pinned: true,
             group: 0,
+            depends_on: Vec::new(),
         };
         let (kind, rest) = target.split_once(':')?;
         match kind {
@@ -1088,6 +1247,7 @@ impl Session {
                     auto: true,
                     pinned: false,
                     group: 0,
+                    depends_on: Vec::new(),
                 });
                 continue;
             }
@@ -1109,6 +1269,7 @@ impl Session {
                 auto: true,
                 pinned: false,
                 group: 0,
+                depends_on: Vec::new(),
             });
         }
     }
@@ -1123,16 +1284,35 @@ impl Session {
         let config = &self.config;
         let budget = config.request_budget();
         let leased_budget = u64::from(config.leased_token_budget);
+        // Within a tier, candidates that depend on others come after them, so a dependency is
+        // always placed (or left out) before the items that need it.
         candidates.sort_by(|a, b| {
-            (a.tier, Reverse(a.rank), &a.id).cmp(&(b.tier, Reverse(b.rank), &b.id))
+            (a.tier, !a.depends_on.is_empty(), Reverse(a.rank), &a.id).cmp(&(
+                b.tier,
+                !b.depends_on.is_empty(),
+                Reverse(b.rank),
+                &b.id,
+            ))
         });
         let mut used = 0u64;
         let mut leased_used = 0u64;
         let mut closed_groups: BTreeSet<u8> = BTreeSet::new();
         let mut chosen: Vec<(Candidate, u64, u32)> = Vec::new();
         let mut mandatory_over_budget = false;
+        let mut placed: BTreeSet<String> = BTreeSet::new();
         for mut candidate in candidates {
+            if !candidate.depends_on.iter().all(|d| placed.contains(d)) {
+                excluded.push(ExcludedItem {
+                    id: candidate.id.clone(),
+                    section: candidate.section,
+                    tokens: candidate.tokens,
+                    count: 1,
+                    reason: ExclusionReason::DependencyExcluded,
+                });
+                continue;
+            }
             if candidate.tier == TIER_MANDATORY {
+                placed.insert(candidate.id.clone());
                 used += candidate.tokens;
                 mandatory_over_budget = used > budget;
                 chosen.push((candidate, 0, 1));
@@ -1169,7 +1349,7 @@ impl Session {
                         continue;
                     }
                     // Whole turns, newest first, while they fit; older ones are left out together.
-                    let atoms = turn_atoms(log);
+                    let atoms = turn_atoms(self, log);
                     let mut kept_tokens = header;
                     let mut first = log.messages.len();
                     let mut kept = 0u32;
@@ -1193,6 +1373,7 @@ impl Session {
                         });
                     }
                     candidate.part = Part::Log { effort, first };
+                    placed.insert(candidate.id.clone());
                     used += kept_tokens;
                     if candidate.leased {
                         leased_used += kept_tokens;
@@ -1200,6 +1381,7 @@ impl Session {
                     chosen.push((candidate, kept_tokens, kept + 1));
                 }
                 _ if candidate.tokens <= room => {
+                    placed.insert(candidate.id.clone());
                     used += candidate.tokens;
                     if candidate.leased {
                         leased_used += candidate.tokens;
@@ -1262,6 +1444,8 @@ impl Session {
                 Section::Expanded => totals.expansion_tokens += tokens,
                 Section::Open => totals.open_tokens += tokens,
                 Section::Pending => totals.pending_tokens += tokens,
+                Section::Attachment => totals.attachment_tokens += tokens,
+                Section::Rolling => totals.rolling_tokens += tokens,
                 Section::RawLog => {}
             }
             if candidate.pinned {
@@ -1344,12 +1528,32 @@ impl Session {
                 recipe.push(RecipePart::Header {
                     effort: effort.id.clone(),
                 });
-                let kept = &effort.messages[*first..];
+                let kept: Vec<&crate::model::Message> = effort.messages[*first..]
+                    .iter()
+                    .filter(|m| !self.turn_compacted(&effort.id, m.turn))
+                    .collect();
                 messages.extend(kept.iter().map(|m| message(m.role, &m.content)));
                 if !kept.is_empty() {
                     recipe.push(RecipePart::Messages {
                         log: LogRef::Effort(effort.id.clone()),
                         seqs: kept.iter().map(|m| m.seq).collect(),
+                    });
+                }
+            }
+            Part::Attachment(id) => {
+                if let Some(stored) = self.attachments.get(id) {
+                    messages.push(message(Role::User, &stored.attachment.context_text()));
+                    recipe.push(RecipePart::Attachment {
+                        id: id.clone(),
+                        mode: stored.attachment.mode,
+                    });
+                }
+            }
+            Part::Rolling => {
+                if let Some(rolling) = &self.rolling {
+                    messages.push(message(Role::System, &rolling.rendered));
+                    recipe.push(RecipePart::Rolling {
+                        text: rolling.rendered.clone(),
                     });
                 }
             }
@@ -1418,9 +1622,27 @@ impl Session {
                     }
                 }
                 RecipePart::Pending { text } => messages.push(message(Role::User, text)),
+                RecipePart::Attachment { id, mode } => {
+                    let stored = self
+                        .attachments
+                        .get(id)
+                        .ok_or_else(|| format!("attachment '{id}' is not stored"))?;
+                    messages.push(message(
+                        Role::User,
+                        &stored.attachment.context_text_for(*mode),
+                    ));
+                }
+                RecipePart::Rolling { text } => messages.push(message(Role::System, text)),
             }
         }
         Ok(messages)
+    }
+}
+
+fn compacted_reason(reason: crate::compaction::MoveReason) -> ExclusionReason {
+    match reason {
+        crate::compaction::MoveReason::CompactedLevel2 => ExclusionReason::CompactedLevel2,
+        _ => ExclusionReason::CompactedLevel3,
     }
 }
 

@@ -52,6 +52,34 @@ pub(crate) struct TurnState {
     pub(crate) requests: Vec<crate::telemetry::RequestRecord>,
     /// Tool calls of this turn.
     pub(crate) tools: Vec<crate::telemetry::ToolTrace>,
+    /// Compactions applied in this turn.
+    pub(crate) compactions: Vec<crate::compact::CompactionRecord>,
+}
+
+impl TurnState {
+    /// Records an attachment's mode before its first change in the turn.
+    pub(crate) fn undo_attachment_mode(
+        &mut self,
+        id: &str,
+        mode: crate::compaction::AttachmentMode,
+    ) {
+        self.undo
+            .attachment_modes
+            .entry(id.to_string())
+            .or_insert(mode);
+    }
+
+    /// Records the compaction state before its first change in the turn.
+    pub(crate) fn undo_compaction(
+        &mut self,
+        policy: &crate::compaction::CompactionPolicy,
+        rolling: &Option<crate::compaction::RollingSummary>,
+        compacted: &BTreeMap<String, crate::compaction::MoveReason>,
+    ) {
+        if self.undo.compaction.is_none() {
+            self.undo.compaction = Some((policy.clone(), rolling.clone(), compacted.clone()));
+        }
+    }
 }
 
 /// The state before a turn, recorded lazily: session-wide fields up front (they are small or
@@ -78,6 +106,14 @@ pub(crate) struct Undo {
     ambient_tokens: u64,
     next_seq: u64,
     history_len: usize,
+    next_attachment: u64,
+    attachment_modes: BTreeMap<String, crate::compaction::AttachmentMode>,
+    #[allow(clippy::type_complexity)]
+    compaction: Option<(
+        crate::compaction::CompactionPolicy,
+        Option<crate::compaction::RollingSummary>,
+        BTreeMap<String, crate::compaction::MoveReason>,
+    )>,
 }
 
 impl Undo {
@@ -104,6 +140,9 @@ impl Undo {
             ambient_tokens: 0,
             next_seq: 0,
             history_len: 0,
+            next_attachment: 0,
+            attachment_modes: BTreeMap::new(),
+            compaction: None,
         }
     }
 }
@@ -199,6 +238,21 @@ pub struct Session {
     pub(crate) telemetry: Vec<crate::telemetry::TurnTelemetry>,
     /// Telemetry entries already written (index into `telemetry`).
     pub(crate) telemetry_saved: usize,
+    /// Every attachment, by id.
+    pub(crate) attachments: BTreeMap<String, crate::compact::SessionAttachment>,
+    /// Attachment ids per log, by the sequence number of their message.
+    pub(crate) attachments_by_log: BTreeMap<crate::store::LogRef, BTreeSet<(u64, String)>>,
+    /// Attachments of the turn in progress (filed under a log when the turn is stored).
+    pub(crate) pending_attachments: Vec<String>,
+    pub(crate) next_attachment: u64,
+    /// Attachments changed since the last save.
+    pub(crate) dirty_attachments: BTreeSet<String>,
+    /// The compaction policy (configuration and state).
+    pub(crate) compaction: crate::compaction::CompactionPolicy,
+    /// The rolling summary of the last level-3 compaction.
+    pub(crate) rolling: Option<crate::compaction::RollingSummary>,
+    /// Working-set items moved out by compaction, with why.
+    pub(crate) compacted: BTreeMap<String, crate::compaction::MoveReason>,
 }
 
 impl fmt::Debug for Session {
@@ -374,6 +428,7 @@ impl Session {
         counter: Arc<dyn TokenCounter>,
     ) -> Result<Session, crate::ConfigError> {
         config.validate()?;
+        let config_compaction = config.compaction.clone();
         let system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
         let system_tokens = counter.count(&system_prompt);
         Ok(Session {
@@ -415,6 +470,15 @@ impl Session {
             branch: crate::branch::BranchInfo::main(),
             telemetry: Vec::new(),
             telemetry_saved: 0,
+            attachments: BTreeMap::new(),
+            attachments_by_log: BTreeMap::new(),
+            pending_attachments: Vec::new(),
+            next_attachment: 1,
+            dirty_attachments: BTreeSet::new(),
+            compaction: crate::compaction::CompactionPolicy::new(config_compaction)
+                .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
+            rolling: None,
+            compacted: BTreeMap::new(),
         })
     }
 
@@ -470,6 +534,12 @@ impl Session {
             self.system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
             self.system_tokens = self.counter.count(&self.system_prompt);
         }
+        // The policy keeps its history (cooldown, hysteresis) under the new thresholds.
+        self.compaction = crate::compaction::CompactionPolicy::with_state(
+            config.compaction.clone(),
+            self.compaction.state().clone(),
+        )
+        .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
         self.config = config;
         Ok(())
     }
@@ -616,6 +686,9 @@ impl Session {
             ambient_tokens: self.ambient_tokens,
             next_seq: self.next_seq,
             history_len: self.history.len(),
+            next_attachment: self.next_attachment,
+            attachment_modes: BTreeMap::new(),
+            compaction: None,
         };
         self.turn += 1;
         self.turn_state = Some(TurnState {
@@ -631,7 +704,10 @@ impl Session {
             stored: false,
             requests: Vec::new(),
             tools: Vec::new(),
+            compactions: Vec::new(),
         });
+        self.note_attachment_references(user_text, self.next_seq);
+        self.compact_if_needed(at_ms);
         Ok(self.turn)
     }
 
@@ -715,6 +791,35 @@ impl Session {
         self.next_seq = undo.next_seq;
         self.history.truncate(undo.history_len);
         self.telemetry.retain(|t| t.turn < turn);
+        // Attachments of the rewound turn go with it; modes changed in it come back.
+        let removed: Vec<String> = self
+            .attachments
+            .iter()
+            .filter(|(_, a)| a.message_seq >= undo.next_seq)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in removed {
+            if let Some(stored) = self.attachments.remove(&id) {
+                if let Some(log) = &stored.log {
+                    if let Some(set) = self.attachments_by_log.get_mut(log) {
+                        set.remove(&(stored.message_seq, id.clone()));
+                    }
+                }
+            }
+            self.dirty_attachments.remove(&id);
+        }
+        self.pending_attachments.clear();
+        self.next_attachment = undo.next_attachment;
+        for (id, mode) in undo.attachment_modes {
+            if let Some(stored) = self.attachments.get_mut(&id) {
+                stored.attachment.set_mode(mode);
+            }
+        }
+        if let Some((policy, rolling, compacted)) = undo.compaction {
+            self.compaction = policy;
+            self.rolling = rolling;
+            self.compacted = compacted;
+        }
         self.telemetry_saved = self.telemetry_saved.min(self.telemetry.len());
         self.history_saved = self.history_saved.min(self.history.len());
         self.unsaved_messages.retain(|&(log, position)| match log {
@@ -788,6 +893,7 @@ impl Session {
                 stored: true,
                 requests: std::mem::take(&mut live.requests),
                 tools: std::mem::take(&mut live.tools),
+                compactions: Vec::new(),
             }
         };
         let target = state.active_before.or_else(|| {
@@ -836,6 +942,12 @@ impl Session {
         if let Some(live) = self.turn_state.as_mut() {
             live.stored = true;
         }
+        let log = match target {
+            Some(index) => crate::store::LogRef::Effort(self.efforts[index].id.clone()),
+            None => crate::store::LogRef::Ambient,
+        };
+        self.file_pending_attachments(log);
+        self.note_attachment_references(assistant_text, self.next_seq.saturating_sub(1));
         let before_salience = self.working_tokens();
         let mut banners = state.banners;
         let operation_banners = banners.len();
@@ -848,7 +960,19 @@ impl Session {
             &mut events,
         );
         self.update_pins_and_activation(&request_plan, &state.user_text, assistant_text);
-        let metrics = self.metrics_point(before_salience, events);
+        self.prune_compacted();
+        self.compact_if_needed(at_ms);
+        let compactions = self
+            .turn_state
+            .as_mut()
+            .map(|live| std::mem::take(&mut live.compactions))
+            .unwrap_or_default();
+        if let Some(live) = self.turn_state.as_mut() {
+            // Compaction banners of the turn were collected in the live state.
+            banners.append(&mut live.banners);
+        }
+        let mut metrics = self.metrics_point(before_salience, events);
+        metrics.compactions = compactions;
         self.history.push(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {

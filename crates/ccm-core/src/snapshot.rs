@@ -65,6 +65,21 @@ pub struct SessionDocument {
     /// Activation scores by candidate id (thousandths).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub activation: BTreeMap<String, u32>,
+    /// Every attachment, with its full text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::compact::SessionAttachment>,
+    /// Next attachment number.
+    #[serde(default = "first_pin_id")]
+    pub next_attachment: u64,
+    /// The rolling summary of the last level-3 compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolling: Option<crate::compaction::RollingSummary>,
+    /// Working-set items compaction moved out, with why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub compacted: BTreeMap<String, crate::compaction::MoveReason>,
+    /// The compaction policy's state (last compaction, hysteresis mark, last decision).
+    #[serde(default)]
+    pub compaction_state: crate::compaction::PolicyState,
 }
 
 fn first_pin_id() -> u64 {
@@ -102,6 +117,11 @@ impl Session {
             pins: self.pins.clone(),
             next_pin_id: self.next_pin_id,
             activation: self.activation.clone(),
+            attachments: self.attachments.values().cloned().collect(),
+            next_attachment: self.next_attachment,
+            rolling: self.rolling.clone(),
+            compacted: self.compacted.clone(),
+            compaction_state: self.compaction.state().clone(),
         })
     }
 
@@ -401,6 +421,13 @@ impl Session {
             session.pins.push(pin);
         }
         session.activation = document.activation;
+        session.restore_compaction_state(
+            document.attachments,
+            document.next_attachment,
+            document.rolling,
+            document.compacted,
+            document.compaction_state,
+        )?;
         Ok(session)
     }
 }

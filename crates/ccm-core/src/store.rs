@@ -95,6 +95,18 @@ pub struct SessionHeader {
     /// Activation scores by candidate id (thousandths).
     #[serde(default)]
     pub activation: BTreeMap<String, u32>,
+    /// Next attachment number.
+    #[serde(default)]
+    pub next_attachment: u64,
+    /// The rolling summary of the last level-3 compaction.
+    #[serde(default)]
+    pub rolling: Option<crate::compaction::RollingSummary>,
+    /// Working-set items compaction moved out, with why.
+    #[serde(default)]
+    pub compacted: BTreeMap<String, crate::compaction::MoveReason>,
+    /// The compaction policy's state.
+    #[serde(default)]
+    pub compaction_state: crate::compaction::PolicyState,
 }
 
 /// An effort's record: its metadata, summary and the size of its log, without the messages.
@@ -133,12 +145,19 @@ pub struct WriteBatch {
     /// Telemetry of the turns since the last save, in turn order.
     #[serde(default)]
     pub telemetry: Vec<crate::telemetry::TurnTelemetry>,
+    /// Attachments added or changed (mode, references) since the last save.
+    #[serde(default)]
+    pub attachments: Vec<crate::compact::SessionAttachment>,
 }
 
 impl WriteBatch {
     /// Records written by this batch, the header included: a measure of what a save costs.
     pub fn record_count(&self) -> usize {
-        1 + self.efforts.len() + self.messages.len() + self.metrics.len() + self.telemetry.len()
+        1 + self.efforts.len()
+            + self.messages.len()
+            + self.metrics.len()
+            + self.telemetry.len()
+            + self.attachments.len()
     }
 }
 
@@ -179,6 +198,9 @@ pub struct LoadedRecords {
     pub history_tail: Vec<TurnMetrics>,
     /// Records the backend could not decode, each described for the user.
     pub unreadable: Vec<String>,
+    /// The attachment records (every one: they are few next to messages, and each knows
+    /// whether its message is in the working set).
+    pub attachments: Vec<crate::compact::SessionAttachment>,
 }
 
 /// What opening a session had to repair or skip. Empty when everything was read.
@@ -234,6 +256,10 @@ impl Session {
             pins: self.pins.clone(),
             next_pin_id: self.next_pin_id,
             activation: self.activation.clone(),
+            next_attachment: self.next_attachment,
+            rolling: self.rolling.clone(),
+            compacted: self.compacted.clone(),
+            compaction_state: self.compaction.state().clone(),
         }
     }
 
@@ -272,6 +298,13 @@ impl Session {
             messages,
             metrics: self.history[self.history_saved..].to_vec(),
             telemetry: self.telemetry[self.telemetry_saved..].to_vec(),
+            attachments: self
+                .dirty_attachments
+                .iter()
+                .filter_map(|id| self.attachments.get(id))
+                .filter(|a| a.log.is_some())
+                .cloned()
+                .collect(),
         })
     }
 
@@ -315,6 +348,7 @@ impl Session {
             messages,
             metrics: self.history.clone(),
             telemetry: self.telemetry.clone(),
+            attachments: self.attachments.values().cloned().collect(),
         })
     }
 
@@ -335,6 +369,9 @@ impl Session {
         self.unsaved_messages.clear();
         self.history_saved = self.history.len();
         self.telemetry_saved = self.telemetry.len();
+        // Attachments of a turn in progress are not saved yet; keep them pending.
+        let pending: BTreeSet<String> = self.pending_attachments.iter().cloned().collect();
+        self.dirty_attachments.retain(|id| pending.contains(id));
         Ok(())
     }
 
@@ -605,6 +642,26 @@ impl Session {
         session.next_pin_id = header.next_pin_id.max(1);
         session.pins = header.pins;
         session.activation = header.activation;
+        let mut attachments = records.attachments;
+        attachments.retain(|a| match &a.log {
+            Some(LogRef::Effort(effort)) if session.effort(effort).is_none() => {
+                report.problems.push(format!(
+                    "attachment '{}' belongs to an effort that could not be read; it stays stored",
+                    a.attachment.id
+                ));
+                false
+            }
+            _ => true,
+        });
+        if let Err(error) = session.restore_compaction_state(
+            attachments,
+            header.next_attachment,
+            header.rolling,
+            header.compacted,
+            header.compaction_state,
+        ) {
+            report.problems.push(error.to_string());
+        }
         Ok((session, report))
     }
 }
@@ -664,6 +721,11 @@ impl SessionDocument {
             pins: header.pins,
             next_pin_id: header.next_pin_id.max(1),
             activation: header.activation,
+            attachments: Vec::new(),
+            next_attachment: header.next_attachment.max(1),
+            rolling: header.rolling,
+            compacted: header.compacted,
+            compaction_state: header.compaction_state,
         })
     }
 }
@@ -679,6 +741,7 @@ pub struct MemoryStore {
     logs: BTreeMap<LogRef, BTreeSet<u64>>,
     metrics: BTreeMap<u64, TurnMetrics>,
     telemetry: BTreeMap<u64, crate::telemetry::TurnTelemetry>,
+    attachments: BTreeMap<String, crate::compact::SessionAttachment>,
     /// Records written by every batch so far, for tests of incremental saving.
     pub writes: Vec<usize>,
 }
@@ -713,6 +776,10 @@ impl MemoryStore {
         }
         for entry in &batch.telemetry {
             self.telemetry.insert(entry.turn, entry.clone());
+        }
+        for attachment in &batch.attachments {
+            self.attachments
+                .insert(attachment.attachment.id.clone(), attachment.clone());
         }
         self.writes.push(batch.record_count());
         Ok(())
@@ -756,6 +823,7 @@ impl MemoryStore {
             ambient_tail,
             history_tail,
             unreadable: Vec::new(),
+            attachments: self.attachments.values().cloned().collect(),
         }
     }
 
@@ -785,12 +853,15 @@ impl MemoryStore {
             .header
             .clone()
             .ok_or_else(|| SnapshotError::Malformed("nothing is stored".to_string()))?;
-        SessionDocument::from_records(
+        let mut document = SessionDocument::from_records(
             header,
             self.efforts.values().cloned().collect(),
             self.messages.values().cloned().collect(),
             self.metrics.values().cloned().collect(),
-        )
+        )?;
+        // Attachments are records of their own; the document carries them whole.
+        document.attachments = self.attachments.values().cloned().collect();
+        Ok(document)
     }
 
     /// Mutable access to a stored message, for tests that corrupt records.

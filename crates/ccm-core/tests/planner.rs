@@ -19,6 +19,14 @@ fn session_with(config: Config) -> Session {
     Session::new(config).expect("valid configuration")
 }
 
+/// Budget tests watch the planner alone: compaction would otherwise step in first.
+fn no_compaction() -> ccm_core::compaction::CompactionConfig {
+    ccm_core::compaction::CompactionConfig {
+        enabled: false,
+        ..Default::default()
+    }
+}
+
 /// auth-bug concluded and then evicted after 25 turns of chatter.
 fn evicted_auth(config: Config) -> Session {
     let mut s = session_with(config);
@@ -41,7 +49,7 @@ fn sticky(target: &str) -> PinRequest {
 
 portable_tests! {
     fn a_small_budget_trims_whole_turns_oldest_first_and_keeps_the_header() {
-        let config = Config { context_window: 1_000, reserved_output_tokens: 100, ..Config::default() };
+        let config = Config { context_window: 1_000, reserved_output_tokens: 100, compaction: no_compaction(), ..Config::default() };
         let mut s = session_with(config);
         turn(&mut s, "Let's work on the parser.", &[("open_effort", r#"{"name": "parser"}"#)], "Started.");
         for i in 0..40 {
@@ -71,7 +79,7 @@ portable_tests! {
     }
 
     fn ambient_exchanges_stay_contiguous_under_pressure() {
-        let config = Config { context_window: 700, reserved_output_tokens: 100, ..Config::default() };
+        let config = Config { context_window: 700, reserved_output_tokens: 100, compaction: no_compaction(), ..Config::default() };
         let mut s = session_with(config);
         for i in 0..10 {
             turn(&mut s, &format!("A long question number {i} about gardening, compost, soil and worms?"), &[], &format!("A long answer number {i} about compost heat, turning, moisture and patience."));
@@ -251,7 +259,7 @@ portable_tests! {
         assert!(mail > auth, "referenced summary is more active: {mail} vs {auth}");
         // With room for only one summary, the more active one stays.
         let tight = plan.totals.context_tokens - plan.item("summary:auth-bug").unwrap().tokens;
-        s.set_config(Config { context_window: tight as u32 + 100, reserved_output_tokens: 100, ..Config::default() }).unwrap();
+        s.set_config(Config { context_window: tight as u32 + 100, reserved_output_tokens: 100, compaction: no_compaction(), ..Config::default() }).unwrap();
         let plan = s.build_plan();
         assert!(plan.item("summary:email-bounce").is_some());
         assert_eq!(plan.exclusion("summary:auth-bug").map(|e| e.reason), Some(ExclusionReason::OverBudget));

@@ -89,6 +89,15 @@ pub enum AttachmentError {
         /// The attachment's id.
         id: String,
     },
+    /// Attaching outside a turn: an attachment goes with the user's message.
+    #[error("attachments go with the user's message: begin the turn first")]
+    NoTurn,
+    /// An id that names no attachment.
+    #[error("no attachment with id '{id}'")]
+    Unknown {
+        /// The id as given.
+        id: String,
+    },
 }
 
 /// Why relevance scores could not be turned into a selection.

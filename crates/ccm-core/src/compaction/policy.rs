@@ -160,6 +160,10 @@ impl ThresholdPreset {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompactionConfig {
+    /// Whether compaction runs at all. Off, the working set is bounded only by the planner's
+    /// budget (which excludes items instead of compacting them).
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
     /// Usage from which level 1 (soft) applies.
     pub soft_per_mille: u16,
     /// Usage from which level 2 (hard) applies.
@@ -191,6 +195,10 @@ pub struct CompactionConfig {
     pub rolling_summary_max_words: u32,
 }
 
+fn enabled_by_default() -> bool {
+    true
+}
+
 impl Default for CompactionConfig {
     fn default() -> Self {
         CompactionConfig::preset(ThresholdPreset::Standard)
@@ -210,6 +218,7 @@ impl CompactionConfig {
     pub fn preset(preset: ThresholdPreset) -> CompactionConfig {
         let (soft, hard, emergency) = preset.per_mille();
         CompactionConfig {
+            enabled: true,
             soft_per_mille: soft,
             hard_per_mille: hard,
             emergency_per_mille: emergency,
@@ -327,6 +336,8 @@ impl CompactionConfig {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompactionConfigInput {
+    /// See [`CompactionConfig::enabled`].
+    pub enabled: Option<bool>,
     /// `standard` (60/75/90 %) or `early` (50/65/80 %); the starting thresholds.
     pub preset: Option<String>,
     /// See [`CompactionConfig::soft_per_mille`].
@@ -384,6 +395,7 @@ impl CompactionConfigInput {
             }
         }
         let config = CompactionConfig {
+            enabled: self.enabled.unwrap_or(true),
             soft_per_mille: pick("soft_per_mille", self.soft_per_mille, base.soft_per_mille)?,
             hard_per_mille: pick("hard_per_mille", self.hard_per_mille, base.hard_per_mille)?,
             emergency_per_mille: pick(

@@ -1,0 +1,657 @@
+//! Graduated compaction inside the session: attachments, the compaction check after every
+//! message, and applying a compaction's moves to the working set.
+//!
+//! The decisions come from [`crate::compaction`] (pure and independent of the session); this
+//! module describes the working set to it and applies what it decides. Every move changes only
+//! the working set: attachments keep their full text, compacted messages stay in their logs,
+//! and a rolling summary records which stored messages it stands for.
+
+use crate::compaction::{
+    plan_compaction, Attachment, AttachmentError, AttachmentKind, AttachmentMode, CompactionEvent,
+    CompactionInput, CompactionOutcome, Level, MoveReason, MovedKind, NewAttachment, Relevance,
+    RollingSummary, SeqRange, Usage, WorkingItem,
+};
+use crate::plan::{IncludedItem, InclusionReason, Section};
+use crate::session::Session;
+use crate::store::LogRef;
+use crate::text::PreparedText;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An attachment kept with the session: its content and where its message lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionAttachment {
+    /// The attachment (full text, summary, both counts, mode, references).
+    pub attachment: Attachment,
+    /// Sequence number of the user message it came with.
+    pub message_seq: u64,
+    /// The turn of that message.
+    pub message_turn: u64,
+    /// The log the message was stored in; `None` while its turn is in progress.
+    pub log: Option<LogRef>,
+}
+
+/// What one compaction did, as the token curve and the metrics keep it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    /// The level applied (1 soft, 2 hard, 3 emergency).
+    pub level: u8,
+    /// Usage that triggered it, per mille of the request budget.
+    pub trigger_per_mille: u64,
+    /// Working tokens before.
+    pub tokens_before: u64,
+    /// Working tokens after.
+    pub tokens_after: u64,
+    /// Tokens freed.
+    pub tokens_freed: u64,
+    /// Items moved out of the working set (or to a smaller form).
+    pub items_moved: u64,
+    /// The banner shown for it.
+    pub banner: String,
+}
+
+impl CompactionRecord {
+    fn of(event: &CompactionEvent) -> CompactionRecord {
+        CompactionRecord {
+            level: match event.level {
+                Level::None => 0,
+                Level::Soft => 1,
+                Level::Hard => 2,
+                Level::Emergency => 3,
+            },
+            trigger_per_mille: event.trigger_usage.working_tokens * 1000
+                / event.trigger_usage.window_tokens.max(1),
+            tokens_before: event.tokens_before,
+            tokens_after: event.tokens_after,
+            tokens_freed: event.tokens_freed,
+            items_moved: event.moved.len() as u64,
+            banner: event.banner(),
+        }
+    }
+}
+
+/// The text of an exchange as a compaction reads it (relevance, rolling summary).
+fn exchange_text(messages: &[&crate::model::Message]) -> String {
+    messages
+        .iter()
+        .map(|m| format!("{}: {}", m.role.as_str().to_uppercase(), m.content))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Owned descriptions of the working set, from which the borrowed [`WorkingItem`]s are made.
+struct OwnedItem {
+    id: String,
+    tokens: u64,
+    pinned: bool,
+    kind: OwnedKind,
+}
+
+enum OwnedKind {
+    Fixed,
+    Ambient {
+        seqs: SeqRange,
+        messages: u32,
+        text: String,
+    },
+    EffortTurn {
+        effort: String,
+        seqs: SeqRange,
+        messages: u32,
+        text: String,
+    },
+    Expanded {
+        summary_tokens: u64,
+        idle: u64,
+    },
+    Attachment(String),
+    Rolling,
+}
+
+impl Session {
+    /// Attachments by id, evicted or not: every one ever attached stays stored.
+    pub fn attachments(&self) -> &BTreeMap<String, SessionAttachment> {
+        &self.attachments
+    }
+
+    /// The rolling summary that stands in for compacted history, if a level-3 compaction made
+    /// one.
+    pub fn rolling_summary(&self) -> Option<&RollingSummary> {
+        self.rolling.as_ref()
+    }
+
+    /// Items compaction moved out of the working set, with why (still stored).
+    pub fn compacted_items(&self) -> &BTreeMap<String, MoveReason> {
+        &self.compacted
+    }
+
+    /// The compaction policy (its configuration and state: the last decision and why).
+    pub fn compaction_policy(&self) -> &crate::compaction::CompactionPolicy {
+        &self.compaction
+    }
+
+    /// Attaches a file or pasted document to the user message of the turn in progress. Its
+    /// text is stored whole and counted once; `summary` is the caller's (or an extractive one
+    /// is made) and is what the context shows when the attachment is compressed.
+    ///
+    /// # Errors
+    /// [`AttachmentError::NoTurn`] outside a turn; the attachment's own errors for an empty
+    /// name or summary.
+    pub fn attach(
+        &mut self,
+        name: &str,
+        kind: AttachmentKind,
+        text: &str,
+        summary: Option<&str>,
+    ) -> Result<String, AttachmentError> {
+        let Some((_, _)) = self.pending_user_message() else {
+            return Err(AttachmentError::NoTurn);
+        };
+        let id = format!("att-{}", self.next_attachment);
+        let attachment = Attachment::new(
+            NewAttachment {
+                id: &id,
+                name,
+                kind,
+                text,
+                summary,
+                attached_at: self.next_seq,
+            },
+            self.counter.as_ref(),
+        )?;
+        self.next_attachment += 1;
+        self.attachments.insert(
+            id.clone(),
+            SessionAttachment {
+                attachment,
+                message_seq: self.next_seq,
+                message_turn: self.turn,
+                log: None,
+            },
+        );
+        self.dirty_attachments.insert(id.clone());
+        self.pending_attachments.push(id.clone());
+        // The user's message just grew: the same check as after any message.
+        let at_ms = self.turn_state.as_ref().map_or(0, |t| t.at_ms);
+        self.compact_if_needed(at_ms);
+        Ok(id)
+    }
+
+    /// Shows an attachment's full text again (after a compaction compressed it).
+    ///
+    /// # Errors
+    /// [`AttachmentError::Unknown`] for an unknown id.
+    pub fn expand_attachment(&mut self, id: &str) -> Result<bool, AttachmentError> {
+        self.set_attachment_mode(id, AttachmentMode::Full)
+    }
+
+    /// Shows an attachment's summary instead of its text.
+    ///
+    /// # Errors
+    /// [`AttachmentError::Unknown`] for an unknown id.
+    pub fn compress_attachment(&mut self, id: &str) -> Result<bool, AttachmentError> {
+        self.set_attachment_mode(id, AttachmentMode::Compressed)
+    }
+
+    fn set_attachment_mode(
+        &mut self,
+        id: &str,
+        mode: AttachmentMode,
+    ) -> Result<bool, AttachmentError> {
+        let Some(stored) = self.attachments.get(id) else {
+            return Err(AttachmentError::Unknown { id: id.to_string() });
+        };
+        let before = stored.attachment.mode;
+        if let Some(state) = &mut self.turn_state {
+            state.undo_attachment_mode(id, before);
+        }
+        let changed = self
+            .attachments
+            .get_mut(id)
+            .map(|s| s.attachment.set_mode(mode))
+            .unwrap_or(false);
+        if changed {
+            self.dirty_attachments.insert(id.to_string());
+        }
+        Ok(changed)
+    }
+
+    /// Records references to attachments in a message (by name, id or summary keywords).
+    pub(crate) fn note_attachment_references(&mut self, text: &str, message: u64) {
+        let prepared = PreparedText::new(text);
+        let min = (self.config.min_keyword_overlap as usize).max(3);
+        let ids: Vec<String> = self
+            .attachments_in_working_set()
+            .into_iter()
+            .filter(|id| {
+                self.attachments[id]
+                    .attachment
+                    .is_referenced_by(&prepared, min)
+            })
+            .collect();
+        for id in ids {
+            if let Some(stored) = self.attachments.get_mut(&id) {
+                stored.attachment.record_reference(message);
+                self.dirty_attachments.insert(id);
+            }
+        }
+    }
+
+    /// Ids of the attachments whose messages are in the working set: the pending message's,
+    /// those of ambient exchanges in the window that were not compacted, and those of open or
+    /// expanded efforts' logs. Reads only the working set's part of the index.
+    pub(crate) fn attachments_in_working_set(&self) -> Vec<String> {
+        let mut ids = Vec::new();
+        if self.in_turn() {
+            ids.extend(self.pending_attachments.iter().cloned());
+        }
+        let window = self.ambient_window();
+        if let Some(first) = window.first() {
+            if let Some(by_seq) = self.attachments_by_log.get(&LogRef::Ambient) {
+                for (_, id) in by_seq.range((first.seq, String::new())..) {
+                    let turn = self.attachments[id].message_turn;
+                    if !self.compacted.contains_key(&format!("ambient:{turn}")) {
+                        ids.push(id.clone());
+                    }
+                }
+            }
+        }
+        let logs = self
+            .open
+            .iter()
+            .copied()
+            .chain(self.expanded.iter().map(|e| e.effort));
+        for index in logs {
+            let effort = &self.efforts[index];
+            if let Some(by_seq) = self
+                .attachments_by_log
+                .get(&LogRef::Effort(effort.id.clone()))
+            {
+                for (_, id) in by_seq {
+                    let turn = self.attachments[id].message_turn;
+                    if !self
+                        .compacted
+                        .contains_key(&format!("effort:{}@{turn}", effort.id))
+                    {
+                        ids.push(id.clone());
+                    }
+                }
+            }
+        }
+        ids
+    }
+
+    /// Files the attachments of the stored turn under the log its message went to.
+    pub(crate) fn file_pending_attachments(&mut self, log: LogRef) {
+        for id in std::mem::take(&mut self.pending_attachments) {
+            if let Some(stored) = self.attachments.get_mut(&id) {
+                stored.log = Some(log.clone());
+                self.attachments_by_log
+                    .entry(log.clone())
+                    .or_default()
+                    .insert((stored.message_seq, id.clone()));
+                self.dirty_attachments.insert(id);
+            }
+        }
+    }
+
+    /// Forgets compaction marks of items that left the working set for other reasons (the
+    /// ambient window moved past them, their effort is no longer open), so the record stays
+    /// proportional to the working set.
+    pub(crate) fn prune_compacted(&mut self) {
+        let window_start = self.ambient_window().first().map(|m| m.turn);
+        let open: Vec<String> = self
+            .open
+            .iter()
+            .map(|&i| self.efforts[i].id.clone())
+            .collect();
+        self.compacted.retain(|id, _| {
+            if let Some(turn) = id.strip_prefix("ambient:") {
+                let turn: u64 = turn.parse().unwrap_or(0);
+                window_start.is_some_and(|start| turn >= start)
+            } else if let Some(rest) = id.strip_prefix("effort:") {
+                let effort = rest.split('@').next().unwrap_or("");
+                open.iter().any(|o| o == effort)
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Runs the compaction check (after a message is stored or counted): decides the level
+    /// with the policy's thresholds, cooldown and hysteresis, and applies it. Returns the
+    /// event when a compaction was applied. Usage is measured against the request budget (the
+    /// window minus the reserved answer tokens).
+    pub fn compact_if_needed(&mut self, at_ms: u64) -> Option<CompactionEvent> {
+        if !self.compaction.config().enabled {
+            return None;
+        }
+        let budget = self.config.request_budget().max(1);
+        let plan = self.plan(false);
+        let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
+        if let Some(state) = &mut self.turn_state {
+            state.undo_compaction(&self.compaction, &self.rolling, &self.compacted);
+        }
+        let decision = self.compaction.decide(usage, self.next_seq, at_ms);
+        let level = decision.level_to_apply()?;
+
+        let owned = self.describe_working_set(&plan.included);
+        let items: Vec<WorkingItem<'_>> = owned
+            .iter()
+            .map(|o| {
+                let item = match &o.kind {
+                    OwnedKind::Fixed => WorkingItem::fixed(&o.id, o.tokens),
+                    OwnedKind::Ambient {
+                        seqs,
+                        messages,
+                        text,
+                    } => WorkingItem::ambient(&o.id, o.tokens, *seqs, *messages, text),
+                    OwnedKind::EffortTurn {
+                        effort,
+                        seqs,
+                        messages,
+                        text,
+                    } => WorkingItem::effort_turn(&o.id, o.tokens, effort, *seqs, *messages, text),
+                    OwnedKind::Expanded {
+                        summary_tokens,
+                        idle,
+                    } => WorkingItem::expanded(&o.id, o.tokens, *summary_tokens, *idle),
+                    OwnedKind::Attachment(id) => {
+                        let mut item = WorkingItem::attachment(
+                            &self.attachments[id].attachment,
+                            self.next_seq,
+                        );
+                        item.id = &o.id;
+                        item
+                    }
+                    OwnedKind::Rolling => match &self.rolling {
+                        Some(summary) => WorkingItem::rolling_summary(&o.id, summary),
+                        None => WorkingItem::fixed(&o.id, o.tokens),
+                    },
+                };
+                if o.pinned {
+                    item.pinned()
+                } else {
+                    item
+                }
+            })
+            .collect();
+        let query = self
+            .pending_user_message()
+            .map(|(text, _)| text.to_string())
+            .or_else(|| {
+                self.ambient
+                    .iter()
+                    .rev()
+                    .find(|m| m.role == crate::model::Role::User)
+                    .map(|m| m.content.clone())
+            })
+            .unwrap_or_default();
+        let config = self.compaction.config().clone();
+        let planned = plan_compaction(&CompactionInput {
+            level,
+            items: &items,
+            query: &query,
+            relevance: Relevance::Lexical,
+            config: &config,
+            window_tokens: budget,
+        });
+        let Ok(planned) = planned else {
+            self.compaction.record_not_applied(&decision);
+            return None;
+        };
+        // Level 3 replaces history with a rolling summary. The engine can upgrade it to a
+        // model-written one afterwards; the extractive one is never empty and needs no network.
+        let summary = planned.rolling.as_ref().and_then(|rolling| {
+            RollingSummary::extractive(&rolling.input(), rolling.max_words, self.counter.as_ref())
+                .ok()
+        });
+        let outcome = match planned.finish(&decision, summary.as_ref()) {
+            Ok(outcome) => outcome,
+            Err(_) => match planned.without_rolling().finish(&decision, None) {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    self.compaction.record_not_applied(&decision);
+                    return None;
+                }
+            },
+        };
+        let event = match outcome {
+            CompactionOutcome::Applied(event) => event,
+            CompactionOutcome::NotApplied { .. } => {
+                self.compaction.record_not_applied(&decision);
+                return None;
+            }
+        };
+        drop(items);
+        self.apply_compaction(&event, summary);
+        self.compaction.record_applied(&event);
+        let banner = event.banner();
+        self.last_banner = Some(banner.clone());
+        if let Some(state) = &mut self.turn_state {
+            state.banners.push(banner);
+            state.compactions.push(CompactionRecord::of(&event));
+        } else if let Some(last) = self.history.last_mut() {
+            last.compactions.push(CompactionRecord::of(&event));
+        }
+        Some(event)
+    }
+
+    /// The working set as compaction sees it, from the plan's included items.
+    fn describe_working_set(&self, included: &[IncludedItem]) -> Vec<OwnedItem> {
+        let mut owned = Vec::with_capacity(included.len());
+        let pinned = |id: &str| self.pin_for(id).is_some();
+        for item in included {
+            match item.section {
+                Section::Ambient => {
+                    let turn: u64 = item.id.trim_start_matches("ambient:").parse().unwrap_or(0);
+                    let messages: Vec<&crate::model::Message> = self
+                        .ambient
+                        .iter()
+                        .rev()
+                        .take_while(|m| m.turn >= turn)
+                        .filter(|m| m.turn == turn)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect();
+                    let (Some(first), Some(last)) = (messages.first(), messages.last()) else {
+                        continue;
+                    };
+                    owned.push(OwnedItem {
+                        id: item.id.clone(),
+                        tokens: item.tokens,
+                        pinned: pinned(&item.id),
+                        kind: OwnedKind::Ambient {
+                            seqs: SeqRange::new(first.seq, last.seq),
+                            messages: messages.len() as u32,
+                            text: exchange_text(&messages),
+                        },
+                    });
+                }
+                Section::Open => {
+                    let id = item.id.trim_start_matches("effort:");
+                    let Some(effort) = self.effort(id) else {
+                        continue;
+                    };
+                    owned.push(OwnedItem {
+                        id: format!("{}@header", item.id),
+                        tokens: u64::from(effort.header_tokens),
+                        pinned: false,
+                        kind: OwnedKind::Fixed,
+                    });
+                    let mut turns: BTreeMap<u64, Vec<&crate::model::Message>> = BTreeMap::new();
+                    for m in &effort.messages {
+                        if !self
+                            .compacted
+                            .contains_key(&format!("{}@{}", item.id, m.turn))
+                        {
+                            turns.entry(m.turn).or_default().push(m);
+                        }
+                    }
+                    let kept_tokens: u64 =
+                        turns.values().flatten().map(|m| u64::from(m.tokens)).sum();
+                    // Turns trimmed by the budget are not in the context; only the kept ones
+                    // (the newest) are working items.
+                    let mut budget_left =
+                        item.tokens.saturating_sub(u64::from(effort.header_tokens));
+                    let skip_tokens = kept_tokens.saturating_sub(budget_left);
+                    let mut skipped = 0u64;
+                    for (turn, messages) in turns {
+                        let tokens: u64 = messages.iter().map(|m| u64::from(m.tokens)).sum();
+                        if skipped < skip_tokens {
+                            skipped += tokens;
+                            continue;
+                        }
+                        budget_left = budget_left.saturating_sub(tokens);
+                        let (first, last) = (messages[0].seq, messages[messages.len() - 1].seq);
+                        owned.push(OwnedItem {
+                            id: format!("{}@{turn}", item.id),
+                            tokens,
+                            pinned: pinned(&item.id),
+                            kind: OwnedKind::EffortTurn {
+                                effort: id.to_string(),
+                                seqs: SeqRange::new(first, last),
+                                messages: messages.len() as u32,
+                                text: exchange_text(&messages),
+                            },
+                        });
+                    }
+                }
+                Section::Expanded => {
+                    let id = item.id.trim_start_matches("effort:");
+                    let Some(effort) = self.effort(id) else {
+                        continue;
+                    };
+                    let idle = self
+                        .expansion(id)
+                        .map_or(0, |e| self.turn.saturating_sub(e.last_referenced_turn));
+                    let expanded = matches!(item.reason, InclusionReason::Expanded { .. });
+                    owned.push(OwnedItem {
+                        id: item.id.clone(),
+                        tokens: item.tokens,
+                        pinned: pinned(&item.id) || !expanded,
+                        kind: if expanded {
+                            OwnedKind::Expanded {
+                                summary_tokens: effort
+                                    .summary
+                                    .as_ref()
+                                    .map_or(0, |s| u64::from(s.tokens)),
+                                idle,
+                            }
+                        } else {
+                            OwnedKind::Fixed
+                        },
+                    });
+                }
+                Section::Attachment => {
+                    let id = item.id.trim_start_matches("attachment:").to_string();
+                    owned.push(OwnedItem {
+                        id: item.id.clone(),
+                        tokens: item.tokens,
+                        pinned: pinned(&item.id),
+                        kind: OwnedKind::Attachment(id),
+                    });
+                }
+                Section::Rolling => owned.push(OwnedItem {
+                    id: item.id.clone(),
+                    tokens: item.tokens,
+                    pinned: false,
+                    kind: OwnedKind::Rolling,
+                }),
+                Section::System | Section::Summary | Section::Pending | Section::RawLog => owned
+                    .push(OwnedItem {
+                        id: item.id.clone(),
+                        tokens: item.tokens,
+                        pinned: true,
+                        kind: OwnedKind::Fixed,
+                    }),
+            }
+        }
+        owned
+    }
+
+    /// Applies a compaction's moves to the working set. Nothing stored changes.
+    fn apply_compaction(&mut self, event: &CompactionEvent, summary: Option<RollingSummary>) {
+        for moved in &event.moved {
+            match moved.kind {
+                MovedKind::Attachment => {
+                    let id = moved.id.trim_start_matches("attachment:").to_string();
+                    let _ = self.set_attachment_mode(&id, AttachmentMode::Compressed);
+                }
+                MovedKind::Expanded => {
+                    let id = moved.id.trim_start_matches("effort:");
+                    if let Some(index) = self.index.get(id).copied() {
+                        if let Some(position) = self.expanded.iter().position(|e| e.effort == index)
+                        {
+                            let expansion = self.expanded.remove(position);
+                            self.decay
+                                .record_collapse(self.turn - expansion.expanded_turn, true);
+                        }
+                    }
+                }
+                MovedKind::Ambient | MovedKind::EffortTurn => {
+                    self.compacted.insert(moved.id.clone(), moved.reason);
+                }
+                MovedKind::RollingSummary => {}
+            }
+        }
+        if let Some(summary) = summary {
+            if event.rolling_summary.is_some() {
+                self.rolling = Some(summary);
+            }
+        }
+    }
+
+    /// Restores attachments and compaction state read back from a document or a store.
+    ///
+    /// # Errors
+    /// [`crate::SnapshotError::Inconsistent`] for an attachment whose log names an unknown
+    /// effort, or a duplicate attachment id.
+    pub(crate) fn restore_compaction_state(
+        &mut self,
+        attachments: Vec<SessionAttachment>,
+        next_attachment: u64,
+        rolling: Option<RollingSummary>,
+        compacted: BTreeMap<String, MoveReason>,
+        state: crate::compaction::PolicyState,
+    ) -> Result<(), crate::SnapshotError> {
+        for stored in attachments {
+            let id = stored.attachment.id.clone();
+            match &stored.log {
+                Some(LogRef::Effort(effort)) if self.effort(effort).is_none() => {
+                    return Err(crate::SnapshotError::Inconsistent(format!(
+                        "attachment '{id}' belongs to unknown effort '{effort}'"
+                    )))
+                }
+                Some(log) => {
+                    self.attachments_by_log
+                        .entry(log.clone())
+                        .or_default()
+                        .insert((stored.message_seq, id.clone()));
+                }
+                // Saved while its turn was in progress: that turn was not saved, so the
+                // attachment goes with it, like the user message it belonged to.
+                None => continue,
+            }
+            if self.attachments.insert(id.clone(), stored).is_some() {
+                return Err(crate::SnapshotError::Inconsistent(format!(
+                    "attachment id '{id}' appears twice"
+                )));
+            }
+        }
+        self.next_attachment = next_attachment.max(1);
+        self.rolling = rolling;
+        self.compacted = compacted;
+        self.compaction =
+            crate::compaction::CompactionPolicy::with_state(self.config.compaction.clone(), state)
+                .map_err(|e| crate::SnapshotError::Inconsistent(format!("compaction: {e}")))?;
+        Ok(())
+    }
+
+    /// Whether an effort's turn was compacted out of its log's working set.
+    pub(crate) fn turn_compacted(&self, effort: &str, turn: u64) -> bool {
+        self.compacted
+            .contains_key(&format!("effort:{effort}@{turn}"))
+    }
+}

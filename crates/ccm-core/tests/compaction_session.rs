@@ -1,0 +1,236 @@
+//! Graduated compaction inside a session: a long, heavy run against a small window, the
+//! effects of each level on the plan, and recoverability of everything moved.
+
+mod common;
+
+use ccm_core::compaction::{AttachmentKind, AttachmentMode, CompactionConfig};
+use ccm_core::plan::{ExclusionReason, InclusionReason, Section};
+use ccm_core::{Config, Session};
+use common::turn;
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+const WORDS: [&str; 24] = [
+    "invoice",
+    "ledger",
+    "rounding",
+    "currency",
+    "schema",
+    "migration",
+    "index",
+    "replica",
+    "latency",
+    "cache",
+    "shard",
+    "queue",
+    "retry",
+    "backoff",
+    "token",
+    "session",
+    "cookie",
+    "header",
+    "payload",
+    "checksum",
+    "archive",
+    "snapshot",
+    "rollback",
+    "deploy",
+];
+
+/// A deterministic document of about `words` words about topic `seed`.
+fn document(seed: usize, words: usize) -> String {
+    let mut text = format!("Design notes {seed}. ");
+    for i in 0..words {
+        text.push_str(WORDS[(i * 7 + seed * 13 + i / 5) % WORDS.len()]);
+        text.push(if i % 12 == 11 { '.' } else { ' ' });
+        if i % 12 == 11 {
+            text.push(' ');
+        }
+    }
+    text
+}
+
+fn small_window() -> Config {
+    Config {
+        context_window: 8_192,
+        reserved_output_tokens: 1_024,
+        ..Config::default()
+    }
+}
+
+/// Drives `turns` turns of chat with an attachment every `every` turns, an effort now and then.
+/// Returns the session and every attachment's original text.
+fn heavy_run(turns: usize, every: usize) -> (Session, Vec<(String, String)>) {
+    let mut s = Session::new(small_window()).unwrap();
+    let budget = s.config().request_budget();
+    let mut originals = Vec::new();
+    for t in 0..turns {
+        let user = format!(
+            "Question {t}: how should the {} handle the {}?",
+            WORDS[t % 24],
+            WORDS[(t * 5) % 24]
+        );
+        s.begin_turn(&user, t as u64 * 1_000).unwrap();
+        if t % 40 == 5 {
+            s.execute_tool("open_effort", &format!(r#"{{"name": "topic {t}"}}"#));
+        }
+        if t % 40 == 25 {
+            s.execute_tool(
+                "close_effort",
+                r#"{"summary": "Settled the approach and wrote it down."}"#,
+            );
+        }
+        if t % 50 == 49 {
+            // A very large paste jumps usage past the emergency threshold in one message.
+            let text = document(t, 4_000);
+            let id = s
+                .attach(
+                    &format!("dump-{t}.log"),
+                    AttachmentKind::PastedText,
+                    &text,
+                    None,
+                )
+                .unwrap();
+            originals.push((id, text));
+        } else if t % every == 0 {
+            let text = document(t, 1_400);
+            let id = s
+                .attach(&format!("notes-{t}.md"), AttachmentKind::File, &text, None)
+                .unwrap();
+            originals.push((id, text));
+        }
+        let plan = s.build_plan();
+        assert!(
+            plan.totals.context_tokens <= budget || plan.budget.mandatory_over_budget,
+            "turn {t}: {} tokens over the {budget} budget",
+            plan.totals.context_tokens
+        );
+        s.end_turn(
+            &format!(
+                "Answer {t}: keep the {} simple and measure it.",
+                WORDS[(t * 3) % 24]
+            ),
+            t as u64 * 1_000 + 500,
+        )
+        .unwrap();
+        let after = s.build_plan();
+        assert!(
+            after.totals.context_tokens <= budget,
+            "turn {t}: {} tokens after the turn",
+            after.totals.context_tokens
+        );
+    }
+    (s, originals)
+}
+
+portable_tests! {
+    fn attachments_are_counted_once_shown_in_context_and_recoverable() {
+        let mut s = Session::new(Config::default()).unwrap();
+        assert!(s.attach("x.md", AttachmentKind::File, "text", None).is_err(), "attachments go with a turn");
+        s.begin_turn("Please review the attached notes.", 0).unwrap();
+        let text = document(1, 300);
+        let id = s.attach("notes.md", AttachmentKind::File, &text, None).unwrap();
+        let plan = s.build_plan();
+        let item = plan.item(&format!("attachment:{id}")).expect("the attachment is in the request");
+        assert_eq!(item.reason, InclusionReason::Attachment { mode: AttachmentMode::Full });
+        assert_eq!(plan.messages[item.first_message].content, s.attachments()[&id].attachment.context_text());
+        assert!(plan.messages[item.first_message].content.contains(&text));
+        // It sits right before the message it came with.
+        assert_eq!(plan.included.last().unwrap().id, "pending");
+        s.end_turn("Reviewed.", 0).unwrap();
+        // Compressed, then expanded again: the full text comes back byte for byte.
+        s.compress_attachment(&id).unwrap();
+        let compressed = s.build_plan();
+        assert_eq!(compressed.item(&format!("attachment:{id}")).unwrap().reason, InclusionReason::Attachment { mode: AttachmentMode::Compressed });
+        assert!(compressed.totals.attachment_tokens < item.tokens);
+        s.expand_attachment(&id).unwrap();
+        let expanded = s.build_plan();
+        let again = expanded.item(&format!("attachment:{id}")).unwrap();
+        assert_eq!(expanded.messages[again.first_message].content, plan.messages[item.first_message].content);
+        assert_eq!(s.attachments()[&id].attachment.full_text, text);
+    }
+
+    fn a_long_heavy_run_stays_inside_a_small_window_fires_every_level_and_loses_nothing() {
+        let (s, originals) = heavy_run(300, 6);
+        let levels: Vec<u8> = s.history().iter().flat_map(|m| m.compactions.iter().map(|c| c.level)).collect();
+        for level in [1u8, 2, 3] {
+            assert!(levels.contains(&level), "level {level} never fired: {levels:?}");
+        }
+        for record in s.history().iter().flat_map(|m| &m.compactions) {
+            assert!(record.tokens_after < record.tokens_before, "{record:?}");
+            assert!(record.banner.starts_with("--- Compacted context (level"), "{}", record.banner);
+        }
+        // Nothing stored was lost: every message, every attachment's full text.
+        assert_eq!(s.stored_message_count(), 600);
+        let stored: usize = s.ambient().len() + s.efforts().iter().map(|e| e.messages.len()).sum::<usize>();
+        assert_eq!(stored, 600);
+        for (t, message) in s.ambient().iter().filter(|m| m.role == ccm_core::Role::User).enumerate().take(3) {
+            assert!(message.content.starts_with("Question "), "{t}: {}", message.content);
+        }
+        for (id, text) in &originals {
+            assert_eq!(&s.attachments()[id].attachment.full_text, text, "{id} changed");
+        }
+    }
+
+    fn level_effects_show_in_the_plan_with_their_reasons() {
+        let (s, _) = heavy_run(120, 5);
+        let plan = s.build_plan();
+        let compressed = plan.included.iter().filter(|i| i.reason == InclusionReason::Attachment { mode: AttachmentMode::Compressed }).count();
+        let compacted = s.compacted_items();
+        let reasons: std::collections::BTreeSet<&str> = plan.excluded.iter().map(|e| e.reason.code()).collect();
+        // Whatever level ran last, the plan explains every item it moved.
+        for id in compacted.keys() {
+            if id.starts_with("ambient:") {
+                let excluded = plan.exclusion(id).unwrap_or_else(|| panic!("{id} compacted but not listed; reasons {reasons:?}"));
+                assert!(matches!(excluded.reason, ExclusionReason::CompactedLevel2 | ExclusionReason::CompactedLevel3));
+            }
+        }
+        if let Some(rolling) = s.rolling_summary() {
+            let item = plan.item("rolling").expect("the rolling summary stands in for compacted history");
+            assert_eq!(item.section, Section::Rolling);
+            assert_eq!(item.tokens, u64::from(rolling.tokens));
+            assert!(!rolling.text.trim().is_empty());
+        }
+        assert!(s.history().iter().any(|m| !m.compactions.is_empty()), "something was compacted in 120 heavy turns");
+        let _ = compressed;
+    }
+
+    fn an_aborted_turn_undoes_its_compaction() {
+        let (mut s, _) = heavy_run(40, 4);
+        let before = s.to_json().unwrap();
+        s.begin_turn("One more with a big file.", 1).unwrap();
+        s.attach("big.md", AttachmentKind::PastedText, &document(99, 2_500), None).unwrap();
+        s.abort_turn().unwrap();
+        assert!(s.to_json().unwrap() == before, "the session is as before the turn");
+    }
+
+    fn compaction_state_survives_export_and_import() {
+        let (s, _) = heavy_run(60, 5);
+        let json = s.to_json().unwrap();
+        let restored = Session::from_json(&json).unwrap();
+        assert!(restored.to_json().unwrap() == json);
+        assert_eq!(restored.attachments().len(), s.attachments().len());
+        assert_eq!(restored.compacted_items(), s.compacted_items());
+        assert_eq!(restored.rolling_summary(), s.rolling_summary());
+        // Expansions are transient, everything else decides the same context.
+        let mut a = s;
+        let mut b = restored;
+        for session in [&mut a, &mut b] {
+            for id in session.expanded_ids().into_iter().map(str::to_string).collect::<Vec<_>>() {
+                session.collapse_effort(&id).unwrap();
+            }
+        }
+        assert!(a.build_plan().to_json() == b.build_plan().to_json());
+    }
+
+    fn compaction_can_be_turned_off() {
+        let config = Config { compaction: CompactionConfig { enabled: false, ..CompactionConfig::default() }, ..small_window() };
+        let mut s = Session::new(config).unwrap();
+        for t in 0..30 {
+            turn(&mut s, &format!("q{t} {}", document(t, 80)), &[], "ok");
+        }
+        assert!(s.history().iter().all(|m| m.compactions.is_empty()));
+        assert!(s.compacted_items().is_empty());
+    }
+}
