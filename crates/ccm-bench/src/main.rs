@@ -4,6 +4,7 @@
 //! Printed, for histories of 1k, 10k and 100k stored messages:
 //! - building one turn's context plan (stored counts only), and its ratio to the 1k case,
 //! - a whole turn (`begin_turn` + `end_turn`: routing, salience, decay, eviction, metrics),
+//! - the per-turn compaction check (usage from the plan, the policy's decision),
 //! - the peer: a naive builder that walks the whole history, as everything-in-context tools do,
 //! - counting throughput: re-tokenizing the working context with tiktoken versus adding the
 //!   stored counts, which is what CCM does.
@@ -143,10 +144,10 @@ fn main() {
     println!(
         "CCM per-turn cost against stored history (median of {SAMPLES} samples; release build)\n"
     );
-    println!("| stored messages | efforts | plan build µs | ratio to 1k | full turn µs | ratio to 1k | naive full-history walk µs | ratio to 1k | working ctx tokens | naive tokens |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| stored messages | efforts | plan build µs | ratio to 1k | full turn µs | ratio to 1k | compaction check µs | ratio to 1k | naive full-history walk µs | ratio to 1k | working ctx tokens | naive tokens |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let counter = default_counter(Encoding::O200kBase);
-    let mut base: Option<(f64, f64, f64)> = None;
+    let mut base: Option<(f64, f64, f64, f64)> = None;
     let mut largest: Option<Session> = None;
     for size in SIZES {
         let session = session_with(size);
@@ -163,14 +164,24 @@ fn main() {
         let naive_time = median_per_call(20, || {
             black_box(naive_full_history(&session));
         });
-        let (p, t, n) = (micros(plan_time), micros(turn_time), micros(naive_time));
-        let (bp, bt, bn) = *base.get_or_insert((p, t, n));
+        let mut probe = session.clone();
+        let check_time = median_per_call(200, || {
+            black_box(probe.compact_if_needed(0));
+        });
+        let (p, t, n, c) = (
+            micros(plan_time),
+            micros(turn_time),
+            micros(naive_time),
+            micros(check_time),
+        );
+        let (bp, bt, bn, bc) = *base.get_or_insert((p, t, n, c));
         println!(
-            "| {} | {} | {p:.1} | {:.2} | {t:.1} | {:.2} | {n:.1} | {:.2} | {} | {} |",
+            "| {} | {} | {p:.1} | {:.2} | {t:.1} | {:.2} | {c:.1} | {:.2} | {n:.1} | {:.2} | {} | {} |",
             session.stored_message_count(),
             session.efforts().len(),
             p / bp,
             t / bt,
+            c / bc,
             n / bn,
             session.working_tokens(),
             session.naive_tokens(),

@@ -9,7 +9,7 @@ use ccm_core::tokens::{default_counter, Encoding};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  ccm proof <slice2|slice3|slice4|slice4-long|all> [--json] [--encoding o200k_base|cl100k_base]
+  ccm proof <slice2|slice3|slice4|slice4-long|compaction|all> [--json] [--encoding o200k_base|cl100k_base]
             [--turns N] [--efforts N]      (slice4-long only; defaults 1000 turns, 200 efforts)
   ccm chat [--provider P] [--base-url URL] [--model NAME] [--stream]
   ccm script <conversation-file> [--out metrics.json|metrics.csv] [--provider P] [...]
@@ -72,6 +72,7 @@ fn run_proofs(args: &ProofArgs) -> Result<Vec<ProofRun>, String> {
     let counter = || default_counter(args.encoding);
     let names: Vec<&str> = match args.which.as_str() {
         "all" => vec!["slice2", "slice3", "slice4", "slice4-long"],
+        "compaction" => vec![],
         one => vec![one],
     };
     names
@@ -82,7 +83,7 @@ fn run_proofs(args: &ProofArgs) -> Result<Vec<ProofRun>, String> {
             "slice4" => Ok(proof::slice4(counter()).0),
             "slice4-long" => Ok(proof::slice4_long(counter(), args.turns, args.efforts).0),
             other => Err(format!(
-                "unknown proof run '{other}'; expected slice2, slice3, slice4, slice4-long or all"
+                "unknown proof run '{other}'; expected slice2, slice3, slice4, slice4-long, compaction or all"
             )),
         })
         .collect()
@@ -93,14 +94,21 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("proof") => parse_proof_args(&args[1..]).and_then(|parsed| {
             let runs = run_proofs(&parsed)?;
+            // The compaction run has a table of its own: one row per compaction.
+            let compaction = matches!(parsed.which.as_str(), "compaction" | "all")
+                .then(|| proof::compaction_run(default_counter(parsed.encoding), 300).0);
             if parsed.json {
+                let document = serde_json::json!({ "runs": runs, "compaction": compaction });
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&runs).map_err(|e| e.to_string())?
+                    serde_json::to_string_pretty(&document).map_err(|e| e.to_string())?
                 );
             } else {
                 for run in &runs {
                     println!("{}", run.to_markdown());
+                }
+                if let Some(compaction) = &compaction {
+                    println!("{}", compaction.to_markdown());
                 }
             }
             let errors: Vec<&String> = runs.iter().flat_map(|r| &r.tool_errors).collect();

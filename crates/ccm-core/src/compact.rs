@@ -48,10 +48,12 @@ pub struct CompactionRecord {
     pub items_moved: u64,
     /// The banner shown for it.
     pub banner: String,
+    /// How older messages were ranked: `lexical` (BM25) or `embeddings`.
+    pub relevance: String,
 }
 
 impl CompactionRecord {
-    fn of(event: &CompactionEvent) -> CompactionRecord {
+    fn of(event: &CompactionEvent, relevance: &str) -> CompactionRecord {
         CompactionRecord {
             level: match event.level {
                 Level::None => 0,
@@ -66,6 +68,7 @@ impl CompactionRecord {
             tokens_freed: event.tokens_freed,
             items_moved: event.moved.len() as u64,
             banner: event.banner(),
+            relevance: relevance.to_string(),
         }
     }
 }
@@ -388,11 +391,20 @@ impl Session {
             })
             .unwrap_or_default();
         let config = self.compaction.config().clone();
+        let scores = self.embedding_scores(&query, &owned);
+        let relevance_used = if scores.is_some() {
+            "embeddings"
+        } else {
+            "lexical"
+        };
         let planned = plan_compaction(&CompactionInput {
             level,
             items: &items,
             query: &query,
-            relevance: Relevance::Lexical,
+            relevance: match &scores {
+                Some(scores) => Relevance::Scores(scores),
+                None => Relevance::Lexical,
+            },
             config: &config,
             window_tokens: budget,
         });
@@ -430,11 +442,115 @@ impl Session {
         self.last_banner = Some(banner.clone());
         if let Some(state) = &mut self.turn_state {
             state.banners.push(banner);
-            state.compactions.push(CompactionRecord::of(&event));
+            state
+                .compactions
+                .push(CompactionRecord::of(&event, relevance_used));
         } else if let Some(last) = self.history.last_mut() {
-            last.compactions.push(CompactionRecord::of(&event));
+            last.compactions
+                .push(CompactionRecord::of(&event, relevance_used));
         }
         Some(event)
+    }
+
+    /// Turns on relevance ranking by embeddings for compaction (model name as the endpoint
+    /// knows it). Without it, or whenever vectors are missing, the built-in lexical model
+    /// (BM25) ranks, so compaction works offline.
+    pub fn enable_embeddings(&mut self, model: &str) {
+        self.embeddings = Some(crate::compaction::EmbeddingCache::new(model));
+        self.query_vector = None;
+    }
+
+    /// The embeddings request for `query` and every ambient exchange of the working set not
+    /// cached yet: `None` when embeddings are not enabled. The host sends it and hands the
+    /// body to [`Session::absorb_embeddings`].
+    ///
+    /// # Errors
+    /// The [`crate::compaction::EmbeddingError`] of building the request (another model than
+    /// the cache's, an endpoint that is not OpenAI-compatible).
+    pub fn embedding_batch(
+        &self,
+        query: &str,
+        endpoint: &crate::compaction::EmbeddingsEndpoint,
+    ) -> Result<Option<crate::compaction::EmbeddingBatch>, crate::compaction::EmbeddingError> {
+        let Some(cache) = &self.embeddings else {
+            return Ok(None);
+        };
+        let texts = self.ambient_exchange_texts();
+        let candidates: Vec<(u64, &str)> = texts
+            .iter()
+            .map(|(seq, text)| (*seq, text.as_str()))
+            .collect();
+        cache.batch(endpoint, query, &candidates).map(Some)
+    }
+
+    /// Caches the vectors of an embeddings response for `query` and its batch. Nothing is
+    /// cached unless the whole response is valid.
+    ///
+    /// # Errors
+    /// The [`crate::compaction::EmbeddingError`] of parsing the response; embeddings not
+    /// enabled.
+    pub fn absorb_embeddings(
+        &mut self,
+        query: &str,
+        batch: &crate::compaction::EmbeddingBatch,
+        body: &str,
+    ) -> Result<(), crate::compaction::EmbeddingError> {
+        let cache = self.embeddings.as_mut().ok_or_else(|| {
+            crate::compaction::EmbeddingError::InvalidConfig(
+                "embeddings are not enabled for this session".to_string(),
+            )
+        })?;
+        let vector = cache.absorb(batch, body)?;
+        self.query_vector = Some((query.to_string(), vector));
+        // Vectors of exchanges that left the window are of no further use.
+        let keep: std::collections::BTreeSet<u64> = self
+            .ambient_exchange_texts()
+            .into_iter()
+            .map(|(seq, _)| seq)
+            .collect();
+        if let Some(cache) = &mut self.embeddings {
+            cache.retain(|seq| keep.contains(&seq));
+        }
+        Ok(())
+    }
+
+    /// The ambient exchanges of the window: (first sequence number, text as compaction reads
+    /// it).
+    fn ambient_exchange_texts(&self) -> Vec<(u64, String)> {
+        let mut exchanges: BTreeMap<u64, Vec<&crate::model::Message>> = BTreeMap::new();
+        for m in self.ambient_window() {
+            exchanges.entry(m.turn).or_default().push(m);
+        }
+        exchanges
+            .into_values()
+            .map(|messages| (messages[0].seq, exchange_text(&messages)))
+            .collect()
+    }
+
+    /// Relevance scores by item id from embeddings, when every ambient item and the query
+    /// have vectors.
+    fn embedding_scores(&self, query: &str, owned: &[OwnedItem]) -> Option<BTreeMap<String, f64>> {
+        let cache = self.embeddings.as_ref()?;
+        let (text, vector) = self.query_vector.as_ref()?;
+        if text != query {
+            return None;
+        }
+        let mut scores = BTreeMap::new();
+        let mut scored = 0;
+        for item in owned {
+            if let OwnedKind::Ambient { seqs, .. } = &item.kind {
+                // An exchange stored after the last refresh (the turn just ended) has no vector
+                // yet. It is among the newest, which every level keeps anyway; scoring it as
+                // fully relevant keeps it without guessing.
+                let score = match cache.get(seqs.first) {
+                    Some(_) => cache.scores(vector, &[seqs.first]).ok()?[0],
+                    None => 1.0,
+                };
+                scored += usize::from(cache.get(seqs.first).is_some());
+                scores.insert(item.id.clone(), score);
+            }
+        }
+        (scored > 0).then_some(scores)
     }
 
     /// The working set as compaction sees it, from the plan's included items.

@@ -731,3 +731,220 @@ pub fn slice4_long(
         "working memory has a ceiling while history grows",
     )
 }
+
+// ----- compaction ---------------------------------------------------------------------------
+
+/// One compaction of the long compaction run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompactionRow {
+    /// The turn it happened in.
+    pub turn: u64,
+    /// 1 soft, 2 hard, 3 emergency.
+    pub level: u8,
+    /// Usage that triggered it, in percent of the request budget.
+    pub trigger_percent: f64,
+    /// Working tokens before.
+    pub tokens_before: u64,
+    /// Working tokens after.
+    pub tokens_after: u64,
+    /// Items moved out of the working set (or compressed).
+    pub items_moved: u64,
+    /// Messages stored so far (never fewer than before).
+    pub stored_messages: usize,
+}
+
+/// The long compaction run: its compactions, its peak and what it kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompactionProof {
+    /// The context window.
+    pub context_window: u32,
+    /// The request budget (window minus reserved answer tokens).
+    pub request_budget: u64,
+    /// Turns driven.
+    pub turns: u64,
+    /// Every compaction, in order.
+    pub rows: Vec<CompactionRow>,
+    /// The highest working-context total seen after any message.
+    pub peak_tokens: u64,
+    /// Attachments made (each several thousand tokens).
+    pub attachments: usize,
+    /// Bytes of every stored message and attachment text at the end: all of them, since
+    /// nothing is deleted.
+    pub stored_bytes: usize,
+}
+
+impl CompactionProof {
+    /// The table as Markdown.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "## compaction — a long, heavy conversation in a {}-token window (budget {})\n",
+            self.context_window, self.request_budget
+        );
+        let _ = writeln!(out, "| Turn | Level | Trigger usage | Tokens before | Tokens after | Items moved | Stored messages |");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        for row in &self.rows {
+            let name = match row.level {
+                1 => "1 soft",
+                2 => "2 hard",
+                _ => "3 emergency",
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.1}% | {} | {} | {} | {} |",
+                row.turn,
+                name,
+                row.trigger_percent,
+                row.tokens_before,
+                row.tokens_after,
+                row.items_moved,
+                row.stored_messages
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{} turns, {} attachments, {} compactions; peak working context {} tokens (budget {}); {} bytes stored, none deleted.",
+            self.turns,
+            self.attachments,
+            self.rows.len(),
+            self.peak_tokens,
+            self.request_budget,
+            self.stored_bytes
+        );
+        out
+    }
+}
+
+const PROOF_WORDS: [&str; 24] = [
+    "invoice",
+    "ledger",
+    "rounding",
+    "currency",
+    "schema",
+    "migration",
+    "index",
+    "replica",
+    "latency",
+    "cache",
+    "shard",
+    "queue",
+    "retry",
+    "backoff",
+    "token",
+    "session",
+    "cookie",
+    "header",
+    "payload",
+    "checksum",
+    "archive",
+    "snapshot",
+    "rollback",
+    "deploy",
+];
+
+fn proof_document(seed: usize, words: usize) -> String {
+    let mut text = format!("Design notes {seed}. ");
+    for i in 0..words {
+        text.push_str(PROOF_WORDS[(i * 7 + seed * 13 + i / 5) % PROOF_WORDS.len()]);
+        text.push_str(if i % 12 == 11 { ". " } else { " " });
+    }
+    text
+}
+
+/// A long conversation (at least 300 turns) with attachments of several thousand tokens
+/// against an 8k-token window: compaction must keep every request inside the budget, fire
+/// every level, and delete nothing.
+pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (CompactionProof, Session) {
+    let config = Config {
+        context_window: 8_192,
+        reserved_output_tokens: 1_024,
+        ..Config::default()
+    };
+    let budget = config.request_budget();
+    let mut session = Session::with_counter(config, counter).expect("proof configuration is valid");
+    let mut peak = 0u64;
+    let mut attachments = 0usize;
+    for t in 0..turns as usize {
+        let w = |k: usize| PROOF_WORDS[k % PROOF_WORDS.len()];
+        let user = format!(
+            "Question {t}: how should the {} handle the {}?",
+            w(t),
+            w(t * 5)
+        );
+        let at = 1_767_225_600_000 + t as u64 * 60_000;
+        session
+            .begin_turn(&user, at)
+            .expect("proof turns never overlap");
+        if t % 40 == 5 {
+            session.execute_tool("open_effort", &format!(r#"{{"name": "topic {t}"}}"#));
+        }
+        if t % 40 == 25 {
+            session.execute_tool(
+                "close_effort",
+                r#"{"summary": "Settled the approach and wrote it down."}"#,
+            );
+        }
+        let attached = if t % 50 == 49 {
+            Some((format!("dump-{t}.log"), proof_document(t, 4_000)))
+        } else if t % 6 == 0 {
+            Some((format!("notes-{t}.md"), proof_document(t, 1_400)))
+        } else {
+            None
+        };
+        if let Some((name, text)) = attached {
+            let kind = crate::compaction::AttachmentKind::File;
+            if session.attach(&name, kind, &text, None).is_ok() {
+                attachments += 1;
+            }
+        }
+        peak = peak.max(session.working_tokens());
+        session
+            .end_turn(
+                &format!("Answer {t}: keep the {} simple and measure it.", w(t * 3)),
+                at + 5_000,
+            )
+            .expect("a turn was begun");
+        peak = peak.max(session.working_tokens());
+    }
+    let mut rows = Vec::new();
+    for point in session.history() {
+        for record in &point.compactions {
+            rows.push(CompactionRow {
+                turn: point.turn,
+                level: record.level,
+                trigger_percent: record.trigger_per_mille as f64 / 10.0,
+                tokens_before: record.tokens_before,
+                tokens_after: record.tokens_after,
+                items_moved: record.items_moved,
+                stored_messages: (2 * point.turn) as usize,
+            });
+        }
+    }
+    let stored_bytes = session
+        .ambient()
+        .iter()
+        .map(|m| m.content.len())
+        .sum::<usize>()
+        + session
+            .efforts()
+            .iter()
+            .flat_map(|e| e.messages.iter())
+            .map(|m| m.content.len())
+            .sum::<usize>()
+        + session
+            .attachments()
+            .values()
+            .map(|a| a.attachment.full_text.len())
+            .sum::<usize>();
+    let proof = CompactionProof {
+        context_window: session.config().context_window,
+        request_budget: budget,
+        turns,
+        rows,
+        peak_tokens: peak,
+        attachments,
+        stored_bytes,
+    };
+    (proof, session)
+}

@@ -253,6 +253,11 @@ pub struct Session {
     pub(crate) rolling: Option<crate::compaction::RollingSummary>,
     /// Working-set items moved out by compaction, with why.
     pub(crate) compacted: BTreeMap<String, crate::compaction::MoveReason>,
+    /// Embedding vectors of ambient exchanges, when the host configured an embeddings
+    /// endpoint. A cache: never persisted, recomputed on demand.
+    pub(crate) embeddings: Option<crate::compaction::EmbeddingCache>,
+    /// The vector of the last query embedded, with its text.
+    pub(crate) query_vector: Option<(String, Vec<f32>)>,
 }
 
 impl fmt::Debug for Session {
@@ -479,6 +484,8 @@ impl Session {
                 .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
             rolling: None,
             compacted: BTreeMap::new(),
+            embeddings: None,
+            query_vector: None,
         })
     }
 

@@ -172,3 +172,28 @@ fn proofs_run_with_cl100k_too() {
             .collect::<Vec<_>>()
     );
 }
+
+/// The long compaction run: 300 turns with attachments of several thousand tokens against an
+/// 8k window never exceeds the budget, fires every level, and deletes nothing.
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn compaction_run_stays_in_budget_fires_every_level_and_keeps_every_byte() {
+    let (run, session) = proof::compaction_run(o200k(), 300);
+    assert!(
+        run.peak_tokens <= run.request_budget,
+        "peak {} over budget {}",
+        run.peak_tokens,
+        run.request_budget
+    );
+    for level in [1u8, 2, 3] {
+        assert!(
+            run.rows.iter().any(|r| r.level == level),
+            "level {level} never fired"
+        );
+    }
+    assert!(run.rows.iter().all(|r| r.tokens_after < r.tokens_before));
+    assert!(run.attachments >= 50);
+    assert_eq!(session.stored_message_count(), 600);
+    let table = run.to_markdown();
+    assert!(table.contains("| 3 emergency |"), "{table}");
+}

@@ -37,11 +37,13 @@
 #![deny(missing_docs)]
 
 mod cancel;
+mod embeddings;
 mod http;
 mod report;
 mod runner;
 
 pub use cancel::CancelToken;
+pub use embeddings::refresh_embeddings;
 pub use http::{HttpTransport, Timeouts, POLL_INTERVAL};
 pub use report::{metrics_to_csv, metrics_to_json, CSV_HEADER};
 pub use runner::{now_ms, run_turn, OfflineResponder, Responder, TurnEvent};

@@ -1,0 +1,123 @@
+//! Compaction ranks older messages by embeddings from a real endpoint (the mock server's
+//! `/v1/embeddings`) and falls back to the lexical model when the endpoint fails.
+
+mod common;
+
+use ccm_core::compaction::EmbeddingsEndpoint;
+use ccm_core::provider::{ProviderConfig, ProviderKind};
+use ccm_core::{Config, Session};
+use ccm_native::refresh_embeddings;
+use common::{server, timeouts};
+
+const TOPICS: [&str; 6] = [
+    "garden compost worms",
+    "sailing knots wind",
+    "bread sourdough oven",
+    "chess openings gambit",
+    "bicycle gears chain",
+    "violin bow rosin",
+];
+
+fn long_chat_turn(
+    session: &mut Session,
+    endpoint: Option<&EmbeddingsEndpoint>,
+    t: usize,
+) -> Result<bool, ccm_core::provider::ProviderError> {
+    let topic = TOPICS[t % TOPICS.len()];
+    let user = format!("Tell me more about {topic}, part {t}; I want the long version with every detail about {topic}.");
+    // A host shows a failed refresh and goes on with the turn: ranking falls back to lexical.
+    let fetched = match endpoint {
+        Some(endpoint) => refresh_embeddings(session, &user, endpoint, timeouts()),
+        None => Ok(false),
+    };
+    session.begin_turn(&user, t as u64).unwrap();
+    let answer = format!(
+        "Here is a long answer about {topic}. {}",
+        format!("More on {topic}. ").repeat(25)
+    );
+    session.end_turn(&answer, t as u64).unwrap();
+    fetched
+}
+
+fn small_session() -> Session {
+    let config = Config {
+        context_window: 3_000,
+        reserved_output_tokens: 500,
+        ..Config::default()
+    };
+    let mut session = Session::new(config).unwrap();
+    session.enable_embeddings("mock-embed");
+    session
+}
+
+#[test]
+fn compaction_ranks_by_embeddings_from_the_endpoint() {
+    let server = server();
+    let endpoint = EmbeddingsEndpoint {
+        provider: ProviderConfig::custom(
+            ProviderKind::OpenAiCompatible,
+            &server.openai_base_url(),
+            None,
+        ),
+        model: "mock-embed".to_string(),
+        dimensions: None,
+    };
+    let mut session = small_session();
+    for t in 0..24 {
+        assert!(
+            long_chat_turn(&mut session, Some(&endpoint), t).unwrap(),
+            "turn {t} fetched vectors"
+        );
+    }
+    let records: Vec<&ccm_core::compact::CompactionRecord> = session
+        .history()
+        .iter()
+        .flat_map(|m| &m.compactions)
+        .collect();
+    assert!(
+        records
+            .iter()
+            .any(|r| r.level >= 2 && r.relevance == "embeddings"),
+        "a hard compaction ranked by embeddings: {records:?}"
+    );
+    let embedding_calls = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/embeddings"))
+        .count();
+    assert_eq!(embedding_calls, 24, "one batch per turn");
+    assert!(session.build_plan().totals.context_tokens <= session.config().request_budget());
+}
+
+#[test]
+fn a_failing_endpoint_falls_back_to_lexical_ranking() {
+    // Nothing listens on this port: every refresh fails, and compaction still works.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let endpoint = EmbeddingsEndpoint {
+        provider: ProviderConfig::custom(
+            ProviderKind::OpenAiCompatible,
+            &format!("http://127.0.0.1:{port}/v1"),
+            None,
+        ),
+        model: "mock-embed".to_string(),
+        dimensions: None,
+    };
+    let mut session = small_session();
+    for t in 0..24 {
+        let fetched = long_chat_turn(&mut session, Some(&endpoint), t);
+        let error = fetched.expect_err("a dead endpoint is an error the host can show");
+        assert!(error.to_string().contains("127.0.0.1"), "turn {t}: {error}");
+    }
+    let records: Vec<&ccm_core::compact::CompactionRecord> = session
+        .history()
+        .iter()
+        .flat_map(|m| &m.compactions)
+        .collect();
+    assert!(!records.is_empty());
+    assert!(
+        records.iter().all(|r| r.relevance == "lexical"),
+        "{records:?}"
+    );
+}
