@@ -43,6 +43,7 @@ pub mod compaction;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod import_ccm;
 pub mod metrics;
 pub mod model;
 pub mod offline;

@@ -365,13 +365,33 @@ impl Session {
             )));
         }
         self.revision = batch.header.revision;
-        self.dirty_efforts.clear();
-        self.unsaved_messages.clear();
-        self.history_saved = self.history.len();
-        self.telemetry_saved = self.telemetry.len();
-        // Attachments of a turn in progress are not saved yet; keep them pending.
-        let pending: BTreeSet<String> = self.pending_attachments.iter().cloned().collect();
-        self.dirty_attachments.retain(|id| pending.contains(id));
+        // Only what the batch held is saved: a change made while the batch was being written
+        // (another turn, a changed effort record) stays pending for the next save.
+        for record in &batch.efforts {
+            let index = record.position as usize;
+            if index < self.efforts.len() && effort_record(index, &self.efforts[index]) == *record {
+                self.dirty_efforts.remove(&index);
+            }
+        }
+        let saved_seqs: BTreeSet<u64> = batch.messages.iter().map(|m| m.message.seq).collect();
+        let efforts = &self.efforts;
+        let ambient = &self.ambient;
+        self.unsaved_messages.retain(|&(log, position)| {
+            let seq = match log {
+                Some(index) => efforts[index].messages[position].seq,
+                None => ambient[position].seq,
+            };
+            !saved_seqs.contains(&seq)
+        });
+        self.history_saved = (self.history_saved + batch.metrics.len()).min(self.history.len());
+        self.telemetry_saved =
+            (self.telemetry_saved + batch.telemetry.len()).min(self.telemetry.len());
+        for attachment in &batch.attachments {
+            let id = &attachment.attachment.id;
+            if self.attachments.get(id) == Some(attachment) {
+                self.dirty_attachments.remove(id);
+            }
+        }
         Ok(())
     }
 

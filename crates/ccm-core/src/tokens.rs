@@ -3,6 +3,7 @@
 
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "tiktoken")]
 use std::sync::Arc;
 
 /// A tokenizer encoding.

@@ -218,3 +218,33 @@ portable_tests! {
         let _ = Arc::clone(s.counter());
     }
 }
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn a_turn_made_while_a_save_is_in_flight_stays_pending() {
+    let (mut s, mut store) = saved_session(1);
+    turn(&mut s, "first", &[], "ok");
+    let in_flight = s.write_batch().unwrap();
+    // Another turn happens before the backend confirms the first save.
+    turn(&mut s, "second", &[], "ok");
+    store.apply(&in_flight).unwrap();
+    s.mark_saved(&in_flight).unwrap();
+    let next = s.write_batch().unwrap();
+    let contents: Vec<&str> = next
+        .messages
+        .iter()
+        .map(|m| m.message.content.as_str())
+        .collect();
+    assert_eq!(
+        contents,
+        ["second", "ok"],
+        "the second turn is still to be saved"
+    );
+    assert_eq!(next.metrics.len(), 1);
+    assert_eq!(next.efforts.len(), 1, "the guild effort changed again");
+    store.apply(&next).unwrap();
+    s.mark_saved(&next).unwrap();
+    let (reopened, report) = open(&store);
+    assert!(report.is_clean());
+    assert!(reopened.build_plan().to_json() == s.build_plan().to_json());
+}

@@ -1,0 +1,434 @@
+//! `Session.runTurn`: a thin async loop over the core's sans-IO turn engine
+//! (`ccm_core::engine::TurnEngine`), with `fetch` as the transport or the offline demo model.
+//!
+//! The loop only moves bytes and waits: the engine decides what to send, when to retry
+//! (`RetryPolicy`), and how to end or undo the turn. Streamed bodies are read from the
+//! response's `ReadableStream` and fed to `ProviderStream` exactly as they arrive.
+//! Cancellation: when `signal` aborts, the request in flight is aborted by `fetch` itself and
+//! the engine cancels the turn, which restores the session and returns the person's text.
+
+use crate::error::{js_message, Code, Failure};
+use crate::session::SessionCell;
+use ccm_core::engine::{EngineSettings, LlmRequest, RequestPurpose, Step, TurnEngine, TurnFailure};
+use ccm_core::offline::{OfflineModel, SessionFacts};
+use ccm_core::provider::{
+    self, ErrorContext, Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse,
+    ProviderStream, RetryPolicy, StreamDelta,
+};
+use js_sys::{Function, Promise, Reflect, Uint8Array};
+use serde::Deserialize;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use tsify::Tsify;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TURN_RESULT_TS: &str = r#"
+/** One handled tool call of a turn. */
+export interface ToolTraceEntry {
+    round: number;
+    call_id: string;
+    name: string;
+    arguments: string;
+    handling: string;
+    ok: boolean;
+    result: any;
+    banner: string | null;
+}
+/** Result of `runTurn`. */
+export interface TurnResult {
+    /** What the person sees: the operations' banners, the model's text, then decay banners. */
+    reply: string;
+    /** The model's final text, stored as the turn's assistant message. */
+    model_text: string;
+    report: TurnReport;
+    /** Every request of the turn (summary requests included), with usage and retries. */
+    requests: any[];
+    tool_calls: ToolTraceEntry[];
+    tool_rounds: number;
+    final_answer_forced: boolean;
+}
+/** A retry `runTurn` is about to wait for. */
+export interface RetryNotice { delay_ms: number; failed_attempt: number; error: string; }
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `TurnResult`.
+    #[wasm_bindgen(typescript_type = "TurnResult")]
+    pub type JsTurnResult;
+
+    #[wasm_bindgen(js_name = fetch)]
+    fn fetch_with_request(request: &Request) -> Promise;
+
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &Function, ms: f64) -> JsValue;
+}
+
+/// How `runTurn` talks to a model.
+#[derive(Debug, Clone, Tsify, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnOptions {
+    /// `"offline"` (the deterministic demo model, no network), a preset (`"openai"`,
+    /// `"anthropic"`, `"openrouter"`, `"ollama"`, `"lmstudio"`), or `"openai_compatible"` /
+    /// `"anthropic_compatible"` with `baseUrl`.
+    pub provider: String,
+    /// The model name; required except for `"offline"`.
+    #[tsify(optional)]
+    pub model: Option<String>,
+    /// The base URL (`https://host/v1`); defaults to the preset's.
+    #[tsify(optional)]
+    pub base_url: Option<String>,
+    /// The API key, sent only to the provider's URL.
+    #[tsify(optional)]
+    pub api_key: Option<String>,
+    /// Extra headers of every request.
+    #[tsify(optional)]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Stream the answer (text arrives through `onText`). Default `true`.
+    #[tsify(optional)]
+    pub stream: Option<bool>,
+    /// Output limit of a turn request.
+    #[tsify(optional)]
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature.
+    #[tsify(optional)]
+    pub temperature: Option<f64>,
+    /// Rounds of tool calls before a plain answer is forced. Default 5.
+    #[tsify(optional)]
+    pub max_tool_rounds: Option<u32>,
+    /// Attempts per request, the first included (1 = never retry). Default 4.
+    #[tsify(optional)]
+    pub max_attempts: Option<u32>,
+    /// Delay before the first retry, doubled for each further one. Default 1000.
+    #[tsify(optional)]
+    pub initial_retry_delay_ms: Option<u32>,
+    /// Cancels the turn: the session is restored and the thrown error has `code: "cancelled"`.
+    #[tsify(optional, type = "AbortSignal")]
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub signal: JsValue,
+    /// Called with each piece of answer text as it streams in.
+    #[tsify(optional, type = "(text: string) => void")]
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub on_text: JsValue,
+    /// Called before waiting for a retry. Text shown so far belongs to the failed attempt.
+    #[tsify(optional, type = "(retry: RetryNotice) => void")]
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub on_retry: JsValue,
+}
+
+enum Transport {
+    Offline(OfflineModel),
+    Http(ProviderConfig),
+}
+
+fn invalid(message: impl Into<String>) -> Failure {
+    Failure::new(Code::Argument, message)
+}
+
+impl TurnOptions {
+    fn transport(&self) -> Result<Transport, Failure> {
+        let name = self.provider.trim();
+        if name == "offline" {
+            return Ok(Transport::Offline(OfflineModel::new()));
+        }
+        let key = self.api_key.clone().filter(|k| !k.trim().is_empty());
+        let mut config = match name {
+            "openai_compatible" | "anthropic_compatible" => {
+                let kind = if name == "anthropic_compatible" {
+                    ProviderKind::Anthropic
+                } else {
+                    ProviderKind::OpenAiCompatible
+                };
+                let base = self
+                    .base_url
+                    .as_deref()
+                    .ok_or_else(|| invalid(format!("provider '{name}' needs a baseUrl")))?;
+                ProviderConfig::custom(kind, base, key)
+            }
+            preset => {
+                let preset: Preset = preset
+                    .parse()
+                    .map_err(|e: ProviderError| invalid(e.to_string()))?;
+                let mut config = ProviderConfig::from_preset(preset, key);
+                if let Some(base) = &self.base_url {
+                    config = ProviderConfig {
+                        base_url: provider::normalize_base_url(config.kind, base),
+                        ..config
+                    };
+                }
+                config
+            }
+        };
+        for (header, value) in self.headers.iter().flatten() {
+            config = config.with_header(header.clone(), value.clone());
+        }
+        config.validate().map_err(|e| invalid(e.to_string()))?;
+        Ok(Transport::Http(config))
+    }
+
+    fn settings(&self, offline: bool) -> Result<EngineSettings, Failure> {
+        let model = match (&self.model, offline) {
+            (Some(model), _) => model.clone(),
+            (None, true) => ccm_core::offline::OFFLINE_MODEL_NAME.to_string(),
+            (None, false) => return Err(invalid("runTurn needs a `model` for an HTTP provider")),
+        };
+        let mut settings = EngineSettings::new(model).with_stream(self.stream.unwrap_or(true));
+        if let Some(rounds) = self.max_tool_rounds {
+            settings = settings.with_max_tool_rounds(rounds);
+        }
+        if let Some(max_tokens) = self.max_tokens {
+            settings.max_tokens = max_tokens;
+        }
+        settings.temperature = self.temperature;
+        let mut retry = RetryPolicy::default();
+        if let Some(attempts) = self.max_attempts {
+            retry.max_attempts = attempts.max(1);
+        }
+        if let Some(delay) = self.initial_retry_delay_ms {
+            retry.initial_delay_ms = u64::from(delay);
+        }
+        Ok(settings.with_retry(retry))
+    }
+
+    fn signal(&self) -> Option<AbortSignal> {
+        self.signal.dyn_ref::<AbortSignal>().cloned()
+    }
+}
+
+/// Marks the session busy for the duration of a turn, and clears the mark however the turn
+/// ends.
+struct BusyGuard(Rc<RefCell<SessionCell>>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        if let Ok(mut cell) = self.0.try_borrow_mut() {
+            cell.busy = None;
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+fn call(callback: &JsValue, argument: &JsValue) {
+    if let Some(function) = callback.dyn_ref::<Function>() {
+        // A failing callback is the host's bug; it must not break the turn.
+        let _ = function.call1(&JsValue::NULL, argument);
+    }
+}
+
+fn aborted(signal: &Option<AbortSignal>) -> bool {
+    signal.as_ref().is_some_and(AbortSignal::aborted)
+}
+
+/// Waits `ms`, or less when `signal` aborts (checked every 50 ms).
+async fn sleep(ms: u64, signal: &Option<AbortSignal>) {
+    let mut left = ms as f64;
+    while left > 0.0 && !aborted(signal) {
+        let step = left.min(50.0);
+        let promise = Promise::new(&mut |resolve, _| {
+            set_timeout(&resolve, step);
+        });
+        let _ = JsFuture::from(promise).await;
+        left -= step;
+    }
+}
+
+/// The failure thrown for a turn that ended without an answer.
+fn turn_failure(failure: &TurnFailure) -> Failure {
+    let code = if failure.was_cancelled() {
+        Code::Cancelled
+    } else {
+        Code::Provider
+    };
+    Failure::new(code, failure.to_string())
+        .with("userText", failure.user_text.clone())
+        .with("cancelled", failure.was_cancelled())
+}
+
+/// Runs one turn; see `Session.runTurn`.
+pub(crate) async fn run_turn(
+    cell: Rc<RefCell<SessionCell>>,
+    user_text: String,
+    options: TurnOptions,
+) -> Result<JsTurnResult, Failure> {
+    let transport = options.transport()?;
+    let settings = options.settings(matches!(transport, Transport::Offline(_)))?;
+    let signal = options.signal();
+    let mut engine = {
+        let mut state = cell.borrow_mut();
+        if let Some(busy) = state.busy {
+            return Err(Failure::new(
+                Code::Busy,
+                format!("{busy} of this session is in progress; await it first"),
+            ));
+        }
+        let engine = TurnEngine::begin(&mut state.core, &user_text, now_ms(), settings)?;
+        state.busy = Some("a turn");
+        engine
+    };
+    let _guard = BusyGuard(cell.clone());
+    loop {
+        let step = {
+            let mut state = cell.borrow_mut();
+            if aborted(&signal) {
+                engine.cancel(&mut state.core)
+            } else {
+                engine.next(&mut state.core)?
+            }
+        };
+        match step {
+            Step::Send(request) => {
+                let outcome = match &transport {
+                    Transport::Offline(model) => {
+                        let response = {
+                            let state = cell.borrow();
+                            model.respond(&request, &SessionFacts::of(&state.core))
+                        };
+                        if request.options.stream && request.purpose.is_answer() {
+                            for delta in OfflineModel::stream_deltas(&response) {
+                                if let StreamDelta::Text(text) = delta {
+                                    call(&options.on_text, &JsValue::from_str(&text));
+                                }
+                            }
+                        }
+                        Ok(response)
+                    }
+                    Transport::Http(config) => {
+                        send(config, &request, &signal, &options.on_text).await
+                    }
+                };
+                let outcome = match outcome {
+                    Ok(response) => load_logs_for(&cell, &response).await.map(|_| response),
+                    Err(error) => Err(error),
+                };
+                let mut state = cell.borrow_mut();
+                engine.receive(&mut state.core, outcome, now_ms())?;
+            }
+            Step::Wait(wait) => {
+                let notice = crate::types::to_js::<_, JsValue>(&wait)?;
+                call(&options.on_retry, &notice);
+                sleep(wait.delay_ms, &signal).await;
+            }
+            Step::Done(result) => return crate::types::to_js(&*result),
+            Step::Failed(failure) => return Err(turn_failure(&failure)),
+        }
+    }
+}
+
+/// Reads the raw logs the answer's tool calls need into a session opened from storage, so
+/// that `expand_effort` and `reopen_effort` run as they would on a session fully in memory.
+/// A log that cannot be read becomes a transient network-like error (nothing was changed).
+async fn load_logs_for(
+    cell: &Rc<RefCell<SessionCell>>,
+    response: &ProviderResponse,
+) -> Result<(), ProviderError> {
+    for call in &response.tool_calls {
+        crate::store::load_logs_for_tool(cell, &call.name, &call.arguments)
+            .await
+            .map_err(|failure| {
+                ProviderError::Network(format!("could not read a stored effort log: {failure}"))
+            })?;
+    }
+    Ok(())
+}
+
+/// Sends one request with `fetch` and turns whatever comes back into the engine's outcome.
+async fn send(
+    config: &ProviderConfig,
+    request: &LlmRequest,
+    signal: &Option<AbortSignal>,
+    on_text: &JsValue,
+) -> Result<ProviderResponse, ProviderError> {
+    let http = request.to_http(config)?;
+    let context: ErrorContext = request.error_context(config);
+    let headers = Headers::new().map_err(|e| ProviderError::Network(js_message(&e)))?;
+    for (name, value) in &http.headers {
+        headers.append(name, value).map_err(|e| {
+            ProviderError::InvalidConfig(format!("header {name}: {}", js_message(&e)))
+        })?;
+    }
+    let init = RequestInit::new();
+    init.set_method(http.method.as_str());
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(&http.body));
+    if let Some(signal) = signal {
+        init.set_signal(Some(signal));
+    }
+    let fetch_request = Request::new_with_str_and_init(&http.url, &init)
+        .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))?;
+    let network = |error: JsValue| {
+        if aborted(signal) {
+            ProviderError::Cancelled
+        } else {
+            ProviderError::Network(js_message(&error))
+        }
+    };
+    let response: Response = JsFuture::from(fetch_with_request(&fetch_request))
+        .await
+        .map_err(network)?
+        .unchecked_into();
+    if !response.ok() {
+        let status = response.status();
+        let mut response_headers = Vec::new();
+        for name in ["retry-after", "retry-after-ms", "x-should-retry"] {
+            if let Ok(Some(value)) = response.headers().get(name) {
+                response_headers.push((name.to_string(), value));
+            }
+        }
+        let body = match response.text() {
+            Ok(promise) => JsFuture::from(promise)
+                .await
+                .map_err(network)?
+                .as_string()
+                .unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        return Err(ProviderError::from_http(
+            status,
+            &response_headers,
+            &body,
+            &context,
+        ));
+    }
+    let kind = config.kind;
+    if !request.options.stream {
+        let body = JsFuture::from(response.text().map_err(network)?)
+            .await
+            .map_err(network)?;
+        return provider::parse_response(kind, &body.as_string().unwrap_or_default());
+    }
+    let Some(body) = response.body() else {
+        return ProviderStream::new(kind).finish();
+    };
+    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut stream = ProviderStream::new(kind);
+    let show = matches!(request.purpose, RequestPurpose::Turn { .. });
+    loop {
+        let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
+        let done = Reflect::get(&chunk, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        let bytes = Reflect::get(&chunk, &"value".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
+            .map(|a| a.to_vec())
+            .unwrap_or_default();
+        for delta in stream.push(&bytes)? {
+            if let (true, StreamDelta::Text(text)) = (show, delta) {
+                call(on_text, &JsValue::from_str(&text));
+            }
+        }
+    }
+    stream.finish()
+}

@@ -1,0 +1,170 @@
+//! The one place where failures become JavaScript `Error`s.
+//!
+//! Every binding returns `Result<T, JsValue>`, and every error on its way out goes through
+//! [`Failure`]: the message is the core's (or the storage layer's) sentence for the person who
+//! must act, unchanged, and a short `code` property lets JavaScript branch without parsing
+//! messages. Keeping this in one file is what keeps the messages consistent.
+
+use std::fmt;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// What kind of failure an error is; the `code` property of the thrown `Error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Code {
+    /// Invalid session options.
+    Config,
+    /// An effort operation was refused (unknown id, wrong state, …).
+    Effort,
+    /// `beginTurn` / `endTurn` / `abortTurn` out of order.
+    Turn,
+    /// A session document could not be imported or exported.
+    Snapshot,
+    /// Another window saved the session first.
+    Conflict,
+    /// The browser's storage quota is used up.
+    Quota,
+    /// The database upgrade is blocked by another tab.
+    Blocked,
+    /// The database was upgraded or deleted by another tab; this connection is closed.
+    VersionChange,
+    /// No storage is available (no IndexedDB, no localStorage).
+    Unavailable,
+    /// No stored session with that id.
+    NotFound,
+    /// Any other storage failure.
+    Storage,
+    /// The session is busy (a save or a turn is in progress).
+    Busy,
+    /// The token counter callback failed.
+    Counter,
+    /// A call from JavaScript with arguments of the wrong shape.
+    Argument,
+    /// The provider failed; the turn was undone.
+    Provider,
+    /// The turn was cancelled; the turn was undone.
+    Cancelled,
+    /// A CCM file-layout import failed.
+    Import,
+    /// A pin or unpin was refused.
+    Pin,
+    /// A branch operation was refused.
+    Branch,
+    /// An attachment could not be made or found.
+    Attachment,
+}
+
+impl Code {
+    fn as_str(self) -> &'static str {
+        match self {
+            Code::Config => "config",
+            Code::Effort => "effort",
+            Code::Turn => "turn",
+            Code::Snapshot => "snapshot",
+            Code::Conflict => "conflict",
+            Code::Quota => "quota",
+            Code::Blocked => "blocked",
+            Code::VersionChange => "version_change",
+            Code::Unavailable => "unavailable",
+            Code::NotFound => "not_found",
+            Code::Storage => "storage",
+            Code::Busy => "busy",
+            Code::Counter => "counter",
+            Code::Argument => "argument",
+            Code::Provider => "provider",
+            Code::Cancelled => "cancelled",
+            Code::Import => "import",
+            Code::Pin => "pin",
+            Code::Branch => "branch",
+            Code::Attachment => "attachment",
+        }
+    }
+}
+
+/// A failure on its way to JavaScript: a code, the message, and optional extra properties.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    pub(crate) code: Code,
+    pub(crate) message: String,
+    /// Extra properties set on the `Error` object (for example `userText` of a failed turn).
+    pub(crate) extra: Vec<(&'static str, JsValue)>,
+}
+
+impl Failure {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            extra: Vec::new(),
+        }
+    }
+
+    pub(crate) fn with(mut self, name: &'static str, value: impl Into<JsValue>) -> Failure {
+        self.extra.push((name, value.into()));
+        self
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<Failure> for JsValue {
+    fn from(failure: Failure) -> JsValue {
+        let error = js_sys::Error::new(&failure.message);
+        let set = |name: &str, value: &JsValue| {
+            // Setting a property on a fresh Error object cannot fail.
+            let _ = js_sys::Reflect::set(&error, &JsValue::from_str(name), value);
+        };
+        set("code", &JsValue::from_str(failure.code.as_str()));
+        for (name, value) in &failure.extra {
+            set(name, value);
+        }
+        error.into()
+    }
+}
+
+/// The core's error types map to a code each; the message is the core's own.
+macro_rules! core_failure {
+    ($($error:ty => $code:expr),* $(,)?) => {$(
+        impl From<$error> for Failure {
+            fn from(error: $error) -> Failure {
+                Failure::new($code, error.to_string())
+            }
+        }
+    )*};
+}
+
+core_failure! {
+    ccm_core::ConfigError => Code::Config,
+    ccm_core::EffortError => Code::Effort,
+    ccm_core::TurnError => Code::Turn,
+    ccm_core::SnapshotError => Code::Snapshot,
+    ccm_core::engine::EngineError => Code::Turn,
+    ccm_core::import_ccm::ImportError => Code::Import,
+    ccm_core::pins::PinError => Code::Pin,
+    ccm_core::branch::BranchError => Code::Branch,
+    ccm_core::compaction::AttachmentError => Code::Attachment,
+}
+
+/// Shorthand for the result of a binding.
+pub(crate) type JsResult<T> = Result<T, JsValue>;
+
+/// Converts any error the core or this crate produces into the thrown value.
+pub(crate) fn fail<E: Into<Failure>>(error: E) -> JsValue {
+    JsValue::from(error.into())
+}
+
+/// The message of a thrown JavaScript value: an `Error`'s message, a string, or its
+/// `String(...)` form.
+pub(crate) fn js_message(value: &JsValue) -> String {
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        return String::from(error.message());
+    }
+    if let Some(text) = value.as_string() {
+        return text;
+    }
+    // `String(value)`, exactly what JavaScript would print for a thrown non-Error.
+    String::from(js_sys::JsString::from(value.clone()))
+}

@@ -1,0 +1,151 @@
+//! Session options as JavaScript passes them: a plain object with camelCase fields, every field
+//! optional. Validation is the core's; this file only maps names and number types.
+
+use crate::error::{Code, Failure};
+use ccm_core::config::ConfigInput;
+use ccm_core::Config;
+use serde::Deserialize;
+use tsify::Tsify;
+use wasm_bindgen::JsCast;
+
+/// Options of a new session. Every field is optional; a missing field takes the
+/// specification's default.
+///
+/// ```ts
+/// const session = new Session({ decayThreshold: 5, ambientWindow: 4, encoding: "cl100k_base" });
+/// ```
+#[derive(Debug, Default, Clone, Tsify, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionOptions {
+    /// Turns without a reference before an expanded effort collapses by itself. Default 3.
+    #[tsify(optional)]
+    pub decay_threshold: Option<f64>,
+    /// Turns without a reference before a concluded effort's summary leaves working memory.
+    /// Default 20.
+    #[tsify(optional)]
+    pub summary_eviction_threshold: Option<f64>,
+    /// Recent ambient exchanges (user + assistant pairs) kept in working memory. Default 10.
+    #[tsify(optional)]
+    pub ambient_window: Option<f64>,
+    /// Summary keywords one message must mention to count as a reference. Default 2.
+    #[tsify(optional)]
+    pub min_keyword_overlap: Option<f64>,
+    /// Tokenizer encoding of every count. Default `"o200k_base"`.
+    #[tsify(optional, type = "\"o200k_base\" | \"cl100k_base\"")]
+    pub encoding: Option<String>,
+    /// Replaces the opening paragraph of the system prompt; the tool guidance and the memory
+    /// section are always appended.
+    #[tsify(optional)]
+    pub system_prompt: Option<String>,
+    /// The model's context window in tokens. Default 128000.
+    #[tsify(optional)]
+    pub context_window: Option<f64>,
+    /// Tokens kept free for the answer; the request budget is the window minus these.
+    /// Default 4096.
+    #[tsify(optional)]
+    pub reserved_output_tokens: Option<f64>,
+    /// Most tokens leased pins may add to one request. Default 8000.
+    #[tsify(optional)]
+    pub leased_token_budget: Option<f64>,
+    /// How much the planner pulls in on its own. Default `"light"`.
+    #[tsify(optional, type = "\"off\" | \"light\" | \"heavy\"")]
+    pub context_mode: Option<String>,
+    /// Compaction thresholds: `"standard"` (60/75/90 %), `"early"` (50/65/80 %) or `"off"`.
+    /// Default `"standard"`.
+    #[tsify(optional, type = "\"standard\" | \"early\" | \"off\"")]
+    pub compaction: Option<String>,
+}
+
+/// JavaScript numbers are doubles: a threshold must be a whole number before the core checks
+/// its range, and the error names the option as JavaScript spells it.
+fn whole(option: &str, value: Option<f64>) -> Result<Option<i64>, Failure> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Ok(Some(v as i64)),
+        Some(v) => Err(Failure::new(
+            Code::Config,
+            format!("{option} must be a whole number, got {v}"),
+        )),
+    }
+}
+
+impl SessionOptions {
+    /// The validated configuration.
+    pub(crate) fn resolve(self) -> Result<Config, Failure> {
+        let input = ConfigInput {
+            decay_threshold: whole("decayThreshold", self.decay_threshold)?,
+            min_keyword_overlap: whole("minKeywordOverlap", self.min_keyword_overlap)?,
+            summary_eviction_threshold: whole(
+                "summaryEvictionThreshold",
+                self.summary_eviction_threshold,
+            )?,
+            ambient_window: whole("ambientWindow", self.ambient_window)?,
+            encoding: self.encoding,
+            system_prompt: self.system_prompt,
+            context_window: whole("contextWindow", self.context_window)?,
+            reserved_output_tokens: whole("reservedOutputTokens", self.reserved_output_tokens)?,
+            leased_token_budget: whole("leasedTokenBudget", self.leased_token_budget)?,
+            context_mode: self.context_mode,
+            compaction: match self.compaction.as_deref() {
+                None => None,
+                Some("off") => Some(serde_json::json!({ "enabled": false })),
+                Some(preset) => Some(serde_json::json!({ "preset": preset })),
+            },
+        };
+        Ok(input.resolve()?)
+    }
+
+    /// Reads the options object (or `undefined`) JavaScript passed.
+    pub(crate) fn from_js(value: Option<tsify::Ts<SessionOptions>>) -> Result<Config, Failure> {
+        let options = match value {
+            None => SessionOptions::default(),
+            Some(value) => value.to_rust_checked()?,
+        };
+        options.resolve()
+    }
+}
+
+/// The option names, as JavaScript spells them.
+const KNOWN_OPTIONS: [&str; 11] = [
+    "decayThreshold",
+    "summaryEvictionThreshold",
+    "ambientWindow",
+    "minKeywordOverlap",
+    "encoding",
+    "systemPrompt",
+    "contextWindow",
+    "reservedOutputTokens",
+    "leasedTokenBudget",
+    "contextMode",
+    "compaction",
+];
+
+/// Reading options with a check for misspelt names. serde-wasm-bindgen reads only the fields a
+/// struct declares, so `deny_unknown_fields` never sees an unknown one; without this check
+/// `{ decayTreshold: 5 }` would silently keep the default.
+pub(crate) trait CheckedOptions {
+    /// The options, or an error naming the first unknown or invalid field.
+    fn to_rust_checked(&self) -> Result<SessionOptions, Failure>;
+}
+
+impl CheckedOptions for tsify::Ts<SessionOptions> {
+    fn to_rust_checked(&self) -> Result<SessionOptions, Failure> {
+        let value = self.js_value();
+        if value.is_object() {
+            for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
+                let key = key.as_string().unwrap_or_default();
+                if !KNOWN_OPTIONS.contains(&key.as_str()) {
+                    return Err(Failure::new(
+                        Code::Config,
+                        format!(
+                            "unknown session option `{key}`; the options are {}",
+                            KNOWN_OPTIONS.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        self.to_rust()
+            .map_err(|e| Failure::new(Code::Config, format!("invalid session options: {e}")))
+    }
+}

@@ -1,0 +1,441 @@
+//! The `Session` class: a conversation under Cognitive Context Management.
+//!
+//! Every method is a delegation to `ccm_core::Session`; results are plain objects (no handles
+//! to free), errors are thrown `Error`s with the core's message (see `error.rs`).
+
+use crate::counter::{check_counter, counter_for, JsTokenCounter};
+use crate::engine::{self, JsTurnResult, TurnOptions};
+use crate::error::{fail, Code, Failure, JsResult};
+use crate::options::SessionOptions;
+use crate::storage::Backend;
+use crate::types::*;
+use ccm_core::{Config, Session as CoreSession};
+use js_sys::Promise;
+use serde::{Deserialize, Serialize};
+use std::cell::{RefCell, RefMut};
+use std::rc::Rc;
+use tsify::{Ts, Tsify};
+use wasm_bindgen::prelude::*;
+
+/// Where a stored session lives.
+pub(crate) struct StoreLink {
+    pub(crate) backend: Rc<Backend>,
+    pub(crate) id: String,
+}
+
+/// The state behind a `Session` object. Shared with the futures of `save` and `runTurn`,
+/// which outlive one call from JavaScript.
+pub(crate) struct SessionCell {
+    pub(crate) core: CoreSession,
+    /// What is running that must not be interleaved with changes (`"a save"`, `"a turn"`).
+    pub(crate) busy: Option<&'static str>,
+    pub(crate) link: Option<StoreLink>,
+    pub(crate) load_problems: Vec<String>,
+}
+
+/// Arguments of `closeEffort`.
+#[derive(Debug, Default, Clone, Tsify, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloseEffortArgs {
+    /// The open effort to conclude; the active one when omitted.
+    #[tsify(optional)]
+    pub id: Option<String>,
+    /// The summary that replaces the raw log; the extractive summary when omitted.
+    #[tsify(optional)]
+    pub summary: Option<String>,
+}
+
+#[derive(Serialize)]
+struct SessionMetrics<'a> {
+    turn: u64,
+    history: &'a [ccm_core::TurnMetrics],
+    history_offset: u64,
+    decay: ccm_core::DecayReport,
+    working_tokens: u64,
+    naive_tokens: u64,
+    stored_messages: usize,
+    counted_with: &'a str,
+}
+
+/// A conversation whose working context CCM keeps small, explainable and lossless.
+///
+/// Drive it turn by turn: `beginTurn(userText)`, any effort operations (directly, or the
+/// model's tool calls through `executeTool`), `buildContext()` for the messages to send, then
+/// `endTurn(assistantText)`. Or let `runTurn` do all of it against a model.
+///
+/// ```ts
+/// const session = new Session();
+/// session.beginTurn("Let's work on the auth bug: 401 after an hour.");
+/// session.openEffort("auth bug");
+/// session.endTurn("The refresh token probably expires early.");
+/// ```
+///
+/// Results are plain objects; nothing needs `free()` for correctness (the object is released
+/// by the garbage collector; `free()` only releases its memory sooner).
+#[wasm_bindgen]
+pub struct Session {
+    pub(crate) cell: Rc<RefCell<SessionCell>>,
+}
+
+impl Session {
+    pub(crate) fn from_core(
+        core: CoreSession,
+        link: Option<StoreLink>,
+        problems: Vec<String>,
+    ) -> Session {
+        Session {
+            cell: Rc::new(RefCell::new(SessionCell {
+                core,
+                busy: None,
+                link,
+                load_problems: problems,
+            })),
+        }
+    }
+
+    fn cell(&self) -> Result<RefMut<'_, SessionCell>, Failure> {
+        self.cell.try_borrow_mut().map_err(|_| {
+            Failure::new(
+                Code::Busy,
+                "the session is in use by a call that has not returned (a token counter callback must not call back into its session)",
+            )
+        })
+    }
+
+    /// Runs a read-only query.
+    pub(crate) fn read<R>(&self, query: impl FnOnce(&CoreSession) -> R) -> JsResult<R> {
+        let cell = self.cell().map_err(fail)?;
+        Ok(query(&cell.core))
+    }
+
+    /// Runs a change, unless a save or a turn is running; checks the host counter afterwards.
+    pub(crate) fn change<R, E: Into<Failure>>(
+        &self,
+        operation: impl FnOnce(&mut CoreSession) -> Result<R, E>,
+    ) -> JsResult<R> {
+        let mut cell = self.cell().map_err(fail)?;
+        if let Some(busy) = cell.busy {
+            return Err(fail(Failure::new(
+                Code::Busy,
+                format!(
+                    "{busy} of this session is in progress; await it before changing the session"
+                ),
+            )));
+        }
+        let outcome = operation(&mut cell.core).map_err(|e| fail(e.into()));
+        check_counter().map_err(fail)?;
+        outcome
+    }
+
+    /// Wraps a core session (for Rust hosts, and for tests that build sessions with their own
+    /// counter).
+    pub fn from_core_session(core: CoreSession) -> Session {
+        Session::from_core(core, None, Vec::new())
+    }
+
+    /// Runs `f` on the core session, for Rust hosts that drive it directly.
+    ///
+    /// # Panics
+    /// When called from inside another call on the same session (a token counter callback).
+    pub fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
+        f(&mut self.cell.borrow_mut().core)
+    }
+
+    /// What opening this session from storage had to skip or repair.
+    pub fn problems(&self) -> Vec<String> {
+        self.cell.borrow().load_problems.clone()
+    }
+
+    /// Rust form of `loadLogsForTool`.
+    ///
+    /// # Errors
+    /// A storage failure, or a stored log that does not match its effort record.
+    pub async fn load_logs_for(&self, name: &str, args_json: &str) -> Result<(), JsValue> {
+        crate::store::load_logs_for_tool(&self.cell, name, args_json)
+            .await
+            .map_err(fail)
+    }
+}
+
+fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A session document as a string or as the object `toJSON()` returns.
+    #[wasm_bindgen(typescript_type = "string | SessionDocument")]
+    pub type JsDocumentInput;
+}
+
+/// The JSON text of a document given as a string or an object.
+pub(crate) fn document_text(input: &JsValue) -> Result<String, Failure> {
+    if let Some(text) = input.as_string() {
+        return Ok(text);
+    }
+    js_sys::JSON::stringify(input)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| {
+            Failure::new(
+                Code::Argument,
+                "a session document must be a JSON string or a plain object",
+            )
+        })
+}
+
+/// The configuration a document declares, for choosing its counter (the core checks the rest).
+pub(crate) fn document_config(json: &str) -> Config {
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| serde_json::from_value(v.get("config")?.clone()).ok())
+        .unwrap_or_default()
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// A new, empty session.
+    ///
+    /// `options` sets the thresholds and the encoding (see `SessionOptions`); invalid values
+    /// throw an `Error` naming the option. `counter` replaces the built-in token counter (in
+    /// `ccm/lite`, without it the approximate counter is used).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        options: Option<Ts<SessionOptions>>,
+        counter: Option<JsTokenCounter>,
+    ) -> JsResult<Session> {
+        let config = SessionOptions::from_js(options).map_err(fail)?;
+        let counter = counter_for(&config, counter).map_err(fail)?;
+        let core = CoreSession::with_counter(config, counter).map_err(fail)?;
+        check_counter().map_err(fail)?;
+        Ok(Session::from_core(core, None, Vec::new()))
+    }
+
+    /// Restores a session from its versioned document (a JSON string, or the object
+    /// `toJSON()` returned). Counts made with another counting rule are recomputed.
+    #[wasm_bindgen(js_name = fromJSON)]
+    pub fn from_json(json: JsDocumentInput, counter: Option<JsTokenCounter>) -> JsResult<Session> {
+        let text = document_text(&json).map_err(fail)?;
+        let counter = counter_for(&document_config(&text), counter).map_err(fail)?;
+        let core = CoreSession::from_json_with_counter(&text, counter).map_err(fail)?;
+        check_counter().map_err(fail)?;
+        Ok(Session::from_core(core, None, Vec::new()))
+    }
+
+    /// The session as its versioned document (`format: "ccm-session"`), a plain object, so
+    /// `JSON.stringify(session)` writes the document. A session opened from storage is only
+    /// partly in memory: export it with `SessionStore.exportSession` instead.
+    #[wasm_bindgen(js_name = toJSON)]
+    pub fn to_json(&self) -> JsResult<JsSessionDocument> {
+        let text = self.read(|s| s.to_json())?.map_err(fail)?;
+        js_sys::JSON::parse(&text).map(JsCast::unchecked_into)
+    }
+
+    /// Opens a new effort and makes it active.
+    #[wasm_bindgen(js_name = openEffort)]
+    pub fn open_effort(&self, name: &str, description: Option<String>) -> JsResult<JsOpened> {
+        let opened = self.change(|s| s.open_effort(name, description.as_deref()))?;
+        to_js(&opened).map_err(fail)
+    }
+
+    /// Concludes an open effort (the active one when `id` is omitted); its summary replaces its
+    /// raw log in the context. Without a summary the extractive summary is used.
+    #[wasm_bindgen(js_name = closeEffort)]
+    pub fn close_effort(&self, args: Option<Ts<CloseEffortArgs>>) -> JsResult<JsConcluded> {
+        let args = match args {
+            None => CloseEffortArgs::default(),
+            Some(args) => args.to_rust().map_err(|e| {
+                fail(Failure::new(
+                    Code::Argument,
+                    format!("closeEffort takes {{ id?, summary? }}: {e}"),
+                ))
+            })?,
+        };
+        let concluded =
+            self.change(|s| s.close_effort(args.id.as_deref(), args.summary.as_deref()))?;
+        to_js(&concluded).map_err(fail)
+    }
+
+    /// Reopens a concluded effort: it becomes open and active with its raw log in context.
+    /// For a session opened from storage, `await loadLogsForTool("reopen_effort", …)` first.
+    #[wasm_bindgen(js_name = reopenEffort)]
+    pub fn reopen_effort(&self, id: &str) -> JsResult<JsReopened> {
+        let reopened = self.change(|s| s.reopen_effort(id))?;
+        to_js(&reopened).map_err(fail)
+    }
+
+    /// Loads a concluded effort's raw log back into the context until it is collapsed or
+    /// decays. For a session opened from storage, `await loadLogsForTool("expand_effort", …)`
+    /// first.
+    #[wasm_bindgen(js_name = expandEffort)]
+    pub fn expand_effort(&self, id: &str) -> JsResult<JsExpanded> {
+        let expanded = self.change(|s| s.expand_effort(id))?;
+        to_js(&expanded).map_err(fail)
+    }
+
+    /// Takes an expanded effort's raw log out of the context again.
+    #[wasm_bindgen(js_name = collapseEffort)]
+    pub fn collapse_effort(&self, id: &str) -> JsResult<JsCollapsed> {
+        let collapsed = self.change(|s| s.collapse_effort(id))?;
+        to_js(&collapsed).map_err(fail)
+    }
+
+    /// Makes another open effort the active one (it receives the next messages).
+    #[wasm_bindgen(js_name = switchEffort)]
+    pub fn switch_effort(&self, id: &str) -> JsResult<JsSwitched> {
+        let switched = self.change(|s| s.switch_effort(id))?;
+        to_js(&switched).map_err(fail)
+    }
+
+    /// Every effort in working memory with its state and token sizes.
+    #[wasm_bindgen(js_name = effortStatus)]
+    pub fn effort_status(&self) -> JsResult<JsStatusReport> {
+        to_js(&self.read(|s| s.effort_status())?).map_err(fail)
+    }
+
+    /// Searches every concluded effort, evicted ones included. Each hit counts as a reference
+    /// and returns to working memory.
+    #[wasm_bindgen(js_name = searchEfforts)]
+    pub fn search_efforts(&self, query: &str) -> JsResult<JsSearchResults> {
+        let results = self.change(|s| s.search_efforts(query))?;
+        to_js(&results).map_err(fail)
+    }
+
+    /// Begins a turn with the person's text (time stamped with `Date.now()`); returns the
+    /// turn number.
+    #[wasm_bindgen(js_name = beginTurn)]
+    pub fn begin_turn(&self, user_text: &str) -> JsResult<f64> {
+        self.change(|s| s.begin_turn(user_text, now_ms()))
+            .map(|t| t as f64)
+    }
+
+    /// Ends the turn: stores the exchange in the right log, detects references, lets
+    /// unreferenced expansions decay and summaries leave working memory, and records the
+    /// turn's metrics point.
+    #[wasm_bindgen(js_name = endTurn)]
+    pub fn end_turn(&self, assistant_text: &str) -> JsResult<JsTurnReport> {
+        let report = self.change(|s| s.end_turn(assistant_text, now_ms()))?;
+        to_js(&report).map_err(fail)
+    }
+
+    /// Cancels the turn in progress and every operation made in it; returns the person's text
+    /// so it can be sent again.
+    #[wasm_bindgen(js_name = abortTurn)]
+    pub fn abort_turn(&self) -> JsResult<String> {
+        self.change(|s| s.abort_turn())
+    }
+
+    /// Executes a model's tool call by name with its JSON arguments. Never throws for bad
+    /// calls: an unknown tool, malformed arguments or a refused operation give
+    /// `{ ok: false, result: { error } }` and change nothing.
+    #[wasm_bindgen(js_name = executeTool)]
+    pub fn execute_tool(&self, name: &str, args_json: &str) -> JsResult<JsToolOutcome> {
+        let outcome = self.change(|s| Ok::<_, Failure>(s.execute_tool(name, args_json)))?;
+        to_js(&outcome).map_err(fail)
+    }
+
+    /// The eight effort tools as OpenAI-style function definitions.
+    #[wasm_bindgen(js_name = toolDefinitions)]
+    pub fn tool_definitions(&self) -> JsResult<JsToolDefinitions> {
+        to_js(&ccm_core::tool_definitions()).map_err(fail)
+    }
+
+    /// The context of the next request: its messages, token totals, and every candidate
+    /// included (in order, with why) or excluded (with a reason code).
+    #[wasm_bindgen(js_name = buildContext)]
+    pub fn build_context(&self) -> JsResult<JsContextPlan> {
+        to_js(&self.read(|s| s.build_plan())?).map_err(fail)
+    }
+
+    /// The token curve (one point per turn), the decay statistics and the current totals.
+    pub fn metrics(&self) -> JsResult<JsSessionMetrics> {
+        let cell = self.cell().map_err(fail)?;
+        let s = &cell.core;
+        to_js(&SessionMetrics {
+            turn: s.turn(),
+            history: s.history(),
+            history_offset: s.history_offset(),
+            decay: s.decay_stats().report(),
+            working_tokens: s.working_tokens(),
+            naive_tokens: s.naive_tokens(),
+            stored_messages: s.stored_message_count(),
+            counted_with: s.counter().name(),
+        })
+        .map_err(fail)
+    }
+
+    /// Turns completed (or begun, during a turn).
+    #[wasm_bindgen(getter)]
+    pub fn turn(&self) -> JsResult<f64> {
+        self.read(|s| s.turn() as f64)
+    }
+
+    /// Whether a turn is in progress.
+    #[wasm_bindgen(getter, js_name = inTurn)]
+    pub fn in_turn(&self) -> JsResult<bool> {
+        self.read(|s| s.in_turn())
+    }
+
+    /// The active effort's id, or `undefined`.
+    #[wasm_bindgen(getter, js_name = activeEffort)]
+    pub fn active_effort(&self) -> JsResult<Option<String>> {
+        self.read(|s| s.active_id().map(str::to_string))
+    }
+
+    /// The id of the stored session this object was opened from or saved as, or `undefined`.
+    #[wasm_bindgen(getter, js_name = storeId)]
+    pub fn store_id(&self) -> JsResult<Option<String>> {
+        let cell = self.cell().map_err(fail)?;
+        Ok(cell.link.as_ref().map(|l| l.id.clone()))
+    }
+
+    /// The revision of the last save (0 if never saved).
+    #[wasm_bindgen(getter)]
+    pub fn revision(&self) -> JsResult<f64> {
+        self.read(|s| s.revision() as f64)
+    }
+
+    /// What opening this session from storage had to skip or repair, one sentence each
+    /// (empty when everything was read).
+    #[wasm_bindgen(getter, js_name = loadProblems)]
+    pub fn load_problems(&self) -> JsResult<Vec<String>> {
+        let cell = self.cell().map_err(fail)?;
+        Ok(cell.load_problems.clone())
+    }
+
+    /// For a session opened from storage: reads the raw logs a tool call needs (the log of
+    /// the effort `expand_effort` or `reopen_effort` names) so that the call can run. Does
+    /// nothing when they are loaded or the session is not stored.
+    #[wasm_bindgen(js_name = loadLogsForTool, unchecked_return_type = "Promise<void>")]
+    pub fn load_logs_for_tool(&self, name: String, args_json: String) -> Promise {
+        let cell = self.cell.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            crate::store::load_logs_for_tool(&cell, &name, &args_json)
+                .await
+                .map_err(fail)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Runs a whole turn against a model: the offline demo model (`provider: "offline"`, no
+    /// network) or an HTTP provider through `fetch` (streaming, retries, cancellation with
+    /// `signal`). On failure or cancellation the session is exactly as before the turn, and
+    /// the thrown `Error` carries the person's text in `userText`.
+    #[wasm_bindgen(js_name = runTurn, unchecked_return_type = "Promise<TurnResult>")]
+    pub fn run_turn(&self, user_text: String, options: Ts<TurnOptions>) -> Promise {
+        let cell = self.cell.clone();
+        let options = options.to_rust();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let options = options.map_err(|e| {
+                fail(Failure::new(
+                    Code::Argument,
+                    format!("invalid runTurn options: {e}"),
+                ))
+            })?;
+            let result: JsTurnResult = engine::run_turn(cell, user_text, options)
+                .await
+                .map_err(fail)?;
+            Ok(result.into())
+        })
+    }
+}

@@ -1,0 +1,585 @@
+//! The localStorage backend: the fallback where IndexedDB is unavailable.
+//!
+//! The same records as the IndexedDB backend, flattened to keys under a namespace `ns`:
+//!
+//! | key | value |
+//! |---|---|
+//! | `ns/layout` | [`LAYOUT_VERSION`] |
+//! | `ns/sessions` | JSON array of session ids |
+//! | `ns/<id>/row` | the [`SessionRow`] (header, name, times) |
+//! | `ns/<id>/e/<position>` | an effort record |
+//! | `ns/<id>/m/<seq>` | a message record |
+//! | `ns/<id>/x/<index>` | the metrics point at that index of the history |
+//! | `ns/<id>/t/<turn>` | the turn's request telemetry (diagnostics, never read to open) |
+//! | `ns/<id>/a/<attachment id>` | an attachment (ids `att-1`, `att-2`, … below the header's `next_attachment`) |
+//! | `ns/<id>/l/<log>/<chunk>` | sequence numbers of messages `256·chunk ..` of that log |
+//!
+//! The log chunks play the part of IndexedDB's `by_log` index: a log's size is known from the
+//! header (ambient) or its effort record, so reading a log or the ambient tail touches only its
+//! own chunks, and appending a message rewrites one chunk of at most 256 numbers.
+//!
+//! localStorage has no transactions. A save writes every key through [`UndoLog`], the session
+//! row last (it is what makes the new revision visible), and on any failure (typically
+//! `QuotaExceededError`) restores every key it touched, so a failed save leaves the stored
+//! session exactly as it was. Where the Web Locks API exists, the revision check and the write
+//! run under a lock named after the namespace, so two tabs of one browser profile do not
+//! interleave their saves.
+
+use super::records::{decode, decode_all, encode, log_key, SessionRow};
+use super::{StoredRecords, WriteMode};
+use crate::error::{js_message, Code, Failure};
+use ccm_core::metrics::TurnMetrics;
+use ccm_core::model::Message;
+use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::telemetry::TurnTelemetry;
+use js_sys::{Function, Promise, Reflect};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{DomException, Storage};
+
+/// Version of the key layout above. A namespace written by a newer layout is refused.
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// Sequence numbers per log chunk.
+const CHUNK: u64 = 256;
+
+/// The localStorage of this global scope, or why there is none.
+fn local_storage() -> Result<Storage, String> {
+    let global = js_sys::global();
+    match Reflect::get(&global, &JsValue::from_str("localStorage")) {
+        Ok(value) if value.is_object() => value
+            .dyn_into::<Storage>()
+            .map_err(|_| "localStorage is not a Storage here".to_string()),
+        Ok(_) => Err("this environment has no localStorage".to_string()),
+        Err(error) => Err(format!(
+            "localStorage is not accessible here ({})",
+            js_message(&error)
+        )),
+    }
+}
+
+fn is_quota_error(error: &JsValue) -> bool {
+    error
+        .dyn_ref::<DomException>()
+        .is_some_and(|e| e.name() == "QuotaExceededError" || e.code() == 22)
+}
+
+/// The localStorage backend of one namespace.
+#[derive(Clone)]
+pub(crate) struct LocalBackend {
+    storage: Storage,
+    ns: String,
+}
+
+/// Every key a write touched and its value before, so that a failed write can be undone.
+struct UndoLog<'a> {
+    storage: &'a Storage,
+    before: BTreeMap<String, Option<String>>,
+}
+
+impl<'a> UndoLog<'a> {
+    fn new(storage: &'a Storage) -> Self {
+        UndoLog {
+            storage,
+            before: BTreeMap::new(),
+        }
+    }
+
+    fn set(&mut self, key: String, value: &str) -> Result<(), JsValue> {
+        if !self.before.contains_key(&key) {
+            let old = self.storage.get_item(&key)?;
+            self.before.insert(key.clone(), old);
+        }
+        self.storage.set_item(&key, value)
+    }
+
+    /// Puts every touched key back. Restoring only gives back space, so it cannot run out of
+    /// quota; removal never fails.
+    fn undo(self) {
+        for (key, old) in self.before.into_iter().rev() {
+            let _ = match old {
+                Some(value) => self.storage.set_item(&key, &value),
+                None => self.storage.remove_item(&key),
+            };
+        }
+    }
+}
+
+impl LocalBackend {
+    /// The backend of namespace `ns`.
+    ///
+    /// # Errors
+    /// [`Code::Unavailable`] without localStorage; [`Code::Storage`] for a namespace written
+    /// by a newer layout.
+    pub(crate) fn open(ns: &str) -> Result<LocalBackend, Failure> {
+        let storage = local_storage().map_err(|reason| Failure::new(Code::Unavailable, reason))?;
+        let backend = LocalBackend {
+            storage,
+            ns: ns.to_string(),
+        };
+        match backend.get(&backend.key("layout"))? {
+            Some(version) if version.parse::<u32>().map_or(true, |v| v > LAYOUT_VERSION) => {
+                return Err(Failure::new(
+                    Code::Storage,
+                    format!(
+                        "the sessions in localStorage were written by a newer version of this app (layout {version}, this one reads {LAYOUT_VERSION}); update the app to open them"
+                    ),
+                ))
+            }
+            Some(_) => {}
+            None => {
+                // A fresh namespace; writing the version can itself hit the quota.
+                backend
+                    .storage
+                    .set_item(&backend.key("layout"), &LAYOUT_VERSION.to_string())
+                    .map_err(|e| backend.failure("could not prepare localStorage", &e))?;
+            }
+        }
+        Ok(backend)
+    }
+
+    fn key(&self, suffix: &str) -> String {
+        format!("{}/{suffix}", self.ns)
+    }
+
+    fn session_key(&self, id: &str, suffix: &str) -> String {
+        format!("{}/{id}/{suffix}", self.ns)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<String>, Failure> {
+        self.storage
+            .get_item(key)
+            .map_err(|e| self.failure("could not read localStorage", &e))
+    }
+
+    fn failure(&self, context: &str, error: &JsValue) -> Failure {
+        if is_quota_error(error) {
+            return Failure::new(
+                Code::Quota,
+                format!(
+                    "{context}: localStorage is full (browsers allow about 5 MB per site); nothing was changed. Delete or export old sessions and try again"
+                ),
+            );
+        }
+        Failure::new(Code::Storage, format!("{context}: {}", js_message(error)))
+    }
+
+    fn session_ids(&self) -> Result<Vec<String>, Failure> {
+        let text = self.get(&self.key("sessions"))?;
+        Ok(text
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default())
+    }
+
+    fn row(&self, id: &str) -> Result<Option<Result<SessionRow, String>>, Failure> {
+        let text = self.get(&self.session_key(id, "row"))?;
+        Ok(text.map(|t| decode("the session's header record", Some(&t))))
+    }
+
+    /// Every session row, with a problem description for each one that cannot be read.
+    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<String>), Failure> {
+        let mut rows = Vec::new();
+        let mut unreadable = Vec::new();
+        for id in self.session_ids()? {
+            match self.row(&id)? {
+                Some(Ok(row)) => rows.push(row),
+                Some(Err(problem)) => unreadable.push(format!("session '{id}': {problem}")),
+                None => unreadable.push(format!("session '{id}' is listed but has no record")),
+            }
+        }
+        Ok((rows, unreadable))
+    }
+
+    /// Writes a batch, under a Web Lock where the API exists.
+    pub(crate) async fn write(
+        &self,
+        id: &str,
+        batch: &WriteBatch,
+        mode: WriteMode,
+    ) -> Result<(), Failure> {
+        let outcome: Rc<RefCell<Option<Result<(), Failure>>>> = Rc::default();
+        let work = {
+            let (backend, id, batch, outcome) =
+                (self.clone(), id.to_string(), batch.clone(), outcome.clone());
+            Box::new(move || {
+                *outcome.borrow_mut() = Some(backend.write_now(&id, &batch, mode));
+            })
+        };
+        let locked = with_lock(&format!("ccm-localstorage:{}", self.ns), work).await;
+        if let Err(error) = locked {
+            return Err(Failure::new(
+                Code::Storage,
+                format!("could not take the storage lock: {}", js_message(&error)),
+            ));
+        }
+        let outcome = outcome.borrow_mut().take();
+        outcome.unwrap_or_else(|| {
+            Err(Failure::new(
+                Code::Storage,
+                "the storage lock was released without running the save",
+            ))
+        })
+    }
+
+    fn write_now(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> Result<(), Failure> {
+        let row = super::next_row(id, self.row(id)?, batch, mode.clone())?;
+        let mut undo = UndoLog::new(&self.storage);
+        let outcome = self.write_records(&mut undo, id, batch, &row, &mode);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                undo.undo();
+                Err(self.failure("the session could not be saved", &error))
+            }
+        }
+    }
+
+    fn write_records(
+        &self,
+        undo: &mut UndoLog<'_>,
+        id: &str,
+        batch: &WriteBatch,
+        row: &SessionRow,
+        mode: &WriteMode,
+    ) -> Result<(), JsValue> {
+        // Where each log's new messages start: the log's size after the batch, less what the
+        // batch adds to it.
+        let mut added: BTreeMap<&LogRef, u64> = BTreeMap::new();
+        for stored in &batch.messages {
+            *added.entry(&stored.log).or_default() += 1;
+        }
+        let mut next_position: BTreeMap<&LogRef, u64> = BTreeMap::new();
+        for (log, count) in &added {
+            let size = match log {
+                LogRef::Ambient => batch.header.ambient_messages,
+                LogRef::Effort(effort) => batch
+                    .efforts
+                    .iter()
+                    .find(|r| &r.effort.id == effort)
+                    .map(|r| r.message_count)
+                    .ok_or_else(|| {
+                        JsValue::from_str(&format!(
+                            "the batch adds messages to effort '{effort}' without its record"
+                        ))
+                    })?,
+            };
+            next_position.insert(log, size.saturating_sub(*count));
+        }
+        let mut chunks: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for stored in &batch.messages {
+            let seq = stored.message.seq;
+            undo.set(self.session_key(id, &format!("m/{seq}")), &encode(stored))?;
+            let position = next_position.get_mut(&stored.log).expect("counted above");
+            let chunk_key = self.session_key(
+                id,
+                &format!("l/{}/{}", log_key(&stored.log), *position / CHUNK),
+            );
+            *position += 1;
+            if !chunks.contains_key(&chunk_key) {
+                let existing = self.storage.get_item(&chunk_key)?;
+                let seqs = existing
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or_default();
+                chunks.insert(chunk_key.clone(), seqs);
+            }
+            chunks
+                .get_mut(&chunk_key)
+                .expect("inserted above")
+                .push(seq);
+        }
+        for (key, seqs) in &chunks {
+            undo.set(key.clone(), &encode(seqs))?;
+        }
+        for record in &batch.efforts {
+            undo.set(
+                self.session_key(id, &format!("e/{}", record.position)),
+                &encode(record),
+            )?;
+        }
+        let first_point = batch.header.history_len - batch.metrics.len() as u64;
+        for (i, point) in batch.metrics.iter().enumerate() {
+            undo.set(
+                self.session_key(id, &format!("x/{}", first_point + i as u64)),
+                &encode(point),
+            )?;
+        }
+        for entry in &batch.telemetry {
+            undo.set(
+                self.session_key(id, &format!("t/{}", entry.turn)),
+                &encode(entry),
+            )?;
+        }
+        for attachment in &batch.attachments {
+            undo.set(
+                self.session_key(id, &format!("a/{}", attachment.attachment.id)),
+                &encode(attachment),
+            )?;
+        }
+        if let WriteMode::Create { .. } = mode {
+            let mut ids = self.session_ids().map_err(JsValue::from)?;
+            ids.push(id.to_string());
+            undo.set(self.key("sessions"), &encode(&ids))?;
+        }
+        // The row goes last: until it is written, the stored revision is the old one and the
+        // records above are unreachable extras.
+        undo.set(self.session_key(id, "row"), &encode(row))
+    }
+
+    fn log_seqs(&self, id: &str, log: &LogRef, from: u64, to: u64) -> Result<Vec<u64>, Failure> {
+        let mut seqs = Vec::new();
+        if from >= to {
+            return Ok(seqs);
+        }
+        for chunk in from / CHUNK..=(to - 1) / CHUNK {
+            let key = self.session_key(id, &format!("l/{}/{chunk}", log_key(log)));
+            let list: Vec<u64> = self
+                .get(&key)?
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            let start = chunk * CHUNK;
+            for (i, seq) in list.into_iter().enumerate() {
+                let position = start + i as u64;
+                if position >= from && position < to {
+                    seqs.push(seq);
+                }
+            }
+        }
+        Ok(seqs)
+    }
+
+    fn messages(
+        &self,
+        id: &str,
+        seqs: &[u64],
+        unreadable: &mut Vec<String>,
+    ) -> Result<Vec<Message>, Failure> {
+        let mut texts = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            texts.push((
+                format!("message {seq}"),
+                self.get(&self.session_key(id, &format!("m/{seq}")))?,
+            ));
+        }
+        Ok(decode_all::<StoredMessage>(texts, unreadable)
+            .into_iter()
+            .map(|s| s.message)
+            .collect())
+    }
+
+    /// Reads what opening a session needs.
+    pub(crate) fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), Failure> {
+        let row = super::existing_row(id, self.row(id)?)?;
+        let header = &row.header;
+        let plan = header.load_request();
+        let mut unreadable = Vec::new();
+        let mut texts = Vec::new();
+        for position in 0..header.effort_count {
+            texts.push((
+                format!("effort record {position}"),
+                self.get(&self.session_key(id, &format!("e/{position}")))?,
+            ));
+        }
+        let efforts: Vec<EffortRecord> = decode_all(texts, &mut unreadable);
+        let mut effort_logs = BTreeMap::new();
+        for effort in &plan.effort_logs {
+            let size = efforts
+                .iter()
+                .find(|r| &r.effort.id == effort)
+                .map_or(0, |r| r.message_count);
+            let seqs = self.log_seqs(id, &LogRef::Effort(effort.clone()), 0, size)?;
+            effort_logs.insert(effort.clone(), self.messages(id, &seqs, &mut unreadable)?);
+        }
+        let ambient_seqs = self.log_seqs(
+            id,
+            &LogRef::Ambient,
+            header.ambient_messages - plan.ambient_tail,
+            header.ambient_messages,
+        )?;
+        let ambient_tail = self.messages(id, &ambient_seqs, &mut unreadable)?;
+        let mut texts = Vec::new();
+        for index in header.history_len - plan.history_tail..header.history_len {
+            texts.push((
+                format!("the metrics point at {index}"),
+                self.get(&self.session_key(id, &format!("x/{index}")))?,
+            ));
+        }
+        let history_tail: Vec<TurnMetrics> = decode_all(texts, &mut unreadable);
+        let attachments = self.attachments(id, &row.header, &mut unreadable)?;
+        let header = Some(row.header.clone());
+        Ok((
+            row,
+            LoadedRecords {
+                header,
+                efforts,
+                effort_logs,
+                ambient_tail,
+                history_tail,
+                unreadable,
+                attachments,
+            },
+        ))
+    }
+
+    /// The stored raw log of one effort.
+    pub(crate) fn effort_log(
+        &self,
+        id: &str,
+        effort: &str,
+    ) -> Result<(Vec<Message>, Vec<String>), Failure> {
+        let row = super::existing_row(id, self.row(id)?)?;
+        let mut unreadable = Vec::new();
+        let mut size = 0;
+        for position in 0..row.header.effort_count {
+            let text = self.get(&self.session_key(id, &format!("e/{position}")))?;
+            if let Ok(record) = decode::<EffortRecord>("", text.as_deref()) {
+                if record.effort.id == effort {
+                    size = record.message_count;
+                    break;
+                }
+            }
+        }
+        let seqs = self.log_seqs(id, &LogRef::Effort(effort.to_string()), 0, size)?;
+        let messages = self.messages(id, &seqs, &mut unreadable)?;
+        Ok((messages, unreadable))
+    }
+
+    /// Every record of a session, for an export.
+    pub(crate) fn read_all(&self, id: &str) -> Result<StoredRecords, Failure> {
+        let row = super::existing_row(id, self.row(id)?)?;
+        let header = &row.header;
+        let mut unreadable = Vec::new();
+        let mut texts = Vec::new();
+        for position in 0..header.effort_count {
+            texts.push((
+                format!("effort record {position}"),
+                self.get(&self.session_key(id, &format!("e/{position}")))?,
+            ));
+        }
+        let efforts = decode_all(texts, &mut unreadable);
+        let mut texts = Vec::new();
+        for seq in 0..header.next_seq {
+            texts.push((
+                format!("message {seq}"),
+                self.get(&self.session_key(id, &format!("m/{seq}")))?,
+            ));
+        }
+        let messages = decode_all(texts, &mut unreadable);
+        let mut texts = Vec::new();
+        for index in 0..header.history_len {
+            texts.push((
+                format!("the metrics point at {index}"),
+                self.get(&self.session_key(id, &format!("x/{index}")))?,
+            ));
+        }
+        let metrics = decode_all(texts, &mut unreadable);
+        let attachments = self.attachments(id, header, &mut unreadable)?;
+        Ok(StoredRecords {
+            row,
+            efforts,
+            messages,
+            metrics,
+            attachments,
+            unreadable,
+        })
+    }
+
+    /// Every attachment record of a session. Attachment ids are numbered (`att-1`, `att-2`,
+    /// …) below the header's `next_attachment`, so no separate list is kept.
+    fn attachments(
+        &self,
+        id: &str,
+        header: &ccm_core::store::SessionHeader,
+        unreadable: &mut Vec<String>,
+    ) -> Result<Vec<ccm_core::compact::SessionAttachment>, Failure> {
+        let mut texts = Vec::new();
+        for n in 1..header.next_attachment.max(1) {
+            if let Some(text) = self.get(&self.session_key(id, &format!("a/att-{n}")))? {
+                texts.push((format!("attachment att-{n}"), Some(text)));
+            }
+        }
+        Ok(decode_all(texts, unreadable))
+    }
+
+    /// The stored telemetry of one turn, if any.
+    pub(crate) fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, Failure> {
+        match self.get(&self.session_key(id, &format!("t/{turn}")))? {
+            None => Ok(None),
+            Some(text) => decode(&format!("the telemetry of turn {turn}"), Some(&text))
+                .map(Some)
+                .map_err(|problem| Failure::new(Code::Storage, problem)),
+        }
+    }
+
+    /// Renames a session.
+    pub(crate) fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), Failure> {
+        let mut row = super::existing_row(id, self.row(id)?)?;
+        row.name = name.to_string();
+        row.updated_ms = now_ms;
+        self.storage
+            .set_item(&self.session_key(id, "row"), &encode(&row))
+            .map_err(|e| self.failure("the session could not be renamed", &e))
+    }
+
+    /// Deletes a session and every key under it.
+    pub(crate) fn delete(&self, id: &str) -> Result<(), Failure> {
+        let prefix = self.session_key(id, "");
+        let length = self
+            .storage
+            .length()
+            .map_err(|e| self.failure("could not read localStorage", &e))?;
+        let mut doomed = Vec::new();
+        for i in 0..length {
+            if let Ok(Some(key)) = self.storage.key(i) {
+                if key.starts_with(&prefix) {
+                    doomed.push(key);
+                }
+            }
+        }
+        // The session leaves the list first, so an interrupted delete never shows a session
+        // whose records are half gone.
+        let ids: Vec<String> = self
+            .session_ids()?
+            .into_iter()
+            .filter(|s| s != id)
+            .collect();
+        self.storage
+            .set_item(&self.key("sessions"), &encode(&ids))
+            .map_err(|e| self.failure("the session could not be deleted", &e))?;
+        for key in doomed {
+            let _ = self.storage.remove_item(&key);
+        }
+        Ok(())
+    }
+}
+
+/// Runs `work` under the Web Lock `name` where `navigator.locks` exists, else at once. The
+/// work is synchronous (localStorage is), so it runs entirely inside the lock.
+async fn with_lock(name: &str, work: Box<dyn FnOnce()>) -> Result<(), JsValue> {
+    let locks = Reflect::get(&js_sys::global(), &"navigator".into())
+        .ok()
+        .filter(JsValue::is_object)
+        .and_then(|navigator| Reflect::get(&navigator, &"locks".into()).ok())
+        .filter(JsValue::is_object);
+    let Some(locks) = locks else {
+        work();
+        return Ok(());
+    };
+    let request: Function = Reflect::get(&locks, &"request".into())?.dyn_into()?;
+    let callback = Closure::once(move || {
+        work();
+        JsValue::UNDEFINED
+    });
+    let promise: Promise = request
+        .call2(
+            &locks,
+            &JsValue::from_str(name),
+            callback.as_ref().unchecked_ref(),
+        )?
+        .dyn_into()?;
+    JsFuture::from(promise).await?;
+    Ok(())
+}

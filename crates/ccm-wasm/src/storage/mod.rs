@@ -1,0 +1,207 @@
+//! Browser storage of sessions in the core's record layout (`ccm_core::store`).
+//!
+//! Two backends keep the same records: [`idb`] (IndexedDB, the default) and [`local`]
+//! (localStorage, the fallback where IndexedDB is unavailable). This module holds what both
+//! share: the rules of a write (a new session must not exist, a save must build on the stored
+//! revision), the conversion of read records into a session, and the dispatch between them.
+//!
+//! Architecture invariant: a save writes only the core's `WriteBatch` (what changed since the
+//! last save) and opening reads only what `SessionHeader::load_request` names. Neither touches
+//! the whole message history, so both cost the same at 1k and at 100k stored messages.
+
+pub(crate) mod idb;
+pub(crate) mod local;
+pub(crate) mod records;
+
+use crate::error::{Code, Failure};
+use ccm_core::metrics::TurnMetrics;
+use ccm_core::model::Message;
+use ccm_core::store::{EffortRecord, LoadedRecords, StoredMessage, WriteBatch};
+use records::SessionRow;
+
+/// Whether a write creates a session or saves one that exists.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WriteMode {
+    /// A new session (`create`, `import`): the id must be free.
+    Create {
+        /// Creation time, ms since the epoch.
+        now_ms: f64,
+        /// The session's name.
+        name: String,
+    },
+    /// A save of a stored session: the batch must build on the stored revision.
+    Save {
+        /// Save time, ms since the epoch.
+        now_ms: f64,
+    },
+}
+
+/// Every record of a session, as read for an export.
+pub(crate) struct StoredRecords {
+    pub(crate) row: SessionRow,
+    pub(crate) efforts: Vec<EffortRecord>,
+    pub(crate) messages: Vec<StoredMessage>,
+    pub(crate) metrics: Vec<TurnMetrics>,
+    pub(crate) attachments: Vec<ccm_core::compact::SessionAttachment>,
+    pub(crate) unreadable: Vec<String>,
+}
+
+/// The message of the error a second writer gets.
+pub(crate) fn conflict(stored: u64, base: u64) -> Failure {
+    Failure::new(
+        Code::Conflict,
+        format!(
+            "the session changed in another window (stored revision {stored}, this one builds on {base}); reload it to continue"
+        ),
+    )
+}
+
+/// The stored row of an existing session, or a precise error.
+pub(crate) fn existing_row(
+    id: &str,
+    stored: Option<Result<SessionRow, String>>,
+) -> Result<SessionRow, Failure> {
+    match stored {
+        Some(Ok(row)) => Ok(row),
+        Some(Err(problem)) => Err(Failure::new(
+            Code::Storage,
+            format!("session '{id}' cannot be opened: {problem}. Its other records are untouched; an export lists what is readable"),
+        )),
+        None => Err(Failure::new(
+            Code::NotFound,
+            format!("no stored session with id '{id}'"),
+        )),
+    }
+}
+
+/// The row to write with `batch`, after checking the write rules against the stored row.
+pub(crate) fn next_row(
+    id: &str,
+    stored: Option<Result<SessionRow, String>>,
+    batch: &WriteBatch,
+    mode: WriteMode,
+) -> Result<SessionRow, Failure> {
+    match mode {
+        WriteMode::Create { now_ms, name } => {
+            if stored.is_some() {
+                return Err(Failure::new(
+                    Code::Conflict,
+                    format!("a session with id '{id}' already exists"),
+                ));
+            }
+            if batch.base_revision != 0 {
+                return Err(conflict(0, batch.base_revision));
+            }
+            Ok(SessionRow {
+                id: id.to_string(),
+                name,
+                created_ms: now_ms,
+                updated_ms: now_ms,
+                header: batch.header.clone(),
+            })
+        }
+        WriteMode::Save { now_ms } => {
+            let row = match stored {
+                // The session was deleted meanwhile (in another window).
+                None => return Err(conflict(0, batch.base_revision)),
+                Some(row) => existing_row(id, Some(row))?,
+            };
+            if row.header.revision != batch.base_revision {
+                return Err(conflict(row.header.revision, batch.base_revision));
+            }
+            Ok(SessionRow {
+                updated_ms: now_ms,
+                header: batch.header.clone(),
+                ..row
+            })
+        }
+    }
+}
+
+/// An open store: IndexedDB or localStorage.
+pub(crate) enum Backend {
+    /// IndexedDB.
+    Idb(idb::IdbBackend),
+    /// localStorage.
+    Local(local::LocalBackend),
+}
+
+impl Backend {
+    /// `"indexeddb"` or `"localstorage"`.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Backend::Idb(_) => "indexeddb",
+            Backend::Local(_) => "localstorage",
+        }
+    }
+
+    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<String>), Failure> {
+        match self {
+            Backend::Idb(b) => b.rows().await,
+            Backend::Local(b) => b.rows(),
+        }
+    }
+
+    /// Writes a batch in one transaction (see the backends for what that means in each).
+    pub(crate) async fn write(
+        &self,
+        id: &str,
+        batch: &WriteBatch,
+        mode: WriteMode,
+    ) -> Result<(), Failure> {
+        match self {
+            Backend::Idb(b) => b.write(id, batch, mode).await,
+            Backend::Local(b) => b.write(id, batch, mode).await,
+        }
+    }
+
+    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), Failure> {
+        match self {
+            Backend::Idb(b) => b.load(id).await,
+            Backend::Local(b) => b.load(id),
+        }
+    }
+
+    pub(crate) async fn effort_log(
+        &self,
+        id: &str,
+        effort: &str,
+    ) -> Result<(Vec<Message>, Vec<String>), Failure> {
+        match self {
+            Backend::Idb(b) => b.effort_log(id, effort).await,
+            Backend::Local(b) => b.effort_log(id, effort),
+        }
+    }
+
+    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, Failure> {
+        match self {
+            Backend::Idb(b) => b.read_all(id).await,
+            Backend::Local(b) => b.read_all(id),
+        }
+    }
+
+    pub(crate) async fn telemetry(
+        &self,
+        id: &str,
+        turn: u64,
+    ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, Failure> {
+        match self {
+            Backend::Idb(b) => b.telemetry(id, turn).await,
+            Backend::Local(b) => b.telemetry(id, turn),
+        }
+    }
+
+    pub(crate) async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), Failure> {
+        match self {
+            Backend::Idb(b) => b.rename(id, name, now_ms).await,
+            Backend::Local(b) => b.rename(id, name, now_ms),
+        }
+    }
+
+    pub(crate) async fn delete(&self, id: &str) -> Result<(), Failure> {
+        match self {
+            Backend::Idb(b) => b.delete(id).await,
+            Backend::Local(b) => b.delete(id),
+        }
+    }
+}

@@ -1,0 +1,613 @@
+//! The `SessionStore` class: sessions that survive the browser, in IndexedDB or localStorage.
+
+use crate::counter::{check_counter, counter_for, counter_named, JsTokenCounter};
+use crate::error::{fail, Code, Failure};
+use crate::options::{CheckedOptions, SessionOptions};
+use crate::session::{
+    document_config, document_text, JsDocumentInput, Session, SessionCell, StoreLink,
+};
+use crate::storage::records::SessionRow;
+use crate::storage::{idb, local, Backend, WriteMode};
+use crate::types::to_js;
+use ccm_core::import_ccm::{self, CcmFiles};
+use ccm_core::snapshot::SessionDocument;
+use ccm_core::Session as CoreSession;
+use js_sys::Promise;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use tsify::{Ts, Tsify};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+/// Where `SessionStore.open` keeps sessions.
+#[derive(Debug, Default, Clone, Tsify, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoreOptions {
+    /// `"auto"` (default: IndexedDB, else localStorage), `"indexeddb"` or `"localstorage"`.
+    #[tsify(optional, type = "\"auto\" | \"indexeddb\" | \"localstorage\"")]
+    pub backend: Option<String>,
+    /// The IndexedDB database name, and the localStorage key prefix. Default `"ccm"`.
+    #[tsify(optional)]
+    pub name: Option<String>,
+}
+
+/// One stored session, as `list()` shows it.
+#[derive(Debug, Clone, Tsify, Serialize)]
+pub struct SessionInfo {
+    /// Its id in this store.
+    pub id: String,
+    /// The name a person gave it.
+    pub name: String,
+    /// Creation time, ms since the epoch.
+    pub created_ms: f64,
+    /// Last save, rename or import, ms since the epoch.
+    pub updated_ms: f64,
+    /// Turns completed.
+    pub turn_count: f64,
+    /// Stored messages.
+    pub message_count: f64,
+    /// Revision of the last save.
+    pub revision: f64,
+}
+
+/// What a save wrote.
+#[derive(Debug, Clone, Tsify, Serialize)]
+pub struct SaveReport {
+    /// The stored revision after the save.
+    pub revision: f64,
+    /// Records written (the session row included): what changed, not the whole history.
+    pub records_written: f64,
+}
+
+/// The files of a session in the original CCM layout, as text.
+#[derive(Debug, Default, Clone, Tsify, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CcmFileTexts {
+    /// `manifest.yaml`.
+    pub manifest: String,
+    /// `raw.jsonl` (the ambient log), if the session has one.
+    #[tsify(optional)]
+    pub raw: Option<String>,
+    /// `efforts/<id>.jsonl` by effort id (the file name without `.jsonl`).
+    #[tsify(optional)]
+    pub efforts: Option<BTreeMap<String, String>>,
+    /// `session_state.json` (the turn counter), if the session has one.
+    #[tsify(optional)]
+    pub session_state: Option<String>,
+}
+
+/// What an import of the original CCM layout did.
+#[derive(Debug, Clone, Tsify, Serialize)]
+pub struct CcmImportReport {
+    /// The new stored session.
+    pub session: SessionInfo,
+    /// What had to be assumed or skipped, one sentence each.
+    pub notes: Vec<String>,
+}
+
+fn info(row: &SessionRow) -> SessionInfo {
+    SessionInfo {
+        id: row.id.clone(),
+        name: row.name.clone(),
+        created_ms: row.created_ms,
+        updated_ms: row.updated_ms,
+        turn_count: row.header.turn as f64,
+        message_count: row.header.next_seq as f64,
+        revision: row.header.revision as f64,
+    }
+}
+
+/// A new session id: time and randomness, so two tabs never pick the same one.
+fn new_id() -> String {
+    let random = (js_sys::Math::random() * 2f64.powi(48)) as u64;
+    format!("s{:x}-{random:012x}", js_sys::Date::now() as u64)
+}
+
+/// Reads the logs a tool call needs into a stored session (see `Session.loadLogsForTool`).
+pub(crate) async fn load_logs_for_tool(
+    cell: &Rc<RefCell<SessionCell>>,
+    name: &str,
+    args_json: &str,
+) -> Result<(), Failure> {
+    let (needed, backend, id) = {
+        let cell = cell.borrow();
+        let needed = cell.core.logs_needed_for_tool(name, args_json);
+        match (&cell.link, needed.is_empty()) {
+            (Some(link), false) => (needed, link.backend.clone(), link.id.clone()),
+            _ => return Ok(()),
+        }
+    };
+    for effort in needed {
+        let (messages, unreadable) = backend.effort_log(&id, &effort).await?;
+        let mut cell = cell.borrow_mut();
+        cell.load_problems.extend(unreadable);
+        cell.core.attach_effort_log(&effort, messages)?;
+    }
+    Ok(())
+}
+
+/// Sessions kept in the browser: IndexedDB by default, localStorage where IndexedDB is
+/// unavailable.
+///
+/// ```ts
+/// const store = await SessionStore.open();
+/// const session = await store.create("Auth work");
+/// session.beginTurn("Let's fix the auth bug"); session.openEffort("auth bug"); session.endTurn("On it.");
+/// await store.save(session);             // writes only what the turn added
+/// const again = await store.load(session.storeId!);
+/// ```
+///
+/// A save is refused with `code: "conflict"` when another window saved the same session
+/// first; load it again to continue. Nothing already stored is changed by a failed save.
+#[wasm_bindgen]
+pub struct SessionStore {
+    backend: Rc<Backend>,
+    fallback_reason: Option<String>,
+}
+
+impl SessionStore {
+    /// Opens a store (Rust form of `SessionStore.open`).
+    ///
+    /// # Errors
+    /// When the requested backend is unavailable, or neither is in `"auto"` mode.
+    pub async fn open_with(options: StoreOptions) -> Result<SessionStore, JsValue> {
+        let name = options.name.unwrap_or_else(|| "ccm".to_string());
+        let choice = options.backend.unwrap_or_else(|| "auto".to_string());
+        let (backend, fallback_reason) = match choice.as_str() {
+            "indexeddb" => (Backend::Idb(idb::IdbBackend::open(&name).await.map_err(fail)?), None),
+            "localstorage" => (Backend::Local(local::LocalBackend::open(&name).map_err(fail)?), None),
+            "auto" => match idb::IdbBackend::open(&name).await {
+                Ok(backend) => (Backend::Idb(backend), None),
+                Err(failure) if failure.code == Code::Unavailable => {
+                    let backend = local::LocalBackend::open(&name).map_err(|local| {
+                        fail(Failure::new(
+                            Code::Unavailable,
+                            format!("no browser storage is available: {}; {}", failure.message, local.message),
+                        ))
+                    })?;
+                    (Backend::Local(backend), Some(failure.message))
+                }
+                Err(failure) => return Err(fail(failure)),
+            },
+            other => {
+                return Err(fail(Failure::new(
+                    Code::Argument,
+                    format!("unknown storage backend '{other}'; use \"auto\", \"indexeddb\" or \"localstorage\""),
+                )))
+            }
+        };
+        Ok(SessionStore {
+            backend: Rc::new(backend),
+            fallback_reason,
+        })
+    }
+
+    /// Every stored session (Rust form of `list`).
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, JsValue> {
+        let (rows, _unreadable) = self.backend.rows().await.map_err(fail)?;
+        let mut sessions: Vec<SessionInfo> = rows.iter().map(info).collect();
+        sessions.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
+        Ok(sessions)
+    }
+
+    async fn insert(
+        &self,
+        core: &CoreSession,
+        name: &str,
+    ) -> Result<(String, SessionRow), Failure> {
+        let batch = core.full_write_batch()?;
+        let id = new_id();
+        let mode = WriteMode::Create {
+            now_ms: js_sys::Date::now(),
+            name: name.to_string(),
+        };
+        self.backend.write(&id, &batch, mode).await?;
+        let row = SessionRow {
+            id: id.clone(),
+            name: name.to_string(),
+            created_ms: js_sys::Date::now(),
+            updated_ms: js_sys::Date::now(),
+            header: batch.header.clone(),
+        };
+        Ok((id, row))
+    }
+
+    /// Creates and stores a new session (Rust form of `create`).
+    ///
+    /// # Errors
+    /// Invalid options or a storage failure.
+    pub async fn create_session(
+        &self,
+        name: &str,
+        options: SessionOptions,
+        counter: Option<JsTokenCounter>,
+    ) -> Result<Session, JsValue> {
+        let config = options.resolve().map_err(fail)?;
+        let counter = counter_for(&config, counter).map_err(fail)?;
+        let mut core = CoreSession::with_counter(config, counter).map_err(fail)?;
+        let batch = core.full_write_batch().map_err(fail)?;
+        let (id, _) = self.insert(&core, name).await.map_err(fail)?;
+        core.mark_saved(&batch).map_err(fail)?;
+        let link = StoreLink {
+            backend: self.backend.clone(),
+            id,
+        };
+        Ok(Session::from_core(core, Some(link), Vec::new()))
+    }
+
+    /// Opens a stored session (Rust form of `load`).
+    ///
+    /// # Errors
+    /// An unknown id, an unreadable header, a counting rule this build lacks, or a storage
+    /// failure. Unreadable records other than the header do not fail the load: they are listed
+    /// in the session's `loadProblems`.
+    pub async fn load_session(
+        &self,
+        id: &str,
+        counter: Option<JsTokenCounter>,
+    ) -> Result<Session, JsValue> {
+        let (row, records) = self.backend.load(id).await.map_err(fail)?;
+        let counter =
+            counter_named(&row.header.counted_with, &row.header.config, counter).map_err(fail)?;
+        let (core, report) = CoreSession::from_store(records, counter).map_err(fail)?;
+        check_counter().map_err(fail)?;
+        let link = StoreLink {
+            backend: self.backend.clone(),
+            id: id.to_string(),
+        };
+        Ok(Session::from_core(core, Some(link), report.problems))
+    }
+
+    /// Saves what changed since the last save (Rust form of `save`).
+    ///
+    /// # Errors
+    /// `conflict` when another window saved first, `quota` when storage is full, `turn`
+    /// during a turn, `busy` while another save of it runs.
+    pub async fn save_session(&self, session: &Session) -> Result<SaveReport, JsValue> {
+        let cell = session.cell.clone();
+        let (batch, id, backend) = {
+            let mut state = cell.borrow_mut();
+            if let Some(busy) = state.busy {
+                return Err(fail(Failure::new(
+                    Code::Busy,
+                    format!("{busy} of this session is in progress; await it first"),
+                )));
+            }
+            let batch = state.core.write_batch().map_err(fail)?;
+            let id = match &state.link {
+                Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => link.id.clone(),
+                Some(_) => {
+                    return Err(fail(Failure::new(
+                        Code::Argument,
+                        "this session belongs to another store; save it with the store it was opened from",
+                    )))
+                }
+                None => String::new(),
+            };
+            state.busy = Some("a save");
+            (batch, id, self.backend.clone())
+        };
+        let outcome = if id.is_empty() {
+            // A session made with `new Session()` is stored as a new one on its first save.
+            let core_batch = {
+                let state = cell.borrow();
+                state.core.full_write_batch()
+            };
+            match core_batch {
+                Err(e) => Err(e.into()),
+                Ok(full) => {
+                    let new_id = new_id();
+                    let mode = WriteMode::Create {
+                        now_ms: js_sys::Date::now(),
+                        name: String::new(),
+                    };
+                    backend
+                        .write(&new_id, &full, mode)
+                        .await
+                        .map(|_| (new_id, full))
+                }
+            }
+        } else {
+            let mode = WriteMode::Save {
+                now_ms: js_sys::Date::now(),
+            };
+            backend.write(&id, &batch, mode).await.map(|_| (id, batch))
+        };
+        let mut state = cell.borrow_mut();
+        state.busy = None;
+        let (id, written) = outcome.map_err(fail)?;
+        state.core.mark_saved(&written).map_err(fail)?;
+        state.link = Some(StoreLink { backend, id });
+        Ok(SaveReport {
+            revision: written.header.revision as f64,
+            records_written: written.record_count() as f64,
+        })
+    }
+
+    /// The whole stored session as one versioned document (Rust form of `exportSession`).
+    ///
+    /// # Errors
+    /// An unknown id, unreadable records (listed in the message), or records that do not add
+    /// up.
+    pub async fn export_document(&self, id: &str) -> Result<SessionDocument, JsValue> {
+        let records = self.backend.read_all(id).await.map_err(fail)?;
+        if !records.unreadable.is_empty() {
+            return Err(fail(Failure::new(
+                Code::Storage,
+                format!(
+                    "session '{id}' cannot be exported losslessly: {}",
+                    records.unreadable.join("; ")
+                ),
+            )));
+        }
+        let mut document = SessionDocument::from_records(
+            records.row.header,
+            records.efforts,
+            records.messages,
+            records.metrics,
+        )
+        .map_err(fail)?;
+        // Attachments are records of their own; the document carries them whole.
+        document.attachments = records.attachments;
+        Ok(document)
+    }
+
+    /// Stores a session restored from a document as a new session (Rust form of
+    /// `importSession`).
+    ///
+    /// # Errors
+    /// An invalid document (nothing is stored then) or a storage failure.
+    pub async fn import_document(
+        &self,
+        json: &str,
+        name: &str,
+        counter: Option<JsTokenCounter>,
+    ) -> Result<SessionInfo, JsValue> {
+        let counter = counter_for(&document_config(json), counter).map_err(fail)?;
+        let core = CoreSession::from_json_with_counter(json, counter).map_err(fail)?;
+        check_counter().map_err(fail)?;
+        let (_, row) = self.insert(&core, name).await.map_err(fail)?;
+        Ok(info(&row))
+    }
+}
+
+#[wasm_bindgen]
+impl SessionStore {
+    /// Opens the session store. `backend: "auto"` (the default) uses IndexedDB, and falls back
+    /// to localStorage where IndexedDB is unavailable (`fallbackReason` says why).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SessionStore>")]
+    pub fn open(options: Option<Ts<StoreOptions>>) -> Promise {
+        let options = options.map(|o| o.to_rust());
+        future_to_promise(async move {
+            let options = match options {
+                None => StoreOptions::default(),
+                Some(parsed) => parsed.map_err(|e| {
+                    fail(Failure::new(
+                        Code::Argument,
+                        format!("invalid store options: {e}"),
+                    ))
+                })?,
+            };
+            SessionStore::open_with(options).await.map(JsValue::from)
+        })
+    }
+
+    /// `"indexeddb"` or `"localstorage"`.
+    #[wasm_bindgen(getter)]
+    pub fn backend(&self) -> String {
+        self.backend.kind().to_string()
+    }
+
+    /// Why IndexedDB was not used, when `"auto"` fell back to localStorage.
+    #[wasm_bindgen(getter, js_name = fallbackReason)]
+    pub fn fallback_reason(&self) -> Option<String> {
+        self.fallback_reason.clone()
+    }
+
+    /// Every stored session, most recently updated first.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SessionInfo[]>")]
+    pub fn list(&self) -> Promise {
+        let store = self.handle();
+        future_to_promise(async move {
+            let sessions = store.list_sessions().await?;
+            to_js::<_, JsValue>(&sessions).map_err(fail)
+        })
+    }
+
+    /// Creates a new session, stores it, and returns it (linked to this store).
+    #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
+    pub fn create(
+        &self,
+        name: String,
+        options: Option<Ts<SessionOptions>>,
+        counter: Option<JsTokenCounter>,
+    ) -> Promise {
+        let store = self.handle();
+        let options = options.map(|o| o.to_rust_checked());
+        future_to_promise(async move {
+            let options = match options {
+                None => SessionOptions::default(),
+                Some(parsed) => parsed.map_err(fail)?,
+            };
+            store
+                .create_session(&name, options, counter)
+                .await
+                .map(JsValue::from)
+        })
+    }
+
+    /// Opens a stored session: its header, effort records, the open efforts' logs, the
+    /// ambient tail and the recent metrics, never its whole history. Concluded efforts' logs
+    /// are read when a tool needs them (`Session.loadLogsForTool`, or `runTurn` by itself).
+    /// Records that cannot be read are skipped and listed in `session.loadProblems`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
+    pub fn load(&self, id: String, counter: Option<JsTokenCounter>) -> Promise {
+        let store = self.handle();
+        future_to_promise(async move { store.load_session(&id, counter).await.map(JsValue::from) })
+    }
+
+    /// Saves what changed in `session` since its last save, in one transaction. A session
+    /// made with `new Session()` is stored as a new session on its first save.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SaveReport>")]
+    pub fn save(&self, session: &Session) -> Promise {
+        let store = self.handle();
+        let session = Session {
+            cell: session.cell.clone(),
+        };
+        future_to_promise(async move {
+            let report = store.save_session(&session).await?;
+            to_js::<_, JsValue>(&report).map_err(fail)
+        })
+    }
+
+    /// The stored request telemetry of one turn of a stored session (plan ids, exclusions,
+    /// tool trace, usage), or `null`. Telemetry is diagnostic: opening a session never reads it.
+    #[wasm_bindgen(js_name = turnTelemetry, unchecked_return_type = "Promise<any>")]
+    pub fn turn_telemetry(&self, id: String, turn: u32) -> Promise {
+        let backend = self.backend.clone();
+        future_to_promise(async move {
+            let entry = backend
+                .telemetry(&id, u64::from(turn))
+                .await
+                .map_err(fail)?;
+            to_js::<_, JsValue>(&entry).map_err(fail)
+        })
+    }
+
+    /// Renames a stored session.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn rename(&self, id: String, name: String) -> Promise {
+        let backend = self.backend.clone();
+        future_to_promise(async move {
+            backend
+                .rename(&id, &name, js_sys::Date::now())
+                .await
+                .map_err(fail)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes a stored session and every record of it.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn delete(&self, id: String) -> Promise {
+        let backend = self.backend.clone();
+        future_to_promise(async move {
+            backend.delete(&id).await.map_err(fail)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The whole stored session as its versioned JSON document, read from every record.
+    #[wasm_bindgen(js_name = exportSession, unchecked_return_type = "Promise<string>")]
+    pub fn export_session(&self, id: String) -> Promise {
+        let store = self.handle();
+        future_to_promise(async move {
+            let document = store.export_document(&id).await?;
+            serde_json::to_string(&document)
+                .map(JsValue::from)
+                .map_err(|e| fail(Failure::new(Code::Snapshot, e.to_string())))
+        })
+    }
+
+    /// Stores a session document (a JSON string or the object `Session.toJSON()` returns) as a
+    /// new session. Nothing is stored when the document is invalid.
+    #[wasm_bindgen(js_name = importSession, unchecked_return_type = "Promise<SessionInfo>")]
+    pub fn import_session(
+        &self,
+        document: JsDocumentInput,
+        name: String,
+        counter: Option<JsTokenCounter>,
+    ) -> Promise {
+        let store = self.handle();
+        let text = document_text(&document);
+        future_to_promise(async move {
+            let text = text.map_err(fail)?;
+            let created = store.import_document(&text, &name, counter).await?;
+            to_js::<_, JsValue>(&created).map_err(fail)
+        })
+    }
+
+    /// Imports a session in the original CCM file layout (`manifest.yaml`, `raw.jsonl`,
+    /// `efforts/<id>.jsonl`, given as text) as a new session, recounting every token.
+    #[wasm_bindgen(js_name = importCcmFiles, unchecked_return_type = "Promise<CcmImportReport>")]
+    pub fn import_ccm_files(
+        &self,
+        files: Ts<CcmFileTexts>,
+        name: String,
+        options: Option<Ts<SessionOptions>>,
+        counter: Option<JsTokenCounter>,
+    ) -> Promise {
+        let store = self.handle();
+        let files = files.to_rust();
+        let options = options.map(|o| o.to_rust());
+        future_to_promise(async move {
+            let files = files.map_err(|e| {
+                fail(Failure::new(
+                    Code::Argument,
+                    format!(
+                        "importCcmFiles takes {{ manifest, raw?, efforts?, sessionState? }}: {e}"
+                    ),
+                ))
+            })?;
+            let options = match options {
+                None => SessionOptions::default(),
+                Some(parsed) => parsed.map_err(|e| {
+                    fail(Failure::new(
+                        Code::Config,
+                        format!("invalid session options: {e}"),
+                    ))
+                })?,
+            };
+            let config = options.resolve().map_err(fail)?;
+            let counter = counter_for(&config, counter).map_err(fail)?;
+            let efforts = files.efforts.unwrap_or_default();
+            let imported = import_ccm::convert(
+                &CcmFiles {
+                    manifest_yaml: &files.manifest,
+                    raw_jsonl: files.raw.as_deref().unwrap_or(""),
+                    effort_logs: efforts
+                        .iter()
+                        .map(|(id, text)| (id.as_str(), text.as_str()))
+                        .collect(),
+                    session_state_json: files.session_state.as_deref(),
+                },
+                config,
+                counter.as_ref(),
+            )
+            .map_err(fail)?;
+            check_counter().map_err(fail)?;
+            let core = CoreSession::from_document(imported.document, counter).map_err(fail)?;
+            let (_, row) = store.insert(&core, &name).await.map_err(fail)?;
+            to_js::<_, JsValue>(&CcmImportReport {
+                session: info(&row),
+                notes: imported.notes,
+            })
+            .map_err(fail)
+        })
+    }
+
+    /// Deletes a whole IndexedDB database of sessions (default name `"ccm"`), for tests and
+    /// "forget everything" buttons. Other tabs' connections let go of it by themselves.
+    #[wasm_bindgen(js_name = deleteDatabase, unchecked_return_type = "Promise<void>")]
+    pub fn delete_database(name: String) -> Promise {
+        future_to_promise(async move {
+            idb::delete_database(&name).await.map_err(fail)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}
+
+impl SessionStore {
+    /// A second handle on the same backend, for futures that outlive one call.
+    fn handle(&self) -> SessionStore {
+        SessionStore {
+            backend: self.backend.clone(),
+            fallback_reason: self.fallback_reason.clone(),
+        }
+    }
+}

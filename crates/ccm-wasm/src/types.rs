@@ -1,0 +1,337 @@
+//! TypeScript declarations of the plain objects the bindings return.
+//!
+//! They are the core's serde shapes (snake_case fields, exactly the JSON a model receives as a
+//! tool result and an export contains), converted by [`to_js`]. The core crate has no wasm
+//! dependency, so its types cannot derive `Tsify`; the declarations below are written by hand
+//! next to the one conversion function, and the package's Node test compiles its TypeScript
+//! examples against them with `tsc --strict`.
+
+use crate::error::{Code, Failure};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(typescript_custom_section)]
+const RESULT_TYPES_TS: &str = r#"
+/** Where an effort is. */
+export type EffortState = "active" | "open" | "expanded" | "concluded" | "evicted";
+
+/** Result of `openEffort`. */
+export interface Opened { id: string; open_efforts: string[]; }
+/** Result of `closeEffort`. */
+export interface Concluded {
+    id: string;
+    summary: string;
+    summary_source: "provided" | "extractive";
+    /** Tokens of the raw log that left the context. */
+    raw_tokens: number;
+    /** Tokens of the summary line that entered it. */
+    summary_tokens: number;
+}
+/** Result of `reopenEffort`. */
+export interface Reopened { id: string; raw_tokens: number; }
+/** Result of `expandEffort`. */
+export interface Expanded { id: string; tokens_loaded: number; }
+/** Result of `collapseEffort`. */
+export interface Collapsed { id: string; tokens_freed: number; }
+/** Result of `switchEffort`. */
+export interface Switched { id: string; previous: string | null; }
+
+/** One effort in `effortStatus()`. */
+export interface EffortStatusEntry {
+    id: string;
+    name: string;
+    state: EffortState;
+    raw_tokens: number;
+    summary_tokens?: number;
+    turns_until_auto_collapse?: number;
+    turns_until_eviction?: number;
+}
+/** Result of `effortStatus()`. */
+export interface StatusReport {
+    turn: number;
+    active: string | null;
+    efforts: EffortStatusEntry[];
+    evicted_count: number;
+    expansion_tokens: number;
+}
+/** One hit of `searchEfforts`. */
+export interface SearchHit {
+    id: string;
+    name: string;
+    /** The state before this search brought it back into working memory. */
+    state: EffortState;
+    summary: string;
+    score: number;
+    matched: string[];
+    raw_tokens: number;
+}
+/** Result of `searchEfforts`. */
+export interface SearchResults { query: string; results: SearchHit[]; }
+
+/** What one `executeTool` call did. */
+export interface ToolOutcome {
+    name: string;
+    ok: boolean;
+    /** The result for the model: the operation's report, or `{ error: string }`. */
+    result: any;
+    /** The banner shown to the user, on success only. */
+    banner: string | null;
+}
+/** A tool definition in OpenAI-style function form. */
+export interface ToolDefinition { name: string; description: string; parameters: Record<string, unknown>; }
+
+export type EventKind = "opened" | "concluded" | "reopened" | "expanded" | "collapsed" | "auto_collapsed" | "switched" | "evicted";
+export interface EffortEvent { kind: EventKind; effort: string; tokens: number; }
+/** One point of the token curve, recorded at the end of every turn. */
+export interface TurnMetrics {
+    turn: number;
+    context_tokens: number;
+    expansion_tokens: number;
+    expansion_overhead: number;
+    naive_tokens: number;
+    savings_vs_naive: number;
+    next_context_tokens: number;
+    summaries_in_memory: number;
+    ambient_messages_in_memory: number;
+    expanded: string[];
+    open_efforts: number;
+    evicted_efforts: number;
+    events: EffortEvent[];
+}
+/** Result of `endTurn`. */
+export interface TurnReport {
+    turn: number;
+    /** The effort the exchange was stored in, or null for the ambient log. */
+    routed_to: string | null;
+    banners: string[];
+    metrics: TurnMetrics;
+}
+
+export type Section = "system" | "summary" | "ambient" | "expanded" | "open" | "raw_log" | "pending" | "attachment" | "rolling";
+export type PinKind = "sticky" | "leased" | "ephemeral";
+export type InclusionReason =
+    | { code: "system_prompt" }
+    | { code: "recently_referenced"; turns_since_reference: number; turns_until_eviction: number }
+    | { code: "ambient_window" }
+    | { code: "expanded"; turns_since_reference: number; turns_until_auto_collapse: number }
+    | { code: "open_effort" }
+    | { code: "active_effort" }
+    | { code: "current_user_message" }
+    | { code: "pinned"; kind: PinKind; pin: number }
+    | { code: "auto_retrieved"; score: number; matched: string[] }
+    | { code: "auto_expanded"; score: number }
+    | { code: "attachment"; mode: "full" | "compressed" }
+    | { code: "rolling_summary"; covers: string };
+export type ExclusionReason =
+    | "expanded" | "summarized" | "decayed" | "evicted_unreferenced" | "outside_ambient_window"
+    | "over_budget" | "ttl_expired" | "mode_off" | "superseded" | "not_loaded"
+    | "compacted_level_2" | "compacted_level_3" | "dependency_excluded";
+/** How long an included item stays without a new reference. */
+export type TtlState =
+    | { kind: "decay"; turns: number }
+    | { kind: "eviction"; turns: number }
+    | { kind: "lease"; turns: number }
+    | { kind: "task"; effort: string }
+    | { kind: "ephemeral" }
+    | { kind: "permanent" };
+export interface IncludedItem {
+    id: string;
+    section: Section;
+    tokens: number;
+    reason: InclusionReason;
+    /** Fill tier: 0 is filled first; higher tiers give way under budget pressure. */
+    priority: number;
+    ttl: TtlState;
+    depends_on: string[];
+    /** Activation score in thousandths. */
+    activation: number;
+    /** Turns (or exchanges) the item holds: a plan never splits one. */
+    atoms: number;
+    first_message: number;
+    message_count: number;
+}
+export interface ExcludedItem { id: string; section: Section; tokens: number; count: number; reason: ExclusionReason; }
+export interface PlanTotals {
+    context_tokens: number;
+    system_tokens: number;
+    summary_tokens: number;
+    ambient_tokens: number;
+    expansion_tokens: number;
+    open_tokens: number;
+    pending_tokens: number;
+    pinned_tokens: number;
+    auto_tokens: number;
+    attachment_tokens: number;
+    rolling_tokens: number;
+    naive_tokens: number;
+    excluded_tokens: number;
+}
+export type ContextMode = "off" | "light" | "heavy";
+export interface Budget {
+    context_window: number;
+    reserved_output_tokens: number;
+    request_budget: number;
+    leased_budget: number;
+    leased_used: number;
+    mandatory_over_budget: boolean;
+}
+export interface BudgetMeter {
+    mode: ContextMode;
+    auto_items: number;
+    auto_tokens: number;
+    percent_of_budget: number;
+    /** For example `CTX Light · 3 auto items · +1.2k tokens · 61% of budget`. */
+    line: string;
+}
+export interface ContextMessage { role: "system" | "user" | "assistant"; content: string; }
+/** Result of `buildContext()`: the messages to send and why every candidate is in or out. */
+export interface ContextPlan {
+    plan_id: string;
+    /** Hash of the messages alone: what a replay of the recipe reproduces. */
+    request_hash: string;
+    turn: number;
+    mode: ContextMode;
+    budget: Budget;
+    included: IncludedItem[];
+    excluded: ExcludedItem[];
+    totals: PlanTotals;
+    meter: BudgetMeter;
+    /** How to rebuild the messages from stored records. */
+    recipe: unknown[];
+    messages: ContextMessage[];
+}
+/** A pin: an item kept in context. */
+export interface Pin {
+    id: number;
+    /** `summary:<effort>`, `effort:<effort>` or `ambient:<turn>`. */
+    target: string;
+    kind: PinKind;
+    origin: "user" | "model" | "auto";
+    lease?: { scope: "turns"; remaining: number } | { scope: "task"; effort: string };
+    created_turn: number;
+    references: number;
+}
+/** What changed between two requests. */
+export interface PlanDiff {
+    entered: { id: string; tokens: number; why: string }[];
+    left: { id: string; tokens: number; why: string }[];
+    changed: { id: string; tokens: number; why: string }[];
+    token_delta: number;
+}
+/** One turn's telemetry: its requests, tool calls and the diff against the previous turn. */
+export interface TurnTelemetry {
+    turn: number;
+    requests: {
+        plan_id: string;
+        request_hash: string;
+        estimated_prompt_tokens: number;
+        reported_prompt_tokens: number | null;
+        included: { id: string; tokens: number; why: string }[];
+        excluded: ExcludedItem[];
+        recipe: unknown[];
+    }[];
+    tools: { name: string; arguments: string; ok: boolean; result: string }[];
+    diff: PlanDiff;
+}
+/** One branch of `branches()`. */
+export interface BranchInfo { name: string; parent?: string; fork_turn?: number; }
+export interface DecayReport {
+    auto_collapses: number;
+    manual_collapses: number;
+    avg_expansion_duration: number;
+    manual_vs_auto_collapse: number;
+    false_decay_rate: number;
+    tokens_saved_by_decay: number;
+}
+/** Result of `metrics()`. */
+export interface SessionMetrics {
+    turn: number;
+    /** The loaded metrics points (a session opened from storage loads the newest 500). */
+    history: TurnMetrics[];
+    /** Older points that are stored but not loaded. */
+    history_offset: number;
+    decay: DecayReport;
+    /** Tokens of the working context now. */
+    working_tokens: number;
+    /** Tokens of everything stored: the context without CCM. */
+    naive_tokens: number;
+    stored_messages: number;
+    counted_with: string;
+}
+/** The versioned session document (`format: "ccm-session"`), as `toJSON()` returns it. */
+export interface SessionDocument { format: "ccm-session"; version: number; [field: string]: unknown; }
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// A pin.
+    #[wasm_bindgen(typescript_type = "Pin")]
+    pub type JsPin;
+    /// Every pin.
+    #[wasm_bindgen(typescript_type = "Pin[]")]
+    pub type JsPins;
+    /// Recent turns' telemetry.
+    #[wasm_bindgen(typescript_type = "TurnTelemetry[]")]
+    pub type JsTelemetry;
+    /// A branch.
+    #[wasm_bindgen(typescript_type = "BranchInfo")]
+    pub type JsBranchInfo;
+    /// The budget meter.
+    #[wasm_bindgen(typescript_type = "BudgetMeter")]
+    pub type JsBudgetMeter;
+    /// `Opened`.
+    #[wasm_bindgen(typescript_type = "Opened")]
+    pub type JsOpened;
+    /// `Concluded`.
+    #[wasm_bindgen(typescript_type = "Concluded")]
+    pub type JsConcluded;
+    /// `Reopened`.
+    #[wasm_bindgen(typescript_type = "Reopened")]
+    pub type JsReopened;
+    /// `Expanded`.
+    #[wasm_bindgen(typescript_type = "Expanded")]
+    pub type JsExpanded;
+    /// `Collapsed`.
+    #[wasm_bindgen(typescript_type = "Collapsed")]
+    pub type JsCollapsed;
+    /// `Switched`.
+    #[wasm_bindgen(typescript_type = "Switched")]
+    pub type JsSwitched;
+    /// `StatusReport`.
+    #[wasm_bindgen(typescript_type = "StatusReport")]
+    pub type JsStatusReport;
+    /// `SearchResults`.
+    #[wasm_bindgen(typescript_type = "SearchResults")]
+    pub type JsSearchResults;
+    /// `ToolOutcome`.
+    #[wasm_bindgen(typescript_type = "ToolOutcome")]
+    pub type JsToolOutcome;
+    /// `ToolDefinition[]`.
+    #[wasm_bindgen(typescript_type = "ToolDefinition[]")]
+    pub type JsToolDefinitions;
+    /// `TurnReport`.
+    #[wasm_bindgen(typescript_type = "TurnReport")]
+    pub type JsTurnReport;
+    /// `ContextPlan`.
+    #[wasm_bindgen(typescript_type = "ContextPlan")]
+    pub type JsContextPlan;
+    /// `SessionMetrics`.
+    #[wasm_bindgen(typescript_type = "SessionMetrics")]
+    pub type JsSessionMetrics;
+    /// `SessionDocument`.
+    #[wasm_bindgen(typescript_type = "SessionDocument")]
+    pub type JsSessionDocument;
+}
+
+/// Converts a core value to a plain JavaScript object typed as `T`.
+///
+/// JSON-compatible conversion: maps become plain objects, `None` becomes `null` (fields the
+/// core skips when empty stay absent), and integers stay numbers (every count and turn is far
+/// below 2^53).
+pub(crate) fn to_js<S: Serialize + ?Sized, T: JsCast>(value: &S) -> Result<T, Failure> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map(JsCast::unchecked_into)
+        .map_err(|e| Failure::new(Code::Argument, format!("could not convert a result: {e}")))
+}

@@ -1,0 +1,708 @@
+//! Browser storage against real IndexedDB and localStorage in headless Chromium: round trips,
+//! incremental saves, damaged records, a full localStorage, two writers, and schema upgrades.
+
+#![cfg(target_arch = "wasm32")]
+
+use ccm_core::tokens::ApproximateCounter;
+use ccm_core::{Config, Session as CoreSession};
+use ccm_wasm::testing::DB_VERSION;
+use ccm_wasm::{Session, SessionOptions, SessionStore, StoreOptions};
+use js_sys::{Array, Object, Reflect};
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+use web_sys::{
+    IdbDatabase, IdbFactory, IdbObjectStoreParameters, IdbOpenDbRequest, IdbTransactionMode,
+};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+// ----- helpers -------------------------------------------------------------------------
+
+fn store_options(backend: &str, name: &str) -> StoreOptions {
+    StoreOptions {
+        backend: Some(backend.to_string()),
+        name: Some(name.to_string()),
+    }
+}
+
+/// A fresh store: the IndexedDB database or the localStorage namespace is emptied first.
+async fn fresh_store(backend: &str, name: &str) -> SessionStore {
+    if backend == "indexeddb" {
+        JsFuture::from(SessionStore::delete_database(name.to_string()))
+            .await
+            .unwrap();
+    } else {
+        clear_namespace(name);
+    }
+    SessionStore::open_with(store_options(backend, name))
+        .await
+        .unwrap()
+}
+
+fn local_storage() -> web_sys::Storage {
+    Reflect::get(&js_sys::global(), &"localStorage".into())
+        .unwrap()
+        .unchecked_into()
+}
+
+fn clear_namespace(name: &str) {
+    let storage = local_storage();
+    let prefix = format!("{name}/");
+    let keys: Vec<String> = (0..storage.length().unwrap())
+        .filter_map(|i| storage.key(i).unwrap())
+        .filter(|k| k.starts_with(&prefix))
+        .collect();
+    for key in keys {
+        storage.remove_item(&key).unwrap();
+    }
+}
+
+fn message(error: JsValue) -> String {
+    error
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_else(|| format!("{error:?}"))
+}
+
+fn code(error: &JsValue) -> String {
+    Reflect::get(error, &"code".into())
+        .unwrap()
+        .as_string()
+        .unwrap_or_default()
+}
+
+/// Words that appear in exactly one effort each, so no two summaries share keywords (the
+/// reference rule would otherwise keep every summary referenced, see ARCHITECTURE.md).
+const TOPICS: [&str; 12] = [
+    "avalanche",
+    "bluebird",
+    "cinnamon",
+    "dolphin",
+    "eggplant",
+    "flamingo",
+    "gondola",
+    "hazelnut",
+    "iceberg",
+    "jasmine",
+    "kangaroo",
+    "lighthouse",
+];
+
+/// One scripted turn through the core: every tenth turn opens an effort, the fourth after
+/// that concludes it, the others are ambient chat.
+fn turn(session: &Session, n: u64) {
+    let topic = TOPICS[(n / 10) as usize % TOPICS.len()];
+    session.with_core(|s| {
+        let user = match n % 10 {
+            1 => format!("Let's work on the {topic} project"),
+            4 => format!("The {topic} work is finished"),
+            _ => format!("ambient chat number {n} about lunch"),
+        };
+        s.begin_turn(&user, n).unwrap();
+        match n % 10 {
+            1 => {
+                s.open_effort(topic, None).unwrap();
+            }
+            4 => {
+                s.close_effort(Some(topic), Some(&format!("{topic} shipped with tests")))
+                    .unwrap();
+            }
+            _ => {}
+        }
+        s.end_turn(&format!("reply {n}"), n).unwrap();
+    });
+}
+
+fn core_session() -> Session {
+    Session::from_core_session(
+        CoreSession::with_counter(Config::default(), Arc::new(ApproximateCounter)).unwrap(),
+    )
+}
+
+fn document(session: &Session) -> String {
+    session.with_core(|s| s.to_json().unwrap())
+}
+
+fn plan(session: &Session) -> String {
+    session.with_core(|s| s.build_plan().to_json())
+}
+
+// ----- round trips and incremental writes ----------------------------------------------
+
+async fn round_trip_and_incremental_writes(backend: &str) {
+    let store = fresh_store(backend, &format!("ccm-test-roundtrip-{backend}")).await;
+    let session = core_session();
+    let mut written = Vec::new();
+    for n in 1..=40 {
+        turn(&session, n);
+        written.push(store.save_session(&session).await.unwrap().records_written);
+    }
+    // A turn writes the header, its two messages, its metrics point, its telemetry and the
+    // effort records it changed: the same handful at turn 40 as at turn 2, however long the
+    // history.
+    assert_eq!(written[6], 5.0, "an ambient turn: {written:?}");
+    assert_eq!(written[5..10], written[35..40], "{written:?}");
+    assert!(written[1..].iter().all(|&w| w <= 7.0), "{written:?}");
+
+    let id = store_id(&session);
+    let loaded = store.load_session(&id, None).await.unwrap();
+    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+    assert_eq!(plan(&loaded), plan(&session));
+    assert_eq!(loaded.with_core(|s| s.turn()), 40);
+    // The whole document comes back from the records.
+    let exported = store.export_document(&id).await.unwrap();
+    assert_eq!(
+        serde_json::to_string(&exported).unwrap(),
+        document(&session)
+    );
+
+    // The loaded session goes on and saves incrementally too.
+    turn(&loaded, 41);
+    let report = store.save_session(&loaded).await.unwrap();
+    assert_eq!(
+        report.records_written, 6.0,
+        "turn 41 also opens an effort: its new record"
+    );
+    assert_eq!(report.revision, 41.0);
+
+    let listed = store.list_sessions().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].turn_count, listed[0].message_count),
+        (41.0, 82.0)
+    );
+}
+
+fn store_id(session: &Session) -> String {
+    session
+        .store_id()
+        .unwrap()
+        .expect("saved sessions have a store id")
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_round_trip_and_incremental_writes() {
+    round_trip_and_incremental_writes("indexeddb").await;
+}
+
+#[wasm_bindgen_test]
+async fn localstorage_round_trip_and_incremental_writes() {
+    round_trip_and_incremental_writes("localstorage").await;
+}
+
+#[wasm_bindgen_test]
+async fn concluded_logs_are_read_only_when_a_tool_needs_them() {
+    let store = fresh_store("indexeddb", "ccm-test-lazy").await;
+    let session = core_session();
+    for n in 1..=5 {
+        turn(&session, n);
+    }
+    store.save_session(&session).await.unwrap();
+    let loaded = store.load_session(&store_id(&session), None).await.unwrap();
+    let args = r#"{"id": "avalanche"}"#;
+    let refused = loaded.with_core(|s| s.execute_tool("expand_effort", args));
+    assert!(!refused.ok);
+    assert!(
+        refused.result_json().contains("stored but not loaded"),
+        "{}",
+        refused.result_json()
+    );
+    loaded.load_logs_for("expand_effort", args).await.unwrap();
+    let expanded = loaded.with_core(|s| s.execute_tool("expand_effort", args));
+    assert!(expanded.ok, "{}", expanded.result_json());
+    let original = session.with_core(|s| s.execute_tool("expand_effort", args));
+    assert_eq!(expanded.result, original.result);
+    assert_eq!(plan(&loaded), plan(&session));
+}
+
+#[wasm_bindgen_test]
+async fn rename_delete_export_and_import() {
+    let store = fresh_store("indexeddb", "ccm-test-manage").await;
+    let created = store
+        .create_session(
+            "first",
+            SessionOptions {
+                decay_threshold: Some(4.0),
+                ..Default::default()
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    let id = store_id(&created);
+    created.with_core(|s| {
+        s.begin_turn("hello", 1).unwrap();
+        s.end_turn("hi", 2).unwrap();
+    });
+    store.save_session(&created).await.unwrap();
+    JsFuture::from(store.rename(id.clone(), "renamed".into()))
+        .await
+        .unwrap();
+    let exported = serde_json::to_string(&store.export_document(&id).await.unwrap()).unwrap();
+    let imported = store
+        .import_document(&exported, "copy", None)
+        .await
+        .unwrap();
+    assert_ne!(imported.id, id);
+    let names: Vec<String> = store
+        .list_sessions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names.len(), 2);
+    assert!(
+        names.contains(&"renamed".to_string()) && names.contains(&"copy".to_string()),
+        "{names:?}"
+    );
+    let copy = store.load_session(&imported.id, None).await.unwrap();
+    assert_eq!(copy.with_core(|s| s.config().decay_threshold), 4);
+    assert_eq!(plan(&copy), plan(&created));
+
+    JsFuture::from(store.delete(id.clone())).await.unwrap();
+    let error = store.load_session(&id, None).await.map(|_| ()).unwrap_err();
+    assert_eq!(code(&error), "not_found");
+    assert_eq!(store.list_sessions().await.unwrap().len(), 1);
+    // Nothing of the deleted session is left to be found by an export either.
+    assert_eq!(
+        code(&store.export_document(&id).await.map(|_| ()).unwrap_err()),
+        "not_found"
+    );
+
+    let bad = store
+        .import_document(r#"{"format": "ccm-session", "version": 99}"#, "bad", None)
+        .await;
+    assert_eq!(
+        message(bad.map(|_| ()).unwrap_err()),
+        "session document version 99 is not supported (this build reads version 1)"
+    );
+    assert_eq!(
+        store.list_sessions().await.unwrap().len(),
+        1,
+        "a refused import stores nothing"
+    );
+}
+
+// ----- damaged records -----------------------------------------------------------------
+
+async fn raw_db(name: &str, version: Option<u32>) -> IdbDatabase {
+    let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .unwrap()
+        .unchecked_into();
+    let request: IdbOpenDbRequest = match version {
+        Some(v) => factory.open_with_u32(name, v).unwrap(),
+        None => factory.open(name).unwrap(),
+    };
+    let setup = Closure::once_into_js({
+        let request = request.clone();
+        move |_: web_sys::Event| {
+            // Version 1 of the layout, written by hand: four stores, messages without `log`.
+            let db: IdbDatabase = request.result().unwrap().unchecked_into();
+            let keyed = |store: &str, path: JsValue| {
+                let parameters = IdbObjectStoreParameters::new();
+                parameters.set_key_path(&path);
+                db.create_object_store_with_optional_parameters(store, &parameters)
+                    .unwrap();
+            };
+            let pair = |a: &str, b: &str| JsValue::from(Array::of2(&a.into(), &b.into()));
+            keyed("sessions", "id".into());
+            keyed("efforts", pair("session", "position"));
+            keyed("messages", pair("session", "seq"));
+            keyed("metrics", pair("session", "turn"));
+        }
+    });
+    request.set_onupgradeneeded(Some(setup.unchecked_ref()));
+    let done = js_sys::Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    JsFuture::from(done).await.unwrap();
+    request.result().unwrap().unchecked_into()
+}
+
+async fn put(db: &IdbDatabase, store: &str, value: &JsValue) {
+    let tx = db
+        .transaction_with_str_and_mode(store, IdbTransactionMode::Readwrite)
+        .unwrap();
+    tx.object_store(store).unwrap().put(value).unwrap();
+    let done = js_sys::Promise::new(&mut |resolve, reject| {
+        tx.set_oncomplete(Some(&resolve));
+        tx.set_onerror(Some(&reject));
+    });
+    JsFuture::from(done).await.unwrap();
+}
+
+fn object(fields: &[(&str, JsValue)]) -> JsValue {
+    let object = Object::new();
+    for (name, value) in fields {
+        Reflect::set(&object, &(*name).into(), value).unwrap();
+    }
+    object.into()
+}
+
+/// A session whose open effort and ambient tail are both read on opening.
+async fn saved_with_open_effort(store: &SessionStore) -> Session {
+    let session = core_session();
+    for n in 1..=12 {
+        turn(&session, n);
+    }
+    store.save_session(&session).await.unwrap();
+    session
+}
+
+#[wasm_bindgen_test]
+async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
+    let name = "ccm-test-corrupt-idb";
+    let store = fresh_store("indexeddb", name).await;
+    let session = saved_with_open_effort(&store).await;
+    let id = store_id(&session);
+    // bluebird is open (turns 11 and 12): its log is read on opening. Damage its first message.
+    let (seq, log) = session.with_core(|s| {
+        (
+            s.effort("bluebird").unwrap().messages[0].seq,
+            "effort:bluebird",
+        )
+    });
+    let db = raw_db(name, None).await;
+    put(
+        &db,
+        "messages",
+        &object(&[
+            ("session", id.clone().into()),
+            ("seq", (seq as f64).into()),
+            ("log", log.into()),
+            ("record", "{\"log\": garbage".into()),
+        ]),
+    )
+    .await;
+    db.close();
+
+    let loaded = store.load_session(&id, None).await.unwrap();
+    let problems = loaded.problems().join("\n");
+    assert!(
+        problems.contains(&format!("message {seq} could not be read")),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("effort 'bluebird': 3 of 4 messages could be read"),
+        "{problems}"
+    );
+    assert_eq!(
+        loaded.with_core(|s| (s.turn(), s.active_id().map(str::to_string))),
+        (12, Some("bluebird".into()))
+    );
+    // The damaged record is still stored (nothing is deleted): an export refuses to drop it.
+    let refused = message(store.export_document(&id).await.map(|_| ()).unwrap_err());
+    assert!(
+        refused.contains(&format!("message {seq} could not be read")),
+        "{refused}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
+    let name = "ccm-test-corrupt-local";
+    let store = fresh_store("localstorage", name).await;
+    let session = saved_with_open_effort(&store).await;
+    let id = store_id(&session);
+    let seq = session.with_core(|s| s.ambient().last().unwrap().seq);
+    local_storage()
+        .set_item(&format!("{name}/{id}/m/{seq}"), "\u{0}not json")
+        .unwrap();
+    local_storage()
+        .set_item(&format!("{name}/{id}/e/0"), "[]")
+        .unwrap();
+
+    let loaded = store.load_session(&id, None).await.unwrap();
+    let problems = loaded.problems().join("\n");
+    assert!(
+        problems.contains(&format!("message {seq} could not be read")),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("effort record 0 could not be read"),
+        "{problems}"
+    );
+    assert_eq!(loaded.with_core(|s| s.turn()), 12);
+}
+
+// ----- quota ---------------------------------------------------------------------------
+
+#[wasm_bindgen_test]
+async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
+    let name = "ccm-test-quota";
+    let store = fresh_store("localstorage", name).await;
+    let session = saved_with_open_effort(&store).await;
+    let id = store_id(&session);
+    let before = serde_json::to_string(&store.export_document(&id).await.unwrap()).unwrap();
+
+    // Fill localStorage: halve the filler until nothing fits any more.
+    let storage = local_storage();
+    let mut filler = "x".repeat(1 << 20);
+    let mut fillers = 0;
+    while !filler.is_empty() {
+        if storage
+            .set_item(&format!("ccm-test-filler/{fillers}"), &filler)
+            .is_ok()
+        {
+            fillers += 1;
+        } else {
+            filler.truncate(filler.len() / 2);
+        }
+    }
+    // A turn with a long answer so its records cannot fit.
+    session.with_core(|s| {
+        s.begin_turn("one more", 13).unwrap();
+        s.end_turn(&"long answer ".repeat(2_000), 14).unwrap();
+    });
+    let error = store.save_session(&session).await.map(|_| ()).unwrap_err();
+    let (error_code, error_message) = (code(&error), message(error));
+    for i in 0..fillers {
+        storage
+            .remove_item(&format!("ccm-test-filler/{i}"))
+            .unwrap();
+    }
+    assert_eq!(error_code, "quota", "{error_message}");
+    assert!(
+        error_message.contains("localStorage is full"),
+        "{error_message}"
+    );
+    let after = serde_json::to_string(&store.export_document(&id).await.unwrap()).unwrap();
+    assert_eq!(
+        after, before,
+        "a failed save must leave the stored session as it was"
+    );
+    // With space again, the same pending changes save.
+    let report = store.save_session(&session).await.unwrap();
+    assert_eq!(report.revision, 2.0);
+    assert_eq!(
+        store
+            .load_session(&id, None)
+            .await
+            .unwrap()
+            .with_core(|s| s.turn()),
+        13
+    );
+}
+
+// ----- two writers -------------------------------------------------------------------
+
+async fn second_writer_is_refused(backend: &str) {
+    let name = format!("ccm-test-two-writers-{backend}");
+    let first_store = fresh_store(backend, &name).await;
+    // A second connection to the same database, as a second tab would have.
+    let second_store = SessionStore::open_with(store_options(backend, &name))
+        .await
+        .unwrap();
+    let session = saved_with_open_effort(&first_store).await;
+    let id = store_id(&session);
+    let first = first_store.load_session(&id, None).await.unwrap();
+    let second = second_store.load_session(&id, None).await.unwrap();
+    turn(&first, 13);
+    turn(&second, 13);
+    first_store.save_session(&first).await.unwrap();
+    let error = second_store
+        .save_session(&second)
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(code(&error), "conflict");
+    assert_eq!(
+        message(error),
+        "the session changed in another window (stored revision 2, this one builds on 1); reload it to continue"
+    );
+    // Reloading gives the first writer's turn, and the second writer can go on from there.
+    let reloaded = second_store.load_session(&id, None).await.unwrap();
+    assert_eq!(plan(&reloaded), plan(&first));
+    turn(&reloaded, 14);
+    assert_eq!(
+        second_store.save_session(&reloaded).await.unwrap().revision,
+        3.0
+    );
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_second_writer_is_refused() {
+    second_writer_is_refused("indexeddb").await;
+}
+
+#[wasm_bindgen_test]
+async fn localstorage_second_writer_is_refused() {
+    second_writer_is_refused("localstorage").await;
+}
+
+// ----- schema versions -------------------------------------------------------------------
+
+#[wasm_bindgen_test]
+async fn a_version_1_database_is_upgraded_and_its_records_survive() {
+    let name = "ccm-test-upgrade";
+    JsFuture::from(SessionStore::delete_database(name.to_string()))
+        .await
+        .unwrap();
+    // The records of a real session, written the way version 1 stored them.
+    let session = core_session();
+    for n in 1..=15 {
+        turn(&session, n);
+    }
+    let batch = session.with_core(|s| s.full_write_batch().unwrap());
+    let db = raw_db(name, Some(1)).await;
+    let id = "s-from-v1";
+    let row = serde_json::json!({"id": id, "name": "old", "created_ms": 1.0, "updated_ms": 2.0, "header": batch.header});
+    put(
+        &db,
+        "sessions",
+        &object(&[("id", id.into()), ("row", row.to_string().into())]),
+    )
+    .await;
+    for record in &batch.efforts {
+        let value = object(&[
+            ("session", id.into()),
+            ("position", (record.position as f64).into()),
+            ("record", serde_json::to_string(record).unwrap().into()),
+        ]);
+        put(&db, "efforts", &value).await;
+    }
+    for stored in &batch.messages {
+        let value = object(&[
+            ("session", id.into()),
+            ("seq", (stored.message.seq as f64).into()),
+            ("record", serde_json::to_string(stored).unwrap().into()),
+        ]);
+        put(&db, "messages", &value).await;
+    }
+    for point in &batch.metrics {
+        let value = object(&[
+            ("session", id.into()),
+            ("turn", (point.turn as f64).into()),
+            ("record", serde_json::to_string(point).unwrap().into()),
+        ]);
+        put(&db, "metrics", &value).await;
+    }
+    db.close();
+
+    let store = SessionStore::open_with(store_options("indexeddb", name))
+        .await
+        .unwrap();
+    let loaded = store.load_session(id, None).await.unwrap();
+    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+    assert_eq!(plan(&loaded), plan(&session));
+    assert_eq!(
+        serde_json::to_string(&store.export_document(id).await.unwrap()).unwrap(),
+        document(&session)
+    );
+    // The upgraded database has the current version and the log index the loads above used.
+    drop(store);
+    let db = raw_db(name, None).await;
+    assert_eq!(db.version() as u32, DB_VERSION);
+    let tx = db.transaction_with_str("messages").unwrap();
+    assert!(tx.object_store("messages").unwrap().index("by_log").is_ok());
+    db.close();
+}
+
+#[wasm_bindgen_test]
+async fn an_upgrade_blocked_by_another_tab_is_a_clear_error() {
+    let name = "ccm-test-blocked";
+    JsFuture::from(SessionStore::delete_database(name.to_string()))
+        .await
+        .unwrap();
+    // An older page in another tab: a version 1 connection that ignores `versionchange`.
+    let old_tab = raw_db(name, Some(1)).await;
+    let error = SessionStore::open_with(store_options("indexeddb", name))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(code(&error), "blocked");
+    assert!(message(error).contains("another tab still has it open with an older version"));
+    // A second attempt queues behind the blocked upgrade and gets no event of its own; it
+    // gives up after a few seconds with the same advice. "auto" does not fall back to
+    // localStorage here: the sessions are in IndexedDB.
+    let auto = SessionStore::open_with(store_options("auto", name))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(code(&auto), "blocked");
+    assert!(message(auto).contains("did not open within 5 seconds"));
+    old_tab.close();
+    let store = SessionStore::open_with(store_options("indexeddb", name))
+        .await
+        .unwrap();
+    assert!(store.list_sessions().await.unwrap().is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn a_connection_lets_go_when_another_tab_deletes_the_database() {
+    let name = "ccm-test-versionchange";
+    let store = fresh_store("indexeddb", name).await;
+    // Deleting waits for open connections; ours closes itself on `versionchange`, so this
+    // completes instead of hanging.
+    JsFuture::from(SessionStore::delete_database(name.to_string()))
+        .await
+        .unwrap();
+    let error = store.list_sessions().await.map(|_| ()).unwrap_err();
+    assert_eq!(code(&error), "version_change");
+    assert!(message(error).contains("reload this page"));
+}
+
+// ----- attachments ----------------------------------------------------------------------
+
+/// Attachments are records of their own: they survive a reload and an export, full text
+/// included, and a later save writes only the ones that changed.
+async fn attachments_survive_a_reload(backend: &str) {
+    let store = fresh_store(backend, &format!("ccm-test-attachments-{backend}")).await;
+    let session = core_session();
+    let text =
+        "Release notes: the ledger rounding fix ships in v2.3.1 with a migration.".repeat(20);
+    session.with_core(|s| {
+        s.begin_turn("Please read the attached release notes.", 1)
+            .unwrap();
+        s.attach(
+            "notes.md",
+            ccm_core::compaction::AttachmentKind::File,
+            &text,
+            None,
+        )
+        .unwrap();
+        s.end_turn("Read them.", 1).unwrap();
+    });
+    let report = store.save_session(&session).await.unwrap();
+    assert!(
+        report.records_written >= 6.0,
+        "the attachment is one of the records written"
+    );
+    let id = store_id(&session);
+    let loaded = store.load_session(&id, None).await.unwrap();
+    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+    let stored = loaded.with_core(|s| s.attachments().get("att-1").cloned());
+    assert_eq!(
+        stored
+            .expect("the attachment came back")
+            .attachment
+            .full_text,
+        text
+    );
+    assert_eq!(plan(&loaded), plan(&session));
+    let exported = store.export_document(&id).await.unwrap();
+    assert_eq!(exported.attachments.len(), 1);
+    assert_eq!(
+        serde_json::to_string(&exported).unwrap(),
+        document(&session)
+    );
+    // A turn that does not touch the attachment does not write it again.
+    turn(&loaded, 2);
+    let report = store.save_session(&loaded).await.unwrap();
+    assert_eq!(report.records_written, 5.0);
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_attachments_survive_a_reload() {
+    attachments_survive_a_reload("indexeddb").await;
+}
+
+#[wasm_bindgen_test]
+async fn localstorage_attachments_survive_a_reload() {
+    attachments_survive_a_reload("localstorage").await;
+}
