@@ -34,6 +34,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Most summaries pulled in automatically for one message.
 pub const AUTO_SUMMARY_LIMIT: usize = 3;
+/// Words shared by more efforts than this are ignored by automatic retrieval: they do not
+/// single out an effort, and scoring them would make every plan cost more as history grows.
+pub const AUTO_MAX_POSTINGS: usize = 32;
 
 /// The part of the context an item belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -619,10 +622,12 @@ impl Session {
     /// expanded, matching by id or by at least `min_keyword_overlap` words.
     pub(crate) fn auto_hits(&self, query: &str) -> Vec<AutoHit> {
         let min = self.config.min_keyword_overlap as usize;
-        let Some(ranked) = self
-            .search
-            .search(query, &self.index, AUTO_SUMMARY_LIMIT * 3)
-        else {
+        let Some(ranked) = self.search.search_bounded(
+            query,
+            &self.index,
+            AUTO_SUMMARY_LIMIT * 3,
+            AUTO_MAX_POSTINGS,
+        ) else {
             return Vec::new();
         };
         ranked

@@ -98,6 +98,20 @@ impl SearchIndex {
         ids: &BTreeMap<String, usize>,
         limit: usize,
     ) -> Option<Vec<RankedHit>> {
+        self.search_bounded(query, ids, limit, usize::MAX)
+    }
+
+    /// Like [`SearchIndex::search`], but skips words that more than `max_postings` efforts
+    /// share. Such words say little about which effort is meant (their IDF is low), and their
+    /// postings grow with the history: the planner's automatic retrieval, which runs for every
+    /// request, uses this to keep its cost bounded however many efforts exist.
+    pub fn search_bounded(
+        &self,
+        query: &str,
+        ids: &BTreeMap<String, usize>,
+        limit: usize,
+        max_postings: usize,
+    ) -> Option<Vec<RankedHit>> {
         let terms: BTreeSet<String> = index_terms(query).collect();
         let slug = text::slugify(query);
         if terms.is_empty() && !ids.contains_key(&slug) {
@@ -106,7 +120,7 @@ impl SearchIndex {
         let total = self.documents.len() as f64;
         let mut scores: BTreeMap<usize, (f64, Vec<String>)> = BTreeMap::new();
         for term in &terms {
-            if let Some(postings) = self.postings.get(term) {
+            if let Some(postings) = self.postings.get(term).filter(|p| p.len() <= max_postings) {
                 // Rare words say more about which effort is meant than common ones.
                 let idf = (1.0 + total / postings.len() as f64).ln();
                 for &effort in postings {
