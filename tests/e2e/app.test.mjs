@@ -1,0 +1,483 @@
+// End-to-end tests of the CCM app in Debian's Chromium: the whole effort lifecycle with the
+// offline demo model and with the mock provider, streaming and Stop, a provider error and
+// its recovery, reload, and export/import into a fresh profile. Run with `node --test`
+// (scripts/test e2e builds the app and the mock server first).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import {
+  serveApp,
+  startMock,
+  launchBrowser,
+  openApp,
+  send,
+  openPanel,
+  banners,
+  manifestState,
+  useMock,
+  screenshot,
+  unexpected,
+} from './harness.mjs';
+
+let app;
+let mock;
+let browser;
+
+before(async () => {
+  app = await serveApp();
+  mock = await startMock();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await mock?.stop();
+  await app?.close();
+});
+
+const UNRELATED = [
+  'What is a good name for a grey cat?',
+  'How long should I boil an egg?',
+  'Recommend a board game for four players.',
+];
+
+/** Chatter that mentions nothing of the efforts, so their summaries go unreferenced. */
+const chatter = (i) => `Tell me a fun fact about octopus number ${i}.`;
+
+async function expectBanner(page, fragment) {
+  const all = await banners(page);
+  assert.ok(
+    all.some((b) => b.includes(fragment)),
+    `expected a banner containing ${JSON.stringify(fragment)}, got ${JSON.stringify(all)}`,
+  );
+}
+
+async function transcriptOf(page) {
+  return page.getByTestId('message').evaluateAll((nodes) =>
+    nodes.map((n) => `${n.dataset.role}: ${n.querySelector('.rich').innerText.trim()}`),
+  );
+}
+
+async function manifestOf(page) {
+  await openPanel(page, 'memory');
+  return page
+    .getByTestId('manifest-row')
+    .evaluateAll((rows) => rows.map((r) => `${r.dataset.effort}=${r.dataset.state}`));
+}
+
+/**
+ * The scenario of the issue: open two efforts, switch, conclude one, expand it, three
+ * unrelated turns until it auto-collapses, then 20+ turns until it is evicted, and a search
+ * that brings it back. `say` runs one step: the mock variant queues the model's tool calls
+ * first, the offline variant relies on the demo model's phrases.
+ */
+async function fullScenario(page, say, shots) {
+  await say('open-auth', "Let's work on the auth bug: users get 401 errors after an hour.");
+  await expectBanner(page, '--- Started effort: auth-bug ---');
+  assert.equal(await manifestState(page, 'auth-bug'), 'active');
+
+  await say('open-billing', "Let's work on the billing export: the CSV misses the VAT column.");
+  await expectBanner(page, '--- Started effort: billing-export ---');
+  assert.equal(await manifestState(page, 'billing-export'), 'active');
+  assert.equal(await manifestState(page, 'auth-bug'), 'open');
+
+  await say('switch', 'Back to the auth bug. The refresh token TTL looks wrong.');
+  await expectBanner(page, '--- Switched to effort: auth-bug ---');
+  assert.equal(await manifestState(page, 'auth-bug'), 'active');
+  if (shots) {
+    await screenshot(page, 'chat-two-efforts');
+  }
+
+  await say('close', "The auth bug is resolved: the refresh token TTL was 1h, now it is 24h. We're done.");
+  await expectBanner(page, '--- Concluded effort: auth-bug ---');
+  assert.equal(await manifestState(page, 'auth-bug'), 'in memory');
+
+  // Expand it by hand from the tier view.
+  await openPanel(page, 'memory');
+  await page.locator('[data-testid=manifest-row][data-effort=auth-bug] [data-testid=action-expand-auth-bug]').click();
+  const expanded = page.locator('[data-testid=expanded-effort][data-effort=auth-bug]');
+  await expanded.waitFor();
+  assert.equal(await expanded.getAttribute('data-countdown'), '3');
+  await expectBanner(page, '--- Expanded effort: auth-bug');
+  if (shots) {
+    await screenshot(page, 'memory-tiers-expanded');
+    await openPanel(page, 'context');
+    await page.getByTestId('breakdown').locator('summary').click();
+    await screenshot(page, 'context-inspector');
+  }
+
+  // Three unrelated turns: the countdown runs out and it collapses by itself.
+  for (const [i, text] of UNRELATED.entries()) {
+    await say(`unrelated-${i}`, text);
+    if (i < 2) {
+      await openPanel(page, 'memory');
+      assert.equal(await expanded.getAttribute('data-countdown'), String(2 - i));
+    }
+  }
+  await expectBanner(page, '--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---');
+  assert.equal(await manifestState(page, 'auth-bug'), 'in memory');
+
+  // Twenty more turns without a mention: the summary leaves working memory.
+  for (let i = 1; i <= 21; i++) {
+    await say(`chatter-${i}`, chatter(i));
+  }
+  assert.equal(await manifestState(page, 'auth-bug'), 'evicted');
+  await page.getByTestId('manifest-search').fill('auth');
+  assert.deepEqual(
+    await page.getByTestId('manifest-row').evaluateAll((rows) => rows.map((r) => r.dataset.effort)),
+    ['auth-bug'],
+  );
+  await page.getByTestId('manifest-search').fill('');
+  if (shots) {
+    await screenshot(page, 'memory-tiers-evicted');
+  }
+
+  // A question about it: the model searches, and the evicted effort comes back.
+  await say('search', 'What did we decide earlier about the auth bug?');
+  const state = await manifestState(page, 'auth-bug');
+  assert.ok(['in memory', 'expanded'].includes(state), `auth-bug is ${state} after the search`);
+  const evicted = await page.getByTestId('tier-manifest').innerText();
+  assert.match(evicted, /efforts, 0 evicted/);
+
+  if (shots) {
+    await openPanel(page, 'tokens');
+    await screenshot(page, 'token-curves');
+  }
+  // Markers for every kind of event the scenario produced.
+  await openPanel(page, 'tokens');
+  const kinds = await page
+    .getByTestId('chart-marker')
+    .evaluateAll((nodes) => [...new Set(nodes.map((n) => n.dataset.kind))].sort());
+  for (const kind of ['opened', 'concluded', 'expanded', 'auto-collapsed', 'evicted']) {
+    assert.ok(kinds.includes(kind), `a ${kind} marker (got ${kinds})`);
+  }
+  const headline = await page.getByTestId('savings-headline').innerText();
+  assert.match(headline, /^\d+% smaller than the naive context now/);
+}
+
+test('the full scenario with the offline demo model (the default)', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  assert.match(await page.getByTestId('provider-label').innerText(), /Offline demo model/);
+  await fullScenario(page, (_step, text) => send(page, text), true);
+  // The offline model labels its first reply.
+  const transcript = await transcriptOf(page);
+  assert.match(transcript[1], /\(offline demo model\)/);
+  await openPanel(page, 'settings');
+  await screenshot(page, 'settings');
+  await openPanel(page, 'sessions');
+  await screenshot(page, 'sessions');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+/** What the mock model answers at each step of the scenario. */
+const MOCK_STEPS = {
+  'open-auth': [
+    { tool_calls: [{ name: 'open_effort', arguments: { name: 'auth bug' } }] },
+    { text: 'Started on the auth bug. When do the 401s begin?' },
+  ],
+  'open-billing': [
+    { tool_calls: [{ name: 'open_effort', arguments: { name: 'billing export' } }] },
+    { text: 'Started on the billing export.' },
+  ],
+  switch: [
+    { tool_calls: [{ name: 'switch_effort', arguments: { id: 'auth-bug' } }] },
+    { text: 'Back on the auth bug.' },
+  ],
+  close: [
+    { tool_calls: [{ name: 'close_effort', arguments: { id: 'auth-bug' } }] },
+    // The engine asks for the summary in a separate request; it takes a moment.
+    {
+      when: { summary_request: true },
+      text: 'Refresh token TTL raised from 1h to 24h; this fixed the 401 errors.',
+      fault: { delay_ms: 1500 },
+    },
+    { text: 'Concluded the auth bug.' },
+  ],
+  search: [
+    { tool_calls: [{ name: 'search_efforts', arguments: { query: 'refresh token TTL' } }] },
+    { text: 'We raised the refresh token TTL from 1h to 24h.' },
+  ],
+};
+
+test('the full scenario with a provider (the mock server, streaming)', async () => {
+  await mock.reset();
+  const { page, errors, context } = await openApp(browser, app.url);
+  await useMock(page, mock.url);
+  await fullScenario(
+    page,
+    async (step, text) => {
+      if (MOCK_STEPS[step]) await mock.enqueue(MOCK_STEPS[step]);
+      if (step === 'close') {
+        const box = page.getByTestId('message-input');
+        await box.fill(text);
+        await box.press('Enter');
+        // The summary request shows its own progress line.
+        await page.getByTestId('turn-progress').filter({ hasText: 'Writing the summary of auth-bug' }).waitFor();
+        await page.getByTestId('live-turn').waitFor({ state: 'detached' });
+      } else {
+        await send(page, text);
+      }
+    },
+    false,
+  );
+  const concluded = (await banners(page)).find((b) => b.startsWith('--- Concluded effort: auth-bug ---'));
+  assert.match(concluded, /Refresh token TTL raised from 1h to 24h/);
+  // The requests really went to the provider, with the tools and the plan's context.
+  const log = await mock.requests();
+  assert.ok(log.length >= 30, `the mock served ${log.length} requests`);
+  // The provider reports prompt tokens: the chart shows them beside the local count.
+  await openPanel(page, 'tokens');
+  assert.ok((await page.getByTestId('reported-point').count()) > 20, 'reported prompt tokens are drawn');
+  await screenshot(page, 'token-curves-provider');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('streaming replies can be stopped; the text comes back and nothing changes', async () => {
+  await mock.reset();
+  const { page, errors, context } = await openApp(browser, app.url);
+  await useMock(page, mock.url);
+  await send(page, 'Hello there.');
+  const turnsBefore = await page.getByTestId('turn').count();
+  const story = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
+  await mock.enqueue([{ text: story, fault: { chunk_delay_ms: 60 } }]);
+  const box = page.getByTestId('message-input');
+  await box.fill('Tell me a long story, with code:\n\n```sh\necho hi\n```');
+  await box.press('Enter');
+  const reply = page.getByTestId('streaming-reply');
+  await reply.filter({ hasText: 'word5' }).waitFor();
+  const partial = await reply.innerText();
+  assert.ok(!partial.includes('word119'), 'the reply is still arriving');
+  await screenshot(page, 'streaming');
+  await page.getByTestId('stop').click();
+  await page.getByTestId('live-turn').waitFor({ state: 'detached' });
+  assert.equal(await box.inputValue(), 'Tell me a long story, with code:\n\n```sh\necho hi\n```');
+  await page.getByText('Stopped. Nothing was changed').waitFor();
+  assert.equal(await page.getByTestId('turn').count(), turnsBefore);
+
+  // Sent again, it completes; Markdown code blocks get a copy button that works.
+  await mock.enqueue([{ text: 'Here:\n\n```sh\necho "<b>hi</b>"\n```\n' }]);
+  await box.press('Enter');
+  await page.getByTestId('live-turn').waitFor({ state: 'detached' });
+  assert.equal(await page.getByTestId('turn').count(), turnsBefore + 1);
+  const code = page.getByTestId('code-block').last();
+  await code.getByTestId('copy-code').click();
+  await code.getByText('Copied').waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'echo "<b>hi</b>"\n');
+  assert.equal(await page.locator('.chat-log b').count(), 0, 'model output is never HTML');
+  // Shift+Enter makes a new line instead of sending.
+  await box.fill('line one');
+  await box.press('Shift+Enter');
+  await box.type('line two');
+  assert.equal(await box.inputValue(), 'line one\nline two');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('a provider error is shown plainly and the turn can be retried', async () => {
+  await mock.reset();
+  const { page, errors, context } = await openApp(browser, app.url);
+  await useMock(page, mock.url);
+  await mock.enqueue([{ fault: { status: 401, message: 'Incorrect API key provided' } }]);
+  await send(page, 'Are you there?');
+  const card = page.getByTestId('turn-error');
+  await card.waitFor();
+  const message = await page.getByTestId('turn-error-text').innerText();
+  assert.match(message, /401|Incorrect API key/);
+  assert.match(message, /Nothing was changed/);
+  assert.equal(await page.getByTestId('turn').count(), 0, 'the failed turn stored nothing');
+  await screenshot(page, 'provider-error');
+  await page.getByTestId('retry-turn').click();
+  await page.getByTestId('live-turn').waitFor({ state: 'detached' });
+  await card.waitFor({ state: 'detached' });
+  assert.equal(await page.getByTestId('turn').count(), 1);
+  assert.match((await transcriptOf(page)).join('\n'), /Mock reply to: "Are you there\?"/);
+  // The browser logs the failed request itself; nothing else may be logged.
+  assert.deepEqual(unexpected(errors, ['status of 401']), []);
+  await context.close();
+});
+
+test('a reload restores the session, and export then import gives the same state in a fresh profile', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  await send(page, "Let's work on the auth bug: users get 401 errors after an hour.");
+  await send(page, 'The refresh token TTL is 1h.');
+  await send(page, "Let's work on the billing export: the CSV misses the VAT column.");
+  await send(page, "The auth bug is resolved, we're done.");
+  await send(page, 'What is a good name for a grey cat?');
+  const transcript = await transcriptOf(page);
+  const manifest = await manifestOf(page);
+  assert.equal(transcript.length, 10);
+
+  await page.reload();
+  await page.getByTestId('ready').waitFor({ timeout: 120_000 });
+  await page.getByTestId('message').first().waitFor();
+  // A reload loads concluded efforts' logs only on demand: the chat says how many are stored.
+  const reloaded = await transcriptOf(page);
+  const hidden = await page.getByTestId('hidden-messages').count();
+  if (hidden === 0) {
+    assert.deepEqual(reloaded, transcript);
+  } else {
+    assert.ok(transcript.join('\n').includes(reloaded.join('\n').split('\n').slice(-2).join('\n')));
+  }
+  assert.deepEqual(await manifestOf(page), manifest);
+  await page.getByTestId('read-log-auth-bug').click();
+  const log = await page.getByTestId('log-viewer').innerText();
+  assert.match(log, /Raw log of auth-bug \(6 messages\)/);
+  assert.match(log, /The refresh token TTL is 1h\./);
+  await page.getByTestId('close-log').click();
+
+  // Export.
+  await openPanel(page, 'sessions');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('[data-testid=session-row].active [data-testid=export-session]').click(),
+  ]);
+  const file = await download.path();
+  const exported = JSON.parse(await readFile(file, 'utf8'));
+  assert.equal(exported.format, 'ccm-session');
+  assert.ok(!JSON.stringify(exported).includes('apiKey'));
+
+  // Import into a fresh profile.
+  const fresh = await openApp(browser, app.url);
+  await openPanel(fresh.page, 'sessions');
+  await fresh.page.getByTestId('import-json').setInputFiles(file);
+  await fresh.page.getByText(/^Imported /).waitFor();
+  assert.deepEqual(await manifestOf(fresh.page), manifest);
+  await fresh.page.getByTestId('message').first().waitFor();
+  const imported = await transcriptOf(fresh.page);
+  assert.deepEqual(imported.slice(-2), transcript.slice(-2));
+  await openPanel(fresh.page, 'sessions');
+  const [again] = await Promise.all([
+    fresh.page.waitForEvent('download'),
+    fresh.page.locator('[data-testid=session-row].active [data-testid=export-session]').click(),
+  ]);
+  const reexported = JSON.parse(await readFile(await again.path(), 'utf8'));
+  assert.deepEqual(reexported, exported, 'the imported session exports the same document');
+  assert.deepEqual(unexpected(fresh.errors), []);
+  await fresh.context.close();
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('usable at phone width', async () => {
+  const { page, errors, context } = await openApp(browser, app.url, { viewport: { width: 390, height: 844 } });
+  await openPanel(page, 'chat');
+  await send(page, "Let's work on the auth bug: users get 401 errors after an hour.");
+  await expectBanner(page, '--- Started effort: auth-bug ---');
+  await screenshot(page, 'phone-chat');
+  await openPanel(page, 'memory');
+  assert.equal(await page.getByTestId('message-input').isVisible(), false);
+  await page.locator('[data-testid=open-effort][data-effort=auth-bug]').waitFor();
+  await screenshot(page, 'phone-memory');
+  // Alt+M cycles the context mode and opens the breakdown.
+  await page.keyboard.press('Alt+KeyM');
+  await page.getByTestId('budget-meter').filter({ hasText: 'CTX Heavy' }).waitFor();
+  assert.equal(await page.getByTestId('breakdown').getAttribute('open'), '');
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390, `no horizontal scrolling at phone width (${width}px)`);
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('sessions: create, rename, switch, fork a branch, delete; import the original CCM layout', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  await send(page, "Let's work on the auth bug: users get 401 errors after an hour.");
+  await send(page, 'The refresh token TTL is 1h.');
+
+  await openPanel(page, 'sessions');
+  const rows = page.getByTestId('session-row');
+  assert.equal(await rows.count(), 1);
+  await page.getByTestId('rename-session').click();
+  await page.getByTestId('rename-input').fill('Auth work');
+  await page.getByTestId('rename-save').click();
+  await page.locator('[data-testid=session-row][data-name="Auth work"]').waitFor();
+  assert.equal(await page.getByTestId('session-name').innerText(), 'Auth work');
+
+  // A branch at the current turn is a session of its own.
+  await page.getByTestId('fork-name').fill('try-b');
+  await page.getByTestId('fork').click();
+  await page.locator('[data-testid=session-row][data-name="Auth work ⎇ try-b"].active').waitFor();
+  assert.equal(await page.getByTestId('session-name').innerText(), 'Auth work ⎇ try-b');
+  assert.equal(await page.getByTestId('message').count(), 4);
+  await send(page, 'Only on the branch.');
+  assert.equal(await page.getByTestId('message').count(), 6);
+
+  // Switching back shows the main line without the branch's turn.
+  await openPanel(page, 'sessions');
+  await page.locator('[data-testid=session-row][data-name="Auth work"] [data-testid=open-session]').click();
+  await page.locator('[data-testid=session-row][data-name="Auth work"].active').waitFor();
+  await page.getByTestId('message').nth(3).waitFor();
+  assert.equal(await page.getByTestId('message').count(), 4);
+
+  // New and delete.
+  await page.getByTestId('new-session-name').fill('Scratch');
+  await page.getByTestId('new-session').click();
+  await page.locator('[data-testid=session-row][data-name="Scratch"].active').waitFor();
+  page.once('dialog', (dialog) => dialog.accept());
+  await page.locator('[data-testid=session-row][data-name="Scratch"] [data-testid=delete-session]').click();
+  await page.locator('[data-testid=session-row][data-name="Scratch"]').waitFor({ state: 'detached' });
+  assert.equal(await rows.count(), 2);
+
+  // The original CCM file layout, picked as files.
+  const fixture = new URL('./fixtures/ccm-session/', import.meta.url).pathname;
+  await page.getByTestId('import-ccm').setInputFiles([
+    `${fixture}manifest.yaml`,
+    `${fixture}raw.jsonl`,
+    `${fixture}efforts/auth-bug.jsonl`,
+    `${fixture}efforts/guild-feature.jsonl`,
+  ]);
+  await page.getByText(/^Imported Imported CCM session/).waitFor();
+  assert.equal(await manifestState(page, 'auth-bug'), 'in memory');
+  assert.ok(['active', 'open'].includes(await manifestState(page, 'guild-feature')));
+  assert.match(await page.getByTestId('tier-summaries').innerText(), /raised to 86400/);
+  await screenshot(page, 'import-ccm');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('manual actions: conclude with an edited summary, pin and unpin, per-session thresholds', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  await send(page, "Let's work on the auth bug: users get 401 errors after an hour.");
+  await send(page, 'The refresh token TTL is 1h.');
+
+  // Conclude from the tier view, with the summary edited by hand.
+  await openPanel(page, 'memory');
+  await page.getByTestId('action-conclude-auth-bug').first().click();
+  const summary = page.getByTestId('conclude-summary');
+  assert.ok((await summary.inputValue()).length > 0, 'the extractive summary is offered');
+  await summary.fill('TTL of the refresh token was 1h; raise it to 24h.');
+  await page.getByTestId('conclude-confirm').click();
+  await page.locator('[data-testid=summary-effort][data-effort=auth-bug]').waitFor();
+  assert.match(await page.getByTestId('tier-summaries').innerText(), /raise it to 24h/);
+  await expectBanner(page, '--- Concluded effort: auth-bug ---');
+
+  // Pin the summary (sticky), see it in the plan, unpin it.
+  await openPanel(page, 'context');
+  await page.getByTestId('breakdown').locator('summary').click();
+  await page.getByTestId('pin-summary:auth-bug').click();
+  await page.locator('[data-testid=pin][data-target="summary:auth-bug"]').waitFor();
+  assert.match(
+    await page.locator('[data-testid=included-item][data-item="summary:auth-bug"]').innerText(),
+    /sticky/,
+  );
+  await page.getByTestId('pin-summary:auth-bug').click();
+  await page.locator('[data-testid=pin]').waitFor({ state: 'detached' });
+
+  // A shorter eviction threshold applies to this session from the next turn on.
+  await openPanel(page, 'settings');
+  assert.equal(await page.getByTestId('cfg-encoding').innerText(), 'o200k_base');
+  await page.getByTestId('cfg-eviction').fill('2');
+  await page.getByTestId('apply-config').click();
+  await page.getByText('Applied from the next request on.').waitFor();
+  // A value the core refuses is reported and changes nothing.
+  await page.getByTestId('cfg-window').fill('100');
+  await page.getByTestId('apply-config').click();
+  await page.locator('[data-testid=settings-message]', { hasText: 'context_window must be at least 256' }).waitFor();
+  await send(page, 'What is a good name for a grey cat?');
+  await send(page, 'How long should I boil an egg?');
+  assert.equal(await manifestState(page, 'auth-bug'), 'evicted');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});

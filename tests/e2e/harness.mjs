@@ -1,0 +1,163 @@
+// Test harness for the app's end-to-end tests: a static server for the Trunk build, the mock
+// LLM server (a real HTTP server on 127.0.0.1), Debian's Chromium through playwright-core,
+// and small helpers that drive the app the way a person does.
+//
+// Environment:
+//   CCM_DIST          the Trunk build (default: <repo>/target/dist)
+//   CCM_MOCK_LLM_BIN  the ccm-mock-llm binary (default: $CARGO_TARGET_DIR/debug/ccm-mock-llm)
+//   CCM_CHROMIUM      the browser (default: /usr/bin/chromium)
+//   CCM_SCREENSHOTS   where screenshots go (default: <repo>/docs/screenshots)
+
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serveDirectory } from '../../web/serve.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '../..');
+const dist = process.env.CCM_DIST ?? path.join(repoRoot, 'target/dist');
+const targetDir = process.env.CARGO_TARGET_DIR ?? path.join(repoRoot, 'target');
+const mockBin = process.env.CCM_MOCK_LLM_BIN ?? path.join(targetDir, 'debug/ccm-mock-llm');
+const chromiumPath = process.env.CCM_CHROMIUM ?? '/usr/bin/chromium';
+export const screenshotDir = process.env.CCM_SCREENSHOTS ?? path.join(repoRoot, 'docs/screenshots');
+
+/** Serves the Trunk build on 127.0.0.1 (a free port); resolves to { url, close }. */
+export async function serveApp() {
+  if (!existsSync(path.join(dist, 'index.html'))) {
+    throw new Error(`no app build at ${dist}; build it with trunk first (scripts/test e2e does)`);
+  }
+  return serveDirectory(dist, 0);
+}
+
+/** Starts the mock LLM server; resolves to { url, enqueue, requests, reset, stop }. */
+export async function startMock() {
+  if (!existsSync(mockBin)) {
+    throw new Error(`no mock server binary at ${mockBin}; build it with cargo build -p ccm-mock-llm`);
+  }
+  const child = spawn(mockBin, ['--idle-exit-secs', '600', '--max-lifetime-secs', '1800'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the mock server did not start within 20 s')), 20_000);
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      const match = /^CCM_MOCK_LLM_LISTENING (\S+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the mock server exited with ${code}`)));
+  });
+  const control = async (method, route, body) => {
+    const response = await fetch(`${url}/__mock/${route}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`mock ${route}: ${response.status} ${await response.text()}`);
+    return response.json().catch(() => null);
+  };
+  return {
+    url,
+    /** Queues scripted replies (see crates/ccm-mock-llm/src/script.rs). */
+    enqueue: (replies) => control('POST', 'enqueue', replies),
+    requests: () => control('GET', 'requests'),
+    reset: () => control('POST', 'reset', {}),
+    stop: async () => {
+      await control('POST', 'shutdown', {}).catch(() => {});
+      if (child.exitCode === null) child.kill();
+    },
+  };
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Launches Debian's Chromium (never a downloaded browser). */
+export function launchBrowser() {
+  return chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS, timeout: 60_000 });
+}
+
+/**
+ * A fresh browser profile (its own IndexedDB) with a page on the app. Console errors and page
+ * errors are collected in `errors`; `allow` lists message fragments a test expects.
+ */
+export async function openApp(browser, appUrl, { viewport = { width: 1440, height: 900 } } = {}) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(appUrl).origin });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  const errors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await page.goto(appUrl);
+  await waitReady(page);
+  return { context, page, errors };
+}
+
+/** Waits until the tokenizer is loaded and a session is open. */
+export async function waitReady(page) {
+  await page.getByTestId('ready').waitFor({ timeout: 120_000 });
+}
+
+/** Types a message, sends it with Enter and waits for the turn to finish. */
+export async function send(page, text) {
+  const box = page.getByTestId('message-input');
+  await box.fill(text);
+  await box.press('Enter');
+  await page.getByTestId('live-turn').waitFor({ state: 'detached', timeout: 60_000 });
+}
+
+/** Opens a side panel by its tab. */
+export async function openPanel(page, key) {
+  await page.getByTestId(`tab-${key}`).click();
+}
+
+/** The chat's banners (quiet notices), as text. */
+export async function banners(page) {
+  return page.getByTestId('banner').allInnerTexts();
+}
+
+/** The state of an effort in the manifest (`active`, `open`, `expanded`, `in memory`, `evicted`). */
+export async function manifestState(page, id) {
+  await openPanel(page, 'memory');
+  return page.locator(`[data-testid=manifest-row][data-effort="${id}"]`).getAttribute('data-state');
+}
+
+/** Points the app at the mock server (custom OpenAI-compatible URL). */
+export async function useMock(page, mockUrl, { stream = true } = {}) {
+  await openPanel(page, 'settings');
+  await page.getByTestId('provider-select').selectOption('custom_openai');
+  await page.getByTestId('provider-url').fill(`${mockUrl}/v1`);
+  await page.getByTestId('provider-model').fill('mock-model');
+  const box = page.getByTestId('provider-stream');
+  if ((await box.isChecked()) !== stream) await box.click();
+  await page.getByTestId('save-provider').click();
+  await page.getByText('Saved. The next message uses this provider.').waitFor();
+}
+
+/** Saves a screenshot of the page under docs/screenshots. */
+export async function screenshot(page, name) {
+  await mkdir(screenshotDir, { recursive: true });
+  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`) });
+}
+
+/** Console errors that are not expected by the test. */
+export function unexpected(errors, allow = []) {
+  return errors.filter((e) => !allow.some((fragment) => e.includes(fragment)));
+}

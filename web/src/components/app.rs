@@ -1,0 +1,168 @@
+//! The root component: start-up (tokenizer, storage, last session), the header, notices, the
+//! chat and the side panel, and the mode hotkey.
+
+use crate::chart;
+use crate::components::chat::ChatPanel;
+use crate::components::curves::TokenCurves;
+use crate::components::dialogs::{run_action, ConcludeDialog, LogViewer};
+use crate::components::inspector::Inspector;
+use crate::components::sessions::SessionsPanel;
+use crate::components::settings::SettingsPanel;
+use crate::components::tiers::TierView;
+use crate::state::{AppState, NoticeKind, Panel, Startup};
+use crate::transport::timeout;
+use crate::view_model::{self, EffortAction};
+use ccm_core::tokens::Encoding;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+/// Parses the default encoding's rank tables (a noticeable moment in wasm) after the first
+/// paint, then opens storage and the last session.
+async fn start(state: AppState) {
+    // Two macrotasks: the page paints with its progress line before the parse blocks.
+    timeout(0.0).await;
+    timeout(0.0).await;
+    let started = js_sys::Date::now();
+    let _counter = ccm_core::TiktokenCounter::new(Encoding::O200kBase);
+    let took = js_sys::Date::now() - started;
+    state.startup.set(Startup::Storage);
+    timeout(0.0).await;
+    state.open_storage().await;
+    state.startup.set(Startup::Ready(format!(
+        "Tokenizer o200k_base ready in {took:.0} ms"
+    )));
+}
+
+/// The app.
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    spawn_local(start(state));
+
+    // Alt+M cycles the context mode and opens the budget breakdown, from anywhere.
+    let hotkey = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.alt_key() && !ev.ctrl_key() && !ev.meta_key() && ev.code() == "KeyM" {
+            ev.prevent_default();
+            state.panel.set(Panel::Context);
+            state.cycle_mode();
+        }
+    });
+    on_cleanup(move || hotkey.remove());
+    // A turn still running when the app goes away is cancelled, so no request outlives it.
+    on_cleanup(move || crate::turn::stop(state));
+
+    let tiers = Memo::new(move |_| {
+        state
+            .derive(|core| view_model::tiers(core))
+            .unwrap_or_default()
+    });
+    let inspector = Memo::new(move |_| state.derive(|core| view_model::inspector(core)));
+    let points = Memo::new(move |_| {
+        state
+            .derive(|core| chart::curve_points(core.history(), core.telemetry()))
+            .unwrap_or_default()
+    });
+    let meter = Memo::new(move |_| {
+        state
+            .derive(|core| core.build_plan().meter.line)
+            .unwrap_or_default()
+    });
+    let concluding = RwSignal::new(None::<String>);
+    let on_action = Callback::new(move |(action, id): (EffortAction, String)| {
+        run_action(state, concluding, action, id)
+    });
+    let on_pin = Callback::new(move |(target, pinned): (String, bool)| {
+        spawn_local(async move { state.set_pin(target, pinned).await })
+    });
+    let on_cycle_mode = Callback::new(move |()| state.cycle_mode());
+    let session_name = Memo::new(move |_| {
+        let id = state.session_id.get();
+        state.sessions.with(|list| {
+            list.iter()
+                .find(|s| Some(&s.id) == id.as_ref())
+                .map(|s| s.name.clone())
+                .unwrap_or_else(|| "Unsaved session".to_string())
+        })
+    });
+
+    view! {
+        <div class="app" class:show-chat=move || state.panel.get() == Panel::Chat>
+            <header class="top">
+                <h1>"CCM"</h1>
+                <span class="session-name" data-testid="session-name">{session_name}</span>
+                <span class="provider" data-testid="provider-label" title=move || state.provider.with(|p| p.choice.label().to_string())>
+                    {move || state.provider.with(|p| p.short_label())}
+                </span>
+                <span class="meter-line" data-testid="header-meter" title="Budget meter (Alt+M cycles the mode)">{meter}</span>
+                <span class="status" role="status" data-testid="startup">
+                    {move || match state.startup.get() {
+                        Startup::Tokenizer => view! { <span class="spinner" aria-hidden="true"></span> "Loading the tokenizer…" }.into_any(),
+                        Startup::Storage => view! { <span class="spinner" aria-hidden="true"></span> "Opening saved sessions…" }.into_any(),
+                        Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
+                    }}
+                    {move || state.busy.get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
+                </span>
+            </header>
+            <div class="notices" data-testid="notices">
+                {move || {
+                    state
+                        .notices
+                        .get()
+                        .into_iter()
+                        .map(|n| {
+                            let (class, role) = match n.kind {
+                                NoticeKind::Info => ("notice info", "status"),
+                                NoticeKind::Error => ("notice error", "alert"),
+                            };
+                            let id = n.id;
+                            view! {
+                                <div class=class role=role data-testid="notice">
+                                    <span>{n.text}</span>
+                                    <button type="button" class="dismiss" aria-label="Dismiss" on:click=move |_| state.dismiss(id)>"×"</button>
+                                </div>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </div>
+            <nav class="tabs" aria-label="Panels">
+                {Panel::TABS
+                    .into_iter()
+                    .map(|panel| {
+                        view! {
+                            <button
+                                type="button"
+                                class=if panel == Panel::Chat { "tab chat-tab" } else { "tab" }
+                                data-testid=format!("tab-{}", panel.key())
+                                aria-pressed=move || (state.panel.get() == panel).to_string()
+                                on:click=move |_| state.panel.set(panel)
+                            >
+                                {panel.label()}
+                            </button>
+                        }
+                    })
+                    .collect_view()}
+            </nav>
+            <main class="layout">
+                <section class="chat" aria-label="Chat">
+                    <ChatPanel />
+                </section>
+                <aside class="side" aria-label="Context management">
+                    {move || match state.panel.get() {
+                        Panel::Memory | Panel::Chat => view! { <TierView tiers=tiers on_action=on_action /> }.into_any(),
+                        Panel::Context => view! {
+                            <Inspector snapshot=inspector breakdown_open=state.breakdown_open on_pin=on_pin on_cycle_mode=on_cycle_mode />
+                        }
+                        .into_any(),
+                        Panel::Tokens => view! { <TokenCurves points=points /> }.into_any(),
+                        Panel::Sessions => view! { <SessionsPanel /> }.into_any(),
+                        Panel::Settings => view! { <SettingsPanel /> }.into_any(),
+                    }}
+                </aside>
+            </main>
+            <ConcludeDialog effort=concluding />
+            <LogViewer />
+        </div>
+    }
+}

@@ -1,0 +1,244 @@
+//! Settings: the provider (offline demo model by default, presets, custom URLs), the model
+//! name and the API key (in memory for the tab unless the person asks to remember it), and the
+//! current session's thresholds, budget, context mode and compaction preset.
+
+use crate::provider::{ProviderChoice, ProviderSettings};
+use crate::state::AppState;
+use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
+use ccm_core::config::ContextMode;
+use ccm_core::Config;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+/// A number field bound to a string signal (validated by the core when applied).
+#[component]
+fn NumberField(
+    /// The label.
+    label: &'static str,
+    /// The field's `data-testid`.
+    test_id: &'static str,
+    /// The value as typed.
+    value: RwSignal<String>,
+    /// What the setting does.
+    help: &'static str,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{label}</span>
+            <input type="number" min="1" data-testid=test_id prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+            <small class="hint">{help}</small>
+        </label>
+    }
+}
+
+fn parse(field: &str, text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse::<u32>()
+        .map_err(|_| format!("{field} must be a whole number, got “{}”", text.trim()))
+}
+
+/// The settings panel.
+#[component]
+pub fn SettingsPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+
+    // Provider form, started from the stored settings.
+    let initial = state.provider.get_untracked();
+    let choice = RwSignal::new(initial.choice);
+    let base_url = RwSignal::new(initial.base_url.clone());
+    let model = RwSignal::new(initial.model.clone());
+    let stream = RwSignal::new(initial.stream);
+    let remember = RwSignal::new(initial.remember_key);
+    let key = RwSignal::new(state.api_key.get_untracked());
+    let provider_message = RwSignal::new(None::<(bool, String)>);
+    let save_provider = move |ev: web_sys::SubmitEvent| {
+        ev.prevent_default();
+        let settings = ProviderSettings {
+            choice: choice.get_untracked(),
+            base_url: base_url.get_untracked().trim().to_string(),
+            model: model.get_untracked().trim().to_string(),
+            stream: stream.get_untracked(),
+            remember_key: remember.get_untracked(),
+        };
+        let key_text = key.get_untracked();
+        match settings.provider_config(Some(&key_text)) {
+            Ok(_) => {
+                state.save_provider(settings, key_text);
+                provider_message.set(Some((
+                    true,
+                    "Saved. The next message uses this provider.".into(),
+                )));
+            }
+            Err(e) => provider_message.set(Some((false, e))),
+        }
+    };
+
+    // The session form is rebuilt whenever the configuration in force changes.
+    let session_message = RwSignal::new(None::<(bool, String)>);
+    let current = Memo::new(move |_| state.derive(|core| core.config().clone()));
+
+    view! {
+        <div class="settings" data-testid="settings-panel">
+            <form on:submit=save_provider aria-labelledby="provider-title">
+                <h2 id="provider-title">"Model provider"</h2>
+                <label class="field">
+                    <span>"Provider"</span>
+                    <select
+                        data-testid="provider-select"
+                        on:change=move |ev| {
+                            if let Some(next) = ProviderChoice::from_key(&event_target_value(&ev)) {
+                                let defaults = ProviderSettings::for_choice(next);
+                                choice.set(next);
+                                base_url.set(defaults.base_url);
+                                model.set(defaults.model);
+                            }
+                        }
+                    >
+                        {ProviderChoice::all()
+                            .into_iter()
+                            .map(|c| view! { <option value=c.key() selected=move || choice.get() == c>{c.label()}</option> })
+                            .collect_view()}
+                    </select>
+                </label>
+                <Show when=move || choice.get() != ProviderChoice::Offline fallback=|| view! {
+                    <p class="hint">"The offline demo model is deterministic and needs no key or network: it opens, switches, concludes, expands and searches efforts when you say so (“let's work on …”, “back to …”, “that's resolved”, “remind me exactly …”)."</p>
+                }>
+                    <label class="field">
+                        <span>"Base URL"</span>
+                        <input data-testid="provider-url" prop:value=move || base_url.get() on:input=move |ev| base_url.set(event_target_value(&ev)) />
+                    </label>
+                    <label class="field">
+                        <span>"Model"</span>
+                        <input data-testid="provider-model" prop:value=move || model.get() on:input=move |ev| model.set(event_target_value(&ev)) />
+                    </label>
+                    <label class="field">
+                        <span>"API key"</span>
+                        <input type="password" autocomplete="off" data-testid="provider-key" prop:value=move || key.get() on:input=move |ev| key.set(event_target_value(&ev)) />
+                        <small class="hint">"Kept in memory for this tab only, unless you tick the box below. Never exported with a session."</small>
+                    </label>
+                    <label class="check">
+                        <input type="checkbox" data-testid="remember-key" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
+                        "Remember the key in this browser (localStorage)"
+                    </label>
+                    <label class="check">
+                        <input type="checkbox" data-testid="provider-stream" prop:checked=move || stream.get() on:change=move |ev| stream.set(event_target_checked(&ev)) />
+                        "Stream replies"
+                    </label>
+                </Show>
+                <button type="submit" data-testid="save-provider">"Save provider"</button>
+                {message_view(provider_message)}
+            </form>
+            {move || current.get().map(|config| view! { <SessionForm config=config message=session_message /> })}
+        </div>
+    }
+}
+
+/// The current session's settings, started from its configuration. The panel renders a new
+/// form whenever the configuration changes, so the fields always show what is in force.
+#[component]
+fn SessionForm(
+    /// The configuration in force.
+    config: Config,
+    /// The result of the last apply, kept by the panel across re-renders.
+    message: RwSignal<Option<(bool, String)>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let named = ThresholdPreset::ALL
+        .into_iter()
+        .find(|p| CompactionConfig::preset(*p) == config.compaction)
+        .map_or("custom", |p| p.name());
+    let decay = RwSignal::new(config.decay_threshold.to_string());
+    let eviction = RwSignal::new(config.summary_eviction_threshold.to_string());
+    let ambient = RwSignal::new(config.ambient_window.to_string());
+    let overlap = RwSignal::new(config.min_keyword_overlap.to_string());
+    let window = RwSignal::new(config.context_window.to_string());
+    let reserved = RwSignal::new(config.reserved_output_tokens.to_string());
+    let mode = RwSignal::new(config.context_mode.label().to_lowercase());
+    let preset = RwSignal::new(named.to_string());
+    let encoding = config.encoding.name();
+    let base = config;
+    let apply = move |ev: web_sys::SubmitEvent| {
+        ev.prevent_default();
+        let base = base.clone();
+        let built = (|| -> Result<Config, String> {
+            let mut config = base.clone();
+            config.decay_threshold = parse("Decay", &decay.get_untracked())?;
+            config.summary_eviction_threshold = parse("Eviction", &eviction.get_untracked())?;
+            config.ambient_window = parse("Ambient window", &ambient.get_untracked())?;
+            config.min_keyword_overlap = parse("Keyword overlap", &overlap.get_untracked())?;
+            config.context_window = parse("Context window", &window.get_untracked())?;
+            config.reserved_output_tokens =
+                parse("Reserved answer tokens", &reserved.get_untracked())?;
+            config.context_mode =
+                ContextMode::from_name(&mode.get_untracked()).map_err(|e| e.to_string())?;
+            if let Ok(p) = ThresholdPreset::from_name(&preset.get_untracked()) {
+                if CompactionConfig::preset(p) != base.compaction {
+                    config.compaction = CompactionConfig::preset(p);
+                }
+            }
+            Ok(config)
+        })();
+        match built {
+            Err(e) => message.set(Some((false, e))),
+            Ok(config) => {
+                spawn_local(async move {
+                    match state.apply_config(config).await {
+                        Ok(()) => {
+                            message.set(Some((true, "Applied from the next request on.".into())))
+                        }
+                        Err(e) => message.set(Some((false, e))),
+                    }
+                });
+            }
+        }
+    };
+    view! {
+        <form on:submit=apply aria-labelledby="session-settings-title">
+            <h2 id="session-settings-title">"This session"</h2>
+            <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
+            <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
+            <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
+            <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference." />
+            <NumberField label="Context window (tokens)" test_id="cfg-window" value=window help="The model's window; compaction levels are shares of it." />
+            <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=reserved help="The request budget is the window minus this." />
+            <label class="field">
+                <span>"Context mode"</span>
+                <select data-testid="cfg-mode" on:change=move |ev| mode.set(event_target_value(&ev))>
+                    {["off", "light", "heavy"]
+                        .into_iter()
+                        .map(|m| view! { <option value=m selected=move || mode.get() == m>{m}</option> })
+                        .collect_view()}
+                </select>
+                <small class="hint">"Off pulls in nothing by itself; Light adds matching summaries; Heavy also loads the best match's log. Alt+M cycles it."</small>
+            </label>
+            <label class="field">
+                <span>"Compaction thresholds"</span>
+                <select data-testid="cfg-compaction" on:change=move |ev| preset.set(event_target_value(&ev))>
+                    <option value="standard" selected=move || preset.get() == "standard">"standard (60 / 75 / 90 %)"</option>
+                    <option value="early" selected=move || preset.get() == "early">"early (50 / 65 / 80 %)"</option>
+                    <option value="custom" selected=move || preset.get() == "custom" disabled=true>"custom"</option>
+                </select>
+            </label>
+            <p class="field">
+                <span>"Encoding"</span>
+                <code data-testid="cfg-encoding">{encoding}</code>
+                <small class="hint">"Stored token counts were made with this encoding, so it cannot change in place: export the session, then import it into a session with the other encoding to recount."</small>
+            </p>
+            <button type="submit" data-testid="apply-config">"Apply to this session"</button>
+            {message_view(message)}
+        </form>
+    }
+}
+
+/// The result line of a form.
+fn message_view(message: RwSignal<Option<(bool, String)>>) -> impl IntoView {
+    move || {
+        message.get().map(|(ok, text)| {
+            view! {
+                <p class=if ok { "ok" } else { "error" } role=if ok { "status" } else { "alert" } data-testid="settings-message">
+                    {text}
+                </p>
+            }
+        })
+    }
+}

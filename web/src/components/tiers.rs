@@ -1,0 +1,239 @@
+//! The three memory tiers: working memory (open efforts, expanded efforts with their
+//! countdown to auto-collapse, summaries with their countdown to eviction), the manifest of
+//! every effort (searchable, evicted ones included), and the raw logs.
+
+use crate::chart::format_tokens;
+use crate::view_model::{
+    actions_for, filter_manifest, state_label, EffortAction, EffortRow, TierSnapshot,
+};
+use leptos::prelude::*;
+
+/// The tier view.
+#[component]
+pub fn TierView(
+    /// The tiers to show.
+    #[prop(into)]
+    tiers: Signal<TierSnapshot>,
+    /// Called with an action and the effort's id when a button is pressed.
+    on_action: Callback<(EffortAction, String)>,
+) -> impl IntoView {
+    let query = RwSignal::new(String::new());
+    let buttons = move |row: &EffortRow| {
+        let id = row.id.clone();
+        actions_for(row.state)
+            .iter()
+            .map(|&action| {
+                let id = id.clone();
+                let label = format!("{} {}", action.label().trim_end_matches('…'), id);
+                view! {
+                    <button
+                        type="button"
+                        class="small"
+                        data-testid=format!("action-{}-{}", action.test_id(), id)
+                        aria-label=label
+                        on:click=move |_| on_action.run((action, id.clone()))
+                    >
+                        {action.label()}
+                    </button>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <div class="tiers" data-testid="tier-view">
+            <section class="tier" data-testid="tier-working" aria-labelledby="tier-working-title">
+                <h2 id="tier-working-title">
+                    "Working memory "
+                    <span class="tokens">{move || format!("{} tokens", format_tokens(tiers.with(|t| t.working_tokens)))}</span>
+                </h2>
+                <p class="hint">
+                    {move || {
+                        tiers
+                            .with(|t| {
+                                format!(
+                                    "Turn {}. Everything stored would be {} tokens; {} ambient messages are in the window.",
+                                    t.turn,
+                                    format_tokens(t.naive_tokens),
+                                    t.ambient_in_memory,
+                                )
+                            })
+                    }}
+                </p>
+                <h3>"Open efforts"</h3>
+                <ul class="rows" data-testid="tier-open">
+                    {move || {
+                        tiers
+                            .with(|t| {
+                                if t.open.is_empty() {
+                                    return view! { <li class="empty">"No open effort."</li> }.into_any();
+                                }
+                                t.open
+                                    .iter()
+                                    .map(|row| {
+                                        let active = row.state == ccm_core::session::EffortState::Active;
+                                        view! {
+                                            <li class="row" class:active=active data-testid="open-effort" data-effort=row.id.clone() data-state=state_label(row.state)>
+                                                <div class="row-main">
+                                                    <span class="name">{row.name.clone()}</span>
+                                                    <code class="id">{row.id.clone()}</code>
+                                                    {active.then(|| view! { <span class="badge active">"active"</span> })}
+                                                    <span class="tokens">{format!("{} tokens · {} messages", row.raw_tokens, row.messages)}</span>
+                                                </div>
+                                                <div class="row-actions">{buttons(row)}</div>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()
+                                    .into_any()
+                            })
+                    }}
+                </ul>
+                <h3>"Expanded"</h3>
+                <ul class="rows" data-testid="tier-expanded">
+                    {move || {
+                        tiers
+                            .with(|t| {
+                                if t.expanded.is_empty() {
+                                    return view! { <li class="empty">"Nothing expanded."</li> }.into_any();
+                                }
+                                t.expanded
+                                    .iter()
+                                    .map(|row| {
+                                        let left = row.turns_until_auto_collapse.unwrap_or(0);
+                                        view! {
+                                            <li class="row" data-testid="expanded-effort" data-effort=row.id.clone() data-countdown=left.to_string()>
+                                                <div class="row-main">
+                                                    <span class="name">{row.name.clone()}</span>
+                                                    <code class="id">{row.id.clone()}</code>
+                                                    <span class="countdown" title="Turns without a reference before it collapses by itself">
+                                                        {format!("collapses in {left} turn{}", if left == 1 { "" } else { "s" })}
+                                                    </span>
+                                                    <span class="tokens">{format!("+{} tokens", row.raw_tokens)}</span>
+                                                </div>
+                                                <div class="row-actions">{buttons(row)}</div>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()
+                                    .into_any()
+                            })
+                    }}
+                </ul>
+                <h3>"Summaries in memory"</h3>
+                <ul class="rows" data-testid="tier-summaries">
+                    {move || {
+                        tiers
+                            .with(|t| {
+                                if t.summaries.is_empty() {
+                                    return view! { <li class="empty">"No summary in memory."</li> }.into_any();
+                                }
+                                t.summaries
+                                    .iter()
+                                    .map(|row| {
+                                        let left = row.turns_until_eviction.unwrap_or(0);
+                                        view! {
+                                            <li class="row" data-testid="summary-effort" data-effort=row.id.clone() data-countdown=left.to_string()>
+                                                <div class="row-main">
+                                                    <span class="name">{row.name.clone()}</span>
+                                                    <code class="id">{row.id.clone()}</code>
+                                                    <span class="countdown" title="Turns without a reference before the summary leaves working memory">
+                                                        {format!("leaves memory in {left}")}
+                                                    </span>
+                                                    <span class="tokens">{format!("{} tokens", row.summary_tokens.unwrap_or(0))}</span>
+                                                </div>
+                                                <p class="summary">{row.summary.clone().unwrap_or_default()}</p>
+                                                <div class="row-actions">{buttons(row)}</div>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()
+                                    .into_any()
+                            })
+                    }}
+                </ul>
+            </section>
+            <section class="tier" data-testid="tier-manifest" aria-labelledby="tier-manifest-title">
+                <h2 id="tier-manifest-title">
+                    "Manifest "
+                    <span class="tokens">{move || tiers.with(|t| format!("{} efforts, {} evicted", t.manifest.len(), t.evicted_count))}</span>
+                </h2>
+                <label class="search">
+                    <span class="visually-hidden">"Filter efforts"</span>
+                    <input
+                        type="search"
+                        data-testid="manifest-search"
+                        placeholder="Filter by id, name or summary"
+                        prop:value=move || query.get()
+                        on:input=move |ev| query.set(event_target_value(&ev))
+                    />
+                </label>
+                <ul class="rows">
+                    {move || {
+                        let q = query.get();
+                        tiers
+                            .with(|t| {
+                                let rows = filter_manifest(&t.manifest, &q);
+                                if rows.is_empty() {
+                                    return view! { <li class="empty">"No effort matches."</li> }.into_any();
+                                }
+                                rows.into_iter()
+                                    .map(|row| {
+                                        view! {
+                                            <li class="row" data-testid="manifest-row" data-effort=row.id.clone() data-state=state_label(row.state)>
+                                                <div class="row-main">
+                                                    <span class="name">{row.name.clone()}</span>
+                                                    <code class="id">{row.id.clone()}</code>
+                                                    <span class=format!("badge state-{}", state_label(row.state).replace(' ', "-"))>{state_label(row.state)}</span>
+                                                    <span class="tokens">
+                                                        {match row.summary_tokens {
+                                                            Some(s) => format!("raw {} · summary {} tokens", row.raw_tokens, s),
+                                                            None => format!("raw {} tokens", row.raw_tokens),
+                                                        }}
+                                                    </span>
+                                                </div>
+                                                {row.summary.clone().map(|s| view! { <p class="summary">{s}</p> })}
+                                                <div class="row-actions">{buttons(row)}</div>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()
+                                    .into_any()
+                            })
+                    }}
+                </ul>
+            </section>
+            <section class="tier" data-testid="tier-raw" aria-labelledby="tier-raw-title">
+                <h2 id="tier-raw-title">"Raw logs"</h2>
+                <p class="hint">"Every message ever stored stays here; nothing is deleted."</p>
+                <ul class="rows">
+                    {move || {
+                        tiers
+                            .with(|t| {
+                                t.manifest
+                                    .iter()
+                                    .map(|row| {
+                                        let id = row.id.clone();
+                                        view! {
+                                            <li class="row compact" data-testid="raw-log" data-effort=row.id.clone()>
+                                                <span class="name">{row.id.clone()}</span>
+                                                <span class="tokens">{format!("{} messages · {} tokens", row.messages, row.raw_tokens)}</span>
+                                                <button
+                                                    type="button"
+                                                    class="small"
+                                                    data-testid=format!("read-log-{}", row.id)
+                                                    aria-label=format!("Read the raw log of {}", row.id)
+                                                    on:click=move |_| on_action.run((EffortAction::ReadLog, id.clone()))
+                                                >
+                                                    "Read"
+                                                </button>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()
+                            })
+                    }}
+                </ul>
+            </section>
+        </div>
+    }
+}

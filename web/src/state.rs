@@ -1,0 +1,792 @@
+//! The app's state and the operations that change it.
+//!
+//! One [`AppState`] (a bundle of `Copy` handles) is provided as context. The core session
+//! lives in a `ccm_wasm::Session` (shared with ccm-wasm's store, which saves what changed);
+//! components never touch it: they read snapshots the app derives after each change
+//! ([`AppState::version`] is bumped then) and call the operations below, which delegate every
+//! decision to the core and report failures as plain notices.
+
+use crate::provider::ProviderSettings;
+use crate::transport::js_error_text;
+use crate::view_model::{EffortAction, TurnBanners};
+use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
+use ccm_core::{Config, Session as CoreSession};
+use ccm_wasm::{SessionInfo, SessionOptions, SessionStore, StoreOptions};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+
+/// The IndexedDB database (and localStorage prefix) of the app's sessions.
+pub const STORE_NAME: &str = "ccm-app";
+const LAST_SESSION_KEY: &str = "ccm.app.lastSession";
+const PROVIDER_KEY: &str = "ccm.app.provider";
+const API_KEY_PREFIX: &str = "ccm.app.apiKey.";
+
+/// How a notice looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// Something worth knowing.
+    Info,
+    /// Something went wrong and the person may need to act.
+    Error,
+}
+
+/// A dismissible notice above the chat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// Unique within the tab.
+    pub id: u64,
+    /// How it looks.
+    pub kind: NoticeKind,
+    /// The text.
+    pub text: String,
+}
+
+/// What the turn in progress is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for the model's first bytes.
+    Waiting,
+    /// Text is arriving.
+    Streaming,
+    /// The model asked for tools; they run between requests.
+    Tools(Vec<String>),
+    /// A separate request writes the summary of an effort being concluded.
+    Summarizing(String),
+    /// A request failed and will be sent again.
+    Retrying {
+        /// Seconds until the next attempt.
+        seconds: u64,
+        /// Why the last attempt failed.
+        error: String,
+    },
+    /// The turn is done and being saved.
+    Saving,
+}
+
+impl Phase {
+    /// The progress text shown under the streaming reply.
+    pub fn text(&self) -> String {
+        match self {
+            Phase::Waiting => "Waiting for the model…".to_string(),
+            Phase::Streaming => "Writing…".to_string(),
+            Phase::Tools(names) => format!("Running {}…", names.join(", ")),
+            Phase::Summarizing(effort) => format!("Writing the summary of {effort}…"),
+            Phase::Retrying { seconds, error } => {
+                format!("Retrying in {seconds} s: {error}")
+            }
+            Phase::Saving => "Saving…".to_string(),
+        }
+    }
+}
+
+/// The turn in progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveTurn {
+    /// The person's message.
+    pub user_text: String,
+    /// The reply text streamed so far.
+    pub text: String,
+    /// What is happening now.
+    pub phase: Phase,
+}
+
+/// A turn that failed; the session is as before it and the text can be sent again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedTurn {
+    /// The person's message.
+    pub user_text: String,
+    /// What went wrong, for people.
+    pub error: String,
+}
+
+/// Where the app is in starting up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Startup {
+    /// Parsing the tokenizer's rank tables.
+    Tokenizer,
+    /// Opening browser storage and the last session.
+    Storage,
+    /// Ready; the string says how long the tokenizer took.
+    Ready(String),
+}
+
+/// The panel shown beside the chat (or instead of it at phone width).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    /// Only the chat (phone width).
+    Chat,
+    /// The effort tiers.
+    Memory,
+    /// The context inspector.
+    Context,
+    /// The token curves.
+    Tokens,
+    /// Sessions and branches.
+    Sessions,
+    /// Provider and session settings.
+    Settings,
+}
+
+impl Panel {
+    /// The panels in tab order.
+    pub const TABS: [Panel; 6] = [
+        Panel::Chat,
+        Panel::Memory,
+        Panel::Context,
+        Panel::Tokens,
+        Panel::Sessions,
+        Panel::Settings,
+    ];
+
+    /// The tab's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Panel::Chat => "Chat",
+            Panel::Memory => "Memory",
+            Panel::Context => "Context",
+            Panel::Tokens => "Tokens",
+            Panel::Sessions => "Sessions",
+            Panel::Settings => "Settings",
+        }
+    }
+
+    /// The tab's `data-testid` suffix.
+    pub fn key(self) -> &'static str {
+        match self {
+            Panel::Chat => "chat",
+            Panel::Memory => "memory",
+            Panel::Context => "context",
+            Panel::Tokens => "tokens",
+            Panel::Sessions => "sessions",
+            Panel::Settings => "settings",
+        }
+    }
+}
+
+/// An effort log opened for reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenLog {
+    /// The effort.
+    pub id: String,
+    /// Its messages: role and text.
+    pub messages: Vec<(String, String, u32)>,
+}
+
+/// The app's state: `Copy` handles, provided once as context.
+#[derive(Clone, Copy)]
+pub struct AppState {
+    /// Browser storage, once opened (`None` when storage is unavailable).
+    pub store: StoredValue<Option<Rc<SessionStore>>, LocalStorage>,
+    /// The current session.
+    pub session: StoredValue<Option<Rc<ccm_wasm::Session>>, LocalStorage>,
+    /// The current session's id in the store.
+    pub session_id: RwSignal<Option<String>>,
+    /// Bumped after every change of the current session; views derived from it track this.
+    pub version: RwSignal<u64>,
+    /// Stored sessions, most recently updated first.
+    pub sessions: RwSignal<Vec<SessionInfo>>,
+    /// Start-up progress.
+    pub startup: RwSignal<Startup>,
+    /// Notices above the chat.
+    pub notices: RwSignal<Vec<Notice>>,
+    /// The turn in progress.
+    pub live: RwSignal<Option<LiveTurn>>,
+    /// The last turn, when it failed.
+    pub failed: RwSignal<Option<FailedTurn>>,
+    /// The text in the message box.
+    pub draft: RwSignal<String>,
+    /// Exact banners by turn, for turns completed in this tab.
+    pub banners: RwSignal<BTreeMap<u64, TurnBanners>>,
+    /// Provider settings (without the key).
+    pub provider: RwSignal<ProviderSettings>,
+    /// The API key, in memory for this tab.
+    pub api_key: RwSignal<String>,
+    /// Cancels the turn in progress.
+    pub abort: StoredValue<Option<web_sys::AbortController>, LocalStorage>,
+    /// The side panel.
+    pub panel: RwSignal<Panel>,
+    /// A long operation in progress (import, export, summary), for the progress line.
+    pub busy: RwSignal<Option<String>>,
+    /// An effort log opened for reading.
+    pub open_log: RwSignal<Option<OpenLog>>,
+    /// Set by the mode hotkey: the inspector opens its budget breakdown.
+    pub breakdown_open: RwSignal<bool>,
+    next_notice: StoredValue<u64>,
+}
+
+fn local_storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// Reads a localStorage entry (absent, or storage unavailable: `None`).
+pub fn read_local(key: &str) -> Option<String> {
+    local_storage()?.get_item(key).ok().flatten()
+}
+
+/// Writes a localStorage entry; failures (quota, private mode) are returned as text.
+pub fn write_local(key: &str, value: Option<&str>) -> Result<(), String> {
+    let storage = local_storage().ok_or("localStorage is unavailable")?;
+    match value {
+        Some(value) => storage.set_item(key, value),
+        None => storage.remove_item(key),
+    }
+    .map_err(|e| js_error_text(&e))
+}
+
+/// Milliseconds since the epoch (the core has no clock; the app passes time in).
+pub fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+impl AppState {
+    /// Fresh state with the provider settings and key this browser remembers.
+    pub fn new() -> AppState {
+        let provider: ProviderSettings = read_local(PROVIDER_KEY)
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        let api_key = if provider.remember_key {
+            read_local(&format!("{API_KEY_PREFIX}{}", provider.choice.key())).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        AppState {
+            store: StoredValue::new_local(None),
+            session: StoredValue::new_local(None),
+            session_id: RwSignal::new(None),
+            version: RwSignal::new(0),
+            sessions: RwSignal::new(Vec::new()),
+            startup: RwSignal::new(Startup::Tokenizer),
+            notices: RwSignal::new(Vec::new()),
+            live: RwSignal::new(None),
+            failed: RwSignal::new(None),
+            draft: RwSignal::new(String::new()),
+            banners: RwSignal::new(BTreeMap::new()),
+            provider: RwSignal::new(provider),
+            api_key: RwSignal::new(api_key),
+            abort: StoredValue::new_local(None),
+            panel: RwSignal::new(Panel::Memory),
+            busy: RwSignal::new(None),
+            open_log: RwSignal::new(None),
+            breakdown_open: RwSignal::new(false),
+            next_notice: StoredValue::new(1),
+        }
+    }
+
+    /// Runs `f` on the current core session (`None` before a session is open).
+    pub fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> Option<R> {
+        let session = self.session.get_value()?;
+        Some(session.with_core(f))
+    }
+
+    /// Reads the current session for a view, tracking [`version`](Self::version).
+    pub fn derive<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> Option<R> {
+        self.version.track();
+        self.with_core(f)
+    }
+
+    /// Marks the session changed, so every derived view recomputes.
+    pub fn changed(&self) {
+        self.version.update(|v| *v += 1);
+    }
+
+    /// Shows a notice.
+    pub fn notify(&self, kind: NoticeKind, text: impl Into<String>) {
+        let id = self.next_notice.get_value();
+        self.next_notice.set_value(id + 1);
+        let text = text.into();
+        self.notices.update(|n| {
+            n.push(Notice { id, kind, text });
+            // Old notices go first; a long session must not pile them up.
+            if n.len() > 5 {
+                n.remove(0);
+            }
+        });
+    }
+
+    /// Removes a notice.
+    pub fn dismiss(&self, id: u64) {
+        self.notices.update(|n| n.retain(|notice| notice.id != id));
+    }
+
+    /// Whether a turn is running (session changes wait for it).
+    pub fn in_turn(&self) -> bool {
+        self.live.with_untracked(Option::is_some)
+    }
+
+    /// Whether the current session may be replaced now; says why not when a turn is running
+    /// (the turn must end in, and be saved to, the session it began in).
+    fn may_replace_session(&self) -> bool {
+        if self.in_turn() {
+            self.notify(
+                NoticeKind::Info,
+                "Wait for the reply (or stop it) before opening another session.",
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Saves the provider settings (never the key, unless asked) in localStorage.
+    pub fn save_provider(&self, settings: ProviderSettings, key: String) {
+        let choice_key = format!("{API_KEY_PREFIX}{}", settings.choice.key());
+        let json = serde_json::to_string(&settings).unwrap_or_default();
+        let stored = write_local(PROVIDER_KEY, Some(&json)).and_then(|_| {
+            if settings.remember_key && !key.trim().is_empty() {
+                write_local(&choice_key, Some(key.trim()))
+            } else {
+                write_local(&choice_key, None)
+            }
+        });
+        if let Err(e) = stored {
+            self.notify(
+                NoticeKind::Error,
+                format!("Settings apply to this tab only: they could not be stored ({e})."),
+            );
+        }
+        self.provider.set(settings);
+        self.api_key.set(key);
+    }
+
+    /// Saves what changed in the current session. Failures are shown, and nothing stored is
+    /// damaged by them (the store writes a turn in one transaction).
+    pub async fn save(&self) {
+        let (Some(store), Some(session)) = (self.store.get_value(), self.session.get_value())
+        else {
+            return;
+        };
+        if let Err(error) = store.save_session(&session).await {
+            let text = js_error_text(&error);
+            let hint = if text.contains("conflict") || text.contains("another window") {
+                " Open the session again from Sessions to continue with its latest state."
+            } else {
+                ""
+            };
+            self.notify(
+                NoticeKind::Error,
+                format!("Could not save the session: {text}.{hint}"),
+            );
+        }
+        self.refresh_sessions().await;
+    }
+
+    /// Reloads the list of stored sessions.
+    pub async fn refresh_sessions(&self) {
+        let Some(store) = self.store.get_value() else {
+            return;
+        };
+        match store.list_sessions().await {
+            Ok(list) => self.sessions.set(list),
+            Err(e) => self.notify(
+                NoticeKind::Error,
+                format!("Could not list the stored sessions: {}", js_error_text(&e)),
+            ),
+        }
+    }
+
+    /// Makes `session` (stored as `id`) the current one.
+    fn adopt(&self, session: ccm_wasm::Session, id: Option<String>) {
+        let problems = session.problems();
+        if !problems.is_empty() {
+            self.notify(
+                NoticeKind::Error,
+                format!(
+                    "Some stored records could not be read and were skipped: {}",
+                    problems.join("; ")
+                ),
+            );
+        }
+        self.session.set_value(Some(Rc::new(session)));
+        if let Some(id) = &id {
+            let _ = write_local(LAST_SESSION_KEY, Some(id));
+        }
+        self.session_id.set(id);
+        self.banners.set(BTreeMap::new());
+        self.failed.set(None);
+        self.open_log.set(None);
+        self.changed();
+    }
+
+    /// Opens browser storage and the last session (or a new one). Without storage the app
+    /// still works, with an in-memory session and a notice saying nothing is kept.
+    pub async fn open_storage(&self) {
+        match SessionStore::open_with(StoreOptions {
+            backend: None,
+            name: Some(STORE_NAME.to_string()),
+        })
+        .await
+        {
+            Ok(store) => {
+                if let Some(reason) = store.fallback_reason() {
+                    self.notify(
+                        NoticeKind::Info,
+                        format!("IndexedDB is unavailable ({reason}); sessions are kept in localStorage, which holds less."),
+                    );
+                }
+                self.store.set_value(Some(Rc::new(store)));
+            }
+            Err(error) => {
+                self.notify(
+                    NoticeKind::Error,
+                    format!(
+                        "Browser storage is unavailable ({}). This conversation works but is lost when the tab closes.",
+                        js_error_text(&error)
+                    ),
+                );
+                match CoreSession::new(Config::default()) {
+                    Ok(core) => self.adopt(ccm_wasm::Session::from_core_session(core), None),
+                    Err(e) => self.notify(NoticeKind::Error, e.to_string()),
+                }
+                return;
+            }
+        }
+        self.refresh_sessions().await;
+        let last = read_local(LAST_SESSION_KEY);
+        let known = self.sessions.get_untracked();
+        let pick = last
+            .filter(|id| known.iter().any(|s| &s.id == id))
+            .or_else(|| known.first().map(|s| s.id.clone()));
+        match pick {
+            Some(id) => self.switch_session(id).await,
+            None => self.create_session("Conversation 1".to_string()).await,
+        }
+    }
+
+    /// Creates a stored session and switches to it.
+    pub async fn create_session(&self, name: String) {
+        if !self.may_replace_session() {
+            return;
+        }
+        let Some(store) = self.store.get_value() else {
+            return;
+        };
+        match store
+            .create_session(&name, SessionOptions::default(), None)
+            .await
+        {
+            Ok(session) => {
+                let stored_id = session.store_id().ok().flatten();
+                self.refresh_sessions().await;
+                self.adopt(session, stored_id);
+            }
+            Err(e) => self.notify(
+                NoticeKind::Error,
+                format!("Could not create a session: {}", js_error_text(&e)),
+            ),
+        }
+    }
+
+    /// Opens a stored session.
+    pub async fn switch_session(&self, id: String) {
+        if !self.may_replace_session() {
+            return;
+        }
+        let Some(store) = self.store.get_value() else {
+            return;
+        };
+        self.busy.set(Some("Opening the session…".to_string()));
+        match store.load_session(&id, None).await {
+            Ok(session) => self.adopt(session, Some(id)),
+            Err(e) => self.notify(
+                NoticeKind::Error,
+                format!("Could not open the session: {}", js_error_text(&e)),
+            ),
+        }
+        self.busy.set(None);
+    }
+
+    /// Renames a stored session.
+    pub async fn rename_session(&self, id: String, name: String) {
+        let Some(store) = self.store.get_value() else {
+            return;
+        };
+        if let Err(e) = JsFuture::from(store.rename(id, name)).await {
+            self.notify(
+                NoticeKind::Error,
+                format!("Could not rename the session: {}", js_error_text(&e)),
+            );
+        }
+        self.refresh_sessions().await;
+    }
+
+    /// Deletes a stored session; deleting the current one opens another (or a new one).
+    pub async fn delete_session(&self, id: String) {
+        let Some(store) = self.store.get_value() else {
+            return;
+        };
+        if let Err(e) = JsFuture::from(store.delete(id.clone())).await {
+            self.notify(
+                NoticeKind::Error,
+                format!("Could not delete the session: {}", js_error_text(&e)),
+            );
+            return;
+        }
+        self.refresh_sessions().await;
+        if self.session_id.get_untracked().as_deref() == Some(id.as_str()) {
+            let next = self.sessions.get_untracked().first().map(|s| s.id.clone());
+            match next {
+                Some(next) => self.switch_session(next).await,
+                None => self.create_session("Conversation 1".to_string()).await,
+            }
+        }
+    }
+
+    /// The stored session as its versioned JSON document.
+    pub async fn export_session(&self, id: &str) -> Result<String, String> {
+        let store = self
+            .store
+            .get_value()
+            .ok_or("browser storage is unavailable")?;
+        let document = store
+            .export_document(id)
+            .await
+            .map_err(|e| js_error_text(&e))?;
+        serde_json::to_string_pretty(&document).map_err(|e| e.to_string())
+    }
+
+    /// Stores a session document as a new session and switches to it.
+    pub async fn import_document(&self, json: String, name: String) {
+        if !self.may_replace_session() {
+            return;
+        }
+        let Some(store) = self.store.get_value() else {
+            self.notify(
+                NoticeKind::Error,
+                "Import needs browser storage, which is unavailable.",
+            );
+            return;
+        };
+        self.busy.set(Some(format!("Importing {name}…")));
+        // Give the progress line a chance to paint before the (synchronous) recount.
+        crate::transport::timeout(0.0).await;
+        match store.import_document(&json, &name, None).await {
+            Ok(info) => {
+                self.refresh_sessions().await;
+                self.switch_session(info.id.clone()).await;
+                self.notify(
+                    NoticeKind::Info,
+                    format!(
+                        "Imported {} ({} turns, {} messages).",
+                        info.name, info.turn_count, info.message_count
+                    ),
+                );
+            }
+            Err(e) => self.notify(
+                NoticeKind::Error,
+                format!("Could not import {name}: {}", js_error_text(&e)),
+            ),
+        }
+        self.busy.set(None);
+    }
+
+    /// Runs an effort action from the tier view. Logs a concluded effort needs are read from
+    /// storage first; the operation itself is the core's tool, so its banner is exact.
+    pub async fn effort_action(&self, action: EffortAction, id: String, summary: Option<String>) {
+        if self.in_turn() {
+            self.notify(
+                NoticeKind::Info,
+                "Wait for the reply (or stop it) before changing efforts.",
+            );
+            return;
+        }
+        let Some(session) = self.session.get_value() else {
+            return;
+        };
+        let args = serde_json::json!({ "id": id }).to_string();
+        if let Err(e) = session.load_logs_for("expand_effort", &args).await {
+            self.notify(
+                NoticeKind::Error,
+                format!("Could not read the log of {id}: {}", js_error_text(&e)),
+            );
+            return;
+        }
+        if action == EffortAction::ReadLog {
+            let log = session.with_core(|core| {
+                core.effort(&id).map(|e| OpenLog {
+                    id: e.id.clone(),
+                    messages: e
+                        .messages
+                        .iter()
+                        .map(|m| (m.role.as_str().to_string(), m.content.clone(), m.tokens))
+                        .collect(),
+                })
+            });
+            self.open_log.set(log);
+            self.changed();
+            return;
+        }
+        let Some(tool) = action.tool() else {
+            return;
+        };
+        let args = match (&action, summary) {
+            (EffortAction::Conclude, Some(summary)) if !summary.trim().is_empty() => {
+                serde_json::json!({ "id": id, "summary": summary }).to_string()
+            }
+            _ => args,
+        };
+        let outcome = session.with_core(|core| (core.execute_tool(tool, &args), core.turn()));
+        let (outcome, turn) = outcome;
+        if outcome.ok {
+            if let Some(banner) = outcome.banner {
+                self.banners
+                    .update(|b| b.entry(turn).or_default().after.push(banner));
+            }
+        } else {
+            let message = outcome
+                .result
+                .get("error")
+                .and_then(|e| e.as_str())
+                .unwrap_or("the operation failed")
+                .to_string();
+            self.notify(NoticeKind::Error, message);
+        }
+        self.changed();
+        self.save().await;
+    }
+
+    /// Pins (sticky, as the person's pin) or unpins an item of the plan.
+    pub async fn set_pin(&self, target: String, pinned: bool) {
+        let outcome = self.with_core(|core| {
+            if pinned {
+                core.pin(
+                    PinRequest {
+                        target: target.clone(),
+                        kind: PinKind::Sticky,
+                        ttl_turns: None,
+                        task: None,
+                    },
+                    PinOrigin::User,
+                )
+                .map(|_| ())
+            } else {
+                core.unpin(&target, PinOrigin::User).map(|_| ())
+            }
+        });
+        if let Some(Err(e)) = outcome {
+            self.notify(NoticeKind::Error, e.to_string());
+        }
+        self.changed();
+        self.save().await;
+    }
+
+    /// Applies a new configuration to the current session.
+    pub async fn apply_config(&self, config: Config) -> Result<(), String> {
+        if self.in_turn() {
+            return Err("Wait for the reply (or stop it) before changing the settings.".into());
+        }
+        let result = self
+            .with_core(|core| core.set_config(config))
+            .unwrap_or(Ok(()));
+        match result {
+            Ok(()) => {
+                self.changed();
+                self.save().await;
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Cycles the context mode Off → Light → Heavy (the hotkey) and opens the breakdown.
+    pub fn cycle_mode(&self) {
+        let Some(config) = self.with_core(|core| {
+            let mut config = core.config().clone();
+            config.context_mode = config.context_mode.next();
+            config
+        }) else {
+            return;
+        };
+        let state = *self;
+        state.breakdown_open.set(true);
+        spawn_local(async move {
+            if let Err(e) = state.apply_config(config).await {
+                state.notify(NoticeKind::Error, e);
+            }
+        });
+    }
+
+    /// Forks the current session at `turn` into a new stored session named after the branch,
+    /// and switches to it. A session opened from storage holds no rewind history, so it is
+    /// re-read from its document first; then only its latest turn can be forked.
+    pub async fn fork(&self, turn: u64, branch: String) {
+        if !self.may_replace_session() {
+            return;
+        }
+        let (Some(store), Some(id)) = (self.store.get_value(), self.session_id.get_untracked())
+        else {
+            return;
+        };
+        let base_name = self
+            .sessions
+            .get_untracked()
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| s.name.clone())
+            .unwrap_or_default();
+        let direct =
+            self.with_core(|core| core.is_fully_loaded().then(|| core.fork_at(turn, &branch)));
+        let forked = match direct.flatten() {
+            Some(result) => result.map_err(|e| e.to_string()),
+            None => match self.export_session(&id).await {
+                Ok(json) => CoreSession::from_json(&json)
+                    .map_err(|e| e.to_string())
+                    .and_then(|core| core.fork_at(turn, &branch).map_err(|e| e.to_string())),
+                Err(e) => Err(e),
+            },
+        };
+        let json = forked.and_then(|fork| fork.to_json().map_err(|e| e.to_string()));
+        match json {
+            Ok(json) => {
+                let name = format!("{base_name} ⎇ {branch}");
+                match store.import_document(&json, &name, None).await {
+                    Ok(info) => {
+                        self.refresh_sessions().await;
+                        self.switch_session(info.id).await;
+                        self.notify(
+                            NoticeKind::Info,
+                            format!("Forked “{base_name}” at turn {turn} as branch {branch}."),
+                        );
+                    }
+                    Err(e) => self.notify(NoticeKind::Error, js_error_text(&e)),
+                }
+            }
+            Err(e) => self.notify(NoticeKind::Error, format!("Could not fork: {e}")),
+        }
+    }
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState::new()
+    }
+}
+
+/// Downloads `text` as a file named `name`.
+pub fn download(name: &str, text: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("application/json");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|e| js_error_text(&e))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| js_error_text(&e))?;
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let anchor: web_sys::HtmlAnchorElement = wasm_bindgen::JsCast::unchecked_into(
+        document
+            .create_element("a")
+            .map_err(|e| js_error_text(&e))?,
+    );
+    anchor.set_href(&url);
+    anchor.set_download(name);
+    anchor.click();
+    // The object URL is released once the browser had time to start the download.
+    spawn_local(async move {
+        crate::transport::timeout(10_000.0).await;
+        let _ = web_sys::Url::revoke_object_url(&url);
+    });
+    Ok(())
+}

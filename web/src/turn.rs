@@ -1,0 +1,330 @@
+//! One turn of the conversation: a thin async loop over the core's sans-IO `TurnEngine`.
+//!
+//! The engine decides everything (what to send, tool calls, summaries on close, retries, how to
+//! end or undo the turn). This loop only moves requests to a transport (the offline demo model
+//! or `fetch`), shows progress, waits when the engine asks for a retry delay, and saves the
+//! session when the turn is done. Stop aborts the `AbortController`: the request in flight is
+//! aborted by the browser and the engine cancels the turn, which restores the session exactly
+//! and gives the person's text back to the message box.
+
+use crate::provider::ProviderSettings;
+use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
+use crate::transport::{self, js_error_text};
+use crate::view_model::TurnBanners;
+use ccm_core::engine::{
+    summary, LlmRequest, PromptEstimate, RequestPurpose, Step, TurnEngine,
+    DEFAULT_SUMMARY_MAX_TOKENS,
+};
+use ccm_core::offline::{OfflineModel, SessionFacts};
+use ccm_core::provider::{
+    ProviderConfig, ProviderError, ProviderResponse, RequestOptions, StreamDelta, ToolChoice,
+};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::rc::Rc;
+use web_sys::{AbortController, AbortSignal};
+
+/// Pause between the words the offline model "streams", so its replies arrive the way a real
+/// model's do (and Stop can interrupt them).
+const OFFLINE_WORD_DELAY_MS: f64 = 12.0;
+
+enum Transport {
+    Offline,
+    Http(ProviderConfig),
+}
+
+impl Transport {
+    fn of(settings: &ProviderSettings, key: &str) -> Result<Transport, String> {
+        Ok(match settings.provider_config(Some(key))? {
+            None => Transport::Offline,
+            Some(config) => Transport::Http(config),
+        })
+    }
+
+    /// Sends one request and returns the model's answer.
+    async fn send(
+        &self,
+        session: &ccm_wasm::Session,
+        request: &LlmRequest,
+        signal: &AbortSignal,
+        on_delta: &dyn Fn(StreamDelta),
+    ) -> Result<ProviderResponse, ProviderError> {
+        match self {
+            Transport::Http(config) => transport::send(config, request, signal, on_delta).await,
+            Transport::Offline => {
+                let response = session.with_core(|core| {
+                    OfflineModel::new().respond(request, &SessionFacts::of(core))
+                });
+                if request.options.stream && request.purpose.is_answer() {
+                    for delta in OfflineModel::stream_deltas(&response) {
+                        if signal.aborted() {
+                            return Err(ProviderError::Cancelled);
+                        }
+                        on_delta(delta);
+                        transport::timeout(OFFLINE_WORD_DELAY_MS).await;
+                    }
+                }
+                if signal.aborted() {
+                    return Err(ProviderError::Cancelled);
+                }
+                Ok(response)
+            }
+        }
+    }
+}
+
+/// Sends the person's message as a new turn (unless a turn is running or the text is blank).
+pub fn send_message(state: AppState, text: String) {
+    if text.trim().is_empty() || state.in_turn() || state.session.with_value(Option::is_none) {
+        return;
+    }
+    spawn_local(drive(state, text));
+}
+
+/// Stops the turn in progress.
+pub fn stop(state: AppState) {
+    // `try_`: at the app's cleanup the handle may already be gone, and then so is the turn.
+    state.abort.try_with_value(|controller| {
+        if let Some(controller) = controller {
+            controller.abort();
+        }
+    });
+}
+
+fn set_phase(state: AppState, phase: Phase) {
+    state.live.update(|live| {
+        if let Some(live) = live {
+            live.phase = phase;
+        }
+    });
+}
+
+async fn drive(state: AppState, text: String) {
+    let Some(session) = state.session.get_value() else {
+        return;
+    };
+    let settings = state.provider.get_untracked();
+    let transport = match Transport::of(&settings, &state.api_key.get_untracked()) {
+        Ok(transport) => transport,
+        Err(error) => {
+            state.failed.set(Some(FailedTurn {
+                user_text: text,
+                error,
+            }));
+            return;
+        }
+    };
+    let Ok(controller) = AbortController::new() else {
+        return;
+    };
+    let signal = controller.signal();
+    state.abort.set_value(Some(controller));
+    state.failed.set(None);
+    state.draft.set(String::new());
+    state.live.set(Some(LiveTurn {
+        user_text: text.clone(),
+        text: String::new(),
+        phase: Phase::Waiting,
+    }));
+    let begun = session
+        .with_core(|core| TurnEngine::begin(core, &text, now_ms(), settings.engine_settings()));
+    match begun {
+        Ok(mut engine) => run(state, &session, &transport, &mut engine, &signal).await,
+        Err(error) => {
+            state.live.set(None);
+            state.failed.set(Some(FailedTurn {
+                user_text: text,
+                error: error.to_string(),
+            }));
+        }
+    }
+    state.abort.set_value(None);
+}
+
+async fn run(
+    state: AppState,
+    session: &Rc<ccm_wasm::Session>,
+    transport: &Transport,
+    engine: &mut TurnEngine,
+    signal: &AbortSignal,
+) {
+    // Where the current request's streamed text starts, so a retried attempt can drop the text
+    // its failed predecessor showed.
+    let mut request_start = 0usize;
+    loop {
+        let step = session.with_core(|core| {
+            if signal.aborted() {
+                Ok(engine.cancel(core))
+            } else {
+                engine.next(core)
+            }
+        });
+        let step = match step {
+            Ok(step) => step,
+            Err(error) => {
+                // The engine was misused; the session must not stay in a half-done turn.
+                let user_text = session
+                    .with_core(|core| core.abort_turn())
+                    .unwrap_or_default();
+                state.live.set(None);
+                state.failed.set(Some(FailedTurn {
+                    user_text,
+                    error: error.to_string(),
+                }));
+                state.changed();
+                return;
+            }
+        };
+        match step {
+            Step::Send(request) => {
+                match &request.purpose {
+                    RequestPurpose::Summary { effort_id } => {
+                        set_phase(state, Phase::Summarizing(effort_id.clone()))
+                    }
+                    RequestPurpose::Turn { .. } => {
+                        state.live.update(|live| {
+                            if let Some(live) = live {
+                                if request.attempt > 1 {
+                                    live.text.truncate(request_start);
+                                } else if !live.text.is_empty() {
+                                    live.text.push_str("\n\n");
+                                }
+                                request_start = live.text.len();
+                                live.phase = Phase::Waiting;
+                            }
+                        });
+                    }
+                }
+                let on_delta = move |delta: StreamDelta| {
+                    state.live.update(|live| {
+                        if let Some(live) = live {
+                            match delta {
+                                StreamDelta::Text(text) => {
+                                    live.text.push_str(&text);
+                                    live.phase = Phase::Streaming;
+                                }
+                                StreamDelta::ToolCallStarted { name, .. } => {
+                                    match &mut live.phase {
+                                        Phase::Tools(names) => names.push(name),
+                                        _ => live.phase = Phase::Tools(vec![name]),
+                                    }
+                                }
+                            }
+                        }
+                    })
+                };
+                let mut outcome = transport.send(session, &request, signal, &on_delta).await;
+                if let Ok(response) = &outcome {
+                    // A session opened from storage reads a concluded effort's log only when a
+                    // tool needs it.
+                    for call in &response.tool_calls {
+                        if let Err(e) = session.load_logs_for(&call.name, &call.arguments).await {
+                            outcome = Err(ProviderError::Network(format!(
+                                "could not read a stored effort log: {}",
+                                js_error_text(&e)
+                            )));
+                            break;
+                        }
+                    }
+                }
+                let received = session.with_core(|core| engine.receive(core, outcome, now_ms()));
+                if let Err(error) = received {
+                    state.notify(NoticeKind::Error, error.to_string());
+                }
+            }
+            Step::Wait(wait) => {
+                set_phase(
+                    state,
+                    Phase::Retrying {
+                        seconds: wait.delay_ms.div_ceil(1000),
+                        error: wait.error.clone(),
+                    },
+                );
+                transport::sleep(wait.delay_ms, Some(signal)).await;
+            }
+            Step::Done(result) => {
+                let report = &result.report;
+                let split = report.operation_banners.min(report.banners.len());
+                state.banners.update(|banners| {
+                    banners.insert(
+                        report.turn,
+                        TurnBanners {
+                            before: report.banners[..split].to_vec(),
+                            after: report.banners[split..].to_vec(),
+                        },
+                    );
+                });
+                set_phase(state, Phase::Saving);
+                state.changed();
+                state.save().await;
+                state.live.set(None);
+                return;
+            }
+            Step::Failed(failure) => {
+                state.live.set(None);
+                if failure.was_cancelled() {
+                    state.draft.set(failure.user_text.clone());
+                    state.notify(
+                        NoticeKind::Info,
+                        "Stopped. Nothing was changed; your message is back in the box.",
+                    );
+                } else {
+                    state.failed.set(Some(FailedTurn {
+                        user_text: failure.user_text.clone(),
+                        error: failure.to_string(),
+                    }));
+                }
+                state.changed();
+                return;
+            }
+        }
+    }
+}
+
+/// Asks the model for the summary of an open effort (the conclude dialog's "write it for me"),
+/// with the same prompt the engine uses when the model concludes an effort itself. `signal`
+/// cancels the request (the dialog aborts it when it closes).
+///
+/// # Errors
+/// A sentence for the person when the request fails or returns nothing usable.
+pub async fn write_summary(
+    state: AppState,
+    effort_id: String,
+    signal: AbortSignal,
+) -> Result<String, String> {
+    let session = state.session.get_value().ok_or("no session is open")?;
+    let args = serde_json::json!({ "id": effort_id }).to_string();
+    session
+        .load_logs_for("reopen_effort", &args)
+        .await
+        .map_err(|e| js_error_text(&e))?;
+    let messages = session
+        .with_core(|core| {
+            core.effort(&effort_id)
+                .map(|effort| summary::summary_messages(effort, None))
+        })
+        .ok_or_else(|| format!("no effort {effort_id}"))?;
+    let settings = state.provider.get_untracked();
+    let transport = Transport::of(&settings, &state.api_key.get_untracked())?;
+    let mut options = RequestOptions::new(settings.engine_settings().model);
+    options.max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
+    options.stream = false;
+    options.tool_choice = ToolChoice::Auto;
+    let request = LlmRequest {
+        purpose: RequestPurpose::Summary {
+            effort_id: effort_id.clone(),
+        },
+        attempt: 1,
+        messages,
+        tools: Vec::new(),
+        options,
+        plan_id: None,
+        estimate: PromptEstimate::default(),
+    };
+    let response = transport
+        .send(&session, &request, &signal, &|_| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    summary::clean_summary(&response.text)
+        .ok_or_else(|| "the model answered with an empty summary".to_string())
+}

@@ -1,0 +1,889 @@
+//! Plain data the components render, read from the core session in one place.
+//!
+//! Components never reach into a `ccm_core::Session`: the app derives these snapshots after
+//! every change and hands them to the components as props. That keeps the components free of
+//! domain rules (the core decides states, countdowns, reasons and totals; this module only
+//! copies and labels them) and lets the component tests mount a view with hand-made data or
+//! with a snapshot of a real session.
+
+use ccm_core::metrics::{EffortEvent, EventKind};
+use ccm_core::model::Role;
+use ccm_core::pins::{LeaseScope, PinKind};
+use ccm_core::plan::{InclusionReason, Section, TtlState};
+use ccm_core::session::EffortState;
+use ccm_core::Session;
+use std::collections::BTreeMap;
+
+/// What a person can do with an effort from the tier view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EffortAction {
+    /// Make an open effort the active one.
+    Switch,
+    /// Conclude an open effort with a summary the person may edit.
+    Conclude,
+    /// Bring a concluded effort's raw log back into context.
+    Expand,
+    /// Take an expanded effort's raw log out of context again.
+    Collapse,
+    /// Open a concluded effort again.
+    Reopen,
+    /// Read the effort's whole raw log.
+    ReadLog,
+}
+
+impl EffortAction {
+    /// The button text.
+    pub fn label(self) -> &'static str {
+        match self {
+            EffortAction::Switch => "Switch to",
+            EffortAction::Conclude => "Conclude…",
+            EffortAction::Expand => "Expand",
+            EffortAction::Collapse => "Collapse",
+            EffortAction::Reopen => "Reopen",
+            EffortAction::ReadLog => "Read log",
+        }
+    }
+
+    /// The `data-testid` suffix of the button.
+    pub fn test_id(self) -> &'static str {
+        match self {
+            EffortAction::Switch => "switch",
+            EffortAction::Conclude => "conclude",
+            EffortAction::Expand => "expand",
+            EffortAction::Collapse => "collapse",
+            EffortAction::Reopen => "reopen",
+            EffortAction::ReadLog => "read-log",
+        }
+    }
+
+    /// The effort tool this action runs (`None` for reading a log).
+    pub fn tool(self) -> Option<&'static str> {
+        match self {
+            EffortAction::Switch => Some("switch_effort"),
+            EffortAction::Conclude => Some("close_effort"),
+            EffortAction::Expand => Some("expand_effort"),
+            EffortAction::Collapse => Some("collapse_effort"),
+            EffortAction::Reopen => Some("reopen_effort"),
+            EffortAction::ReadLog => None,
+        }
+    }
+}
+
+/// The buttons offered for an effort in a state. The core still checks every operation; this
+/// only avoids offering buttons that could never succeed.
+pub fn actions_for(state: EffortState) -> &'static [EffortAction] {
+    match state {
+        EffortState::Active => &[EffortAction::Conclude, EffortAction::ReadLog],
+        EffortState::Open => &[
+            EffortAction::Switch,
+            EffortAction::Conclude,
+            EffortAction::ReadLog,
+        ],
+        EffortState::Expanded => &[
+            EffortAction::Collapse,
+            EffortAction::Reopen,
+            EffortAction::ReadLog,
+        ],
+        EffortState::Concluded | EffortState::Evicted => &[
+            EffortAction::Expand,
+            EffortAction::Reopen,
+            EffortAction::ReadLog,
+        ],
+    }
+}
+
+/// The word shown for a state.
+pub fn state_label(state: EffortState) -> &'static str {
+    match state {
+        EffortState::Active => "active",
+        EffortState::Open => "open",
+        EffortState::Expanded => "expanded",
+        EffortState::Concluded => "in memory",
+        EffortState::Evicted => "evicted",
+    }
+}
+
+/// One effort as the tier view shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EffortRow {
+    /// The effort's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Where it is.
+    pub state: EffortState,
+    /// Tokens of its raw log (header included).
+    pub raw_tokens: u64,
+    /// Tokens of its summary line, when concluded.
+    pub summary_tokens: Option<u32>,
+    /// Its summary, when concluded.
+    pub summary: Option<String>,
+    /// Messages in its raw log.
+    pub messages: u64,
+    /// Turns until it collapses by itself, when expanded.
+    pub turns_until_auto_collapse: Option<u64>,
+    /// Turns until its summary leaves working memory, when concluded and in memory.
+    pub turns_until_eviction: Option<u64>,
+    /// The turn it was opened in.
+    pub opened_turn: u64,
+    /// The turn it was last concluded in.
+    pub concluded_turn: Option<u64>,
+}
+
+/// The three memory tiers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TierSnapshot {
+    /// The current turn.
+    pub turn: u64,
+    /// Open efforts in opening order (the active one has state `Active`).
+    pub open: Vec<EffortRow>,
+    /// Expanded efforts in expansion order, with their countdown to auto-collapse.
+    pub expanded: Vec<EffortRow>,
+    /// Concluded efforts whose summaries are in working memory, with their eviction countdown.
+    pub summaries: Vec<EffortRow>,
+    /// Every effort, evicted ones included, in opening order.
+    pub manifest: Vec<EffortRow>,
+    /// Tokens of the working context as it stands.
+    pub working_tokens: u64,
+    /// Tokens of everything stored (the naive baseline).
+    pub naive_tokens: u64,
+    /// Ambient messages in working memory.
+    pub ambient_in_memory: usize,
+    /// Concluded efforts out of working memory.
+    pub evicted_count: u64,
+    /// The configured decay threshold (turns), for the countdown's explanation.
+    pub decay_threshold: u32,
+    /// The configured eviction threshold (turns).
+    pub eviction_threshold: u32,
+}
+
+/// The tier view of a session.
+pub fn tiers(session: &Session) -> TierSnapshot {
+    let status = session.effort_status();
+    let known: BTreeMap<&str, &ccm_core::session::EffortStatusEntry> =
+        status.efforts.iter().map(|e| (e.id.as_str(), e)).collect();
+    let row = |effort: &ccm_core::Effort| {
+        // `effort_status` lists every effort in working memory; the rest are evicted.
+        let entry = known.get(effort.id.as_str());
+        EffortRow {
+            id: effort.id.clone(),
+            name: effort.name.clone(),
+            state: entry.map_or(EffortState::Evicted, |e| e.state),
+            raw_tokens: effort.raw_tokens,
+            summary_tokens: effort.summary.as_ref().map(|s| s.tokens),
+            summary: effort.summary.as_ref().map(|s| s.text.clone()),
+            messages: effort.message_count(),
+            turns_until_auto_collapse: entry.and_then(|e| e.turns_until_auto_collapse),
+            turns_until_eviction: entry.and_then(|e| e.turns_until_eviction),
+            opened_turn: effort.opened_turn,
+            concluded_turn: effort.concluded_turn,
+        }
+    };
+    let by_id = |id: &str| session.effort(id).map(row);
+    let pick = |states: &[EffortState]| -> Vec<EffortRow> {
+        status
+            .efforts
+            .iter()
+            .filter(|e| states.contains(&e.state))
+            .filter_map(|e| by_id(&e.id))
+            .collect()
+    };
+    TierSnapshot {
+        turn: session.turn(),
+        open: pick(&[EffortState::Active, EffortState::Open]),
+        expanded: pick(&[EffortState::Expanded]),
+        summaries: pick(&[EffortState::Concluded]),
+        manifest: session.efforts().iter().map(row).collect(),
+        working_tokens: session.working_tokens(),
+        naive_tokens: session.naive_tokens(),
+        ambient_in_memory: session.ambient_window().len(),
+        evicted_count: status.evicted_count,
+        decay_threshold: session.config().decay_threshold,
+        eviction_threshold: session.config().summary_eviction_threshold,
+    }
+}
+
+/// The manifest rows matching a filter (case-insensitive, on id, name and summary). This is
+/// a view filter only: unlike the `search_efforts` tool it brings nothing back into memory.
+pub fn filter_manifest<'a>(rows: &'a [EffortRow], query: &str) -> Vec<&'a EffortRow> {
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    rows.iter()
+        .filter(|row| {
+            let haystack = format!(
+                "{} {} {}",
+                row.id,
+                row.name,
+                row.summary.as_deref().unwrap_or_default()
+            )
+            .to_lowercase();
+            words.iter().all(|w| haystack.contains(w.as_str()))
+        })
+        .collect()
+}
+
+/// One stored message in the chat transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptMessage {
+    /// Session-wide sequence number (the key).
+    pub seq: u64,
+    /// The turn it belongs to.
+    pub turn: u64,
+    /// Who wrote it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// Its stored token count.
+    pub tokens: u32,
+    /// The effort whose log holds it, or `None` for the ambient log.
+    pub effort: Option<String>,
+}
+
+/// The messages a session has in memory, in the order they were stored.
+///
+/// A session opened from storage holds the open efforts' logs and the ambient tail; concluded
+/// efforts' logs are read on demand, so `hidden` counts the stored messages not shown.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transcript {
+    /// The messages, by sequence number.
+    pub messages: Vec<TranscriptMessage>,
+    /// Stored messages that are not loaded.
+    pub hidden: u64,
+    /// Notices per turn, derived from the turn's recorded effort events and compactions.
+    pub notices: BTreeMap<u64, Vec<String>>,
+}
+
+/// The transcript of a session.
+pub fn transcript(session: &Session) -> Transcript {
+    let mut messages: Vec<TranscriptMessage> =
+        session.ambient().iter().map(|m| message(m, None)).collect();
+    for effort in session.efforts() {
+        messages.extend(effort.messages.iter().map(|m| message(m, Some(&effort.id))));
+    }
+    messages.sort_by_key(|m| m.seq);
+    let hidden = (session.stored_message_count() as u64).saturating_sub(messages.len() as u64);
+    let mut notices: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for point in session.history() {
+        let lines: Vec<String> = point
+            .events
+            .iter()
+            .map(event_notice)
+            .chain(point.compactions.iter().map(|c| c.banner.clone()))
+            .collect();
+        if !lines.is_empty() {
+            notices.insert(point.turn, lines);
+        }
+    }
+    Transcript {
+        messages,
+        hidden,
+        notices,
+    }
+}
+
+fn message(m: &ccm_core::Message, effort: Option<&str>) -> TranscriptMessage {
+    TranscriptMessage {
+        seq: m.seq,
+        turn: m.turn,
+        role: m.role,
+        content: m.content.clone(),
+        tokens: m.tokens,
+        effort: effort.map(str::to_string),
+    }
+}
+
+/// A short notice for an effort event recorded in the metrics (used where the exact banner of
+/// the turn is not at hand, e.g. after a reload).
+pub fn event_notice(event: &EffortEvent) -> String {
+    let id = &event.effort;
+    match event.kind {
+        EventKind::Opened => format!("Started effort: {id}"),
+        EventKind::Concluded => format!("Concluded effort: {id}"),
+        EventKind::Reopened => format!("Reopened effort: {id}"),
+        EventKind::Expanded => format!("Expanded effort: {id} ({} tokens loaded)", event.tokens),
+        EventKind::Collapsed => format!("Collapsed effort: {id} ({} tokens freed)", event.tokens),
+        EventKind::AutoCollapsed => {
+            format!(
+                "Auto-collapsed effort: {id} ({} tokens freed)",
+                event.tokens
+            )
+        }
+        EventKind::Switched => format!("Switched to effort: {id}"),
+        EventKind::Evicted => format!("Summary left working memory: {id}"),
+    }
+}
+
+/// Exact banners of a turn completed (or acted on) in this tab.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnBanners {
+    /// Banners of the turn's operations, shown before the reply.
+    pub before: Vec<String>,
+    /// Banners of salience (auto-collapses) and of manual actions after the turn.
+    pub after: Vec<String>,
+}
+
+/// One entry of the chat, in reading order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChatEntry {
+    /// A stored message.
+    Message(TranscriptMessage),
+    /// A quiet notice: a banner of an effort operation, salience or compaction.
+    Banner(String),
+}
+
+/// The chat entries of one turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnGroup {
+    /// The turn.
+    pub turn: u64,
+    /// Its entries: the person's message, the banners of the operations, the reply, then the
+    /// banners of what happened after it.
+    pub entries: Vec<ChatEntry>,
+}
+
+/// Groups a transcript by turn and places the banners. Exact banners of turns completed in
+/// this tab are used where known; other turns show notices derived from their recorded events.
+pub fn turn_groups(
+    transcript: &Transcript,
+    banners: &BTreeMap<u64, TurnBanners>,
+) -> Vec<TurnGroup> {
+    let mut groups: Vec<TurnGroup> = Vec::new();
+    let mut by_turn: BTreeMap<u64, Vec<&TranscriptMessage>> = BTreeMap::new();
+    for m in &transcript.messages {
+        by_turn.entry(m.turn).or_default().push(m);
+    }
+    let turns: std::collections::BTreeSet<u64> = by_turn
+        .keys()
+        .chain(banners.keys())
+        .chain(transcript.notices.keys())
+        .copied()
+        .collect();
+    for turn in turns {
+        let messages = by_turn.remove(&turn).unwrap_or_default();
+        let (users, replies): (Vec<&TranscriptMessage>, Vec<&TranscriptMessage>) =
+            messages.into_iter().partition(|m| m.role == Role::User);
+        let (before, after) = match banners.get(&turn) {
+            Some(exact) => (exact.before.clone(), exact.after.clone()),
+            None => (
+                transcript.notices.get(&turn).cloned().unwrap_or_default(),
+                Vec::new(),
+            ),
+        };
+        let mut entries: Vec<ChatEntry> =
+            users.into_iter().cloned().map(ChatEntry::Message).collect();
+        entries.extend(before.into_iter().map(ChatEntry::Banner));
+        entries.extend(replies.into_iter().cloned().map(ChatEntry::Message));
+        entries.extend(after.into_iter().map(ChatEntry::Banner));
+        groups.push(TurnGroup { turn, entries });
+    }
+    groups
+}
+
+/// One included item of the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncludedRow {
+    /// The candidate id (`system`, `summary:<id>`, `effort:<id>`, `ambient:<turn>`, …).
+    pub id: String,
+    /// Its section, as a word.
+    pub section: &'static str,
+    /// Tokens it adds.
+    pub tokens: u64,
+    /// Why it is in, in words.
+    pub reason: String,
+    /// The fill tier (0 is filled first).
+    pub tier: u8,
+    /// How long it stays, in words.
+    pub ttl: String,
+    /// The pin on it, if any.
+    pub pin: Option<PinKind>,
+    /// Whether a person can pin it (summaries, raw logs and ambient exchanges).
+    pub pinnable: bool,
+}
+
+/// One excluded item or group of the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExcludedRow {
+    /// The candidate id or group id.
+    pub id: String,
+    /// Its section, as a word.
+    pub section: &'static str,
+    /// Tokens it would add.
+    pub tokens: u64,
+    /// Stored records it stands for.
+    pub count: u64,
+    /// The reason code.
+    pub reason: &'static str,
+    /// The pin on it, if any (a pinned item can still be out, e.g. over budget).
+    pub pin: Option<PinKind>,
+}
+
+/// One message of a request, as the inspector lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestMessage {
+    /// `system`, `user` or `assistant`.
+    pub role: &'static str,
+    /// The text sent.
+    pub content: String,
+}
+
+/// One line of the diff against the previous turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffRow {
+    /// `entered`, `left` or `changed`.
+    pub change: &'static str,
+    /// The item id.
+    pub id: String,
+    /// Its tokens.
+    pub tokens: u64,
+    /// Why.
+    pub why: String,
+}
+
+/// What the last completed turn sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastRequest {
+    /// The turn.
+    pub turn: u64,
+    /// The plan id of its last request.
+    pub plan_id: String,
+    /// How many requests the turn made.
+    pub requests: usize,
+    /// The local estimate of the last request's prompt.
+    pub estimated_prompt_tokens: u64,
+    /// What the provider reported, if it did.
+    pub reported_prompt_tokens: Option<u64>,
+    /// The exact messages of the last request, rebuilt from its recipe, or why they could not
+    /// be rebuilt.
+    pub messages: Result<Vec<RequestMessage>, String>,
+    /// What entered and left against the previous turn.
+    pub diff: Vec<DiffRow>,
+    /// Total token change against the previous turn.
+    pub token_delta: i64,
+    /// The turn's tool calls: name, arguments, whether they succeeded.
+    pub tools: Vec<(String, String, bool)>,
+}
+
+/// One compaction event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionRow {
+    /// The turn it happened in.
+    pub turn: u64,
+    /// Level 1 (soft), 2 (hard) or 3 (emergency).
+    pub level: u8,
+    /// Usage that triggered it, in percent of the budget.
+    pub trigger_percent: u64,
+    /// Tokens before and after.
+    pub tokens_before: u64,
+    /// Tokens after.
+    pub tokens_after: u64,
+    /// Items moved.
+    pub items_moved: u64,
+    /// The banner.
+    pub banner: String,
+}
+
+/// One pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinRow {
+    /// The pin's target.
+    pub target: String,
+    /// Its kind.
+    pub kind: PinKind,
+    /// Who made it and how long it holds, in words.
+    pub detail: String,
+}
+
+/// Everything the context inspector shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InspectorSnapshot {
+    /// The turn the plan is for.
+    pub turn: u64,
+    /// The context mode's name.
+    pub mode: &'static str,
+    /// The budget meter line (e.g. `CTX Light · 0 auto items · +0 tokens · 1% of budget`).
+    pub meter: String,
+    /// Tokens in the plan.
+    pub context_tokens: u64,
+    /// The request budget.
+    pub request_budget: u64,
+    /// The model's context window.
+    pub context_window: u64,
+    /// Included items in context order.
+    pub included: Vec<IncludedRow>,
+    /// Excluded items and groups.
+    pub excluded: Vec<ExcludedRow>,
+    /// The last completed turn's request, if any turn completed in memory.
+    pub last_request: Option<LastRequest>,
+    /// Compactions, newest first.
+    pub compactions: Vec<CompactionRow>,
+    /// Pins in creation order.
+    pub pins: Vec<PinRow>,
+}
+
+fn section_name(section: Section) -> &'static str {
+    match section {
+        Section::System => "system",
+        Section::Summary => "summary",
+        Section::Ambient => "ambient",
+        Section::Expanded => "expanded",
+        Section::Open => "open",
+        Section::RawLog => "raw log",
+        Section::Pending => "current message",
+        Section::Attachment => "attachment",
+        Section::Rolling => "rolling summary",
+    }
+}
+
+/// An inclusion reason in words.
+pub fn reason_text(reason: &InclusionReason) -> String {
+    match reason {
+        InclusionReason::SystemPrompt => "system prompt (always first)".to_string(),
+        InclusionReason::RecentlyReferenced {
+            turns_since_reference,
+            turns_until_eviction,
+        } => format!(
+            "summary referenced {turns_since_reference} turn(s) ago; leaves memory in {turns_until_eviction}"
+        ),
+        InclusionReason::AmbientWindow => "within the ambient window".to_string(),
+        InclusionReason::Expanded {
+            turns_since_reference,
+            turns_until_auto_collapse,
+        } => format!(
+            "expanded; referenced {turns_since_reference} turn(s) ago; auto-collapses in {turns_until_auto_collapse}"
+        ),
+        InclusionReason::OpenEffort => "open effort (background)".to_string(),
+        InclusionReason::ActiveEffort => "active effort (placed last)".to_string(),
+        InclusionReason::CurrentUserMessage => "the message being answered".to_string(),
+        InclusionReason::Pinned { kind, pin } => format!("pinned ({}, pin {pin})", pin_kind(*kind)),
+        InclusionReason::AutoRetrieved { score, matched } => format!(
+            "retrieved automatically (score {score:.2}; matched {})",
+            matched.join(", ")
+        ),
+        InclusionReason::AutoExpanded { score } => {
+            format!("best match loaded automatically (score {score:.2})")
+        }
+        InclusionReason::Attachment { mode } => format!("attachment ({mode:?})").to_lowercase(),
+        InclusionReason::RollingSummary { covers } => format!("rolling summary of {covers}"),
+    }
+}
+
+/// A TTL state in words.
+pub fn ttl_text(ttl: &TtlState) -> String {
+    match ttl {
+        TtlState::Decay { turns } => format!("collapses in {turns}"),
+        TtlState::Eviction { turns } => format!("evicted in {turns}"),
+        TtlState::Lease { turns } => format!("lease: {turns} turn(s)"),
+        TtlState::Task { effort } => format!("while {effort} is open"),
+        TtlState::Ephemeral => "this request only".to_string(),
+        TtlState::Permanent => "permanent".to_string(),
+    }
+}
+
+/// A pin kind in words.
+pub fn pin_kind(kind: PinKind) -> &'static str {
+    match kind {
+        PinKind::Sticky => "sticky",
+        PinKind::Leased => "leased",
+        PinKind::Ephemeral => "ephemeral",
+    }
+}
+
+fn pinnable(id: &str) -> bool {
+    ["summary:", "effort:", "ambient:"]
+        .iter()
+        .any(|prefix| id.starts_with(prefix))
+        && !id.contains("before:")
+        && !id.contains('@')
+}
+
+/// The inspector's view of a session: the plan of the next request (as things stand, without
+/// the next message), the last request's exact messages and diff, compactions and pins.
+pub fn inspector(session: &Session) -> InspectorSnapshot {
+    let plan = session.build_plan();
+    let pin_of = |id: &str| session.pin_for(id).map(|p| p.kind);
+    let included = plan
+        .included
+        .iter()
+        .map(|item| IncludedRow {
+            id: item.id.clone(),
+            section: section_name(item.section),
+            tokens: item.tokens,
+            reason: reason_text(&item.reason),
+            tier: item.priority,
+            ttl: ttl_text(&item.ttl),
+            pin: pin_of(&item.id),
+            pinnable: pinnable(&item.id),
+        })
+        .collect();
+    let excluded = plan
+        .excluded
+        .iter()
+        .map(|item| ExcludedRow {
+            id: item.id.clone(),
+            section: section_name(item.section),
+            tokens: item.tokens,
+            count: item.count,
+            reason: item.reason.code(),
+            pin: pin_of(&item.id),
+        })
+        .collect();
+    let last_request = session.telemetry().last().and_then(|t| {
+        let request = t.requests.last()?;
+        let messages = session.replay_recipe(&request.recipe).map(|messages| {
+            messages
+                .into_iter()
+                .map(|m| RequestMessage {
+                    role: m.role.as_str(),
+                    content: m.content,
+                })
+                .collect()
+        });
+        let mut diff: Vec<DiffRow> = Vec::new();
+        for (change, entries) in [
+            ("entered", &t.diff.entered),
+            ("left", &t.diff.left),
+            ("changed", &t.diff.changed),
+        ] {
+            diff.extend(entries.iter().map(|e| DiffRow {
+                change,
+                id: e.id.clone(),
+                tokens: e.tokens,
+                why: e.why.clone(),
+            }));
+        }
+        Some(LastRequest {
+            turn: t.turn,
+            plan_id: request.plan_id.clone(),
+            requests: t.requests.len(),
+            estimated_prompt_tokens: request.estimated_prompt_tokens,
+            reported_prompt_tokens: request.reported_prompt_tokens,
+            messages,
+            diff,
+            token_delta: t.diff.token_delta,
+            tools: t
+                .tools
+                .iter()
+                .map(|tool| (tool.name.clone(), tool.arguments.clone(), tool.ok))
+                .collect(),
+        })
+    });
+    let mut compactions: Vec<CompactionRow> = session
+        .history()
+        .iter()
+        .flat_map(|m| {
+            m.compactions.iter().map(move |c| CompactionRow {
+                turn: m.turn,
+                level: c.level,
+                trigger_percent: c.trigger_per_mille / 10,
+                tokens_before: c.tokens_before,
+                tokens_after: c.tokens_after,
+                items_moved: c.items_moved,
+                banner: c.banner.clone(),
+            })
+        })
+        .collect();
+    compactions.reverse();
+    let pins = session
+        .pins()
+        .iter()
+        .map(|p| PinRow {
+            target: p.target.clone(),
+            kind: p.kind,
+            detail: {
+                let origin = format!("{:?}", p.origin).to_lowercase();
+                match &p.lease {
+                    Some(LeaseScope::Turns { remaining }) => {
+                        format!("by {origin}; {remaining} included turn(s) left")
+                    }
+                    Some(LeaseScope::Task { effort }) => {
+                        format!("by {origin}; while {effort} is open")
+                    }
+                    None => format!("by {origin}; since turn {}", p.created_turn),
+                }
+            },
+        })
+        .collect();
+    InspectorSnapshot {
+        turn: plan.turn,
+        mode: plan.mode.label(),
+        meter: plan.meter.line.clone(),
+        context_tokens: plan.totals.context_tokens,
+        request_budget: plan.budget.request_budget,
+        context_window: plan.budget.context_window,
+        included,
+        excluded,
+        last_request,
+        compactions,
+        pins,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccm_core::Config;
+
+    /// A session with an open effort, a concluded one and some ambient chat.
+    pub(crate) fn sample() -> Session {
+        let mut s = Session::new(Config::default()).unwrap();
+        s.begin_turn("hello there", 1).unwrap();
+        s.end_turn("hi!", 2).unwrap();
+        s.begin_turn("Let's work on the auth bug", 3).unwrap();
+        s.open_effort("auth bug", None).unwrap();
+        s.end_turn("Started.", 4).unwrap();
+        s.begin_turn("Fixed: the TTL was wrong.", 5).unwrap();
+        s.close_effort(None, Some("Refresh token TTL 1h -> 24h fixed the 401s."))
+            .unwrap();
+        s.end_turn("Concluded.", 6).unwrap();
+        s.begin_turn("Now the billing export", 7).unwrap();
+        s.open_effort("billing export", None).unwrap();
+        s.end_turn("Started billing.", 8).unwrap();
+        s
+    }
+
+    #[test]
+    fn tiers_place_each_effort_once_with_its_countdown() {
+        let mut s = sample();
+        let t = tiers(&s);
+        assert_eq!(t.open.len(), 1);
+        assert_eq!(t.open[0].state, EffortState::Active);
+        assert_eq!(t.summaries.len(), 1);
+        assert_eq!(t.summaries[0].id, "auth-bug");
+        assert_eq!(t.summaries[0].turns_until_eviction, Some(19));
+        assert!(t.expanded.is_empty());
+        assert_eq!(t.manifest.len(), 2);
+
+        s.expand_effort("auth-bug").unwrap();
+        let t = tiers(&s);
+        assert_eq!(t.expanded.len(), 1);
+        assert_eq!(t.expanded[0].turns_until_auto_collapse, Some(3));
+        assert!(t.summaries.is_empty(), "an expanded effort is listed once");
+    }
+
+    #[test]
+    fn evicted_efforts_stay_in_the_manifest() {
+        let mut s = sample();
+        for i in 0..21 {
+            s.begin_turn(&format!("unrelated chatter number {i}"), 10)
+                .unwrap();
+            s.end_turn("ok", 11).unwrap();
+        }
+        let t = tiers(&s);
+        assert!(t.summaries.is_empty());
+        let auth = t.manifest.iter().find(|r| r.id == "auth-bug").unwrap();
+        assert_eq!(auth.state, EffortState::Evicted);
+        assert_eq!(t.evicted_count, 1);
+        assert_eq!(actions_for(auth.state)[0], EffortAction::Expand);
+        assert_eq!(filter_manifest(&t.manifest, "TTL refresh").len(), 1);
+        assert_eq!(filter_manifest(&t.manifest, "billing").len(), 1);
+        assert_eq!(filter_manifest(&t.manifest, "").len(), 2);
+        assert!(filter_manifest(&t.manifest, "nothing-like-this").is_empty());
+    }
+
+    #[test]
+    fn transcript_orders_messages_and_notes_events() {
+        let t = transcript(&sample());
+        let seqs: Vec<u64> = t.messages.iter().map(|m| m.seq).collect();
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(t.messages.len(), 8);
+        assert_eq!(t.hidden, 0);
+        assert_eq!(t.messages[2].effort.as_deref(), Some("auth-bug"));
+        assert_eq!(t.messages[0].effort, None);
+        assert_eq!(t.notices[&2], vec!["Started effort: auth-bug".to_string()]);
+        assert_eq!(
+            t.notices[&3],
+            vec!["Concluded effort: auth-bug".to_string()]
+        );
+    }
+
+    #[test]
+    fn turn_groups_place_exact_banners_around_the_reply() {
+        let t = transcript(&sample());
+        let mut banners = BTreeMap::new();
+        banners.insert(
+            2,
+            TurnBanners {
+                before: vec!["--- Started effort: auth-bug ---".into()],
+                after: vec!["--- Collapsed ---".into()],
+            },
+        );
+        let groups = turn_groups(&t, &banners);
+        assert_eq!(groups.len(), 4);
+        let second = &groups[1];
+        assert_eq!(second.turn, 2);
+        assert!(matches!(&second.entries[0], ChatEntry::Message(m) if m.role == Role::User));
+        assert_eq!(
+            second.entries[1],
+            ChatEntry::Banner("--- Started effort: auth-bug ---".into())
+        );
+        assert!(matches!(&second.entries[2], ChatEntry::Message(m) if m.role == Role::Assistant));
+        assert_eq!(
+            second.entries[3],
+            ChatEntry::Banner("--- Collapsed ---".into())
+        );
+        // Without exact banners, the recorded events stand in.
+        assert_eq!(
+            groups[2].entries[1],
+            ChatEntry::Banner("Concluded effort: auth-bug".into())
+        );
+    }
+
+    #[test]
+    fn inspector_lists_reasons_diff_and_exact_messages() {
+        let s = sample();
+        let i = inspector(&s);
+        assert_eq!(i.mode, "Light");
+        assert!(i.meter.starts_with("CTX Light"), "{}", i.meter);
+        assert_eq!(i.included[0].id, "system");
+        let summary = i
+            .included
+            .iter()
+            .find(|r| r.id == "summary:auth-bug")
+            .unwrap();
+        assert!(summary.pinnable);
+        assert!(
+            summary.reason.contains("leaves memory in"),
+            "{}",
+            summary.reason
+        );
+        assert!(i
+            .excluded
+            .iter()
+            .any(|r| r.id == "effort:auth-bug" && r.reason == "summarized"));
+        let last = i.last_request.expect("a turn completed");
+        assert_eq!(last.turn, 4);
+        let messages = last.messages.expect("the recipe replays");
+        assert_eq!(messages[0].role, "system");
+        assert!(last
+            .diff
+            .iter()
+            .any(|d| d.change == "entered" && d.id == "effort:billing-export"));
+    }
+
+    #[test]
+    fn pins_show_in_rows_and_in_the_pin_list() {
+        let mut s = sample();
+        s.pin(
+            ccm_core::pins::PinRequest {
+                target: "summary:auth-bug".into(),
+                kind: PinKind::Sticky,
+                ttl_turns: None,
+                task: None,
+            },
+            ccm_core::pins::PinOrigin::User,
+        )
+        .unwrap();
+        let i = inspector(&s);
+        let row = i
+            .included
+            .iter()
+            .find(|r| r.id == "summary:auth-bug")
+            .unwrap();
+        assert_eq!(row.pin, Some(PinKind::Sticky));
+        assert_eq!(i.pins.len(), 1);
+        assert!(
+            i.pins[0].detail.starts_with("by user"),
+            "{}",
+            i.pins[0].detail
+        );
+    }
+}

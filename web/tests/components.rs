@@ -1,0 +1,328 @@
+//! Component tests in headless Chromium: each test mounts one component into a fresh element,
+//! waits a tick, and checks the DOM and the callbacks. Run with
+//! `cargo test -p ccm-web --target wasm32-unknown-unknown --tests`.
+#![cfg(target_arch = "wasm32")]
+
+use ccm_core::{Config, Session};
+use ccm_web::chart::{self, CurvePoint, Marker, MarkerKind};
+use ccm_web::components::curves::TokenCurves;
+use ccm_web::components::inspector::Inspector;
+use ccm_web::components::rich_text::RichText;
+use ccm_web::components::tiers::TierView;
+use ccm_web::view_model::{self, EffortAction};
+use leptos::prelude::*;
+use std::sync::{Arc, Mutex};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// A fresh element in the page for one test.
+fn container() -> web_sys::HtmlElement {
+    let document = web_sys::window().unwrap().document().unwrap();
+    let element: web_sys::HtmlElement = document.create_element("div").unwrap().unchecked_into();
+    document.body().unwrap().append_child(&element).unwrap();
+    element
+}
+
+fn all(root: &web_sys::HtmlElement, selector: &str) -> Vec<web_sys::HtmlElement> {
+    let list = root.query_selector_all(selector).unwrap();
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .map(|n| n.unchecked_into())
+        .collect()
+}
+
+fn one(root: &web_sys::HtmlElement, selector: &str) -> web_sys::HtmlElement {
+    root.query_selector(selector)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no element matches {selector}"))
+        .unchecked_into()
+}
+
+fn text(root: &web_sys::HtmlElement) -> String {
+    root.text_content().unwrap_or_default()
+}
+
+/// A session with an open effort, a concluded one, an expanded one and ambient chat.
+fn session() -> Session {
+    let mut s = Session::new(Config::default()).unwrap();
+    s.begin_turn("hello there", 1).unwrap();
+    s.end_turn("hi!", 2).unwrap();
+    s.begin_turn("Let's work on the auth bug", 3).unwrap();
+    s.open_effort("auth bug", None).unwrap();
+    s.end_turn("Started.", 4).unwrap();
+    s.begin_turn("Fixed: the TTL was wrong.", 5).unwrap();
+    s.close_effort(None, Some("Refresh token TTL 1h -> 24h fixed the 401s."))
+        .unwrap();
+    s.end_turn("Concluded.", 6).unwrap();
+    s.begin_turn("Let's work on the billing export", 7).unwrap();
+    s.open_effort("billing export", None).unwrap();
+    s.end_turn("Started billing.", 8).unwrap();
+    s.begin_turn("Let's work on the search index", 9).unwrap();
+    s.open_effort("search index", None).unwrap();
+    s.end_turn("Started search.", 10).unwrap();
+    s
+}
+
+#[wasm_bindgen_test]
+async fn tier_view_shows_every_tier_and_reports_actions() {
+    let mut core = session();
+    core.expand_effort("auth-bug").unwrap();
+    let snapshot = view_model::tiers(&core);
+    let pressed: Arc<Mutex<Vec<(EffortAction, String)>>> = Arc::default();
+    let log = pressed.clone();
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! {
+            <TierView
+                tiers=Signal::stored(snapshot.clone())
+                on_action=Callback::new(move |a| log.lock().unwrap().push(a))
+            />
+        }
+    });
+    leptos::task::tick().await;
+
+    let open = all(&root, "[data-testid=open-effort]");
+    assert_eq!(open.len(), 2);
+    let active = one(&root, "[data-testid=open-effort][data-state=active]");
+    assert_eq!(
+        active.get_attribute("data-effort").as_deref(),
+        Some("search-index")
+    );
+    assert!(text(&active).contains("active"));
+
+    let expanded = one(&root, "[data-testid=expanded-effort]");
+    assert_eq!(
+        expanded.get_attribute("data-countdown").as_deref(),
+        Some("3")
+    );
+    assert!(
+        text(&expanded).contains("collapses in 3 turns"),
+        "{}",
+        text(&expanded)
+    );
+    assert!(
+        all(&root, "[data-testid=summary-effort]").is_empty(),
+        "expanded is listed once"
+    );
+
+    let manifest = all(&root, "[data-testid=manifest-row]");
+    assert_eq!(manifest.len(), 3);
+    assert!(text(&one(&root, "[data-testid=tier-manifest]")).contains("Refresh token TTL"));
+    assert_eq!(all(&root, "[data-testid=raw-log]").len(), 3);
+
+    one(&root, "[data-testid=action-collapse-auth-bug]").click();
+    one(&root, "[data-testid=action-switch-billing-export]").click();
+    one(&root, "[data-testid=read-log-auth-bug]").click();
+    assert_eq!(
+        *pressed.lock().unwrap(),
+        vec![
+            (EffortAction::Collapse, "auth-bug".to_string()),
+            (EffortAction::Switch, "billing-export".to_string()),
+            (EffortAction::ReadLog, "auth-bug".to_string()),
+        ]
+    );
+
+    // The manifest filter narrows the list without touching the session.
+    let search: web_sys::HtmlInputElement =
+        one(&root, "[data-testid=manifest-search]").unchecked_into();
+    search.set_value("billing");
+    search
+        .dispatch_event(&web_sys::Event::new("input").unwrap())
+        .unwrap();
+    leptos::task::tick().await;
+    let rows = all(&root, "[data-testid=manifest-row]");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].get_attribute("data-effort").as_deref(),
+        Some("billing-export")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn tier_view_shows_summaries_with_their_eviction_countdown() {
+    let snapshot = view_model::tiers(&session());
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <TierView tiers=Signal::stored(snapshot.clone()) on_action=Callback::new(|_| {}) /> }
+    });
+    leptos::task::tick().await;
+    let summary = one(&root, "[data-testid=summary-effort]");
+    assert_eq!(
+        summary.get_attribute("data-effort").as_deref(),
+        Some("auth-bug")
+    );
+    assert_eq!(
+        summary.get_attribute("data-countdown").as_deref(),
+        Some("18")
+    );
+    assert!(text(&summary).contains("leaves memory in 18"));
+    assert!(text(&one(&root, "[data-testid=tier-expanded]")).contains("Nothing expanded"));
+}
+
+fn sample_points() -> Vec<CurvePoint> {
+    (1..=6)
+        .map(|turn| CurvePoint {
+            turn,
+            context: 200 + turn * 10,
+            naive: 200 + turn * 120,
+            expansion: if turn == 4 { 80 } else { 0 },
+            reported: (turn == 6).then_some(290),
+            markers: if turn == 3 {
+                vec![Marker {
+                    kind: MarkerKind::Concluded,
+                    subject: "auth-bug".into(),
+                    tokens: 300,
+                }]
+            } else if turn == 4 {
+                vec![Marker {
+                    kind: MarkerKind::Expanded,
+                    subject: "auth-bug".into(),
+                    tokens: 80,
+                }]
+            } else {
+                Vec::new()
+            },
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn token_curves_draw_the_geometry_and_show_a_turn_on_demand() {
+    let points = sample_points();
+    let expected = chart::geometry(
+        &points,
+        chart::Size {
+            width: 640.0,
+            height: 260.0,
+        },
+    );
+    let root = container();
+    let stored = points.clone();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <TokenCurves points=Signal::stored(stored.clone()) /> }
+    });
+    leptos::task::tick().await;
+
+    let context = one(&root, "[data-testid=context-line]");
+    assert_eq!(
+        context.get_attribute("d"),
+        Some(expected.context_path.clone())
+    );
+    assert_eq!(
+        one(&root, "[data-testid=naive-line]").get_attribute("d"),
+        Some(expected.naive_path.clone())
+    );
+    assert!(!expected.expansion_area.is_empty());
+    assert_eq!(
+        one(&root, "[data-testid=expansion-area]").get_attribute("d"),
+        Some(expected.expansion_area.clone())
+    );
+    let markers = all(&root, "[data-testid=chart-marker]");
+    assert_eq!(markers.len(), 2);
+    assert_eq!(
+        markers[0].get_attribute("data-kind").as_deref(),
+        Some("concluded")
+    );
+    assert_eq!(all(&root, "[data-testid=reported-point]").len(), 1);
+    let headline = text(&one(&root, "[data-testid=savings-headline]"));
+    assert!(headline.starts_with("72% smaller"), "{headline}");
+
+    // Keyboard reading: End selects the last turn, ArrowLeft the one before.
+    let frame = one(&root, ".chart-frame");
+    for key in ["End", "ArrowLeft"] {
+        let init = web_sys::KeyboardEventInit::new();
+        init.set_key(key);
+        init.set_bubbles(true);
+        let event =
+            web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
+        frame.dispatch_event(&event).unwrap();
+    }
+    leptos::task::tick().await;
+    let hover = text(&one(&root, "[data-testid=chart-hover]"));
+    assert!(hover.starts_with("Turn 5"), "{hover}");
+    assert!(hover.contains("Naive baseline: 800 tokens"), "{hover}");
+}
+
+#[wasm_bindgen_test]
+async fn inspector_lists_items_reasons_and_pins() {
+    let snapshot = view_model::inspector(&session());
+    let pins: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+    let cycles: Arc<Mutex<u32>> = Arc::default();
+    let (pin_log, cycle_log) = (pins.clone(), cycles.clone());
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        let pin_log = pin_log.clone();
+        let cycle_log = cycle_log.clone();
+        view! {
+            <Inspector
+                snapshot=Signal::stored(Some(snapshot.clone()))
+                breakdown_open=RwSignal::new(true)
+                on_pin=Callback::new(move |p| pin_log.lock().unwrap().push(p))
+                on_cycle_mode=Callback::new(move |()| *cycle_log.lock().unwrap() += 1)
+            />
+        }
+    });
+    leptos::task::tick().await;
+
+    let meter = text(&one(&root, "[data-testid=budget-meter]"));
+    assert!(meter.starts_with("CTX Light"), "{meter}");
+    let included = all(&root, "[data-testid=included-item]");
+    assert_eq!(
+        included[0].get_attribute("data-item").as_deref(),
+        Some("system")
+    );
+    let summary = one(
+        &root,
+        "[data-testid=included-item][data-item='summary:auth-bug']",
+    );
+    assert!(
+        text(&summary).contains("leaves memory in"),
+        "{}",
+        text(&summary)
+    );
+    let excluded = one(
+        &root,
+        "[data-testid=excluded-item][data-item='effort:auth-bug']",
+    );
+    assert_eq!(
+        excluded.get_attribute("data-reason").as_deref(),
+        Some("summarized")
+    );
+    let diff = text(&one(&root, "[data-testid=plan-diff]"));
+    assert!(diff.contains("effort:search-index"), "{diff}");
+    let messages = all(&root, "[data-testid=request-messages] > li");
+    assert!(messages.len() >= 3, "system, summary, logs…");
+    assert_eq!(
+        messages[0].get_attribute("data-role").as_deref(),
+        Some("system")
+    );
+
+    one(&root, "[data-testid='pin-summary:auth-bug']").click();
+    one(&root, "[data-testid=cycle-mode]").click();
+    assert_eq!(
+        *pins.lock().unwrap(),
+        vec![("summary:auth-bug".to_string(), true)]
+    );
+    assert_eq!(*cycles.lock().unwrap(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn rich_text_never_injects_html_and_adds_copy_buttons() {
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), || {
+        view! {
+            <RichText text="Hi <img src=x onerror=\"window.hacked=1\"> **bold**\n\n<script>window.hacked=2</script>\n\n```rust\nfn main() {}\n```\n[x](javascript:alert(1))" />
+        }
+    });
+    leptos::task::tick().await;
+    assert!(all(&root, "img").is_empty());
+    assert!(all(&root, "script").is_empty());
+    assert!(text(&root).contains("<img src=x"));
+    assert_eq!(text(&one(&root, "strong")), "bold");
+    assert!(all(&root, "a").is_empty(), "unsafe links are not links");
+    let block = one(&root, "[data-testid=code-block]");
+    assert!(text(&block).contains("fn main() {}"));
+    assert_eq!(text(&one(&root, "[data-testid=copy-code]")), "Copy");
+}
