@@ -181,6 +181,8 @@ async fn run(
                     RequestPurpose::Summary { effort_id } => {
                         set_phase(state, Phase::Summarizing(effort_id.clone()))
                     }
+                    // The engine never sends these; the app does after the turn, below.
+                    RequestPurpose::RollingSummary => {}
                     RequestPurpose::Turn { .. } => {
                         state.live.update(|live| {
                             if let Some(live) = live {
@@ -243,6 +245,21 @@ async fn run(
                 transport::sleep(wait.delay_ms, Some(signal)).await;
             }
             Step::Done(result) => {
+                // An emergency compaction replaced history with the extractive summary; ask the
+                // model for a written one. Any failure keeps the extractive one (never empty).
+                let rolling = session.with_core(|core| {
+                    ccm_core::engine::rolling_summary_request(core, engine.settings())
+                });
+                if let Some(request) = rolling {
+                    set_phase(
+                        state,
+                        Phase::Summarizing("earlier conversation".to_string()),
+                    );
+                    let ignore = |_: StreamDelta| {};
+                    if let Ok(response) = transport.send(session, &request, signal, &ignore).await {
+                        session.with_core(|core| core.upgrade_rolling_summary(&response.text));
+                    }
+                }
                 let report = &result.report;
                 let split = report.operation_banners.min(report.banners.len());
                 state.banners.update(|banners| {

@@ -82,6 +82,32 @@ fn exchange_text(messages: &[&crate::model::Message]) -> String {
         .join("\n")
 }
 
+/// What a model-written rolling summary needs, kept while the current one is the extractive
+/// fallback: the material it summarises and the size it must stay under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RollingUpgrade {
+    previous_text: Option<String>,
+    previous_covers: Vec<SeqRange>,
+    history: Vec<(SeqRange, String)>,
+    max_words: u32,
+    /// Tokens of what the summary replaced: a model's summary must stay below them.
+    replaced_tokens: u64,
+}
+
+impl RollingUpgrade {
+    fn input(&self) -> crate::compaction::RollingInput<'_> {
+        crate::compaction::RollingInput {
+            previous_text: self.previous_text.as_deref(),
+            previous_covers: &self.previous_covers,
+            history: self
+                .history
+                .iter()
+                .map(|(seqs, text)| crate::compaction::HistoryText { seqs: *seqs, text })
+                .collect(),
+        }
+    }
+}
+
 /// Owned descriptions of the working set, from which the borrowed [`WorkingItem`]s are made.
 struct OwnedItem {
     id: String,
@@ -418,6 +444,20 @@ impl Session {
             RollingSummary::extractive(&rolling.input(), rolling.max_words, self.counter.as_ref())
                 .ok()
         });
+        let upgrade = planned.rolling.as_ref().map(|rolling| {
+            let input = rolling.input();
+            RollingUpgrade {
+                previous_text: input.previous_text.map(str::to_string),
+                previous_covers: input.previous_covers.to_vec(),
+                history: input
+                    .history
+                    .iter()
+                    .map(|h| (h.seqs, h.text.to_string()))
+                    .collect(),
+                max_words: rolling.max_words,
+                replaced_tokens: rolling.replaced_tokens,
+            }
+        });
         let outcome = match planned.finish(&decision, summary.as_ref()) {
             Ok(outcome) => outcome,
             Err(_) => match planned.without_rolling().finish(&decision, None) {
@@ -436,6 +476,9 @@ impl Session {
             }
         };
         drop(items);
+        if event.rolling_summary.is_some() {
+            self.rolling_upgrade = upgrade;
+        }
         self.apply_compaction(&event, summary);
         self.compaction.record_applied(&event);
         let banner = event.banner();
@@ -450,6 +493,37 @@ impl Session {
                 .push(CompactionRecord::of(&event, relevance_used));
         }
         Some(event)
+    }
+
+    /// The prompt for a model-written rolling summary, while the current rolling summary is
+    /// the extractive fallback of the last level-3 compaction. A host (the native runner, the
+    /// browser's `runTurn`) sends it after the turn and hands the answer to
+    /// [`Session::upgrade_rolling_summary`]; without a model the extractive summary stays.
+    pub fn rolling_summary_prompt(&self) -> Option<crate::compaction::SummaryPrompt> {
+        let upgrade = self.rolling_upgrade.as_ref()?;
+        Some(crate::compaction::summary_prompt(
+            &upgrade.input(),
+            upgrade.max_words,
+        ))
+    }
+
+    /// Replaces the extractive rolling summary with a model's answer to
+    /// [`Session::rolling_summary_prompt`]. Returns whether it was taken: an empty answer, or
+    /// one not smaller than the history it stands for, keeps the extractive summary.
+    pub fn upgrade_rolling_summary(&mut self, text: &str) -> bool {
+        let Some(upgrade) = self.rolling_upgrade.as_ref() else {
+            return false;
+        };
+        let Ok(summary) = RollingSummary::from_llm(text, &upgrade.input(), self.counter.as_ref())
+        else {
+            return false;
+        };
+        if u64::from(summary.tokens) >= upgrade.replaced_tokens {
+            return false;
+        }
+        self.rolling = Some(summary);
+        self.rolling_upgrade = None;
+        true
     }
 
     /// Turns on relevance ranking by embeddings for compaction (model name as the endpoint

@@ -258,6 +258,8 @@ pub struct Session {
     pub(crate) embeddings: Option<crate::compaction::EmbeddingCache>,
     /// The vector of the last query embedded, with its text.
     pub(crate) query_vector: Option<(String, Vec<f32>)>,
+    /// What a model-written rolling summary needs while the current one is extractive.
+    pub(crate) rolling_upgrade: Option<crate::compact::RollingUpgrade>,
 }
 
 impl fmt::Debug for Session {
@@ -486,6 +488,7 @@ impl Session {
             compacted: BTreeMap::new(),
             embeddings: None,
             query_vector: None,
+            rolling_upgrade: None,
         })
     }
 

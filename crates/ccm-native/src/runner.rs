@@ -102,6 +102,32 @@ pub enum TurnEvent<'a> {
     Retrying(&'a RetryWait),
 }
 
+/// After a turn whose compaction replaced history with the extractive rolling summary, asks the
+/// model for a written one. Any failure keeps the extractive summary, which is never empty: the
+/// turn has already succeeded and must not fail because of this extra request.
+fn upgrade_rolling_summary(
+    session: &mut Session,
+    settings: &EngineSettings,
+    responder: &mut dyn Responder,
+    cancel: &CancelToken,
+    observe: &mut dyn FnMut(TurnEvent<'_>),
+) {
+    let Some(request) = ccm_core::engine::rolling_summary_request(session, settings) else {
+        return;
+    };
+    observe(TurnEvent::Sending(&request));
+    let purpose = request.purpose.clone();
+    let answer = responder.respond(&request, session, cancel, &mut |delta| {
+        observe(TurnEvent::Delta {
+            purpose: &purpose,
+            delta: &delta,
+        })
+    });
+    if let Ok(response) = answer {
+        session.upgrade_rolling_summary(&response.text);
+    }
+}
+
 /// Milliseconds since the Unix epoch, the timestamps the session stores.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -126,6 +152,7 @@ pub fn run_turn(
     cancel: &CancelToken,
     observe: &mut dyn FnMut(TurnEvent<'_>),
 ) -> Result<TurnResult, RunError> {
+    let rolling_settings = settings.clone();
     let mut engine = TurnEngine::begin(session, user_text, now_ms(), settings)?;
     loop {
         let step = if cancel.is_cancelled() {
@@ -150,7 +177,10 @@ pub fn run_turn(
                 // A cancellation during the wait is picked up at the top of the loop.
                 cancel.wait(Duration::from_millis(wait.delay_ms));
             }
-            Step::Done(result) => return Ok(*result),
+            Step::Done(result) => {
+                upgrade_rolling_summary(session, &rolling_settings, responder, cancel, observe);
+                return Ok(*result);
+            }
             Step::Failed(failure) => return Err(RunError::Failed(failure)),
         }
     }

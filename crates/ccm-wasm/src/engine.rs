@@ -316,7 +316,32 @@ pub(crate) async fn run_turn(
                 call(&options.on_retry, &notice);
                 sleep(wait.delay_ms, &signal).await;
             }
-            Step::Done(result) => return crate::types::to_js(&*result),
+            Step::Done(result) => {
+                // An emergency compaction replaced history with the extractive summary; ask the
+                // model for a written one. Any failure keeps the extractive one (never empty),
+                // and the turn has succeeded either way.
+                let rolling = {
+                    let state = cell.borrow();
+                    ccm_core::engine::rolling_summary_request(&state.core, engine.settings())
+                };
+                if let Some(request) = rolling {
+                    let answer = match &transport {
+                        Transport::Offline(model) => {
+                            let state = cell.borrow();
+                            Ok(model.respond(&request, &SessionFacts::of(&state.core)))
+                        }
+                        Transport::Http(config) => {
+                            send(config, &request, &signal, &JsValue::UNDEFINED).await
+                        }
+                    };
+                    if let Ok(response) = answer {
+                        cell.borrow_mut()
+                            .core
+                            .upgrade_rolling_summary(&response.text);
+                    }
+                }
+                return crate::types::to_js(&*result);
+            }
             Step::Failed(failure) => return Err(turn_failure(&failure)),
         }
     }

@@ -212,6 +212,37 @@ impl EngineSettings {
     }
 }
 
+/// The request for a model-written rolling summary, when the session's rolling summary is the
+/// extractive fallback of a level-3 compaction (see [`Session::rolling_summary_prompt`]). Send it
+/// after the turn and give the answer's text to [`Session::upgrade_rolling_summary`]; on any
+/// failure the extractive summary simply stays.
+pub fn rolling_summary_request(session: &Session, settings: &EngineSettings) -> Option<LlmRequest> {
+    let prompt = session.rolling_summary_prompt()?;
+    let messages = vec![
+        WireMessage::System(prompt.system),
+        WireMessage::User(prompt.user),
+    ];
+    let counter = session.counter();
+    let estimate: u64 = messages
+        .iter()
+        .map(|m| u64::from(counter.count(wire_text(m))))
+        .sum();
+    Some(LlmRequest {
+        purpose: RequestPurpose::RollingSummary,
+        attempt: 1,
+        messages,
+        tools: Vec::new(),
+        options: settings.options(false, settings.max_tokens, ToolChoice::Auto),
+        plan_id: None,
+        estimate: PromptEstimate {
+            context_tokens: estimate,
+            turn_extra_tokens: 0,
+            estimated_prompt_tokens: estimate,
+            tool_definition_tokens: 0,
+        },
+    })
+}
+
 /// One request for the model, in the neutral form every transport starts from.
 ///
 /// An HTTP transport turns it into the provider's request with [`LlmRequest::to_http`]; the
@@ -817,6 +848,9 @@ impl TurnEngine {
                     .ok_or_else(|| "the model returned an empty summary".to_string());
                 self.finish_close(session, answer);
             }
+            // The engine never sends these itself: hosts send them after the turn, with
+            // `rolling_summary_request`. An answer that reaches a turn is ignored.
+            RequestPurpose::RollingSummary => {}
             RequestPurpose::Turn {
                 round,
                 final_answer_forced,

@@ -24,6 +24,8 @@ pub enum RequestPurpose {
         /// The effort being concluded.
         effort_id: String,
     },
+    /// The request for a model-written rolling summary after a level-3 compaction.
+    RollingSummary,
 }
 
 impl RequestPurpose {
