@@ -14,7 +14,8 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 /// A session with `messages` stored messages: 20 concluded efforts (distinct words, so no
-/// summary is referenced by the others), one open effort, and ambient chat for the rest.
+/// summary is referenced by the others), ambient chat for most of the history, and an effort
+/// opened a few turns before the end.
 fn session_with(messages: u64) -> CoreSession {
     let mut s = CoreSession::with_counter(Config::default(), Arc::new(ApproximateCounter)).unwrap();
     let turns = messages / 2;
@@ -26,7 +27,9 @@ fn session_with(messages: u64) -> CoreSession {
         } else if n <= 60 && n % 3 == 0 {
             s.close_effort(None, Some(&format!("word{} settled", n / 3)))
                 .unwrap();
-        } else if n == 61 {
+        } else if n == turns - 4 {
+            // The effort in progress is young: an open effort's log is working set, so one
+            // that held the whole history would make every size measure the history.
             s.open_effort("current work", None).unwrap();
         }
         s.end_turn("fine", n).unwrap();
