@@ -843,7 +843,9 @@ const PROOF_WORDS: [&str; 24] = [
     "deploy",
 ];
 
-fn proof_document(seed: usize, words: usize) -> String {
+/// A deterministic document of about `words` words for topic `seed`: the attachments of the
+/// compaction run, and of tests that need large, distinct texts.
+pub fn synthetic_document(seed: usize, words: usize) -> String {
     let mut text = format!("Design notes {seed}. ");
     for i in 0..words {
         text.push_str(PROOF_WORDS[(i * 7 + seed * 13 + i / 5) % PROOF_WORDS.len()]);
@@ -886,9 +888,9 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
             );
         }
         let attached = if t % 50 == 49 {
-            Some((format!("dump-{t}.log"), proof_document(t, 4_000)))
+            Some((format!("dump-{t}.log"), synthetic_document(t, 4_000)))
         } else if t % 6 == 0 {
-            Some((format!("notes-{t}.md"), proof_document(t, 1_400)))
+            Some((format!("notes-{t}.md"), synthetic_document(t, 1_400)))
         } else {
             None
         };

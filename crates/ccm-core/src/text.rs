@@ -351,7 +351,7 @@ pub fn extractive_summary(name: &str, texts: &[&str]) -> String {
 }
 
 /// Splits text into trimmed sentences at `.`, `!`, `?` or a line break.
-fn split_sentences(text: &str) -> Vec<&str> {
+pub(crate) fn split_sentences(text: &str) -> Vec<&str> {
     let mut sentences = Vec::new();
     let mut start = 0;
     for (i, c) in text.char_indices() {
@@ -377,7 +377,7 @@ fn split_sentences(text: &str) -> Vec<&str> {
 }
 
 /// The first `max` words of a sentence, with an ellipsis when cut.
-fn clip_words(sentence: &str, max: usize) -> String {
+pub(crate) fn clip_words(sentence: &str, max: usize) -> String {
     let parts: Vec<&str> = sentence.split_whitespace().collect();
     if parts.len() <= max {
         parts.join(" ")

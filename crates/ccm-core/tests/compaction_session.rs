@@ -38,17 +38,9 @@ const WORDS: [&str; 24] = [
     "deploy",
 ];
 
-/// A deterministic document of about `words` words about topic `seed`.
+/// The proof run's synthetic documents: large, distinct, deterministic.
 fn document(seed: usize, words: usize) -> String {
-    let mut text = format!("Design notes {seed}. ");
-    for i in 0..words {
-        text.push_str(WORDS[(i * 7 + seed * 13 + i / 5) % WORDS.len()]);
-        text.push(if i % 12 == 11 { '.' } else { ' ' });
-        if i % 12 == 11 {
-            text.push(' ');
-        }
-    }
-    text
+    ccm_core::proof::synthetic_document(seed, words)
 }
 
 fn small_window() -> Config {

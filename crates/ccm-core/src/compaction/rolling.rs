@@ -12,7 +12,7 @@
 //! must never replace history).
 
 use super::error::RollingSummaryError;
-use crate::text::{is_salient, words};
+use crate::text::{clip_words, is_salient, split_sentences, words};
 use crate::tokens::TokenCounter;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -398,42 +398,6 @@ fn looks_like_identifier(word: &str) -> bool {
         && inner[1..inner.len() - 1]
             .iter()
             .any(|&c| matches!(c, '_' | '.' | '/' | ':' | '#' | '-') || c.is_uppercase())
-}
-
-/// Splits text into trimmed sentences at `.`, `!`, `?` or a line break; a period inside a token
-/// (a version, a file name) does not end a sentence.
-fn split_sentences(text: &str) -> Vec<&str> {
-    let mut sentences = Vec::new();
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        if matches!(c, '.' | '!' | '?' | '\n') {
-            let end = i + c.len_utf8();
-            let next = text[end..].chars().next();
-            if c == '.' && next.is_some_and(|n| !n.is_whitespace()) {
-                continue;
-            }
-            let sentence = text[start..end].trim();
-            if !sentence.is_empty() {
-                sentences.push(sentence);
-            }
-            start = end;
-        }
-    }
-    let rest = text[start..].trim();
-    if !rest.is_empty() {
-        sentences.push(rest);
-    }
-    sentences
-}
-
-/// The first `max` words of a sentence, with an ellipsis when cut.
-fn clip_words(sentence: &str, max: usize) -> String {
-    let parts: Vec<&str> = sentence.split_whitespace().collect();
-    if parts.len() <= max {
-        parts.join(" ")
-    } else {
-        format!("{} …", parts[..max].join(" "))
-    }
 }
 
 /// The extractive rolling summary's text: the most valuable sentences of the previous summary
