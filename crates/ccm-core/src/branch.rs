@@ -41,6 +41,11 @@ impl BranchInfo {
             fork_turn: None,
         }
     }
+
+    /// Whether this is the main line (nothing to record in a document).
+    pub fn is_main(&self) -> bool {
+        *self == BranchInfo::main()
+    }
 }
 
 /// Why a branch operation was refused. Nothing changes.

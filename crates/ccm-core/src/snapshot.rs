@@ -80,6 +80,12 @@ pub struct SessionDocument {
     /// The compaction policy's state (last compaction, hysteresis mark, last decision).
     #[serde(default)]
     pub compaction_state: crate::compaction::PolicyState,
+    /// The session's branch: its name and, for a fork, its parent and fork turn.
+    #[serde(
+        default = "crate::branch::BranchInfo::main",
+        skip_serializing_if = "crate::branch::BranchInfo::is_main"
+    )]
+    pub branch: crate::branch::BranchInfo,
 }
 
 fn first_pin_id() -> u64 {
@@ -122,6 +128,7 @@ impl Session {
             rolling: self.rolling.clone(),
             compacted: self.compacted.clone(),
             compaction_state: self.compaction.state().clone(),
+            branch: self.branch.clone(),
         })
     }
 
@@ -421,6 +428,7 @@ impl Session {
             session.pins.push(pin);
         }
         session.activation = document.activation;
+        session.branch = document.branch;
         session.restore_compaction_state(
             document.attachments,
             document.next_attachment,

@@ -107,6 +107,9 @@ pub struct SessionHeader {
     /// The compaction policy's state.
     #[serde(default)]
     pub compaction_state: crate::compaction::PolicyState,
+    /// The session's branch.
+    #[serde(default = "crate::branch::BranchInfo::main")]
+    pub branch: crate::branch::BranchInfo,
 }
 
 /// An effort's record: its metadata, summary and the size of its log, without the messages.
@@ -260,6 +263,7 @@ impl Session {
             rolling: self.rolling.clone(),
             compacted: self.compacted.clone(),
             compaction_state: self.compaction.state().clone(),
+            branch: self.branch.clone(),
         }
     }
 
@@ -662,6 +666,7 @@ impl Session {
         session.next_pin_id = header.next_pin_id.max(1);
         session.pins = header.pins;
         session.activation = header.activation;
+        session.branch = header.branch.clone();
         let mut attachments = records.attachments;
         attachments.retain(|a| match &a.log {
             Some(LogRef::Effort(effort)) if session.effort(effort).is_none() => {
@@ -746,6 +751,7 @@ impl SessionDocument {
             rolling: header.rolling,
             compacted: header.compacted,
             compaction_state: header.compaction_state,
+            branch: header.branch,
         })
     }
 }

@@ -75,7 +75,13 @@ portable_tests! {
         for at in [0u64, 3, 4, 5, 8, 9] {
             let fork = full.fork_at(at, "explore").unwrap();
             let stopped = scripted(at as usize);
-            assert!(fork.to_json().unwrap() == stopped.to_json().unwrap(), "fork at turn {at} differs from the session stopped there");
+            // The fork records its branch; everything else equals the session stopped there.
+            let mut forked: serde_json::Value = serde_json::from_str(&fork.to_json().unwrap()).unwrap();
+            assert_eq!(forked["branch"]["name"], "explore");
+            forked.as_object_mut().unwrap().remove("branch");
+            let stopped_json: serde_json::Value =
+                serde_json::from_str(&stopped.to_json().unwrap()).unwrap();
+            assert!(forked == stopped_json, "fork at turn {at} differs from the session stopped there");
             assert!(fork.build_plan().to_json() == stopped.build_plan().to_json(), "plans differ at turn {at}");
             assert_eq!(fork.expanded_ids(), stopped.expanded_ids(), "expansions at turn {at}");
             assert_eq!(fork.branch().parent.as_deref(), Some("main"));
@@ -128,5 +134,19 @@ portable_tests! {
         let earliest = s.earliest_fork_turn();
         assert_eq!(earliest, 0);
         assert!(s.fork_at(0, "start").is_ok());
+    }
+
+    fn a_fork_remembers_its_parent_through_export_and_storage() {
+        let full = scripted(6);
+        let fork = full.fork_at(4, "explore").unwrap();
+        let restored = Session::from_json(&fork.to_json().unwrap()).unwrap();
+        assert_eq!(restored.branch(), fork.branch());
+        assert_eq!(restored.branch().fork_turn, Some(4));
+        let mut store = ccm_core::store::MemoryStore::default();
+        store.apply(&fork.full_write_batch().unwrap()).unwrap();
+        let (opened, _) = Session::from_store(store.load(), fork.counter().clone()).unwrap();
+        assert_eq!(opened.branch().parent.as_deref(), Some("main"));
+        // The main line writes no branch field at all: older documents read the same.
+        assert!(!full.to_json().unwrap().contains("\"branch\""));
     }
 }
