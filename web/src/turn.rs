@@ -50,7 +50,9 @@ impl Transport {
         on_delta: &dyn Fn(StreamDelta),
     ) -> Result<ProviderResponse, ProviderError> {
         match self {
-            Transport::Http(config) => transport::send(config, request, signal, on_delta).await,
+            Transport::Http(config) => {
+                ccm_wasm::transport::send(config, request, Some(signal), on_delta).await
+            }
             Transport::Offline => {
                 let response = session.with_core(|core| {
                     OfflineModel::new().respond(request, &SessionFacts::of(core))
@@ -242,7 +244,7 @@ async fn run(
                         error: wait.error.clone(),
                     },
                 );
-                transport::sleep(wait.delay_ms, Some(signal)).await;
+                ccm_wasm::transport::sleep(wait.delay_ms, Some(signal)).await;
             }
             Step::Done(result) => {
                 // An emergency compaction replaced history with the extractive summary; ask the

@@ -2,20 +2,21 @@
 //! (`ccm_core::engine::TurnEngine`), with `fetch` as the transport or the offline demo model.
 //!
 //! The loop only moves bytes and waits: the engine decides what to send, when to retry
-//! (`RetryPolicy`), and how to end or undo the turn. Streamed bodies are read from the
-//! response's `ReadableStream` and fed to `ProviderStream` exactly as they arrive.
+//! (`RetryPolicy`), and how to end or undo the turn. Requests go out through
+//! [`crate::transport`], which the browser app uses too.
 //! Cancellation: when `signal` aborts, the request in flight is aborted by `fetch` itself and
 //! the engine cancels the turn, which restores the session and returns the person's text.
 
-use crate::error::{js_message, Code, Failure};
+use crate::error::{Code, Failure};
 use crate::session::SessionCell;
-use ccm_core::engine::{EngineSettings, LlmRequest, RequestPurpose, Step, TurnEngine, TurnFailure};
+use crate::transport::{send, sleep};
+use ccm_core::engine::{EngineSettings, Step, TurnEngine, TurnFailure};
 use ccm_core::offline::{OfflineModel, SessionFacts};
 use ccm_core::provider::{
-    self, ErrorContext, Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse,
-    ProviderStream, RetryPolicy, StreamDelta,
+    self, Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse, RetryPolicy,
+    StreamDelta,
 };
-use js_sys::{Function, Promise, Reflect, Uint8Array};
+use js_sys::Function;
 use serde::Deserialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -23,8 +24,7 @@ use std::rc::Rc;
 use tsify::Tsify;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
+use web_sys::AbortSignal;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TURN_RESULT_TS: &str = r#"
@@ -61,12 +61,6 @@ extern "C" {
     /// `TurnResult`.
     #[wasm_bindgen(typescript_type = "TurnResult")]
     pub type JsTurnResult;
-
-    #[wasm_bindgen(js_name = fetch)]
-    fn fetch_with_request(request: &Request) -> Promise;
-
-    #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(handler: &Function, ms: f64) -> JsValue;
 }
 
 /// How `runTurn` talks to a model.
@@ -227,19 +221,6 @@ fn aborted(signal: &Option<AbortSignal>) -> bool {
     signal.as_ref().is_some_and(AbortSignal::aborted)
 }
 
-/// Waits `ms`, or less when `signal` aborts (checked every 50 ms).
-async fn sleep(ms: u64, signal: &Option<AbortSignal>) {
-    let mut left = ms as f64;
-    while left > 0.0 && !aborted(signal) {
-        let step = left.min(50.0);
-        let promise = Promise::new(&mut |resolve, _| {
-            set_timeout(&resolve, step);
-        });
-        let _ = JsFuture::from(promise).await;
-        left -= step;
-    }
-}
-
 /// The failure thrown for a turn that ended without an answer.
 fn turn_failure(failure: &TurnFailure) -> Failure {
     let code = if failure.was_cancelled() {
@@ -301,7 +282,12 @@ pub(crate) async fn run_turn(
                         Ok(response)
                     }
                     Transport::Http(config) => {
-                        send(config, &request, &signal, &options.on_text).await
+                        send(config, &request, signal.as_ref(), &|delta| {
+                            if let StreamDelta::Text(text) = delta {
+                                call(&options.on_text, &JsValue::from_str(&text));
+                            }
+                        })
+                        .await
                     }
                 };
                 let outcome = match outcome {
@@ -314,7 +300,7 @@ pub(crate) async fn run_turn(
             Step::Wait(wait) => {
                 let notice = crate::types::to_js::<_, JsValue>(&wait)?;
                 call(&options.on_retry, &notice);
-                sleep(wait.delay_ms, &signal).await;
+                sleep(wait.delay_ms, signal.as_ref()).await;
             }
             Step::Done(result) => {
                 // An emergency compaction replaced history with the extractive summary; ask the
@@ -331,7 +317,7 @@ pub(crate) async fn run_turn(
                             Ok(model.respond(&request, &SessionFacts::of(&state.core)))
                         }
                         Transport::Http(config) => {
-                            send(config, &request, &signal, &JsValue::UNDEFINED).await
+                            send(config, &request, signal.as_ref(), &|_| {}).await
                         }
                     };
                     if let Ok(response) = answer {
@@ -362,98 +348,4 @@ async fn load_logs_for(
             })?;
     }
     Ok(())
-}
-
-/// Sends one request with `fetch` and turns whatever comes back into the engine's outcome.
-async fn send(
-    config: &ProviderConfig,
-    request: &LlmRequest,
-    signal: &Option<AbortSignal>,
-    on_text: &JsValue,
-) -> Result<ProviderResponse, ProviderError> {
-    let http = request.to_http(config)?;
-    let context: ErrorContext = request.error_context(config);
-    let headers = Headers::new().map_err(|e| ProviderError::Network(js_message(&e)))?;
-    for (name, value) in &http.headers {
-        headers.append(name, value).map_err(|e| {
-            ProviderError::InvalidConfig(format!("header {name}: {}", js_message(&e)))
-        })?;
-    }
-    let init = RequestInit::new();
-    init.set_method(http.method.as_str());
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&http.body));
-    if let Some(signal) = signal {
-        init.set_signal(Some(signal));
-    }
-    let fetch_request = Request::new_with_str_and_init(&http.url, &init)
-        .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))?;
-    let network = |error: JsValue| {
-        if aborted(signal) {
-            ProviderError::Cancelled
-        } else {
-            ProviderError::Network(js_message(&error))
-        }
-    };
-    let response: Response = JsFuture::from(fetch_with_request(&fetch_request))
-        .await
-        .map_err(network)?
-        .unchecked_into();
-    if !response.ok() {
-        let status = response.status();
-        let mut response_headers = Vec::new();
-        for name in ["retry-after", "retry-after-ms", "x-should-retry"] {
-            if let Ok(Some(value)) = response.headers().get(name) {
-                response_headers.push((name.to_string(), value));
-            }
-        }
-        let body = match response.text() {
-            Ok(promise) => JsFuture::from(promise)
-                .await
-                .map_err(network)?
-                .as_string()
-                .unwrap_or_default(),
-            Err(_) => String::new(),
-        };
-        return Err(ProviderError::from_http(
-            status,
-            &response_headers,
-            &body,
-            &context,
-        ));
-    }
-    let kind = config.kind;
-    if !request.options.stream {
-        let body = JsFuture::from(response.text().map_err(network)?)
-            .await
-            .map_err(network)?;
-        return provider::parse_response(kind, &body.as_string().unwrap_or_default());
-    }
-    let Some(body) = response.body() else {
-        return ProviderStream::new(kind).finish();
-    };
-    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut stream = ProviderStream::new(kind);
-    let show = matches!(request.purpose, RequestPurpose::Turn { .. });
-    loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
-        let done = Reflect::get(&chunk, &"done".into())
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        let bytes = Reflect::get(&chunk, &"value".into())
-            .ok()
-            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
-            .map(|a| a.to_vec())
-            .unwrap_or_default();
-        for delta in stream.push(&bytes)? {
-            if let (true, StreamDelta::Text(text)) = (show, delta) {
-                call(on_text, &JsValue::from_str(&text));
-            }
-        }
-    }
-    stream.finish()
 }

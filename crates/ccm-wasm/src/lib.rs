@@ -29,6 +29,7 @@ mod planning;
 mod session;
 mod storage;
 mod store;
+pub mod transport;
 mod types;
 
 pub use counter::JsTokenCounter;
