@@ -344,19 +344,7 @@ fn add_log_fields(messages: &IdbObjectStore) -> Result<EventHandler, JsValue> {
 
 /// The `indexedDB` factory of this global scope (window or worker), or why there is none.
 fn factory() -> Result<IdbFactory, String> {
-    let global = js_sys::global();
-    // Reading the property itself can throw (a SecurityError in sandboxed or opaque-origin
-    // documents), which is one of the ways IndexedDB is unavailable.
-    match Reflect::get(&global, &JsValue::from_str("indexedDB")) {
-        Ok(value) if value.is_object() => value
-            .dyn_into::<IdbFactory>()
-            .map_err(|_| "indexedDB is not an IDBFactory here".to_string()),
-        Ok(_) => Err("this environment has no IndexedDB".to_string()),
-        Err(error) => Err(format!(
-            "IndexedDB is not accessible here ({})",
-            js_message(&error)
-        )),
-    }
+    super::global_api("indexedDB", "IndexedDB", "an IDBFactory")
 }
 
 impl IdbBackend {

@@ -49,17 +49,7 @@ const CHUNK: u64 = 256;
 
 /// The localStorage of this global scope, or why there is none.
 fn local_storage() -> Result<Storage, String> {
-    let global = js_sys::global();
-    match Reflect::get(&global, &JsValue::from_str("localStorage")) {
-        Ok(value) if value.is_object() => value
-            .dyn_into::<Storage>()
-            .map_err(|_| "localStorage is not a Storage here".to_string()),
-        Ok(_) => Err("this environment has no localStorage".to_string()),
-        Err(error) => Err(format!(
-            "localStorage is not accessible here ({})",
-            js_message(&error)
-        )),
-    }
+    super::global_api("localStorage", "localStorage", "a Storage")
 }
 
 fn is_quota_error(error: &JsValue) -> bool {

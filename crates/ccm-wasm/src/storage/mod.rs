@@ -13,11 +13,31 @@ pub(crate) mod idb;
 pub(crate) mod local;
 pub(crate) mod records;
 
-use crate::error::{Code, Failure};
+use crate::error::{js_message, Code, Failure};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, StoredMessage, WriteBatch};
+use js_sys::Reflect;
 use records::SessionRow;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// The storage API the global scope (window or worker) holds under `property`, or a sentence
+/// that says why there is none; `label` names the API and `interface` (with its article) the
+/// type the value must have.
+fn global_api<T: JsCast>(property: &str, label: &str, interface: &str) -> Result<T, String> {
+    // Reading the property itself can throw (a SecurityError in sandboxed or opaque-origin
+    // documents), which is one of the ways the API is unavailable.
+    match Reflect::get(&js_sys::global(), &JsValue::from_str(property)) {
+        Ok(value) if value.is_object() => value
+            .dyn_into::<T>()
+            .map_err(|_| format!("{property} is not {interface} here")),
+        Ok(_) => Err(format!("this environment has no {label}")),
+        Err(error) => Err(format!(
+            "{label} is not accessible here ({})",
+            js_message(&error)
+        )),
+    }
+}
 
 /// Whether a write creates a session or saves one that exists.
 #[derive(Debug, Clone, PartialEq)]
