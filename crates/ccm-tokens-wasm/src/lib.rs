@@ -1,0 +1,250 @@
+//! # ccm-tokens-wasm
+//!
+//! Exact token counts for JavaScript (every count equals tiktoken's), in a module that stays
+//! small because the rank tables are not inside it: a host loads a table once per encoding,
+//! and the first count after that is immediate.
+//!
+//! - Browsers: `await loadEncoding("o200k_base", { onProgress })` fetches
+//!   `tables/o200k_base.ccmt` from the package (the npm glue supplies the URL and calls
+//!   [`load_encoding_from`]); `countTokens` before that throws an error saying so.
+//! - Node: the package's glue registers a synchronous loader ([`set_table_loader`]) that reads
+//!   the table file, so `countTokens` works at once.
+//! - Anywhere: [`install_encoding`] takes the table's bytes directly.
+//!
+//! The engine module (`ccm-wasm`) links this crate, so the same functions are exported there
+//! and the engine's exact counter finds the same installed tables.
+
+use ccm_tokens::{Encoding, Tokenizer};
+use js_sys::{Function, Reflect, Uint8Array};
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// A JavaScript `Error` with a `code` property (`argument`, `table`, `network`), the same
+/// convention as the engine module's errors.
+fn failure(code: &str, message: impl AsRef<str>) -> JsValue {
+    let error = js_sys::Error::new(message.as_ref());
+    // Setting a property on a fresh Error object cannot fail.
+    let _ = Reflect::set(&error, &"code".into(), &code.into());
+    error.into()
+}
+
+/// The encoding named `name`, or an `argument` error listing the names there are.
+fn encoding_named(name: &str) -> Result<Encoding, JsValue> {
+    Encoding::from_name(name).ok_or_else(|| {
+        failure(
+            "argument",
+            format!("unknown encoding '{name}'; supported: o200k_base, cl100k_base"),
+        )
+    })
+}
+
+thread_local! {
+    /// The host's synchronous table loader (Node registers one that reads the package's file).
+    static TABLE_LOADER: RefCell<Option<Function>> = const { RefCell::new(None) };
+}
+
+/// Registers `loader(encodingName) => Uint8Array` to be called the first time an encoding is
+/// needed and not installed. The npm package registers one in Node; a host may register its
+/// own (any synchronous source of the `.ccmt` bytes).
+#[wasm_bindgen(js_name = setTableLoader)]
+pub fn set_table_loader(loader: Function) {
+    TABLE_LOADER.with(|slot| *slot.borrow_mut() = Some(loader));
+}
+
+/// Installs `encoding`'s rank table from the bytes of its `.ccmt` file. Installing an encoding
+/// that is already installed does nothing.
+///
+/// # Errors
+/// An `argument` error for an unknown encoding; a `table` error (nothing installed) when the
+/// bytes are not that encoding's table, with what is wrong with them.
+#[wasm_bindgen(js_name = installEncoding)]
+pub fn install_encoding(encoding: &str, table: &[u8]) -> Result<(), JsValue> {
+    let encoding = encoding_named(encoding)?;
+    install(encoding, table, &mut |_, _| {})
+}
+
+fn install(
+    encoding: Encoding,
+    table: &[u8],
+    on_progress: &mut dyn FnMut(usize, usize),
+) -> Result<(), JsValue> {
+    ccm_tokens::install(encoding, table, on_progress)
+        .map(|_| ())
+        .map_err(|e| failure("table", format!("cannot use the {encoding} table: {e}")))
+}
+
+/// Whether `encoding`'s table is ready (compiled in or installed), so counting will not load.
+///
+/// # Errors
+/// An `argument` error for an unknown encoding.
+#[wasm_bindgen(js_name = encodingLoaded)]
+pub fn encoding_loaded(encoding: &str) -> Result<bool, JsValue> {
+    let encoding = encoding_named(encoding)?;
+    Ok(ccm_tokens::is_installed(encoding) || ccm_tokens::embedded_table(encoding).is_some())
+}
+
+/// The tokenizer for `encoding`: installed, compiled in, or loaded now with the registered
+/// loader. The error says how to load the table when none of these is possible.
+pub fn ensure_tokenizer(encoding: Encoding) -> Result<&'static Tokenizer, String> {
+    if let Some(tokenizer) = ccm_tokens::tokenizer(encoding) {
+        return Ok(tokenizer);
+    }
+    let loader = TABLE_LOADER.with(|slot| slot.borrow().clone());
+    let Some(loader) = loader else {
+        return Err(format!(
+            "the {encoding} rank table is not loaded yet: `await loadEncoding(\"{encoding}\")` once before counting (it downloads {encoding}.ccmt from the package)"
+        ));
+    };
+    let bytes = loader
+        .call1(&JsValue::UNDEFINED, &encoding.name().into())
+        .map_err(|e| format!("the table loader failed for {encoding}: {}", describe(&e)))?;
+    let bytes = bytes.dyn_into::<Uint8Array>().map_err(|value| {
+        format!(
+            "the table loader returned {} instead of a Uint8Array for {encoding}",
+            describe(&value)
+        )
+    })?;
+    ccm_tokens::install(encoding, &bytes.to_vec(), &mut |_, _| {})
+        .map_err(|e| format!("cannot use the {encoding} table: {e}"))
+}
+
+/// A short description of a thrown or returned JavaScript value for an error message.
+fn describe(value: &JsValue) -> String {
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        return String::from(error.message());
+    }
+    value
+        .as_string()
+        .unwrap_or_else(|| format!("{value:?}").chars().take(120).collect())
+}
+
+/// The exact number of tokens of `text` in `encoding` (`"o200k_base"` or `"cl100k_base"`),
+/// special-token markers counted as ordinary text: always equal to tiktoken's count.
+///
+/// # Errors
+/// An `argument` error for an unknown encoding; a `table` error when the encoding's table is
+/// not loaded and cannot be (in browsers: `await loadEncoding(encoding)` first).
+#[wasm_bindgen(js_name = countTokens)]
+pub fn count_tokens(text: &str, encoding: &str) -> Result<u32, JsValue> {
+    let encoding = encoding_named(encoding)?;
+    let tokenizer = ensure_tokenizer(encoding).map_err(|m| failure("table", m))?;
+    Ok(u32::try_from(tokenizer.count(text)).unwrap_or(u32::MAX))
+}
+
+/// Downloads `encoding`'s table from `url` and installs it, reporting progress to
+/// `on_progress(done, total, phase)`: bytes during `"download"` (total 0 when the server sends
+/// no length), tokens during `"parse"`. Resolves at once when the encoding is already loaded.
+/// The npm package's `loadEncoding(encoding, options)` calls this with the package's URL.
+///
+/// # Errors
+/// An `argument` error for an unknown encoding; a `network` error when the fetch fails or
+/// answers with an HTTP error (the message has the status and URL); a `table` error when the
+/// bytes are not the encoding's table. Nothing is installed after an error.
+#[wasm_bindgen(js_name = loadEncodingFrom)]
+pub async fn load_encoding_from(
+    encoding: String,
+    url: String,
+    on_progress: Option<Function>,
+) -> Result<(), JsValue> {
+    let encoding = encoding_named(&encoding)?;
+    if ccm_tokens::tokenizer(encoding).is_some() {
+        return Ok(());
+    }
+    let report = |done: usize, total: usize, phase: &str| {
+        if let Some(callback) = &on_progress {
+            // A throwing progress callback must not abort the load; its error is dropped.
+            let _ = callback.call3(
+                &JsValue::UNDEFINED,
+                &(done as f64).into(),
+                &(total as f64).into(),
+                &phase.into(),
+            );
+        }
+    };
+    let bytes = download(&url, &report).await?;
+    // Let the page paint and take input between the download and the parse.
+    yield_to_event_loop().await;
+    install(encoding, &bytes, &mut |done, total| {
+        report(done, total, "parse")
+    })
+}
+
+/// Fetches `url` into memory, reading the body chunk by chunk to report progress.
+async fn download(url: &str, report: &dyn Fn(usize, usize, &str)) -> Result<Vec<u8>, JsValue> {
+    let network = |what: String| failure("network", format!("cannot load {url}: {what}"));
+    let fetch = Reflect::get(&js_sys::global(), &"fetch".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| network("this environment has no fetch".into()))?;
+    let response = fetch
+        .call1(&JsValue::UNDEFINED, &url.into())
+        .map_err(|e| network(describe(&e)))?;
+    let response = JsFuture::from(js_sys::Promise::resolve(&response))
+        .await
+        .map_err(|e| network(describe(&e)))?
+        .dyn_into::<web_sys::Response>()
+        .map_err(|_| network("fetch did not return a Response".into()))?;
+    if !response.ok() {
+        return Err(network(format!(
+            "HTTP {} {}",
+            response.status(),
+            response.status_text()
+        )));
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let Some(body) = response.body() else {
+        return Ok(Vec::new());
+    };
+    let reader = body
+        .get_reader()
+        .dyn_into::<web_sys::ReadableStreamDefaultReader>()
+        .map_err(|_| network("the body has no default reader".into()))?;
+    let mut bytes = Vec::with_capacity(total);
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| network(describe(&e)))?;
+        let done = Reflect::get(&chunk, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        let value = Reflect::get(&chunk, &"value".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
+            .ok_or_else(|| network("the body gave a chunk that is not bytes".into()))?;
+        let start = bytes.len();
+        bytes.resize(start + value.length() as usize, 0);
+        value.copy_to(&mut bytes[start..]);
+        report(bytes.len(), total, "download");
+    }
+    Ok(bytes)
+}
+
+/// Resolves on the next macrotask, so a long load does not hold the event loop in one piece.
+async fn yield_to_event_loop() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok());
+        match set_timeout {
+            Some(set_timeout) => {
+                let _ = set_timeout.call2(&JsValue::UNDEFINED, &resolve, &0.into());
+            }
+            None => {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}

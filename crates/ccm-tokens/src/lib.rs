@@ -1,0 +1,257 @@
+//! # ccm-tokens
+//!
+//! Exact token counts for OpenAI's `o200k_base` and `cl100k_base` encodings: every count equals
+//! tiktoken's, but computed without a regex engine and without building token vectors.
+//!
+//! - [`scanner`] splits text into pieces with hand-written scanners equivalent to tiktoken's
+//!   split patterns (linear time on any input).
+//! - [`bpe`] looks pieces up in the rank table and merges the rest, with a heap for long pieces
+//!   so that pathological input (a megabyte of one letter) stays O(n log n).
+//! - [`table`] is the compact binary rank-table format (`.ccmt`) that builds ship and hosts load
+//!   lazily; `embedded-tables` compiles them in instead.
+//!
+//! ```
+//! # #[cfg(feature = "embedded-tables")] {
+//! use ccm_tokens::{tokenizer, Encoding};
+//! let o200k = tokenizer(Encoding::O200kBase).expect("tables are embedded");
+//! assert_eq!(o200k.count("hello world"), 2);
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod bpe;
+mod scanner;
+pub mod table;
+mod unicode;
+mod unicode_data;
+
+pub use bpe::Rank;
+
+use std::fmt;
+use std::sync::OnceLock;
+
+/// A tokenizer encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// The encoding of GPT-4o and later OpenAI models.
+    O200kBase,
+    /// The encoding of GPT-4 and GPT-3.5.
+    Cl100kBase,
+}
+
+impl Encoding {
+    /// Both encodings.
+    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
+    /// The canonical name, as tiktoken spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    /// The encoding with this canonical name.
+    pub fn from_name(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.name() == name.trim())
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Encoding::O200kBase => 0,
+            Encoding::Cl100kBase => 1,
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a rank table could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// The bytes are not a valid table.
+    Table(table::TableError),
+    /// The table has more tokens than a tokenizer can index.
+    TooManyTokens(usize),
+    /// The table is valid but for another encoding than the one asked for.
+    WrongEncoding {
+        /// The encoding the caller asked for.
+        expected: Encoding,
+        /// The name written in the table.
+        found: String,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Table(error) => write!(f, "invalid rank table: {error}"),
+            LoadError::TooManyTokens(count) => write!(
+                f,
+                "the rank table has {count} tokens; at most {} are supported",
+                bpe::MAX_TOKENS
+            ),
+            LoadError::WrongEncoding { expected, found } => write!(
+                f,
+                "the rank table is for '{found}', not for '{expected}'; load {expected}.ccmt"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Exact token counting for one encoding.
+pub struct Tokenizer {
+    encoding: Encoding,
+    vocabulary: bpe::Vocabulary,
+}
+
+impl Tokenizer {
+    /// A tokenizer from a `.ccmt` rank table for `encoding`.
+    ///
+    /// # Errors
+    /// [`LoadError`] when the bytes are not a valid table or belong to another encoding.
+    pub fn from_table(encoding: Encoding, data: &[u8]) -> Result<Tokenizer, LoadError> {
+        Tokenizer::from_table_with_progress(encoding, data, &mut |_, _| {})
+    }
+
+    /// [`Tokenizer::from_table`], reporting `(tokens decoded, tokens in all)` as it goes.
+    ///
+    /// # Errors
+    /// As [`Tokenizer::from_table`].
+    pub fn from_table_with_progress(
+        encoding: Encoding,
+        data: &[u8],
+        on_progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Tokenizer, LoadError> {
+        let decoded = table::decode_table_progress(data, on_progress).map_err(LoadError::Table)?;
+        let tokens = decoded.offsets.len().saturating_sub(1);
+        if tokens > bpe::MAX_TOKENS {
+            return Err(LoadError::TooManyTokens(tokens));
+        }
+        if decoded.name != encoding.name() {
+            return Err(LoadError::WrongEncoding {
+                expected: encoding,
+                found: decoded.name,
+            });
+        }
+        Ok(Tokenizer {
+            encoding,
+            vocabulary: bpe::Vocabulary::new(decoded.bytes, decoded.offsets),
+        })
+    }
+
+    /// A tokenizer from tokens given in rank order (`tokens[r]` has rank `r`).
+    ///
+    /// # Panics
+    /// When there are more than 16,777,214 tokens or 4 GiB of token bytes (far beyond any
+    /// real vocabulary; tables from files go through [`Tokenizer::from_table`], which refuses
+    /// them with an error instead).
+    pub fn from_tokens(encoding: Encoding, tokens: &[Vec<u8>]) -> Tokenizer {
+        assert!(tokens.len() <= bpe::MAX_TOKENS, "too many tokens");
+        let mut bytes = Vec::with_capacity(tokens.iter().map(Vec::len).sum());
+        let mut offsets = Vec::with_capacity(tokens.len() + 1);
+        offsets.push(0);
+        for token in tokens {
+            bytes.extend_from_slice(token);
+            offsets.push(u32::try_from(bytes.len()).expect("rank tables are far below 4 GiB"));
+        }
+        Tokenizer {
+            encoding,
+            vocabulary: bpe::Vocabulary::new(bytes, offsets),
+        }
+    }
+
+    /// The encoding.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The number of ordinary tokens in the table.
+    pub fn vocabulary_size(&self) -> usize {
+        self.vocabulary.len()
+    }
+
+    /// The tokens of `text`, special-token markers counted as ordinary text (what tiktoken's
+    /// `encode_ordinary(text).len()` gives).
+    pub fn count(&self, text: &str) -> usize {
+        scanner::pieces(text, self.encoding)
+            .map(|piece| self.vocabulary.count_piece(piece.as_bytes()))
+            .sum()
+    }
+
+    /// The token ranks of `text`, special-token markers encoded as ordinary text (equal to
+    /// tiktoken's `encode_ordinary`).
+    pub fn encode(&self, text: &str) -> Vec<Rank> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        for piece in scanner::pieces(text, self.encoding) {
+            self.vocabulary.encode_piece(piece.as_bytes(), &mut out);
+        }
+        out
+    }
+
+    /// The pieces the split pattern cuts `text` into (what tiktoken's regex would find).
+    pub fn split<'a>(&self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        scanner::pieces(text, self.encoding)
+    }
+}
+
+/// The tokenizers installed so far, one slot per encoding.
+static INSTALLED: [OnceLock<Tokenizer>; 2] = [OnceLock::new(), OnceLock::new()];
+
+/// The rank table compiled into this build, if it has them.
+#[cfg(feature = "embedded-tables")]
+pub fn embedded_table(encoding: Encoding) -> Option<&'static [u8]> {
+    Some(match encoding {
+        Encoding::O200kBase => include_bytes!("../tables/o200k_base.ccmt"),
+        Encoding::Cl100kBase => include_bytes!("../tables/cl100k_base.ccmt"),
+    })
+}
+
+/// The rank table compiled into this build, if it has them.
+#[cfg(not(feature = "embedded-tables"))]
+pub fn embedded_table(_encoding: Encoding) -> Option<&'static [u8]> {
+    None
+}
+
+/// The shared tokenizer for `encoding`: the installed one, else one built from the embedded
+/// table (the first call per encoding decodes it), else `None` when the host has not loaded
+/// the table yet.
+pub fn tokenizer(encoding: Encoding) -> Option<&'static Tokenizer> {
+    let slot = &INSTALLED[encoding.index()];
+    if let Some(tokenizer) = slot.get() {
+        return Some(tokenizer);
+    }
+    let data = embedded_table(encoding)?;
+    let built = Tokenizer::from_table(encoding, data).ok()?;
+    Some(slot.get_or_init(|| built))
+}
+
+/// Installs the rank table for `encoding` from `.ccmt` bytes the host loaded, so that
+/// [`tokenizer`] finds it. Installing an encoding twice keeps the first (the tables are
+/// identical; counts already made stay valid).
+///
+/// # Errors
+/// [`LoadError`] when the bytes are not a valid table for `encoding`; nothing is installed.
+pub fn install(
+    encoding: Encoding,
+    data: &[u8],
+    on_progress: &mut dyn FnMut(usize, usize),
+) -> Result<&'static Tokenizer, LoadError> {
+    let slot = &INSTALLED[encoding.index()];
+    if let Some(tokenizer) = slot.get() {
+        return Ok(tokenizer);
+    }
+    let built = Tokenizer::from_table_with_progress(encoding, data, on_progress)?;
+    Ok(slot.get_or_init(|| built))
+}
+
+/// Whether [`tokenizer`] has `encoding` ready without loading anything.
+pub fn is_installed(encoding: Encoding) -> bool {
+    INSTALLED[encoding.index()].get().is_some()
+}

@@ -1,0 +1,1115 @@
+//! The CCMT rank-table format: a compact binary form of a tiktoken vocabulary (the byte string
+//! of every ordinary token, in rank order) that is small after brotli and quick to decode.
+//!
+//! The tables are downloaded by browsers before the first token can be counted, so the format
+//! is shaped for the size of the *compressed* file first and decoding speed second. Almost every
+//! token of a byte-pair-encoding vocabulary is the concatenation of two lower-ranked tokens, so
+//! a token is stored as that pair of ranks instead of as bytes; only the tokens that have no
+//! such split (the 256 single bytes of tiktoken's tables) are stored as raw bytes. The ranks
+//! are split into byte planes (all high bytes, then all middle bytes, then all low bytes)
+//! because each plane has its own narrow distribution, which brotli models far better than
+//! interleaved three-byte numbers. Decoding is a single forward pass that copies the bytes of
+//! the two already decoded parts, so it needs no lookup structure.
+//!
+//! # Layout (version 1)
+//!
+//! All integers are little-endian.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 4 | magic `CCMT` |
+//! | 2 | format version, `1` |
+//! | 1 | length `L` of the encoding name |
+//! | `L` | encoding name, UTF-8 (e.g. `o200k_base`) |
+//! | 4 | token count `n` |
+//! | 4 | total token bytes (sum of all token lengths) |
+//! | 4 | length `R` of the raw byte stream |
+//! | 8 | checksum of everything else (see below) |
+//! | `3n` | left values: `n` high bytes, then `n` middle bytes, then `n` low bytes |
+//! | `3n` | right values, in the same three planes |
+//! | `R` | raw byte stream |
+//!
+//! For the token of rank `r`, a left value of `0` means "raw": the right value is the token's
+//! length and its bytes are the next ones in the raw stream. Any other left value `l` means the
+//! token is token `l - 1` followed by token `right`, and both must be lower than `r`. An empty
+//! token (a raw token of length 0) is allowed, so a vocabulary with a gap in its ranks can still
+//! be written; tiktoken's `o200k_base` and `cl100k_base` have no gaps.
+//!
+//! The checksum is FNV-1a 64 over the header bytes before the checksum field, used as the seed
+//! of four interleaved multiply-rotate lanes over the payload in 8-byte words (so that checking
+//! a table costs a fraction of a millisecond), finished with FNV-1a over the last bytes and a
+//! final mix. Every step is a bijection of the running state, so a change to any single 8-byte
+//! word of the payload is always detected.
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// The four bytes every table starts with.
+pub const MAGIC: [u8; 4] = *b"CCMT";
+
+/// The only format version this code reads and writes.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// The most tokens a table may hold. A left value is a rank plus one stored in 24 bits, and the
+/// highest rank a token can refer to is `n - 2`, so `n` may reach `2^24`.
+pub const MAX_TOKENS: usize = 1 << 24;
+
+/// The most token bytes a table may hold in total. It is far above any real vocabulary (tiktoken's
+/// `o200k_base` has 1.4 MB) and it is checked before anything is allocated, so a corrupt or
+/// hostile header cannot make the decoder reserve gigabytes.
+pub const MAX_TOTAL_BYTES: usize = 64 << 20;
+
+/// The longest token that can be stored as raw bytes, because its length is a 24-bit right value.
+pub const MAX_RAW_TOKEN_LEN: usize = (1 << 24) - 1;
+
+/// The longest encoding name, because its length is stored in one byte.
+pub const MAX_NAME_LEN: usize = 255;
+
+/// How many tokens the decoder decodes between two progress reports.
+pub const PROGRESS_INTERVAL: usize = 16_384;
+
+/// Bytes before the name: magic, version and name length.
+const PREFIX_LEN: usize = 4 + 2 + 1;
+/// Bytes after the name: token count, total bytes, raw length and checksum.
+const COUNTS_LEN: usize = 4 + 4 + 4 + 8;
+/// Bytes per token in the payload: a 24-bit left value and a 24-bit right value.
+const BYTES_PER_TOKEN: usize = 6;
+
+/// A decoded table: every token's bytes, concatenated in rank order, and where each one starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedTable {
+    /// The encoding name stored in the table, e.g. `o200k_base`.
+    pub name: String,
+    /// The bytes of all tokens, in rank order, without separators.
+    pub bytes: Vec<u8>,
+    /// Where each token starts in `bytes`, plus the end: the token of rank `r` is
+    /// `bytes[offsets[r] as usize..offsets[r + 1] as usize]`, and `offsets.len()` is the token
+    /// count plus one.
+    pub offsets: Vec<u32>,
+}
+
+impl DecodedTable {
+    /// The number of tokens.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether the table holds no token at all.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of the token of rank `rank`, or `None` past the last rank.
+    #[must_use]
+    pub fn token(&self, rank: usize) -> Option<&[u8]> {
+        let start = *self.offsets.get(rank)? as usize;
+        let end = *self.offsets.get(rank + 1)? as usize;
+        self.bytes.get(start..end)
+    }
+}
+
+/// Why a table was refused. Nothing is returned for a refused table, not even a partial one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableError {
+    /// The data ends inside the header.
+    TruncatedHeader {
+        /// The header length that could be determined so far.
+        expected: usize,
+        /// The length of the data.
+        found: usize,
+    },
+    /// The data does not start with `CCMT`, so it is not a table at all.
+    BadMagic {
+        /// The first bytes of the data (fewer than four if it is that short).
+        found: Vec<u8>,
+    },
+    /// The table was written in a format version this code cannot read.
+    UnsupportedVersion {
+        /// The version in the header.
+        found: u16,
+    },
+    /// The encoding name is not UTF-8.
+    InvalidName,
+    /// The header claims more tokens than any table may hold.
+    TooManyTokens {
+        /// The token count in the header.
+        count: u64,
+    },
+    /// The header claims more token bytes than any table may hold.
+    TooManyBytes {
+        /// The total token bytes in the header.
+        total: u64,
+    },
+    /// The data ends before the token data the header announces.
+    Truncated {
+        /// The length of the token data the header announces.
+        expected: u64,
+        /// The length of the token data present.
+        found: u64,
+    },
+    /// The data goes on after the token data the header announces.
+    TrailingBytes {
+        /// How many bytes follow the end of the table.
+        extra: u64,
+    },
+    /// The content does not match the stored checksum: the data was damaged in storage or
+    /// transfer.
+    ChecksumMismatch {
+        /// The checksum in the header.
+        stored: u64,
+        /// The checksum of the data as received.
+        computed: u64,
+    },
+    /// A token is built from a token that is not decoded yet (its own rank or a higher one).
+    ForwardReference {
+        /// The rank of the token being decoded.
+        rank: usize,
+        /// The rank it refers to.
+        referenced: usize,
+    },
+    /// A raw token extends past the end of the raw byte stream.
+    RawOverrun {
+        /// The rank of the token being decoded.
+        rank: usize,
+        /// The length of the raw token.
+        len: usize,
+        /// How many raw bytes were left.
+        available: usize,
+    },
+    /// The tokens do not add up to the byte counts in the header.
+    ByteCountMismatch {
+        /// Which count disagrees: `token bytes` or `raw bytes`.
+        what: &'static str,
+        /// The count in the header.
+        declared: u64,
+        /// The count the tokens add up to (for token bytes, possibly only up to the first token
+        /// that went past the declared count).
+        actual: u64,
+    },
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TruncatedHeader { expected, found } => write!(
+                f,
+                "table is truncated: expected at least {expected} bytes of header, found {found}"
+            ),
+            Self::BadMagic { found } => write!(
+                f,
+                "not a CCMT rank table: it should start with the bytes \"CCMT\" but starts with {found:02x?}"
+            ),
+            Self::UnsupportedVersion { found } => write!(
+                f,
+                "unsupported CCMT table version {found}: this build reads version {FORMAT_VERSION}; regenerate the table or update the code"
+            ),
+            Self::InvalidName => write!(f, "the table's encoding name is not valid UTF-8"),
+            Self::TooManyTokens { count } => write!(
+                f,
+                "table claims {count} tokens, more than the limit of {MAX_TOKENS}; the header is corrupt"
+            ),
+            Self::TooManyBytes { total } => write!(
+                f,
+                "table claims {total} bytes of tokens, more than the limit of {MAX_TOTAL_BYTES}; the header is corrupt"
+            ),
+            Self::Truncated { expected, found } => write!(
+                f,
+                "table is truncated: expected {expected} bytes of token data, found {found}"
+            ),
+            Self::TrailingBytes { extra } => write!(
+                f,
+                "table has {extra} unexpected bytes after its end; it is corrupt or two files were joined"
+            ),
+            Self::ChecksumMismatch { stored, computed } => write!(
+                f,
+                "table is corrupt: checksum {computed:016x} does not match the stored {stored:016x}"
+            ),
+            Self::ForwardReference { rank, referenced } => write!(
+                f,
+                "table is corrupt: token {rank} is built from token {referenced}, which is not lower-ranked"
+            ),
+            Self::RawOverrun {
+                rank,
+                len,
+                available,
+            } => write!(
+                f,
+                "table is corrupt: token {rank} needs {len} raw bytes but only {available} are left"
+            ),
+            Self::ByteCountMismatch {
+                what,
+                declared,
+                actual,
+            } => write!(
+                f,
+                "table is corrupt: the header declares {declared} {what} but the tokens use {actual}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TableError {}
+
+/// Writes a table. `tokens[r]` is the token of rank `r`; an empty token marks a rank that has no
+/// token. The output is deterministic: the same input always gives the same bytes.
+///
+/// # Panics
+///
+/// If the input exceeds the format's limits: a name longer than [`MAX_NAME_LEN`] bytes, more
+/// than [`MAX_TOKENS`] tokens, more than [`MAX_TOTAL_BYTES`] token bytes, or a token longer than
+/// [`MAX_RAW_TOKEN_LEN`] that is not the concatenation of two lower-ranked tokens. Tables are
+/// written by the generator from known vocabularies, far inside these limits.
+pub fn encode_table(name: &str, tokens: &[Vec<u8>]) -> Vec<u8> {
+    assert!(
+        name.len() <= MAX_NAME_LEN,
+        "encoding name is {} bytes long; the limit is {MAX_NAME_LEN}",
+        name.len()
+    );
+    assert!(
+        tokens.len() <= MAX_TOKENS,
+        "{} tokens exceed the limit of {MAX_TOKENS}",
+        tokens.len()
+    );
+    let total_bytes: usize = tokens.iter().map(Vec::len).sum();
+    assert!(
+        total_bytes <= MAX_TOTAL_BYTES,
+        "{total_bytes} token bytes exceed the limit of {MAX_TOTAL_BYTES}"
+    );
+
+    let splits = choose_splits(tokens);
+    let n = tokens.len();
+    let mut left = Vec::with_capacity(n);
+    let mut right = Vec::with_capacity(n);
+    let mut raw = Vec::new();
+    for (token, split) in tokens.iter().zip(&splits) {
+        if let Some((a, b)) = *split {
+            left.push(a + 1);
+            right.push(b);
+        } else {
+            assert!(
+                token.len() <= MAX_RAW_TOKEN_LEN,
+                "a raw token of {} bytes exceeds the limit of {MAX_RAW_TOKEN_LEN}",
+                token.len()
+            );
+            left.push(0);
+            // The assert above keeps the length within 24 bits.
+            right.push(token.len() as u32);
+            raw.extend_from_slice(token);
+        }
+    }
+
+    let mut out = Vec::with_capacity(PREFIX_LEN + name.len() + COUNTS_LEN + 6 * n + raw.len());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    // The asserts above keep the name length, the counts and the raw length within their
+    // fields: the raw stream is part of the token bytes.
+    out.push(name.len() as u8);
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(&(n as u32).to_le_bytes());
+    out.extend_from_slice(&(total_bytes as u32).to_le_bytes());
+    out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+    let checksum_at = out.len();
+    out.extend_from_slice(&[0; 8]);
+    for values in [&left, &right] {
+        for shift in [16, 8, 0] {
+            out.extend(values.iter().map(|v| (v >> shift) as u8));
+        }
+    }
+    out.extend_from_slice(&raw);
+
+    let (head, rest) = out.split_at(checksum_at);
+    let sum = checksum(head, &rest[8..]);
+    out[checksum_at..checksum_at + 8].copy_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// Reads a table.
+///
+/// # Errors
+///
+/// A [`TableError`] if the data is not a table, is truncated or damaged, is of another format
+/// version, exceeds the format's limits or is internally inconsistent.
+pub fn decode_table(data: &[u8]) -> Result<DecodedTable, TableError> {
+    decode_table_progress(data, &mut |_, _| {})
+}
+
+/// Like [`decode_table`], and calls `on_progress(done, total)` after every
+/// [`PROGRESS_INTERVAL`] tokens and once at the end with `done == total`, so that a user
+/// interface can show how far parsing is. Nothing is reported for a table refused before its
+/// tokens are decoded.
+///
+/// # Errors
+///
+/// As [`decode_table`].
+pub fn decode_table_progress(
+    data: &[u8],
+    on_progress: &mut dyn FnMut(usize, usize),
+) -> Result<DecodedTable, TableError> {
+    let header = read_header(data)?;
+    let n = header.token_count;
+    let payload = &data[header.len..];
+    let (left, rest) = payload.split_at(3 * n);
+    let (right, raw) = rest.split_at(3 * n);
+    let (left_hi, left_mid, left_lo) = planes(left, n);
+    let (right_hi, right_mid, right_lo) = planes(right, n);
+    let total = header.total_bytes;
+
+    let mut offsets: Vec<u32> = Vec::with_capacity(n + 1);
+    offsets.push(0);
+    // The output buffer always has COPY_SLACK spare bytes after the token being written, so
+    // that short tokens can be copied in fixed-size blocks (see `append_copy`); it is cut to
+    // the exact length at the end. The header's total is bounded by MAX_TOTAL_BYTES, but a
+    // valid table needs little more output than input, so the buffer starts in proportion to
+    // the input and grows, by doubling, only as far as the (checked) tokens really need.
+    let mut buf: Vec<u8> = vec![0; total.min(data.len().saturating_mul(2)) + COPY_SLACK];
+    let mut pos = 0usize;
+    let mut raw_pos = 0usize;
+
+    for r in 0..n {
+        let left_value = u24(left_hi[r], left_mid[r], left_lo[r]);
+        let right_value = u24(right_hi[r], right_mid[r], right_lo[r]);
+        if left_value == 0 {
+            let len = right_value;
+            let available = raw.len() - raw_pos;
+            if len > available {
+                return Err(TableError::RawOverrun {
+                    rank: r,
+                    len,
+                    available,
+                });
+            }
+            reserve_output(&mut buf, pos, len, total)?;
+            buf[pos..pos + len].copy_from_slice(&raw[raw_pos..raw_pos + len]);
+            pos += len;
+            raw_pos += len;
+        } else {
+            let a = left_value - 1;
+            let b = right_value;
+            for referenced in [a, b] {
+                if referenced >= r {
+                    return Err(TableError::ForwardReference {
+                        rank: r,
+                        referenced,
+                    });
+                }
+            }
+            // Both ranks are below r, so their offsets and bytes exist already.
+            let (a_start, a_end) = (offsets[a] as usize, offsets[a + 1] as usize);
+            let (b_start, b_end) = (offsets[b] as usize, offsets[b + 1] as usize);
+            reserve_output(&mut buf, pos, (a_end - a_start) + (b_end - b_start), total)?;
+            pos = append_copy(&mut buf, a_start, a_end, pos);
+            pos = append_copy(&mut buf, b_start, b_end, pos);
+        }
+        // reserve_output keeps pos within MAX_TOTAL_BYTES, which fits in u32.
+        offsets.push(pos as u32);
+        if (r + 1) % PROGRESS_INTERVAL == 0 && r + 1 < n {
+            on_progress(r + 1, n);
+        }
+    }
+    buf.truncate(pos);
+    let bytes = buf;
+
+    if raw_pos != raw.len() {
+        return Err(TableError::ByteCountMismatch {
+            what: "raw bytes",
+            declared: raw.len() as u64,
+            actual: raw_pos as u64,
+        });
+    }
+    if bytes.len() != total {
+        return Err(TableError::ByteCountMismatch {
+            what: "token bytes",
+            declared: total as u64,
+            actual: bytes.len() as u64,
+        });
+    }
+    on_progress(n, n);
+    Ok(DecodedTable {
+        name: header.name,
+        bytes,
+        offsets,
+    })
+}
+
+/// The checked fields of a table's header.
+struct Header {
+    name: String,
+    token_count: usize,
+    total_bytes: usize,
+    /// Where the payload starts.
+    len: usize,
+}
+
+/// Checks everything that can be checked before decoding: the magic, the version, the name,
+/// the counts against the format's limits and against the data's length, and the checksum.
+/// Nothing proportional to the header's counts is allocated here.
+fn read_header(data: &[u8]) -> Result<Header, TableError> {
+    if data.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+        // A prefix of the magic is reported as truncation, anything else as a foreign file.
+        let head = &data[..data.len().min(MAGIC.len())];
+        if head.len() < MAGIC.len() && MAGIC.starts_with(head) {
+            return Err(TableError::TruncatedHeader {
+                expected: PREFIX_LEN + COUNTS_LEN,
+                found: data.len(),
+            });
+        }
+        return Err(TableError::BadMagic {
+            found: head.to_vec(),
+        });
+    }
+    let mut reader = Reader {
+        data,
+        pos: MAGIC.len(),
+    };
+    let version = u16::from_le_bytes(reader.array(PREFIX_LEN + COUNTS_LEN)?);
+    if version != FORMAT_VERSION {
+        return Err(TableError::UnsupportedVersion { found: version });
+    }
+    let [name_len] = reader.array(PREFIX_LEN + COUNTS_LEN)?;
+    let header_len = PREFIX_LEN + usize::from(name_len) + COUNTS_LEN;
+    let name = reader.take(usize::from(name_len), header_len)?;
+    let name = std::str::from_utf8(name)
+        .map_err(|_| TableError::InvalidName)?
+        .to_owned();
+    let token_count = u32::from_le_bytes(reader.array(header_len)?);
+    let total_bytes = u32::from_le_bytes(reader.array(header_len)?);
+    let raw_len = u32::from_le_bytes(reader.array(header_len)?);
+    let checksum_at = reader.pos;
+    let stored = u64::from_le_bytes(reader.array(header_len)?);
+
+    if token_count as usize > MAX_TOKENS {
+        return Err(TableError::TooManyTokens {
+            count: u64::from(token_count),
+        });
+    }
+    if total_bytes as usize > MAX_TOTAL_BYTES {
+        return Err(TableError::TooManyBytes {
+            total: u64::from(total_bytes),
+        });
+    }
+    // Computed in u64 so that no header can overflow it; the limits above keep it far below.
+    let expected = u64::from(token_count) * BYTES_PER_TOKEN as u64 + u64::from(raw_len);
+    let found = (data.len() - header_len) as u64;
+    if found < expected {
+        return Err(TableError::Truncated { expected, found });
+    }
+    if found > expected {
+        return Err(TableError::TrailingBytes {
+            extra: found - expected,
+        });
+    }
+    let computed = checksum(&data[..checksum_at], &data[header_len..]);
+    if computed != stored {
+        return Err(TableError::ChecksumMismatch { stored, computed });
+    }
+    Ok(Header {
+        name,
+        token_count: token_count as usize,
+        total_bytes: total_bytes as usize,
+        len: header_len,
+    })
+}
+
+/// A cursor over the header that reports running out of data as truncation.
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// The next `len` bytes; `header_len` is the header length known so far, for the error.
+    fn take(&mut self, len: usize, header_len: usize) -> Result<&'a [u8], TableError> {
+        let bytes = self
+            .data
+            .get(self.pos..self.pos + len)
+            .ok_or(TableError::TruncatedHeader {
+                expected: header_len,
+                found: self.data.len(),
+            })?;
+        self.pos += len;
+        Ok(bytes)
+    }
+
+    /// The next `N` bytes as an array.
+    fn array<const N: usize>(&mut self, header_len: usize) -> Result<[u8; N], TableError> {
+        let mut out = [0; N];
+        out.copy_from_slice(self.take(N, header_len)?);
+        Ok(out)
+    }
+}
+
+/// Spare bytes kept after the end of the decoded bytes, and the size of a short-token copy.
+const COPY_SLACK: usize = 16;
+
+/// Makes room for a token of `len` bytes at `pos`, plus [`COPY_SLACK`], after refusing a token
+/// that would take the decoded bytes past the header's total: without this check, a table
+/// whose tokens double in length could grow without bound.
+fn reserve_output(
+    buf: &mut Vec<u8>,
+    pos: usize,
+    len: usize,
+    total: usize,
+) -> Result<(), TableError> {
+    if pos + len > total {
+        return Err(TableError::ByteCountMismatch {
+            what: "token bytes",
+            declared: total as u64,
+            actual: (pos + len) as u64,
+        });
+    }
+    let needed = pos + len + COPY_SLACK;
+    if buf.len() < needed {
+        let grown = buf
+            .len()
+            .saturating_mul(2)
+            .clamp(needed, total + COPY_SLACK);
+        buf.resize(grown, 0);
+    }
+    Ok(())
+}
+
+/// Copies the already decoded `buf[start..end]` to `pos` and returns the position after it.
+/// `buf` must hold [`COPY_SLACK`] bytes after `pos + (end - start)`, and `start < pos`.
+///
+/// Most tokens are a few bytes long, and a call to `memmove` per token would cost more than the
+/// copy itself. A fixed-size copy of `COPY_SLACK` bytes compiles to a couple of vector moves
+/// instead; the bytes it writes past the token are garbage that the next token overwrites (or
+/// that is cut off at the end), and the bytes it reads past `end` are in bounds thanks to the
+/// slack.
+// Forced inline: as a call, this function costs a third of the decoding time.
+#[inline(always)]
+fn append_copy(buf: &mut [u8], start: usize, end: usize, pos: usize) -> usize {
+    let len = end - start;
+    if len <= COPY_SLACK {
+        // Through a fixed-size array, because slice copies of a constant length are inlined
+        // reliably while `copy_within` is not.
+        let mut block = [0; COPY_SLACK];
+        block.copy_from_slice(&buf[start..start + COPY_SLACK]);
+        buf[pos..pos + COPY_SLACK].copy_from_slice(&block);
+    } else {
+        buf.copy_within(start..end, pos);
+    }
+    pos + len
+}
+
+/// Splits `3n` bytes into the high, middle and low byte planes of `n` values.
+fn planes(values: &[u8], n: usize) -> (&[u8], &[u8], &[u8]) {
+    let (hi, rest) = values.split_at(n);
+    let (mid, lo) = rest.split_at(n);
+    (hi, mid, lo)
+}
+
+fn u24(hi: u8, mid: u8, lo: u8) -> usize {
+    (usize::from(hi) << 16) | (usize::from(mid) << 8) | usize::from(lo)
+}
+
+/// How many rounds of re-choosing splits by popularity the encoder runs. Each round lowers the
+/// compressed size a little less; after four the gain is gone.
+const SPLIT_ROUNDS: usize = 4;
+
+/// Chooses, for every token, two lower-ranked tokens whose concatenation it is, or `None` if
+/// there is no such pair (then the token is stored raw).
+///
+/// A token usually has several valid splits (`" the"` is `" t" + "he"` and `" th" + "e"`). The
+/// choice does not matter for decoding but it does for the compressed size: the fewer distinct
+/// ranks the pairs use, the better brotli predicts them. So the first choice (the longest left
+/// part) is refined a few times by picking, for every token, the split whose two parts are used
+/// most often by the current choice. Scores are integers so that the output does not depend on
+/// floating-point details of the platform.
+fn choose_splits(tokens: &[Vec<u8>]) -> Vec<Option<(u32, u32)>> {
+    let mut rank_of: HashMap<&[u8], u32> = HashMap::with_capacity(tokens.len());
+    for (rank, token) in tokens.iter().enumerate() {
+        // A duplicated token keeps its lowest rank, which every later token can refer to.
+        rank_of.entry(token.as_slice()).or_insert(rank as u32);
+    }
+
+    // Only lengths that some token has can be the length of a part. Checking that first keeps
+    // a long token from costing one hash of a long slice per split point.
+    let longest = tokens.iter().map(Vec::len).max().unwrap_or(0);
+    let mut length_exists = vec![false; longest + 1];
+    for token in tokens {
+        length_exists[token.len()] = true;
+    }
+
+    // Every valid split of every token, as (left rank, right rank), grouped by token.
+    let mut candidates: Vec<(u32, u32)> = Vec::new();
+    let mut starts: Vec<usize> = Vec::with_capacity(tokens.len() + 1);
+    for (rank, token) in tokens.iter().enumerate() {
+        starts.push(candidates.len());
+        let rank = rank as u32;
+        for k in 1..token.len() {
+            if !(length_exists[k] && length_exists[token.len() - k]) {
+                continue;
+            }
+            let Some(&a) = rank_of.get(&token[..k]).filter(|&&a| a < rank) else {
+                continue;
+            };
+            if let Some(&b) = rank_of.get(&token[k..]).filter(|&&b| b < rank) {
+                candidates.push((a, b));
+            }
+        }
+    }
+    starts.push(candidates.len());
+    let of_token = |rank: usize| &candidates[starts[rank]..starts[rank + 1]];
+
+    let mut chosen: Vec<Option<(u32, u32)>> = (0..tokens.len())
+        .map(|rank| of_token(rank).last().copied())
+        .collect();
+    let mut uses = vec![0u64; tokens.len()];
+    for _ in 0..SPLIT_ROUNDS {
+        uses.fill(0);
+        for &(a, b) in chosen.iter().flatten() {
+            uses[a as usize] += 1;
+            uses[b as usize] += 1;
+        }
+        for (rank, choice) in chosen.iter_mut().enumerate() {
+            *choice = of_token(rank)
+                .iter()
+                .copied()
+                .max_by_key(|&(a, b)| (uses[a as usize] + 1) * (uses[b as usize] + 1));
+        }
+    }
+    chosen
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+/// An odd multiplier with well-spread bits (the golden ratio), for the lanes and the final mix.
+const LANE_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// FNV-1a 64, continuing from `state`.
+fn fnv1a(mut state: u64, bytes: &[u8]) -> u64 {
+    for &byte in bytes {
+        state ^= u64::from(byte);
+        state = state.wrapping_mul(FNV_PRIME);
+    }
+    state
+}
+
+/// One lane step. XOR, multiplication by an odd number and rotation are each invertible, so two
+/// different words always leave two different states.
+fn lane_step(state: u64, word: u64) -> u64 {
+    (state ^ word).wrapping_mul(LANE_MULTIPLIER).rotate_left(27)
+}
+
+/// The table checksum (see the module documentation). Four independent lanes let the processor
+/// overlap the multiplications, which makes this several times faster than byte-wise FNV-1a on
+/// the megabyte of a large table.
+fn checksum(header: &[u8], payload: &[u8]) -> u64 {
+    let seed = fnv1a(FNV_OFFSET, header);
+    let mut lanes = [
+        seed,
+        seed ^ 0x1111_1111_1111_1111,
+        seed ^ 0x2222_2222_2222_2222,
+        seed ^ 0x3333_3333_3333_3333,
+    ];
+    let mut blocks = payload.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            let mut le = [0; 8];
+            le.copy_from_slice(word);
+            *lane = lane_step(*lane, u64::from_le_bytes(le));
+        }
+    }
+    let mut state = seed;
+    for lane in lanes {
+        state = lane_step(state, lane);
+    }
+    state = fnv1a(state, blocks.remainder());
+    state ^= payload.len() as u64;
+    state ^= state >> 32;
+    state = state.wrapping_mul(LANE_MULTIPLIER);
+    state ^ (state >> 29)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small vocabulary shaped like a real one: all 256 single bytes first (in a shuffled
+    /// order, as tiktoken's are), then merges, then a few tokens that are stored raw.
+    fn synthetic_tokens() -> Vec<Vec<u8>> {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b.wrapping_mul(37)]).collect();
+        for word in [
+            "he", " t", " th", "the", " the", "in", "ing", " in", " thing", " things", " s",
+            " sing", " singing", "er", "ther", " o", " other", "an", " an", "other", " another",
+        ] {
+            tokens.push(word.as_bytes().to_vec());
+        }
+        // A duplicate, a token with no split into lower-ranked tokens, and invalid UTF-8.
+        tokens.push(b"the".to_vec());
+        tokens.push(b"zzzzzzz".to_vec());
+        tokens.push(vec![0xff, 0xfe, 0x00, 0x80]);
+        tokens
+    }
+
+    fn assert_round_trip(name: &str, tokens: &[Vec<u8>]) {
+        let encoded = encode_table(name, tokens);
+        let decoded = decode_table(&encoded).expect("a freshly encoded table decodes");
+        assert_eq!(decoded.name, name);
+        assert_eq!(decoded.len(), tokens.len());
+        assert_eq!(decoded.offsets.len(), tokens.len() + 1);
+        for (rank, token) in tokens.iter().enumerate() {
+            assert_eq!(decoded.token(rank), Some(token.as_slice()), "rank {rank}");
+        }
+        assert_eq!(decoded.token(tokens.len()), None);
+        let total: usize = tokens.iter().map(Vec::len).sum();
+        assert_eq!(decoded.bytes.len(), total);
+    }
+
+    /// Rewrites the checksum after `data` was edited, so that a test reaches the check it aims
+    /// at instead of stopping at the checksum.
+    fn reseal(data: &mut [u8]) {
+        let name_len = usize::from(data[6]);
+        let checksum_at = PREFIX_LEN + name_len + 12;
+        let sum = checksum(&data[..checksum_at], &data[checksum_at + 8..]);
+        data[checksum_at..checksum_at + 8].copy_from_slice(&sum.to_le_bytes());
+    }
+
+    /// Where the token count of a table named `name` sits.
+    fn counts_at(name: &str) -> usize {
+        PREFIX_LEN + name.len()
+    }
+
+    #[test]
+    fn round_trips_a_synthetic_vocabulary() {
+        let tokens = synthetic_tokens();
+        assert_round_trip("synthetic", &tokens);
+        let encoded = encode_table("synthetic", &tokens);
+        // The merges are stored as pairs: the raw stream holds the 256 bytes and the two tokens
+        // that have no split, not the merged tokens' bytes.
+        let raw_at = counts_at("synthetic") + 8;
+        let raw_len = u32::from_le_bytes(encoded[raw_at..raw_at + 4].try_into().unwrap());
+        assert_eq!(raw_len as usize, 256 + 7 + 4);
+    }
+
+    #[test]
+    fn round_trips_edge_cases() {
+        assert_round_trip("", &[]);
+        assert_round_trip("empty_only", &[vec![]]);
+        // Empty tokens (gaps) between and among merged tokens, and a token that refers to the
+        // same lower token twice.
+        assert_round_trip(
+            "gaps",
+            &[
+                b"a".to_vec(),
+                vec![],
+                b"aa".to_vec(),
+                vec![],
+                b"aaaa".to_vec(),
+            ],
+        );
+        // Only raw tokens, including long ones.
+        assert_round_trip("raw", &[vec![7; 1000], vec![9; 70_000], b"x".to_vec()]);
+        // Exponential growth through pairs stays correct.
+        let mut doubling = vec![b"ab".to_vec()];
+        for _ in 0..12 {
+            let last = doubling.last().unwrap().clone();
+            doubling.push([last.as_slice(), last.as_slice()].concat());
+        }
+        assert_round_trip("doubling", &doubling);
+        let name = "n".repeat(MAX_NAME_LEN);
+        assert_round_trip(&name, &[b"q".to_vec()]);
+    }
+
+    #[test]
+    fn round_trips_parts_of_every_length_around_the_copy_block() {
+        // Parts of 1 to 50 bytes on both sides of a pair, with bytes that differ from position
+        // to position, so that a copy of the wrong length shows.
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let mut growing = vec![0u8];
+        for k in 1..50u8 {
+            growing.push(k);
+            tokens.push(growing.clone());
+            tokens.push([&[255][..], &growing].concat());
+        }
+        assert_round_trip("lengths", &tokens);
+        let encoded = encode_table("lengths", &tokens);
+        let raw_at = counts_at("lengths") + 8;
+        let raw_len = u32::from_le_bytes(encoded[raw_at..raw_at + 4].try_into().unwrap());
+        assert_eq!(raw_len, 256, "every long token is stored as a pair");
+    }
+
+    #[test]
+    fn round_trips_more_tokens_than_a_plane_byte_can_count() {
+        // Over 65,536 tokens, so that all three byte planes of the ranks are used.
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for i in 0..70_000usize {
+            let mut token = tokens[i % 256].clone();
+            token.extend_from_slice(&tokens[(i * 7919) % tokens.len()]);
+            token.truncate(40);
+            tokens.push(token);
+        }
+        assert_round_trip("large", &tokens);
+    }
+
+    #[test]
+    fn encoding_is_deterministic() {
+        let tokens = synthetic_tokens();
+        assert_eq!(encode_table("x", &tokens), encode_table("x", &tokens));
+    }
+
+    #[test]
+    fn reports_progress() {
+        let tokens: Vec<Vec<u8>> = (0..40_000u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        let encoded = encode_table("progress", &tokens);
+        let mut reports = Vec::new();
+        decode_table_progress(&encoded, &mut |done, total| reports.push((done, total)))
+            .expect("decodes");
+        assert_eq!(
+            reports,
+            [(16_384, 40_000), (32_768, 40_000), (40_000, 40_000)]
+        );
+
+        // A count that is a multiple of the interval is reported once at the end, not twice.
+        let encoded = encode_table("progress", &tokens[..32_768]);
+        let mut reports = Vec::new();
+        decode_table_progress(&encoded, &mut |done, total| reports.push((done, total)))
+            .expect("decodes");
+        assert_eq!(reports, [(16_384, 32_768), (32_768, 32_768)]);
+
+        let mut reports = Vec::new();
+        decode_table_progress(&encode_table("e", &[]), &mut |d, t| reports.push((d, t)))
+            .expect("decodes");
+        assert_eq!(reports, [(0, 0)]);
+    }
+
+    #[test]
+    fn refuses_every_truncation() {
+        let encoded = encode_table("synthetic", &synthetic_tokens());
+        for len in 0..encoded.len() {
+            let err = decode_table(&encoded[..len]).expect_err("a truncated table is refused");
+            assert!(
+                matches!(
+                    err,
+                    TableError::TruncatedHeader { .. } | TableError::Truncated { .. }
+                ),
+                "truncated to {len}: {err}"
+            );
+            assert!(err.to_string().starts_with("table is truncated"), "{err}");
+        }
+        let header_len = counts_at("synthetic") + COUNTS_LEN;
+        let err = decode_table(&encoded[..header_len + 10]).unwrap_err();
+        assert_eq!(
+            err,
+            TableError::Truncated {
+                expected: (encoded.len() - header_len) as u64,
+                found: 10,
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "table is truncated: expected {} bytes of token data, found 10",
+                encoded.len() - header_len
+            )
+        );
+    }
+
+    #[test]
+    fn refuses_trailing_bytes() {
+        let mut encoded = encode_table("synthetic", &synthetic_tokens());
+        encoded.extend_from_slice(b"xyz");
+        assert_eq!(
+            decode_table(&encoded),
+            Err(TableError::TrailingBytes { extra: 3 })
+        );
+    }
+
+    #[test]
+    fn refuses_every_flipped_byte() {
+        let encoded = encode_table("synthetic", &synthetic_tokens());
+        let header_len = counts_at("synthetic") + COUNTS_LEN;
+        for at in 0..encoded.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut damaged = encoded.clone();
+                damaged[at] ^= flip;
+                let err = decode_table(&damaged).expect_err("a damaged table is refused");
+                if at >= header_len {
+                    assert!(
+                        matches!(err, TableError::ChecksumMismatch { .. }),
+                        "payload byte {at} ^ {flip:#x}: {err}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_wrong_magic_and_version() {
+        let mut encoded = encode_table("synthetic", &synthetic_tokens());
+        let mut foreign = encoded.clone();
+        foreign[..4].copy_from_slice(b"\x89PNG");
+        let err = decode_table(&foreign).unwrap_err();
+        assert_eq!(
+            err,
+            TableError::BadMagic {
+                found: b"\x89PNG".to_vec()
+            }
+        );
+        assert!(
+            err.to_string().starts_with("not a CCMT rank table"),
+            "{err}"
+        );
+        assert!(matches!(
+            decode_table(b"{\"o200k\""),
+            Err(TableError::BadMagic { .. })
+        ));
+        assert!(matches!(
+            decode_table(b"CC"),
+            Err(TableError::TruncatedHeader { .. })
+        ));
+
+        encoded[4..6].copy_from_slice(&2u16.to_le_bytes());
+        reseal(&mut encoded);
+        let err = decode_table(&encoded).unwrap_err();
+        assert_eq!(err, TableError::UnsupportedVersion { found: 2 });
+        assert!(err.to_string().contains("version 2"), "{err}");
+    }
+
+    #[test]
+    fn refuses_a_name_that_is_not_utf8() {
+        let mut encoded = encode_table("ab", &synthetic_tokens());
+        encoded[PREFIX_LEN] = 0xc3;
+        reseal(&mut encoded);
+        assert_eq!(decode_table(&encoded), Err(TableError::InvalidName));
+    }
+
+    #[test]
+    fn refuses_absurd_counts_before_allocating() {
+        // Headers of a few dozen bytes that claim billions of tokens or bytes. Had the decoder
+        // reserved memory for them first, these tests would abort instead of returning.
+        let encoded = encode_table("t", &[b"a".to_vec()]);
+        let at = counts_at("t");
+        let with = |offset: usize, value: u32| {
+            let mut data = encoded.clone();
+            data[at + offset..at + offset + 4].copy_from_slice(&value.to_le_bytes());
+            reseal(&mut data);
+            data
+        };
+        assert_eq!(
+            decode_table(&with(0, u32::MAX)),
+            Err(TableError::TooManyTokens {
+                count: u64::from(u32::MAX)
+            })
+        );
+        assert_eq!(
+            decode_table(&with(4, u32::MAX)),
+            Err(TableError::TooManyBytes {
+                total: u64::from(u32::MAX)
+            })
+        );
+        // Within the limits but not backed by data: refused as truncated.
+        let err = decode_table(&with(0, MAX_TOKENS as u32)).unwrap_err();
+        assert_eq!(
+            err,
+            TableError::Truncated {
+                expected: MAX_TOKENS as u64 * 6 + 1,
+                found: 7,
+            }
+        );
+        let err = decode_table(&with(8, u32::MAX)).unwrap_err();
+        assert!(matches!(err, TableError::Truncated { .. }), "{err}");
+    }
+
+    #[test]
+    fn refuses_inconsistent_content_with_a_valid_checksum() {
+        // Tokens 0 and 1 are raw, token 2 is the pair (0, 1).
+        let tokens = [b"a".to_vec(), b"b".to_vec(), b"ab".to_vec()];
+        let encoded = encode_table("t", &tokens);
+        let payload_at = counts_at("t") + COUNTS_LEN;
+        let n = 3;
+        // Plane byte `plane` (0..3 left hi/mid/lo, 3..6 right) of rank `rank`.
+        let at = |plane: usize, rank: usize| payload_at + plane * n + rank;
+        let edited = |edits: &[(usize, u8)]| {
+            let mut data = encoded.clone();
+            for &(offset, value) in edits {
+                data[offset] = value;
+            }
+            reseal(&mut data);
+            decode_table(&data)
+        };
+        assert_eq!(
+            encoded[at(2, 2)],
+            1,
+            "token 2 refers to token 0 as left value 1"
+        );
+        assert_eq!(
+            edited(&[(at(2, 2), 3)]),
+            Err(TableError::ForwardReference {
+                rank: 2,
+                referenced: 2
+            })
+        );
+        assert_eq!(
+            edited(&[(at(5, 2), 200)]),
+            Err(TableError::ForwardReference {
+                rank: 2,
+                referenced: 200
+            })
+        );
+        assert_eq!(
+            edited(&[(at(5, 1), 5)]),
+            Err(TableError::RawOverrun {
+                rank: 1,
+                len: 5,
+                available: 1
+            })
+        );
+        // Token 1 claims no raw bytes: one raw byte is left over.
+        assert!(matches!(
+            edited(&[(at(5, 1), 0), (at(5, 2), 0)]),
+            Err(TableError::ByteCountMismatch {
+                what: "raw bytes",
+                ..
+            })
+        ));
+        // A header total that disagrees with the tokens, both ways.
+        let total_at = counts_at("t") + 4;
+        assert!(matches!(
+            edited(&[(total_at, 3)]),
+            Err(TableError::ByteCountMismatch {
+                what: "token bytes",
+                ..
+            })
+        ));
+        assert!(matches!(
+            edited(&[(total_at, 5)]),
+            Err(TableError::ByteCountMismatch {
+                what: "token bytes",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn checksum_detects_single_word_changes_anywhere() {
+        let payload: Vec<u8> = (0..1000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let base = checksum(b"head", &payload);
+        assert_ne!(base, checksum(b"heae", &payload));
+        for at in 0..payload.len() {
+            let mut changed = payload.clone();
+            changed[at] ^= 0x80;
+            assert_ne!(checksum(b"head", &changed), base, "byte {at}");
+        }
+        // Appended zeros are not invisible.
+        let mut longer = payload.clone();
+        longer.push(0);
+        assert_ne!(checksum(b"head", &longer), base);
+    }
+
+    #[test]
+    fn errors_describe_the_problem() {
+        let err = TableError::ChecksumMismatch {
+            stored: 1,
+            computed: 2,
+        };
+        assert_eq!(
+            err.to_string(),
+            "table is corrupt: checksum 0000000000000002 does not match the stored 0000000000000001"
+        );
+        let _: &dyn std::error::Error = &err;
+    }
+}
