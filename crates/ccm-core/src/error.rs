@@ -133,6 +133,9 @@ pub enum ConfigError {
     /// An encoding name that is not supported.
     #[error("unknown encoding '{0}'; supported: o200k_base, cl100k_base")]
     UnknownEncoding(String),
+    /// The rank table of an encoding is neither compiled in nor installed by the host.
+    #[error("the rank table of '{0}' is not loaded; load it first (the npm package: `await loadEncoding(\"{0}\")`)")]
+    TableNotLoaded(String),
     /// The configuration document could not be parsed.
     #[error("invalid configuration: {0}")]
     Invalid(String),

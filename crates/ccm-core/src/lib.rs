@@ -69,8 +69,9 @@ pub use plan::{
     ContextPlan, ExcludedItem, ExclusionReason, IncludedItem, InclusionReason, Section,
 };
 pub use session::{EffortState, Session, TurnReport};
-#[cfg(feature = "tiktoken")]
-pub use tokens::TiktokenCounter;
+#[cfg(feature = "embedded-tables")]
+pub use tokens::default_counter;
+pub use tokens::ExactCounter;
 pub use tokens::{ApproximateCounter, Encoding, TokenCounter};
 pub use tools::{tool_definitions, ToolOutcome};
 

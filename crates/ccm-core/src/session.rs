@@ -492,7 +492,7 @@ impl Session {
         })
     }
 
-    /// A new, empty session with exact tiktoken counts in the configured encoding.
+    /// A new, empty session with exact token counts in the configured encoding.
     ///
     /// # Errors
     /// [`crate::ConfigError`] when the configuration is invalid.
@@ -507,7 +507,7 @@ impl Session {
     /// assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
     /// assert_eq!(report.banners, ["--- Started effort: auth-bug ---"]);
     /// ```
-    #[cfg(feature = "tiktoken")]
+    #[cfg(feature = "embedded-tables")]
     pub fn new(config: Config) -> Result<Session, crate::ConfigError> {
         let counter = crate::tokens::default_counter(config.encoding);
         Session::with_counter(config, counter)

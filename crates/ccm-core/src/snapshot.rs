@@ -182,11 +182,11 @@ impl Session {
         Session::from_document(document, counter)
     }
 
-    /// Restores a session from versioned JSON with exact tiktoken counts.
+    /// Restores a session from versioned JSON with exact token counts (the embedded rank tables).
     ///
     /// # Errors
     /// See [`Session::from_json_with_counter`].
-    #[cfg(feature = "tiktoken")]
+    #[cfg(feature = "embedded-tables")]
     pub fn from_json(json: &str) -> Result<Session, SnapshotError> {
         let encoding = serde_json::from_str::<serde_json::Value>(json)
             .ok()

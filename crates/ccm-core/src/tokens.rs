@@ -3,7 +3,7 @@
 
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
-#[cfg(feature = "tiktoken")]
+#[cfg(feature = "embedded-tables")]
 use std::sync::Arc;
 
 /// A tokenizer encoding.
@@ -51,32 +51,54 @@ pub trait TokenCounter: Send + Sync {
     fn name(&self) -> &str;
 }
 
-/// Exact counts with tiktoken-rs' rank tables for one encoding.
-#[cfg(feature = "tiktoken")]
-pub struct TiktokenCounter {
-    encoding: Encoding,
-    bpe: &'static tiktoken_rs::CoreBPE,
-}
-
-#[cfg(feature = "tiktoken")]
-impl TiktokenCounter {
-    /// The counter for `encoding`. The first call per encoding parses its rank tables (a few
-    /// hundred milliseconds in wasm); later calls share them.
-    pub fn new(encoding: Encoding) -> TiktokenCounter {
-        let bpe = match encoding {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        };
-        TiktokenCounter { encoding, bpe }
+impl Encoding {
+    /// The same encoding as the tokenizer crate names it.
+    pub fn tokenizer_encoding(self) -> ccm_tokens::Encoding {
+        match self {
+            Encoding::O200kBase => ccm_tokens::Encoding::O200kBase,
+            Encoding::Cl100kBase => ccm_tokens::Encoding::Cl100kBase,
+        }
     }
 }
 
-#[cfg(feature = "tiktoken")]
-impl TokenCounter for TiktokenCounter {
+/// Exact counts, equal to tiktoken's, from `ccm-tokens` (a hand-written split scanner and a
+/// linear-time merge over compact rank tables). Its name is the encoding's, so sessions
+/// counted by tiktoken itself and by this counter are interchangeable.
+#[derive(Clone, Copy)]
+pub struct ExactCounter {
+    encoding: Encoding,
+    tokenizer: &'static ccm_tokens::Tokenizer,
+}
+
+impl ExactCounter {
+    /// The counter for `encoding`, when its rank table is available: compiled in (feature
+    /// `embedded-tables`) or installed by the host with [`ccm_tokens::install`].
+    ///
+    /// # Errors
+    /// [`ConfigError::TableNotLoaded`] when neither is the case.
+    pub fn try_new(encoding: Encoding) -> Result<ExactCounter, ConfigError> {
+        let tokenizer = ccm_tokens::tokenizer(encoding.tokenizer_encoding())
+            .ok_or_else(|| ConfigError::TableNotLoaded(encoding.name().to_string()))?;
+        Ok(ExactCounter {
+            encoding,
+            tokenizer,
+        })
+    }
+
+    /// The counter for `encoding` from the compiled-in tables. The first call per encoding
+    /// decodes its table (a few milliseconds); later calls share it.
+    #[cfg(feature = "embedded-tables")]
+    pub fn new(encoding: Encoding) -> ExactCounter {
+        // The embedded tables are checked by ccm-tokens' tests, so they always decode.
+        ExactCounter::try_new(encoding).expect("embedded rank tables decode")
+    }
+}
+
+impl TokenCounter for ExactCounter {
     fn count(&self, text: &str) -> u32 {
         // Messages longer than u32::MAX tokens cannot exist in any context window, so
         // saturating is only a guard against overflow, never a visible cap.
-        u32::try_from(self.bpe.encode_ordinary(text).len()).unwrap_or(u32::MAX)
+        u32::try_from(self.tokenizer.count(text)).unwrap_or(u32::MAX)
     }
 
     fn name(&self) -> &str {
@@ -85,9 +107,9 @@ impl TokenCounter for TiktokenCounter {
 }
 
 /// The counter a session uses by default for `encoding`.
-#[cfg(feature = "tiktoken")]
+#[cfg(feature = "embedded-tables")]
 pub fn default_counter(encoding: Encoding) -> Arc<dyn TokenCounter> {
-    Arc::new(TiktokenCounter::new(encoding))
+    Arc::new(ExactCounter::new(encoding))
 }
 
 /// A cheap approximate counter (one token per started group of four bytes of each
@@ -107,14 +129,14 @@ impl TokenCounter for ApproximateCounter {
     }
 }
 
-#[cfg(all(test, feature = "tiktoken"))]
+#[cfg(all(test, feature = "embedded-tables"))]
 mod tests {
     use super::*;
 
     #[test]
-    fn tiktoken_counts_are_exact_for_known_strings() {
-        let o200k = TiktokenCounter::new(Encoding::O200kBase);
-        let cl100k = TiktokenCounter::new(Encoding::Cl100kBase);
+    fn exact_counts_for_known_strings() {
+        let o200k = ExactCounter::new(Encoding::O200kBase);
+        let cl100k = ExactCounter::new(Encoding::Cl100kBase);
         // "hello world" is two tokens in both encodings.
         assert_eq!(o200k.count("hello world"), 2);
         assert_eq!(cl100k.count("hello world"), 2);

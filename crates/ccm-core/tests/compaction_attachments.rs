@@ -7,7 +7,7 @@ use ccm_core::compaction::{
 };
 use ccm_core::model::SummarySource;
 use ccm_core::text::PreparedText;
-use ccm_core::{Encoding, TiktokenCounter, TokenCounter};
+use ccm_core::{Encoding, ExactCounter, TokenCounter};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[cfg(target_arch = "wasm32")]
@@ -15,7 +15,7 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 /// A counter that counts its own calls, to prove that texts are counted once.
 struct CountingCounter {
-    inner: TiktokenCounter,
+    inner: ExactCounter,
     calls: AtomicUsize,
 }
 
@@ -30,8 +30,8 @@ impl TokenCounter for CountingCounter {
     }
 }
 
-fn counter() -> TiktokenCounter {
-    TiktokenCounter::new(Encoding::O200kBase)
+fn counter() -> ExactCounter {
+    ExactCounter::new(Encoding::O200kBase)
 }
 
 /// A design document of several thousand tokens, with awkward bytes: CRLF line ends, tabs,
@@ -212,7 +212,7 @@ portable_tests! {
     fn recounting_with_another_tokenizer_updates_both_counts() {
         let text = big_document();
         let mut attachment = attach("att-1", "gateway.md", &text, None, 1);
-        let cl100k = TiktokenCounter::new(Encoding::Cl100kBase);
+        let cl100k = ExactCounter::new(Encoding::Cl100kBase);
         attachment.recount(&cl100k);
         assert_eq!(attachment.full_tokens, cl100k.count(&attachment.context_text_for(AttachmentMode::Full)));
         assert_eq!(attachment.compressed_tokens, cl100k.count(&attachment.context_text_for(AttachmentMode::Compressed)));

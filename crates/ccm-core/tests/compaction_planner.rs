@@ -9,7 +9,7 @@ use ccm_core::compaction::{
     DecisionReason, HistoryText, ItemKind, Level, MoveReason, MovedKind, NotApplied, Relevance,
     RollingInput, RollingSource, RollingSummary, SeqRange, Usage, WorkingItem,
 };
-use ccm_core::{Encoding, TiktokenCounter};
+use ccm_core::{Encoding, ExactCounter};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[cfg(target_arch = "wasm32")]
@@ -65,7 +65,7 @@ impl Fixture {
             }],
             ..RollingInput::default()
         };
-        let counter = TiktokenCounter::new(Encoding::O200kBase);
+        let counter = ExactCounter::new(Encoding::O200kBase);
         self.previous = Some(RollingSummary::extractive(&input, 150, &counter).unwrap());
         self
     }
@@ -185,7 +185,7 @@ fn extractive(plan: &CompactionPlan) -> RollingSummary {
     RollingSummary::extractive(
         &rolling.input(),
         rolling.max_words,
-        &TiktokenCounter::new(Encoding::O200kBase),
+        &ExactCounter::new(Encoding::O200kBase),
     )
     .unwrap()
 }

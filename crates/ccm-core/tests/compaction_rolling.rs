@@ -6,7 +6,7 @@ use ccm_core::compaction::{
     describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, summary_prompt,
     HistoryText, RollingInput, RollingSource, RollingSummary, RollingSummaryError, SeqRange,
 };
-use ccm_core::{Encoding, TiktokenCounter, TokenCounter};
+use ccm_core::{Encoding, ExactCounter, TokenCounter};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -48,8 +48,8 @@ fn input<'a>(previous: Option<&'a str>, previous_covers: &'a [SeqRange]) -> Roll
     }
 }
 
-fn counter() -> TiktokenCounter {
-    TiktokenCounter::new(Encoding::O200kBase)
+fn counter() -> ExactCounter {
+    ExactCounter::new(Encoding::O200kBase)
 }
 
 portable_tests! {

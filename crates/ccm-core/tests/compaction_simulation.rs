@@ -15,7 +15,7 @@ use ccm_core::compaction::{
     CompactionConfig, CompactionEvent, CompactionInput, CompactionOutcome, CompactionPolicy, Level,
     MovedKind, NewAttachment, Relevance, RollingSummary, SeqRange, Usage, WorkingItem,
 };
-use ccm_core::{Encoding, TiktokenCounter, TokenCounter};
+use ccm_core::{Encoding, ExactCounter, TokenCounter};
 use std::collections::BTreeMap;
 
 #[cfg(target_arch = "wasm32")]
@@ -159,7 +159,7 @@ enum Entry {
 
 /// The simulated session: an append-only store and a working set.
 struct Sim {
-    counter: TiktokenCounter,
+    counter: ExactCounter,
     policy: CompactionPolicy,
     /// Every stored message: seq → (text, tokens). Never changed after insertion.
     store: BTreeMap<u64, (String, u64)>,
@@ -189,7 +189,7 @@ impl Sim {
         fixed.insert("system".to_string(), SYSTEM_PROMPT_TOKENS);
         fixed.insert("summary:perf-fix".to_string(), PERF_FIX_SUMMARY_TOKENS);
         Sim {
-            counter: TiktokenCounter::new(Encoding::O200kBase),
+            counter: ExactCounter::new(Encoding::O200kBase),
             policy: CompactionPolicy::new(CompactionConfig::default()).unwrap(),
             store: BTreeMap::new(),
             attachments: Vec::new(),
@@ -531,7 +531,7 @@ portable_tests! {
 #[test]
 #[cfg(not(target_arch = "wasm32"))]
 fn attachments_are_several_thousand_tokens() {
-    let counter = TiktokenCounter::new(Encoding::O200kBase);
+    let counter = ExactCounter::new(Encoding::O200kBase);
     for n in 1..=12 {
         let tokens = counter.count(&attachment_text(n));
         assert!(

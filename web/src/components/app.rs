@@ -23,7 +23,7 @@ async fn start(state: AppState) {
     timeout(0.0).await;
     timeout(0.0).await;
     let started = js_sys::Date::now();
-    let _counter = ccm_core::TiktokenCounter::new(Encoding::O200kBase);
+    let _counter = ccm_core::ExactCounter::new(Encoding::O200kBase);
     let took = js_sys::Date::now() - started;
     state.startup.set(Startup::Storage);
     timeout(0.0).await;
