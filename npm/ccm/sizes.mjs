@@ -1,4 +1,4 @@
-// Prints a Markdown table of the package's wasm and JS artefacts: raw and brotli sizes.
+// Prints a Markdown table of the package's wasm, JS and rank-table artefacts: raw and brotli sizes.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { brotliCompressSync, constants } from "node:zlib";
@@ -9,7 +9,7 @@ const walk = (dir) => {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (/\.(wasm|js)$/.test(name)) rows.push(path);
+    else if (/\.(wasm|js|ccmt)$/.test(name)) rows.push(path);
   }
 };
 walk(root);

@@ -1,5 +1,5 @@
-//! Token counters: tiktoken's exact counts in the full build, or a counter the host passes in
-//! (any JavaScript tokenizer), or the core's approximate rule in the lite build.
+//! Token counters: exact counts (equal to tiktoken's) in the full build, or a counter the host
+//! passes in (any JavaScript tokenizer), or the core's approximate rule in the lite build.
 
 use crate::error::{js_message, Code, Failure};
 use ccm_core::tokens::{ApproximateCounter, TokenCounter};
@@ -115,19 +115,25 @@ pub(crate) fn counter_for(
         };
         return Ok(Arc::new(HostCounter { name, callback }));
     }
-    Ok(default_counter(config))
+    default_counter(config)
 }
 
-#[cfg(feature = "tiktoken")]
-fn default_counter(config: &Config) -> Arc<dyn TokenCounter> {
-    ccm_core::tokens::default_counter(config.encoding)
+/// The exact counter for the session's encoding, loading its table through the registered
+/// loader when needed; a clear error (how to load it) when the table is not available.
+#[cfg(feature = "exact")]
+fn default_counter(config: &Config) -> Result<Arc<dyn TokenCounter>, Failure> {
+    ccm_tokens_wasm::ensure_tokenizer(config.encoding.tokenizer_encoding())
+        .map_err(|message| Failure::new(Code::Counter, message))?;
+    let counter = ccm_core::ExactCounter::try_new(config.encoding)
+        .map_err(|e| Failure::new(Code::Counter, e.to_string()))?;
+    Ok(Arc::new(counter))
 }
 
-/// Without the rank tables the approximate rule is the only built-in counter; its name
+/// Without the `exact` feature the approximate rule is the only built-in counter; its name
 /// (`approximate`) is stored with the session, so its counts are never mistaken for exact ones.
-#[cfg(not(feature = "tiktoken"))]
-fn default_counter(_config: &Config) -> Arc<dyn TokenCounter> {
-    Arc::new(ApproximateCounter)
+#[cfg(not(feature = "exact"))]
+fn default_counter(_config: &Config) -> Result<Arc<dyn TokenCounter>, Failure> {
+    Ok(Arc::new(ApproximateCounter))
 }
 
 /// The counter for a stored session's counting rule, when this build has it built in.
@@ -142,7 +148,7 @@ pub(crate) fn counter_named(
     if name == ApproximateCounter.name() {
         return Ok(Arc::new(ApproximateCounter));
     }
-    let counter = default_counter(config);
+    let counter = default_counter(config)?;
     if counter.name() == name {
         return Ok(counter);
     }

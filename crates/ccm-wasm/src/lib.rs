@@ -43,19 +43,10 @@ pub use types::*;
 
 use wasm_bindgen::prelude::*;
 
-/// Exact tokens of `text` in `encoding` (`"o200k_base"` or `"cl100k_base"`), special-token
-/// markers counted as ordinary text. Only in the full build (`ccm`); `ccm/lite` has no rank
-/// tables.
-///
-/// The first call per encoding parses its rank tables (a few hundred milliseconds).
-#[cfg(feature = "tiktoken")]
-#[wasm_bindgen(js_name = countTokens)]
-pub fn count_tokens(text: &str, encoding: &str) -> Result<u32, JsValue> {
-    use ccm_core::tokens::TokenCounter;
-    let encoding = ccm_core::Encoding::from_name(encoding)
-        .map_err(|e| error::fail(error::Failure::from(e)))?;
-    Ok(ccm_core::TiktokenCounter::new(encoding).count(text))
-}
+// `countTokens`, `loadEncodingFrom`, `installEncoding`, `encodingLoaded` and `setTableLoader`
+// come from ccm-tokens-wasm, linked in so that the engine and direct counts share one set of
+// installed tables.
+pub use ccm_tokens_wasm::{count_tokens, encoding_loaded, install_encoding};
 
 /// The effort tools as OpenAI-style function definitions (the same as
 /// `Session.toolDefinitions()`).
@@ -64,10 +55,11 @@ pub fn tool_definitions() -> Result<JsToolDefinitions, JsValue> {
     types::to_js(&ccm_core::tool_definitions()).map_err(error::fail)
 }
 
-/// Whether this build has tiktoken's rank tables (`ccm`) or not (`ccm/lite`).
+/// Whether sessions count exactly by default (`ccm`, tables loaded on first use) or with the
+/// approximate rule unless given a counter (`ccm/lite`).
 #[wasm_bindgen(js_name = hasExactTokenCounts)]
 pub fn has_exact_token_counts() -> bool {
-    cfg!(feature = "tiktoken")
+    cfg!(feature = "exact")
 }
 
 /// Test and benchmark helpers; not part of the JavaScript API.
