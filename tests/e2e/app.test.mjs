@@ -481,3 +481,63 @@ test('manual actions: conclude with an edited summary, pin and unpin, per-sessio
   assert.deepEqual(unexpected(errors), []);
   await context.close();
 });
+
+/** A page whose requests for `table` wait until `release()` is called (or fail with 404). */
+async function pageWithHeldTable(table, { fail = false } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  const errors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  let release;
+  const released = new Promise((resolve) => {
+    release = resolve;
+  });
+  await page.route(`**/${table}`, async (route) => {
+    await released;
+    if (fail) {
+      await route.fulfill({ status: 404, body: 'gone' });
+    } else {
+      await route.continue();
+    }
+  });
+  await page.goto(app.url);
+  return { context, page, errors, release };
+}
+
+test('the tokenizer table loads with progress while the message box already takes text', async () => {
+  const { context, page, errors, release } = await pageWithHeldTable('o200k_base.ccmt');
+  // While the download is held, the header says so and typing works; sending waits.
+  await page.getByTestId('tokenizer-progress').filter({ hasText: 'Downloading the tokenizer' }).waitFor();
+  const box = page.getByTestId('message-input');
+  await box.fill("Let's work on the auth bug: users get 401 errors after an hour.");
+  assert.equal(await page.getByTestId('send').textContent(), 'Loading…');
+  assert.equal(await page.getByTestId('send').isDisabled(), true);
+  await screenshot(page, 'tokenizer-loading');
+  release();
+  await page.getByTestId('ready').waitFor();
+  const note = await page.getByTestId('ready').getAttribute('title');
+  assert.match(note, /^Tokenizer o200k_base loaded in \d+ ms$/);
+  // The text typed during the load is still there and goes out as the first message.
+  assert.equal(await box.inputValue(), "Let's work on the auth bug: users get 401 errors after an hour.");
+  await box.press('Enter');
+  await page.getByTestId('live-turn').waitFor({ state: 'detached', timeout: 60_000 });
+  await expectBanner(page, '--- Started effort: auth-bug ---');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('a tokenizer table that cannot be loaded is reported, and nothing is sent', async () => {
+  const { context, page, errors, release } = await pageWithHeldTable('o200k_base.ccmt', { fail: true });
+  release();
+  await page.getByTestId('startup-failed').waitFor();
+  const notices = await page.getByTestId('notices').innerText();
+  assert.match(notices, /The tokenizer table could not be loaded \(cannot load o200k_base\.ccmt: HTTP 404/);
+  assert.equal(await page.getByTestId('send').isDisabled(), true);
+  // The browser logs the failed request itself; nothing else may appear.
+  assert.deepEqual(unexpected(errors, ['404']), []);
+  await context.close();
+});

@@ -70,7 +70,7 @@ pub fn sort_files(files: &[PickedFile]) -> Result<(CcmFileSet, Vec<String>), Str
 /// # Errors
 /// The converter's message when the files cannot be read as a CCM session.
 pub fn convert(set: &CcmFileSet, config: Config) -> Result<(String, Vec<String>), String> {
-    let counter = ccm_core::tokens::default_counter(config.encoding);
+    let counter = ccm_core::tokens::exact_counter(config.encoding).map_err(|e| e.to_string())?;
     let imported = import_ccm::convert(
         &CcmFiles {
             manifest_yaml: &set.manifest,

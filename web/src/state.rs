@@ -106,8 +106,18 @@ pub struct FailedTurn {
 /// Where the app is in starting up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Startup {
-    /// Parsing the tokenizer's rank tables.
-    Tokenizer,
+    /// Loading the tokenizer's rank table: bytes downloaded (`phase` "download"), then tokens
+    /// parsed ("parse"), out of `total` (0 while unknown).
+    Tokenizer {
+        /// "download" or "parse".
+        phase: String,
+        /// Bytes or tokens done.
+        done: usize,
+        /// Bytes or tokens in all, 0 when the server sent no length.
+        total: usize,
+    },
+    /// The tokenizer could not be loaded; the app cannot count, so it cannot chat.
+    Failed(String),
     /// Opening browser storage and the last session.
     Storage,
     /// Ready; the string says how long the tokenizer took.
@@ -259,7 +269,11 @@ impl AppState {
             session_id: RwSignal::new(None),
             version: RwSignal::new(0),
             sessions: RwSignal::new(Vec::new()),
-            startup: RwSignal::new(Startup::Tokenizer),
+            startup: RwSignal::new(Startup::Tokenizer {
+                phase: "download".to_string(),
+                done: 0,
+                total: 0,
+            }),
             notices: RwSignal::new(Vec::new()),
             live: RwSignal::new(None),
             failed: RwSignal::new(None),

@@ -495,7 +495,8 @@ impl Session {
     /// A new, empty session with exact token counts in the configured encoding.
     ///
     /// # Errors
-    /// [`crate::ConfigError`] when the configuration is invalid.
+    /// [`crate::ConfigError`] when the configuration is invalid, or when the encoding's rank
+    /// table is neither compiled in (feature `embedded-tables`) nor installed.
     ///
     /// # Examples
     /// ```
@@ -507,9 +508,8 @@ impl Session {
     /// assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
     /// assert_eq!(report.banners, ["--- Started effort: auth-bug ---"]);
     /// ```
-    #[cfg(feature = "embedded-tables")]
     pub fn new(config: Config) -> Result<Session, crate::ConfigError> {
-        let counter = crate::tokens::default_counter(config.encoding);
+        let counter = crate::tokens::exact_counter(config.encoding)?;
         Session::with_counter(config, counter)
     }
 

@@ -182,11 +182,11 @@ impl Session {
         Session::from_document(document, counter)
     }
 
-    /// Restores a session from versioned JSON with exact token counts (the embedded rank tables).
+    /// Restores a session from versioned JSON with exact token counts.
     ///
     /// # Errors
-    /// See [`Session::from_json_with_counter`].
-    #[cfg(feature = "embedded-tables")]
+    /// See [`Session::from_json_with_counter`]; also [`SnapshotError::Config`] when the
+    /// encoding's rank table is neither compiled in nor installed.
     pub fn from_json(json: &str) -> Result<Session, SnapshotError> {
         let encoding = serde_json::from_str::<serde_json::Value>(json)
             .ok()
@@ -198,7 +198,7 @@ impl Session {
             })
             .and_then(|name| crate::tokens::Encoding::from_name(&name).ok())
             .unwrap_or(crate::tokens::Encoding::O200kBase);
-        Session::from_json_with_counter(json, crate::tokens::default_counter(encoding))
+        Session::from_json_with_counter(json, crate::tokens::exact_counter(encoding)?)
     }
 
     /// Restores a session from a parsed document. See [`Session::from_json_with_counter`].

@@ -3,7 +3,6 @@
 
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
-#[cfg(feature = "embedded-tables")]
 use std::sync::Arc;
 
 /// A tokenizer encoding.
@@ -110,6 +109,14 @@ impl TokenCounter for ExactCounter {
 #[cfg(feature = "embedded-tables")]
 pub fn default_counter(encoding: Encoding) -> Arc<dyn TokenCounter> {
     Arc::new(ExactCounter::new(encoding))
+}
+
+/// The exact counter for `encoding` as a shared counter, when its table is available.
+///
+/// # Errors
+/// [`ConfigError::TableNotLoaded`] when the table is neither compiled in nor installed.
+pub fn exact_counter(encoding: Encoding) -> Result<Arc<dyn TokenCounter>, ConfigError> {
+    Ok(Arc::new(ExactCounter::try_new(encoding)?))
 }
 
 /// A cheap approximate counter (one token per started group of four bytes of each

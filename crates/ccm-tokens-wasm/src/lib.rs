@@ -149,10 +149,7 @@ pub async fn load_encoding_from(
     on_progress: Option<Function>,
 ) -> Result<(), JsValue> {
     let encoding = encoding_named(&encoding)?;
-    if ccm_tokens::tokenizer(encoding).is_some() {
-        return Ok(());
-    }
-    let report = |done: usize, total: usize, phase: &str| {
+    load_from_url(encoding, &url, &|done, total, phase| {
         if let Some(callback) = &on_progress {
             // A throwing progress callback must not abort the load; its error is dropped.
             let _ = callback.call3(
@@ -162,8 +159,24 @@ pub async fn load_encoding_from(
                 &phase.into(),
             );
         }
-    };
-    let bytes = download(&url, &report).await?;
+    })
+    .await
+}
+
+/// [`load_encoding_from`] for Rust callers (the app): downloads `encoding`'s table from `url`
+/// and installs it, reporting `(done, total, phase)` as it goes.
+///
+/// # Errors
+/// As [`load_encoding_from`]: a JavaScript `Error` with `code` `network` or `table`.
+pub async fn load_from_url(
+    encoding: Encoding,
+    url: &str,
+    report: &dyn Fn(usize, usize, &str),
+) -> Result<(), JsValue> {
+    if ccm_tokens::tokenizer(encoding).is_some() {
+        return Ok(());
+    }
+    let bytes = download(url, report).await?;
     // Let the page paint and take input between the download and the parse.
     yield_to_event_loop().await;
     install(encoding, &bytes, &mut |done, total| {

@@ -1,4 +1,4 @@
-//! The root component: start-up (tokenizer, storage, last session), the header, notices, the
+//! The root component: start-up (tokenizer table, storage, last session), the header, notices, the
 //! chat and the side panel, and the mode hotkey.
 
 use crate::chart;
@@ -10,27 +10,76 @@ use crate::components::sessions::SessionsPanel;
 use crate::components::settings::SettingsPanel;
 use crate::components::tiers::TierView;
 use crate::state::{AppState, NoticeKind, Panel, Startup};
-use crate::transport::timeout;
+use crate::transport::{js_error_text, timeout};
 use crate::view_model::{self, EffortAction};
 use ccm_core::tokens::Encoding;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-/// Parses the default encoding's rank tables (a noticeable moment in wasm) after the first
-/// paint, then opens storage and the last session.
+/// Where the app's server has the rank tables (Trunk copies them next to index.html).
+fn table_url(encoding: Encoding) -> String {
+    format!("{}.ccmt", encoding.name())
+}
+
+/// Loads the default encoding's rank table (download and parse progress in the header; the
+/// page stays responsive, so the message box takes text meanwhile), then opens storage and
+/// the last session, then loads the other encoding in the background for imported sessions.
 async fn start(state: AppState) {
-    // Two macrotasks: the page paints with its progress line before the parse blocks.
-    timeout(0.0).await;
-    timeout(0.0).await;
     let started = js_sys::Date::now();
-    let _counter = ccm_core::ExactCounter::new(Encoding::O200kBase);
+    let report = |done: usize, total: usize, phase: &str| {
+        state.startup.set(Startup::Tokenizer {
+            phase: phase.to_string(),
+            done,
+            total,
+        });
+    };
+    let encoding = Encoding::O200kBase;
+    if let Err(error) =
+        ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &table_url(encoding), &report)
+            .await
+    {
+        let message = format!(
+            "The tokenizer table could not be loaded ({}). CCM needs it to count tokens; reload the page to try again.",
+            js_error_text(&error)
+        );
+        state.notify(NoticeKind::Error, message.clone());
+        state.startup.set(Startup::Failed(message));
+        return;
+    }
     let took = js_sys::Date::now() - started;
     state.startup.set(Startup::Storage);
     timeout(0.0).await;
     state.open_storage().await;
     state.startup.set(Startup::Ready(format!(
-        "Tokenizer o200k_base ready in {took:.0} ms"
+        "Tokenizer o200k_base loaded in {took:.0} ms"
     )));
+    let other = Encoding::Cl100kBase;
+    if let Err(error) =
+        ccm_tokens_wasm::load_from_url(other.tokenizer_encoding(), &table_url(other), &|_, _, _| {})
+            .await
+    {
+        state.notify(
+            NoticeKind::Info,
+            format!(
+                "The cl100k_base table could not be loaded ({}); sessions that use it cannot open until a reload.",
+                js_error_text(&error)
+            ),
+        );
+    }
+}
+
+/// The header's status while the tokenizer loads: what is happening and how far along.
+fn tokenizer_progress(phase: &str, done: usize, total: usize) -> String {
+    let what = if phase == "parse" {
+        "Preparing the tokenizer"
+    } else {
+        "Downloading the tokenizer"
+    };
+    match (phase, total) {
+        (_, 0) if done == 0 => format!("{what}…"),
+        ("download", 0) => format!("{what}… {} KiB", done / 1024),
+        _ => format!("{what}… {}%", (done * 100 / total.max(1)).min(100)),
+    }
 }
 
 /// The app.
@@ -97,7 +146,11 @@ pub fn App() -> impl IntoView {
                 <span class="meter-line" data-testid="header-meter" title="Budget meter (Alt+M cycles the mode)">{meter}</span>
                 <span class="status" role="status" data-testid="startup">
                     {move || match state.startup.get() {
-                        Startup::Tokenizer => view! { <span class="spinner" aria-hidden="true"></span> "Loading the tokenizer…" }.into_any(),
+                        Startup::Tokenizer { phase, done, total } => view! {
+                            <span class="spinner" aria-hidden="true"></span>
+                            <span data-testid="tokenizer-progress">{tokenizer_progress(&phase, done, total)}</span>
+                        }.into_any(),
+                        Startup::Failed(_) => view! { <span class="failed" data-testid="startup-failed">"Tokenizer unavailable"</span> }.into_any(),
                         Startup::Storage => view! { <span class="spinner" aria-hidden="true"></span> "Opening saved sessions…" }.into_any(),
                         Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
                     }}
@@ -164,5 +217,30 @@ pub fn App() -> impl IntoView {
             <ConcludeDialog effort=concluding />
             <LogViewer />
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tokenizer_progress;
+
+    #[test]
+    fn tokenizer_progress_says_what_happens_and_how_far() {
+        assert_eq!(
+            tokenizer_progress("download", 0, 0),
+            "Downloading the tokenizer…"
+        );
+        assert_eq!(
+            tokenizer_progress("download", 600 * 1024, 0),
+            "Downloading the tokenizer… 600 KiB"
+        );
+        assert_eq!(
+            tokenizer_progress("download", 300, 1200),
+            "Downloading the tokenizer… 25%"
+        );
+        assert_eq!(
+            tokenizer_progress("parse", 199_998, 199_998),
+            "Preparing the tokenizer… 100%"
+        );
     }
 }

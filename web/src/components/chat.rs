@@ -249,7 +249,11 @@ pub fn ChatPanel() -> impl IntoView {
                                     !ready.get() || state.draft.with(|d| d.trim().is_empty())
                                 }
                             >
-                                {move || if ready.get() { "Send" } else { "Loading…" }}
+                                {move || match state.startup.get() {
+                                    Startup::Ready(_) => "Send",
+                                    Startup::Failed(_) => "Unavailable",
+                                    _ => "Loading…",
+                                }}
                             </button>
                         }
                     }
