@@ -30,6 +30,75 @@ pub(crate) struct Vocabulary {
     /// is not a token): every merge starts by ranking all adjacent byte pairs of a piece, and
     /// a direct index is several times cheaper than hashing them.
     byte_pairs: Vec<Rank>,
+    /// Counts of recently merged long pieces. Text repeats (identifiers in code, sentences
+    /// in chat histories, the same message counted twice), and a long piece's merge costs
+    /// far more than a lookup.
+    merged: MergeCache,
+}
+
+/// A bounded map from long pieces to their token counts. It forgets everything when full,
+/// which bounds its memory without bookkeeping on the hot path. A pure memo of a
+/// deterministic function, so it can never change a count.
+struct MergeCache {
+    entries: std::sync::Mutex<std::collections::HashMap<Box<[u8]>, u32, PieceHashing>>,
+}
+
+/// At most this many pieces are remembered (a few MiB at most).
+const MERGE_CACHE_ENTRIES: usize = 16_384;
+/// Longer pieces are not remembered: they are rare, and one could hold megabytes.
+const MERGE_CACHE_MAX_PIECE: usize = 4_096;
+
+impl MergeCache {
+    fn new() -> MergeCache {
+        MergeCache {
+            entries: std::sync::Mutex::new(std::collections::HashMap::with_hasher(PieceHashing)),
+        }
+    }
+
+    #[inline]
+    fn lookup(&self, piece: &[u8]) -> Option<usize> {
+        let entries = self.entries.lock().ok()?;
+        entries.get(piece).map(|&count| count as usize)
+    }
+
+    fn remember(&self, piece: &[u8], count: usize) {
+        if piece.len() > MERGE_CACHE_MAX_PIECE {
+            return;
+        }
+        // A poisoned lock only means another thread panicked mid-insert; the memo is then
+        // skipped, never wrong.
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= MERGE_CACHE_ENTRIES {
+                entries.clear();
+            }
+            entries.insert(piece.into(), u32::try_from(count).unwrap_or(u32::MAX));
+        }
+    }
+}
+
+/// Hashes byte-string keys with [`hash_bytes`] instead of SipHash.
+#[derive(Clone, Copy, Default)]
+struct PieceHashing;
+
+impl std::hash::BuildHasher for PieceHashing {
+    type Hasher = PieceHasher;
+
+    fn build_hasher(&self) -> PieceHasher {
+        PieceHasher(0)
+    }
+}
+
+/// The hasher [`PieceHashing`] builds: mixes every written slice with [`hash_bytes`].
+struct PieceHasher(u64);
+
+impl std::hash::Hasher for PieceHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = self.0.rotate_left(17) ^ hash_bytes(bytes);
+    }
 }
 
 /// The bits of a slot that identify the bytes: the hash tag and the (capped) length.
@@ -58,6 +127,9 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
     if (4..8).contains(&len) {
         return load4(a, 0) == load4(b, 0) && load4(a, len - 4) == load4(b, len - 4);
+    }
+    if len < 4 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
     }
     a == b
 }
@@ -129,6 +201,7 @@ impl Vocabulary {
             slots: vec![0; capacity],
             mask: capacity - 1,
             byte_pairs: vec![Rank::MAX; 1 << 16],
+            merged: MergeCache::new(),
         };
         for rank in 0..tokens {
             let token = vocabulary.token(rank as Rank);
@@ -189,10 +262,14 @@ impl Vocabulary {
             return piece.len().min(1);
         }
         if piece.len() < HEAP_MERGE_FROM {
-            self.merge_short(piece, |_| {})
-        } else {
-            self.merge_long(piece, |_| {})
+            return self.merge_short(piece, |_| {});
         }
+        if let Some(count) = self.merged.lookup(piece) {
+            return count;
+        }
+        let count = self.merge_long(piece, |_| {});
+        self.merged.remember(piece, count);
+        count
     }
 
     /// Appends the ranks `piece` merges into to `out`.

@@ -180,9 +180,13 @@ impl Tokenizer {
     /// The tokens of `text`, special-token markers counted as ordinary text (what tiktoken's
     /// `encode_ordinary(text).len()` gives).
     pub fn count(&self, text: &str) -> usize {
-        scanner::pieces(text, self.encoding)
-            .map(|piece| self.vocabulary.count_piece(piece.as_bytes()))
-            .sum()
+        SHORT_PIECES.with(|caches| {
+            let mut caches = caches.borrow_mut();
+            let cache = &mut caches[self.encoding.index()];
+            scanner::pieces(text, self.encoding)
+                .map(|piece| cache.count(piece.as_bytes(), &self.vocabulary))
+                .sum()
+        })
     }
 
     /// The token ranks of `text`, special-token markers encoded as ordinary text (equal to
@@ -199,6 +203,55 @@ impl Tokenizer {
     pub fn split<'a>(&self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         scanner::pieces(text, self.encoding)
     }
+}
+
+/// A direct-mapped memo of short pieces' token counts. Most pieces of prose and code are a
+/// few bytes and repeat constantly (` the`, `(`, ` =`); the vocabulary's table is megabytes,
+/// so a lookup there mostly waits for memory, while this table stays in the CPU's cache. A
+/// piece of up to 7 bytes packs into one word with its length, so a hit is one comparison.
+struct ShortPieceCache {
+    keys: Vec<u64>,
+    counts: Vec<u32>,
+}
+
+/// Slots of [`ShortPieceCache`] (a power of two): 48 KiB per encoding.
+const SHORT_PIECE_SLOTS: usize = 4096;
+
+impl ShortPieceCache {
+    fn new() -> ShortPieceCache {
+        ShortPieceCache {
+            keys: vec![0; SHORT_PIECE_SLOTS],
+            counts: vec![0; SHORT_PIECE_SLOTS],
+        }
+    }
+
+    #[inline]
+    fn count(&mut self, piece: &[u8], vocabulary: &bpe::Vocabulary) -> usize {
+        if piece.is_empty() || piece.len() > 7 {
+            return vocabulary.count_piece(piece);
+        }
+        // The length in the top byte makes every key non-zero (0 marks an empty slot) and
+        // tells apart pieces that differ only by trailing zero bytes.
+        let mut key = (piece.len() as u64) << 56;
+        for (i, &byte) in piece.iter().enumerate() {
+            key |= u64::from(byte) << (8 * i);
+        }
+        let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+        if self.keys[slot] == key {
+            return self.counts[slot] as usize;
+        }
+        let count = vocabulary.count_piece(piece);
+        self.keys[slot] = key;
+        self.counts[slot] = count as u32;
+        count
+    }
+}
+
+thread_local! {
+    /// One short-piece memo per encoding and thread (a count of a piece never changes, so
+    /// a memo can only save time).
+    static SHORT_PIECES: std::cell::RefCell<[ShortPieceCache; 2]> =
+        std::cell::RefCell::new([ShortPieceCache::new(), ShortPieceCache::new()]);
 }
 
 /// The tokenizers installed so far, one slot per encoding.

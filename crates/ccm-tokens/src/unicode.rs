@@ -81,13 +81,19 @@ static ASCII: [Class; 128] = {
     table
 };
 
-/// The class of `c`.
-#[inline]
+/// The class of `c`. The ASCII case is one table read and is always inlined into the
+/// scanner's loops; the rest is a binary search kept out of line.
+#[inline(always)]
 pub(crate) fn class_of(c: char) -> Class {
     let code = c as u32;
     if code < 128 {
         return ASCII[code as usize];
     }
+    class_of_non_ascii(code)
+}
+
+#[inline(never)]
+fn class_of_non_ascii(code: u32) -> Class {
     // The last run starting at or before `code`; RUNS[0] starts at 0, so there is one.
     let index = RUNS.partition_point(|&(start, _)| start <= code) - 1;
     Class::from_u8(RUNS[index].1)

@@ -86,6 +86,12 @@ fn assert_exact(text: &str) {
             expected.len(),
             "{encoding}: count of {text:?}"
         );
+        // Again, now that the memos of short and long pieces have seen this text.
+        assert_eq!(
+            pair.ours.count(text),
+            expected.len(),
+            "{encoding}: recount of {text:?}"
+        );
     }
 }
 
