@@ -108,3 +108,19 @@ test("the counting module and the engine agree, and bad arguments are argument e
   });
   return assert.rejects(tokens.loadEncoding("gpt2"), { code: "argument" });
 });
+
+test("long texts, which take the direct UTF-8 path, count exactly like the session's stored messages", () => {
+  // Over 1,024 UTF-16 units countTokens encodes with TextEncoder.encodeInto; a session's
+  // message goes through wasm-bindgen's string conversion. Both must see the same text,
+  // including the replacement of a lone surrogate.
+  const text = "Ünïcödé and \uD800 lone surrogate, 中文テキスト, code() { return 42; }\n".repeat(60);
+  assert.ok(text.length > 1024);
+  const session = new engine.Session();
+  session.beginTurn(text);
+  session.endTurn("ok");
+  const exchange = session.buildContext().included.find((item) => item.id === "ambient:1");
+  const expected = exchange.tokens - engine.countTokens("ok", "o200k_base");
+  assert.equal(tokens.countTokens(text, "o200k_base"), expected);
+  assert.equal(engine.countTokens(text, "o200k_base"), expected);
+  assert.equal(tokens.countTokens(text.slice(0, 500), "o200k_base") > 0, true);
+});
