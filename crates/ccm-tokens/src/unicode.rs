@@ -94,9 +94,37 @@ pub(crate) fn class_of(c: char) -> Class {
 
 #[inline(never)]
 fn class_of_non_ascii(code: u32) -> Class {
+    if let Some(&class) = basic_plane().get(code as usize) {
+        return Class::from_u8(class);
+    }
+    run_class(code)
+}
+
+/// The class from the runs, by binary search.
+fn run_class(code: u32) -> Class {
     // The last run starting at or before `code`; RUNS[0] starts at 0, so there is one.
     let index = RUNS.partition_point(|&(start, _)| start <= code) - 1;
     Class::from_u8(RUNS[index].1)
+}
+
+/// The classes of the Basic Multilingual Plane, one byte per code point, expanded from the
+/// runs on first use (64 KiB, well under a millisecond). Nearly all non-ASCII text (CJK,
+/// Cyrillic, accented Latin) is in this plane, and a table read beats a binary search over
+/// thousands of runs, which was an eighth of the time on CJK text.
+fn basic_plane() -> &'static [u8] {
+    static TABLE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = vec![0u8; 0x1_0000];
+        for (index, &(start, class)) in RUNS.iter().enumerate() {
+            let end = RUNS.get(index + 1).map_or(u32::MAX, |&(next, _)| next);
+            let (start, end) = (start as usize, (end as usize).min(table.len()));
+            if start >= table.len() {
+                break;
+            }
+            table[start..end].fill(class);
+        }
+        table
+    })
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -191,6 +219,7 @@ mod tests {
                 if let Some(c) = char::from_u32(code) {
                     assert_eq!(class_of(c) as u8, class, "U+{code:04X}");
                 }
+                assert_eq!(run_class(code) as u8, class, "runs at U+{code:04X}");
             }
         }
         assert_eq!(class_of('a'), Class::Lower);
@@ -201,6 +230,9 @@ mod tests {
         assert_eq!(class_of('٣'), Class::Number);
         assert_eq!(class_of('\u{3000}'), Class::Space);
         assert_eq!(class_of('\u{85}'), Class::Space);
+        // Beyond the basic plane the runs answer: a supplementary ideograph and an emoji.
+        assert_eq!(class_of('\u{20000}'), Class::Caseless);
+        assert_eq!(class_of('😀'), Class::Other);
     }
 
     /// The contraction alternatives are case-insensitive, and Unicode case folding adds code
