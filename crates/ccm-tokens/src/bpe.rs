@@ -21,10 +21,10 @@ pub(crate) struct Vocabulary {
     bytes: Vec<u8>,
     /// `offsets[r]..offsets[r + 1]` are token `r`'s bytes.
     offsets: Vec<u32>,
-    /// Open addressing with linear probing: each slot is `hash_tag << 32 | length << 24 |
-    /// (rank + 1)` (the length capped at 255), or 0 when empty. The tag and length reject
-    /// almost every wrong slot without touching the token bytes, which are far away in memory.
-    slots: Vec<u64>,
+    /// Open addressing with linear probing. Each slot holds a token's first 12 bytes, its
+    /// length and its rank ([`Slot`]), so a lookup of a token up to 12 bytes long (nearly all
+    /// lookups) reads one slot and never the token bytes, which are far away in memory.
+    slots: Vec<Slot>,
     mask: usize,
     /// The rank of every two-byte token, indexed by the two bytes (`Rank::MAX` when the pair
     /// is not a token): every merge starts by ranking all adjacent byte pairs of a piece, and
@@ -101,37 +101,52 @@ impl std::hash::Hasher for PieceHasher {
     }
 }
 
-/// The bits of a slot that identify the bytes: the hash tag and the (capped) length.
-const KEY_MASK: u64 = 0xFFFF_FFFF_FF00_0000;
-/// The bits of a slot that hold the rank plus one.
+/// Bytes of a token kept in its slot.
+const INLINE_BYTES: usize = 12;
+/// The bits of [`Slot::meta`] that hold the rank plus one (0: the slot is empty).
 const RANK_MASK: u64 = 0x00FF_FFFF;
 /// Tables may have at most this many tokens, so that a rank plus one fits a slot.
 pub(crate) const MAX_TOKENS: usize = (1 << 24) - 2;
 
-/// A slot's identifying bits for bytes with this hash and length.
-#[inline]
-fn slot_key(hash: u64, len: usize) -> u64 {
-    (hash & 0xFFFF_FFFF_0000_0000) | (len.min(255) as u64) << 24
+/// One slot of the vocabulary's table: `head` is the token's bytes 0..8 (little-endian, zero
+/// padded); `meta` is `bytes 8..12 << 32 | length << 24 | (rank + 1)` (the length capped at
+/// 255). Two words compare a candidate completely for tokens up to 12 bytes.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    head: u64,
+    meta: u64,
 }
 
-/// Whether two slices are equal, without a library call for the short ones the merge compares
-/// (the lengths are already known to be equal up to 255).
+/// The first `bytes.len()` (at most 8) bytes as a little-endian word, zero padded. Loads
+/// overlap for lengths that are not a power of two; the overlapping bytes are equal, so
+/// or-ing them is exact.
 #[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+fn pack_up_to_8(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    if len >= 8 {
+        load8(bytes, 0)
+    } else if len >= 4 {
+        u64::from(load4(bytes, 0)) | u64::from(load4(bytes, len - 4)) << (8 * (len - 4))
+    } else if len > 0 {
+        u64::from(bytes[0])
+            | u64::from(bytes[len / 2]) << (8 * (len / 2))
+            | u64::from(bytes[len - 1]) << (8 * (len - 1))
+    } else {
+        0
     }
-    let len = a.len();
-    if (8..=16).contains(&len) {
-        return load8(a, 0) == load8(b, 0) && load8(a, len - 8) == load8(b, len - 8);
-    }
-    if (4..8).contains(&len) {
-        return load4(a, 0) == load4(b, 0) && load4(a, len - 4) == load4(b, len - 4);
-    }
-    if len < 4 {
-        return a.iter().zip(b).all(|(x, y)| x == y);
-    }
-    a == b
+}
+
+/// The `(head, meta without the rank)` a slot for `bytes` holds.
+#[inline]
+fn slot_key(bytes: &[u8]) -> (u64, u64) {
+    let len = bytes.len();
+    let head = pack_up_to_8(&bytes[..len.min(8)]);
+    let tail = if len > 8 {
+        pack_up_to_8(&bytes[8..len.min(INLINE_BYTES)])
+    } else {
+        0
+    };
+    (head, tail << 32 | (len.min(255) as u64) << 24)
 }
 
 /// A fast multiplicative hash. Tokens and the spans the merge asks about are short (a few
@@ -198,7 +213,7 @@ impl Vocabulary {
         let mut vocabulary = Vocabulary {
             bytes,
             offsets,
-            slots: vec![0; capacity],
+            slots: vec![Slot::default(); capacity],
             mask: capacity - 1,
             byte_pairs: vec![Rank::MAX; 1 << 16],
             merged: MergeCache::new(),
@@ -210,11 +225,15 @@ impl Vocabulary {
                 [first, second] => Some(usize::from(first) << 8 | usize::from(second)),
                 _ => None,
             };
+            let (head, meta) = slot_key(token);
             let mut slot = (hash as usize) & vocabulary.mask;
-            while vocabulary.slots[slot] != 0 {
+            while vocabulary.slots[slot].meta != 0 {
                 slot = (slot + 1) & vocabulary.mask;
             }
-            vocabulary.slots[slot] = slot_key(hash, token.len()) | (rank as u64 + 1);
+            vocabulary.slots[slot] = Slot {
+                head,
+                meta: meta | (rank as u64 + 1),
+            };
             if let Some(index) = byte_pair {
                 vocabulary.byte_pairs[index] = rank as Rank;
             }
@@ -238,16 +257,17 @@ impl Vocabulary {
     #[inline]
     pub(crate) fn rank(&self, bytes: &[u8]) -> Option<Rank> {
         let hash = hash_bytes(bytes);
-        let key = slot_key(hash, bytes.len());
+        let (head, meta) = slot_key(bytes);
         let mut slot = (hash as usize) & self.mask;
         loop {
             let entry = self.slots[slot];
-            if entry == 0 {
+            if entry.meta == 0 {
                 return None;
             }
-            if entry & KEY_MASK == key {
-                let rank = ((entry & RANK_MASK) - 1) as Rank;
-                if same_bytes(self.token(rank), bytes) {
+            if entry.head == head && entry.meta & !RANK_MASK == meta {
+                let rank = ((entry.meta & RANK_MASK) - 1) as Rank;
+                // Bytes beyond the slot's twelve must be compared with the token itself.
+                if bytes.len() <= INLINE_BYTES || self.token(rank) == bytes {
                     return Some(rank);
                 }
             }
@@ -459,4 +479,68 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small vocabulary whose tokens share long prefixes, so that lookups land on slots of
+    /// tokens that differ only in the bytes kept beyond the first eight, or beyond twelve.
+    fn vocabulary(tokens: &[&[u8]]) -> Vocabulary {
+        let mut bytes = Vec::new();
+        let mut offsets = vec![0u32];
+        for token in tokens {
+            bytes.extend_from_slice(token);
+            offsets.push(bytes.len() as u32);
+        }
+        Vocabulary::new(bytes, offsets)
+    }
+
+    #[test]
+    fn lookups_compare_every_byte_of_the_token() {
+        let tokens: Vec<Vec<u8>> = (b'a'..=b'p')
+            .flat_map(|x| {
+                [
+                    format!("abcdefgh{}", x as char).into_bytes(),
+                    format!("abcdefghij{}", x as char).into_bytes(),
+                    format!("abcdefghijkl{}", x as char).into_bytes(),
+                    format!("abcdefghijklmnop{}", x as char).into_bytes(),
+                    format!("ab{}", x as char).into_bytes(),
+                ]
+            })
+            .collect();
+        let slices: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+        let vocabulary = vocabulary(&slices);
+        for (rank, token) in tokens.iter().enumerate() {
+            assert_eq!(vocabulary.rank(token), Some(rank as Rank), "{token:?}");
+            // The same length and prefix with another last byte is not a token.
+            let mut near = token.clone();
+            *near.last_mut().unwrap() = b'z';
+            assert_eq!(vocabulary.rank(&near), None, "{near:?}");
+            // Nor is the token with a byte more or less.
+            assert_eq!(vocabulary.rank(&[token.as_slice(), b"a"].concat()), None);
+            if token.len() > 3 {
+                assert_eq!(vocabulary.rank(&token[..token.len() - 1]), None);
+            }
+        }
+        assert_eq!(vocabulary.rank(b""), None);
+    }
+
+    #[test]
+    fn packing_keeps_every_byte_and_the_length() {
+        let text = b"0123456789abcdefXYZ";
+        let mut seen = std::collections::HashSet::new();
+        for len in 0..=text.len() {
+            assert!(
+                seen.insert(slot_key(&text[..len])),
+                "length {len} packs like a shorter one"
+            );
+        }
+        for len in 1..=8 {
+            let packed = pack_up_to_8(&text[..len]);
+            assert_eq!(&packed.to_le_bytes()[..len], &text[..len]);
+            assert!(packed.to_le_bytes()[len..].iter().all(|&b| b == 0));
+        }
+    }
 }
