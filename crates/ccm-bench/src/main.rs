@@ -6,7 +6,7 @@
 //! - a whole turn (`begin_turn` + `end_turn`: routing, salience, decay, eviction, metrics),
 //! - the per-turn compaction check (usage from the plan, the policy's decision),
 //! - the peer: a naive builder that walks the whole history, as everything-in-context tools do,
-//! - counting throughput: re-tokenizing the working context with tiktoken versus adding the
+//! - counting throughput: re-tokenizing the working context (exact counter) versus adding the
 //!   stored counts, which is what CCM does.
 //!
 //! Numbers are medians of repeated samples; the machine is shared, so read ratios, not
@@ -210,7 +210,7 @@ fn main() {
     println!("| method | µs per context | tokens per second | ratio |");
     println!("|---|---|---|---|");
     println!(
-        "| re-tokenize with tiktoken (o200k_base) | {:.1} | {:.0} | 1.00 |",
+        "| re-tokenize with the exact counter (o200k_base) | {:.1} | {:.0} | 1.00 |",
         micros(recount),
         tokens / recount.as_secs_f64()
     );
