@@ -11,6 +11,7 @@ import {
   startMock,
   launchBrowser,
   openApp,
+  newPage,
   send,
   openPanel,
   banners,
@@ -484,14 +485,7 @@ test('manual actions: conclude with an edited summary, pin and unpin, per-sessio
 
 /** A page whose requests for `table` wait until `release()` is called (or fail with 404). */
 async function pageWithHeldTable(table, { fail = false } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(30_000);
-  const errors = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  const { context, page, errors } = await newPage(browser, app.url);
   let release;
   const released = new Promise((resolve) => {
     release = resolve;

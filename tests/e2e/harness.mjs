@@ -96,6 +96,17 @@ export function launchBrowser() {
  * errors are collected in `errors`; `allow` lists message fragments a test expects.
  */
 export async function openApp(browser, appUrl, { viewport = { width: 1440, height: 900 } } = {}) {
+  const { context, page, errors } = await newPage(browser, appUrl, { viewport });
+  await page.goto(appUrl);
+  await waitReady(page);
+  return { context, page, errors };
+}
+
+/**
+ * A fresh browser context and page for the app, not yet navigated (so a test can route
+ * requests first), collecting console errors and page errors into `errors`.
+ */
+export async function newPage(browser, appUrl, { viewport = { width: 1440, height: 900 } } = {}) {
   const context = await browser.newContext({ viewport, acceptDownloads: true });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(appUrl).origin });
   const page = await context.newPage();
@@ -105,8 +116,6 @@ export async function openApp(browser, appUrl, { viewport = { width: 1440, heigh
     if (message.type() === 'error') errors.push(message.text());
   });
   page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
-  await page.goto(appUrl);
-  await waitReady(page);
   return { context, page, errors };
 }
 
