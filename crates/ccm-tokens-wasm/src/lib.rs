@@ -230,12 +230,23 @@ pub async fn load_from_url(
         return Ok(());
     }
     let bytes = download(url, report).await?;
-    // Let the page paint and take input between the download and the parse.
+    // Let the page paint and take input between the download and the parse, and between
+    // steps of the parse: nothing runs longer than a few milliseconds at a time.
     yield_to_event_loop().await;
-    install(encoding, &bytes, &mut |done, total| {
-        report(done, total, "parse")
-    })
+    let mut build = Tokenizer::build_in_steps(encoding, &bytes)
+        .map_err(|e| failure("table", format!("cannot use the {encoding} table: {e}")))?;
+    drop(bytes);
+    while !build.is_done() {
+        let (done, total) = build.step(PARSE_STEP_TOKENS);
+        report(done, total, "parse");
+        yield_to_event_loop().await;
+    }
+    ccm_tokens::install_tokenizer(build.finish());
+    Ok(())
 }
+
+/// Tokens indexed between two yields to the event loop (a few milliseconds of work in wasm).
+const PARSE_STEP_TOKENS: usize = 32_768;
 
 /// Fetches `url` into memory, reading the body chunk by chunk to report progress.
 async fn download(url: &str, report: &dyn Fn(usize, usize, &str)) -> Result<Vec<u8>, JsValue> {

@@ -207,38 +207,50 @@ impl Vocabulary {
     /// Builds the lookup table over `bytes`/`offsets` (token `r` is
     /// `bytes[offsets[r]..offsets[r + 1]]`).
     pub(crate) fn new(bytes: Vec<u8>, offsets: Vec<u32>) -> Vocabulary {
+        let mut vocabulary = Vocabulary::empty(bytes, offsets);
+        vocabulary.index_tokens(0..vocabulary.len());
+        vocabulary
+    }
+
+    /// The vocabulary over `bytes`/`offsets` with no token indexed yet: lookups find nothing
+    /// until [`Vocabulary::index_tokens`] has indexed every rank. Building in steps lets a
+    /// browser page stay responsive while a table is prepared.
+    pub(crate) fn empty(bytes: Vec<u8>, offsets: Vec<u32>) -> Vocabulary {
         let tokens = offsets.len().saturating_sub(1);
         // At most half full, so probe sequences stay short.
         let capacity = (tokens * 2).next_power_of_two().max(16);
-        let mut vocabulary = Vocabulary {
+        Vocabulary {
             bytes,
             offsets,
             slots: vec![Slot::default(); capacity],
             mask: capacity - 1,
             byte_pairs: vec![Rank::MAX; 1 << 16],
             merged: MergeCache::new(),
-        };
-        for rank in 0..tokens {
-            let token = vocabulary.token(rank as Rank);
+        }
+    }
+
+    /// Indexes the tokens whose ranks are in `ranks` (each rank exactly once over all calls).
+    pub(crate) fn index_tokens(&mut self, ranks: std::ops::Range<usize>) {
+        for rank in ranks {
+            let token = self.token(rank as Rank);
             let hash = hash_bytes(token);
             let byte_pair = match *token {
                 [first, second] => Some(usize::from(first) << 8 | usize::from(second)),
                 _ => None,
             };
             let (head, meta) = slot_key(token);
-            let mut slot = (hash as usize) & vocabulary.mask;
-            while vocabulary.slots[slot].meta != 0 {
-                slot = (slot + 1) & vocabulary.mask;
+            let mut slot = (hash as usize) & self.mask;
+            while self.slots[slot].meta != 0 {
+                slot = (slot + 1) & self.mask;
             }
-            vocabulary.slots[slot] = Slot {
+            self.slots[slot] = Slot {
                 head,
                 meta: meta | (rank as u64 + 1),
             };
             if let Some(index) = byte_pair {
-                vocabulary.byte_pairs[index] = rank as Rank;
+                self.byte_pairs[index] = rank as Rank;
             }
         }
-        vocabulary
     }
 
     /// The number of tokens.

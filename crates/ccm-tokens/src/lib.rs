@@ -146,6 +146,31 @@ impl Tokenizer {
         })
     }
 
+    /// Starts building a tokenizer from a `.ccmt` table in steps: the table is decoded and
+    /// checked now (about a millisecond), the lookup table is filled by
+    /// [`TokenizerBuild::step`], so a host can yield to its event loop in between.
+    ///
+    /// # Errors
+    /// As [`Tokenizer::from_table`].
+    pub fn build_in_steps(encoding: Encoding, data: &[u8]) -> Result<TokenizerBuild, LoadError> {
+        let decoded = table::decode_table(data).map_err(LoadError::Table)?;
+        let tokens = decoded.offsets.len().saturating_sub(1);
+        if tokens > bpe::MAX_TOKENS {
+            return Err(LoadError::TooManyTokens(tokens));
+        }
+        if decoded.name != encoding.name() {
+            return Err(LoadError::WrongEncoding {
+                expected: encoding,
+                found: decoded.name,
+            });
+        }
+        Ok(TokenizerBuild {
+            encoding,
+            vocabulary: bpe::Vocabulary::empty(decoded.bytes, decoded.offsets),
+            indexed: 0,
+        })
+    }
+
     /// A tokenizer from tokens given in rank order (`tokens[r]` has rank `r`).
     ///
     /// # Panics
@@ -202,6 +227,38 @@ impl Tokenizer {
     /// The pieces the split pattern cuts `text` into (what tiktoken's regex would find).
     pub fn split<'a>(&self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         scanner::pieces(text, self.encoding)
+    }
+}
+
+/// A tokenizer under construction ([`Tokenizer::build_in_steps`]).
+pub struct TokenizerBuild {
+    encoding: Encoding,
+    vocabulary: bpe::Vocabulary,
+    indexed: usize,
+}
+
+impl TokenizerBuild {
+    /// Indexes up to `tokens` more tokens; returns `(indexed so far, tokens in all)`.
+    pub fn step(&mut self, tokens: usize) -> (usize, usize) {
+        let total = self.vocabulary.len();
+        let end = (self.indexed + tokens).min(total);
+        self.vocabulary.index_tokens(self.indexed..end);
+        self.indexed = end;
+        (end, total)
+    }
+
+    /// Whether every token is indexed.
+    pub fn is_done(&self) -> bool {
+        self.indexed == self.vocabulary.len()
+    }
+
+    /// The finished tokenizer (indexing whatever is left).
+    pub fn finish(mut self) -> Tokenizer {
+        self.step(usize::MAX - self.indexed);
+        Tokenizer {
+            encoding: self.encoding,
+            vocabulary: self.vocabulary,
+        }
     }
 }
 
@@ -302,6 +359,12 @@ pub fn install(
     }
     let built = Tokenizer::from_table_with_progress(encoding, data, on_progress)?;
     Ok(slot.get_or_init(|| built))
+}
+
+/// Installs a tokenizer built elsewhere (in steps, say) as the shared one for its encoding.
+/// When the encoding is installed already, the first one stays (the tables are identical).
+pub fn install_tokenizer(tokenizer: Tokenizer) -> &'static Tokenizer {
+    INSTALLED[tokenizer.encoding.index()].get_or_init(|| tokenizer)
 }
 
 /// Whether [`tokenizer`] has `encoding` ready without loading anything.
