@@ -129,17 +129,7 @@ impl Tokenizer {
         data: &[u8],
         on_progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Tokenizer, LoadError> {
-        let decoded = table::decode_table_progress(data, on_progress).map_err(LoadError::Table)?;
-        let tokens = decoded.offsets.len().saturating_sub(1);
-        if tokens > bpe::MAX_TOKENS {
-            return Err(LoadError::TooManyTokens(tokens));
-        }
-        if decoded.name != encoding.name() {
-            return Err(LoadError::WrongEncoding {
-                expected: encoding,
-                found: decoded.name,
-            });
-        }
+        let decoded = checked_table(encoding, data, on_progress)?;
         Ok(Tokenizer {
             encoding,
             vocabulary: bpe::Vocabulary::new(decoded.bytes, decoded.offsets),
@@ -153,17 +143,7 @@ impl Tokenizer {
     /// # Errors
     /// As [`Tokenizer::from_table`].
     pub fn build_in_steps(encoding: Encoding, data: &[u8]) -> Result<TokenizerBuild, LoadError> {
-        let decoded = table::decode_table(data).map_err(LoadError::Table)?;
-        let tokens = decoded.offsets.len().saturating_sub(1);
-        if tokens > bpe::MAX_TOKENS {
-            return Err(LoadError::TooManyTokens(tokens));
-        }
-        if decoded.name != encoding.name() {
-            return Err(LoadError::WrongEncoding {
-                expected: encoding,
-                found: decoded.name,
-            });
-        }
+        let decoded = checked_table(encoding, data, &mut |_, _| {})?;
         Ok(TokenizerBuild {
             encoding,
             vocabulary: bpe::Vocabulary::empty(decoded.bytes, decoded.offsets),
@@ -228,6 +208,26 @@ impl Tokenizer {
     pub fn split<'a>(&self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         scanner::pieces(text, self.encoding)
     }
+}
+
+/// Decodes a `.ccmt` table and checks that a tokenizer for `encoding` can index it.
+fn checked_table(
+    encoding: Encoding,
+    data: &[u8],
+    on_progress: &mut dyn FnMut(usize, usize),
+) -> Result<table::DecodedTable, LoadError> {
+    let decoded = table::decode_table_progress(data, on_progress).map_err(LoadError::Table)?;
+    let tokens = decoded.offsets.len().saturating_sub(1);
+    if tokens > bpe::MAX_TOKENS {
+        return Err(LoadError::TooManyTokens(tokens));
+    }
+    if decoded.name != encoding.name() {
+        return Err(LoadError::WrongEncoding {
+            expected: encoding,
+            found: decoded.name,
+        });
+    }
+    Ok(decoded)
 }
 
 /// A tokenizer under construction ([`Tokenizer::build_in_steps`]).
