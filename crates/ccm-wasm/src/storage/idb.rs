@@ -548,66 +548,47 @@ impl IdbBackend {
                 return Err(failure);
             }
         };
-        let put = |store: &IdbObjectStore, value: JsValue| store.put(&value).map(|_| ());
+        // Every record row is `{ session, <its key fields>, record }`.
+        let put = |store: &IdbObjectStore, keys: &[(&str, JsValue)], record: String| {
+            let mut fields = vec![("session", JsValue::from(id))];
+            fields.extend(keys.iter().cloned());
+            fields.push(("record", record.into()));
+            store.put(&object(&fields)).map(|_| ())
+        };
         let result = (|| -> Result<(), JsValue> {
-            put(
-                &sessions,
-                object(&[("id", id.into()), ("row", encode(&row).into())]),
-            )?;
+            sessions.put(&object(&[("id", id.into()), ("row", encode(&row).into())]))?;
             let efforts = tx.object_store(EFFORTS)?;
             for record in &batch.efforts {
-                put(
-                    &efforts,
-                    object(&[
-                        ("session", id.into()),
-                        ("position", (record.position as f64).into()),
-                        ("record", encode(record).into()),
-                    ]),
-                )?;
+                let position = (record.position as f64).into();
+                put(&efforts, &[("position", position)], encode(record))?;
             }
             let messages = tx.object_store(MESSAGES)?;
             for stored in &batch.messages {
-                put(
-                    &messages,
-                    object(&[
-                        ("session", id.into()),
-                        ("seq", (stored.message.seq as f64).into()),
-                        ("log", log_key(&stored.log).into()),
-                        ("record", encode(stored).into()),
-                    ]),
-                )?;
+                let keys = [
+                    ("seq", (stored.message.seq as f64).into()),
+                    ("log", log_key(&stored.log).into()),
+                ];
+                put(&messages, &keys, encode(stored))?;
             }
             let metrics = tx.object_store(METRICS)?;
             for point in &batch.metrics {
                 put(
                     &metrics,
-                    object(&[
-                        ("session", id.into()),
-                        ("turn", (point.turn as f64).into()),
-                        ("record", encode(point).into()),
-                    ]),
+                    &[("turn", (point.turn as f64).into())],
+                    encode(point),
                 )?;
             }
             let attachments = tx.object_store(ATTACHMENTS)?;
             for attachment in &batch.attachments {
-                put(
-                    &attachments,
-                    object(&[
-                        ("session", id.into()),
-                        ("id", attachment.attachment.id.as_str().into()),
-                        ("record", encode(attachment).into()),
-                    ]),
-                )?;
+                let key = ("id", attachment.attachment.id.as_str().into());
+                put(&attachments, &[key], encode(attachment))?;
             }
             let telemetry = tx.object_store(TELEMETRY)?;
             for entry in &batch.telemetry {
                 put(
                     &telemetry,
-                    object(&[
-                        ("session", id.into()),
-                        ("turn", (entry.turn as f64).into()),
-                        ("record", encode(entry).into()),
-                    ]),
+                    &[("turn", (entry.turn as f64).into())],
+                    encode(entry),
                 )?;
             }
             Ok(())
