@@ -562,9 +562,21 @@ struct Candidate {
     reason: InclusionReason,
     ttl: TtlState,
     activation: u32,
+    ties: Ties,
+}
+
+/// How a candidate came to be and what it is tied to. Nearly every candidate has the
+/// defaults (no pin, not automatic, no group, no dependency), so literals spell out only
+/// what differs.
+#[derive(Debug, Clone, Default)]
+struct Ties {
+    /// A leased pin: counts against the leased budget.
     leased: bool,
+    /// Pulled in by automatic retrieval (context modes).
     auto: bool,
+    /// Pinned (sticky or leased).
     pinned: bool,
+    /// Candidates of one non-zero group stop at the first that does not fit.
     group: u8,
     /// Candidate ids that must be included for this one to be.
     depends_on: Vec<String>,
@@ -713,11 +725,7 @@ impl Session {
             reason: InclusionReason::SystemPrompt,
             ttl: TtlState::Permanent,
             activation: 0,
-            leased: false,
-            auto: false,
-            pinned: false,
-            group: 0,
-            depends_on: Vec::new(),
+            ties: Ties::default(),
         });
         let pending = self.pending_user_message();
         if let Some((_, tokens)) = pending {
@@ -732,11 +740,7 @@ impl Session {
                 reason: InclusionReason::CurrentUserMessage,
                 ttl: TtlState::Ephemeral,
                 activation: 0,
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: 0,
-                depends_on: Vec::new(),
+                ties: Ties::default(),
             });
         }
 
@@ -781,11 +785,7 @@ impl Session {
                 ttl: TtlState::Eviction {
                     turns: eviction.saturating_sub(idle),
                 },
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: 0,
-                depends_on: Vec::new(),
+                ties: Ties::default(),
             });
         }
 
@@ -830,11 +830,10 @@ impl Session {
                 tier: TIER_AMBIENT,
                 reason: InclusionReason::AmbientWindow,
                 ttl: TtlState::Permanent,
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: GROUP_AMBIENT,
-                depends_on: Vec::new(),
+                ties: Ties {
+                    group: GROUP_AMBIENT,
+                    ..Ties::default()
+                },
             });
         }
 
@@ -862,11 +861,7 @@ impl Session {
                 ttl: TtlState::Decay {
                     turns: decay.saturating_sub(idle),
                 },
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: 0,
-                depends_on: Vec::new(),
+                ties: Ties::default(),
             });
         }
         for (order, &index) in self.open.iter().enumerate() {
@@ -900,11 +895,7 @@ impl Session {
                     InclusionReason::OpenEffort
                 },
                 ttl: TtlState::Permanent,
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: 0,
-                depends_on: Vec::new(),
+                ties: Ties::default(),
             });
         }
 
@@ -987,11 +978,7 @@ impl Session {
                 },
                 ttl: TtlState::Permanent,
                 activation: 0,
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: 0,
-                depends_on: Vec::new(),
+                ties: Ties::default(),
             });
         }
         for id in self.attachments_in_working_set() {
@@ -1023,11 +1010,10 @@ impl Session {
                 },
                 ttl: TtlState::Permanent,
                 activation: 0,
-                leased: false,
-                auto: false,
-                pinned: false,
-                group: 0,
-                depends_on: vec![depends_on],
+                ties: Ties {
+                    depends_on: vec![depends_on],
+                    ..Ties::default()
+                },
             });
         }
 
@@ -1069,9 +1055,9 @@ impl Session {
                     existing.tier = tier;
                     existing.reason = reason;
                     existing.ttl = ttl;
-                    existing.leased = leased;
+                    existing.ties.leased = leased;
                 }
-                existing.pinned = true;
+                existing.ties.pinned = true;
                 continue;
             }
             let Some(candidate) =
@@ -1113,11 +1099,11 @@ impl Session {
             reason: reason.clone(),
             ttl: ttl.clone(),
             activation: self.activation_of(id),
-            leased,
-            auto: false,
-            pinned: true,
-            group: 0,
-            depends_on: Vec::new(),
+            ties: Ties {
+                leased,
+                pinned: true,
+                ..Ties::default()
+            },
         };
         let (kind, rest) = target.split_once(':')?;
         match kind {
@@ -1248,11 +1234,10 @@ impl Session {
                     render: (4, 0, 0),
                     reason: InclusionReason::AutoExpanded { score: hit.score },
                     ttl: TtlState::Ephemeral,
-                    leased: false,
-                    auto: true,
-                    pinned: false,
-                    group: 0,
-                    depends_on: Vec::new(),
+                    ties: Ties {
+                        auto: true,
+                        ..Ties::default()
+                    },
                 });
                 continue;
             }
@@ -1270,11 +1255,10 @@ impl Session {
                     matched: hit.matched.clone(),
                 },
                 ttl: TtlState::Ephemeral,
-                leased: false,
-                auto: true,
-                pinned: false,
-                group: 0,
-                depends_on: Vec::new(),
+                ties: Ties {
+                    auto: true,
+                    ..Ties::default()
+                },
             });
         }
     }
@@ -1292,12 +1276,18 @@ impl Session {
         // Within a tier, candidates that depend on others come after them, so a dependency is
         // always placed (or left out) before the items that need it.
         candidates.sort_by(|a, b| {
-            (a.tier, !a.depends_on.is_empty(), Reverse(a.rank), &a.id).cmp(&(
-                b.tier,
-                !b.depends_on.is_empty(),
-                Reverse(b.rank),
-                &b.id,
-            ))
+            (
+                a.tier,
+                !a.ties.depends_on.is_empty(),
+                Reverse(a.rank),
+                &a.id,
+            )
+                .cmp(&(
+                    b.tier,
+                    !b.ties.depends_on.is_empty(),
+                    Reverse(b.rank),
+                    &b.id,
+                ))
         });
         let mut used = 0u64;
         let mut leased_used = 0u64;
@@ -1306,7 +1296,7 @@ impl Session {
         let mut mandatory_over_budget = false;
         let mut placed: BTreeSet<String> = BTreeSet::new();
         for mut candidate in candidates {
-            if !candidate.depends_on.iter().all(|d| placed.contains(d)) {
+            if !candidate.ties.depends_on.iter().all(|d| placed.contains(d)) {
                 excluded.push(ExcludedItem {
                     id: candidate.id.clone(),
                     section: candidate.section,
@@ -1323,7 +1313,7 @@ impl Session {
                 chosen.push((candidate, 0, 1));
                 continue;
             }
-            let leased_room = if candidate.leased {
+            let leased_room = if candidate.ties.leased {
                 leased_budget.saturating_sub(leased_used)
             } else {
                 u64::MAX
@@ -1341,7 +1331,7 @@ impl Session {
                     reason: ExclusionReason::OverBudget,
                 });
             };
-            if candidate.group != 0 && closed_groups.contains(&candidate.group) {
+            if candidate.ties.group != 0 && closed_groups.contains(&candidate.ties.group) {
                 over(&mut excluded, &candidate, candidate.tokens, 1);
                 continue;
             }
@@ -1380,7 +1370,7 @@ impl Session {
                     candidate.part = Part::Log { effort, first };
                     placed.insert(candidate.id.clone());
                     used += kept_tokens;
-                    if candidate.leased {
+                    if candidate.ties.leased {
                         leased_used += kept_tokens;
                     }
                     chosen.push((candidate, kept_tokens, kept + 1));
@@ -1388,15 +1378,15 @@ impl Session {
                 _ if candidate.tokens <= room => {
                     placed.insert(candidate.id.clone());
                     used += candidate.tokens;
-                    if candidate.leased {
+                    if candidate.ties.leased {
                         leased_used += candidate.tokens;
                     }
                     let tokens = candidate.tokens;
                     chosen.push((candidate, tokens, 1));
                 }
                 _ => {
-                    if candidate.group != 0 {
-                        closed_groups.insert(candidate.group);
+                    if candidate.ties.group != 0 {
+                        closed_groups.insert(candidate.ties.group);
                     }
                     over(&mut excluded, &candidate, candidate.tokens, 1);
                 }
@@ -1453,10 +1443,10 @@ impl Session {
                 Section::Rolling => totals.rolling_tokens += tokens,
                 Section::RawLog => {}
             }
-            if candidate.pinned {
+            if candidate.ties.pinned {
                 totals.pinned_tokens += tokens;
             }
-            let automatic = candidate.auto
+            let automatic = candidate.ties.auto
                 || matches!(candidate.ttl, TtlState::Ephemeral) && candidate.tier == TIER_EPHEMERAL;
             if automatic {
                 totals.auto_tokens += tokens;
