@@ -8,6 +8,27 @@ use crate::view_model::{
 };
 use leptos::prelude::*;
 
+/// One tier's rows, or a line saying the tier is empty.
+fn rows_or<'a>(
+    rows: impl IntoIterator<Item = &'a EffortRow>,
+    empty: &'static str,
+    row: impl FnMut(&'a EffortRow) -> AnyView,
+) -> AnyView {
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_none() {
+        return view! { <li class="empty">{empty}</li> }.into_any();
+    }
+    rows.map(row).collect_view().into_any()
+}
+
+/// The name and id every effort row starts with.
+fn name_and_id(row: &EffortRow) -> impl IntoView {
+    view! {
+        <span class="name">{row.name.clone()}</span>
+        <code class="id">{row.id.clone()}</code>
+    }
+}
+
 /// The tier view.
 #[component]
 pub fn TierView(
@@ -64,27 +85,20 @@ pub fn TierView(
                     {move || {
                         tiers
                             .with(|t| {
-                                if t.open.is_empty() {
-                                    return view! { <li class="empty">"No open effort."</li> }.into_any();
-                                }
-                                t.open
-                                    .iter()
-                                    .map(|row| {
-                                        let active = row.state == ccm_core::session::EffortState::Active;
-                                        view! {
-                                            <li class="row" class:active=active data-testid="open-effort" data-effort=row.id.clone() data-state=state_label(row.state)>
-                                                <div class="row-main">
-                                                    <span class="name">{row.name.clone()}</span>
-                                                    <code class="id">{row.id.clone()}</code>
-                                                    {active.then(|| view! { <span class="badge active">"active"</span> })}
-                                                    <span class="tokens">{format!("{} tokens · {} messages", row.raw_tokens, row.messages)}</span>
-                                                </div>
-                                                <div class="row-actions">{buttons(row)}</div>
-                                            </li>
-                                        }
-                                    })
-                                    .collect_view()
+                                rows_or(&t.open, "No open effort.", |row| {
+                                    let active = row.state == ccm_core::session::EffortState::Active;
+                                    view! {
+                                        <li class="row" class:active=active data-testid="open-effort" data-effort=row.id.clone() data-state=state_label(row.state)>
+                                            <div class="row-main">
+                                                {name_and_id(row)}
+                                                {active.then(|| view! { <span class="badge active">"active"</span> })}
+                                                <span class="tokens">{format!("{} tokens · {} messages", row.raw_tokens, row.messages)}</span>
+                                            </div>
+                                            <div class="row-actions">{buttons(row)}</div>
+                                        </li>
+                                    }
                                     .into_any()
+                                })
                             })
                     }}
                 </ul>
@@ -93,29 +107,22 @@ pub fn TierView(
                     {move || {
                         tiers
                             .with(|t| {
-                                if t.expanded.is_empty() {
-                                    return view! { <li class="empty">"Nothing expanded."</li> }.into_any();
-                                }
-                                t.expanded
-                                    .iter()
-                                    .map(|row| {
-                                        let left = row.turns_until_auto_collapse.unwrap_or(0);
-                                        view! {
-                                            <li class="row" data-testid="expanded-effort" data-effort=row.id.clone() data-countdown=left.to_string()>
-                                                <div class="row-main">
-                                                    <span class="name">{row.name.clone()}</span>
-                                                    <code class="id">{row.id.clone()}</code>
-                                                    <span class="countdown" title="Turns without a reference before it collapses by itself">
-                                                        {format!("collapses in {left} turn{}", if left == 1 { "" } else { "s" })}
-                                                    </span>
-                                                    <span class="tokens">{format!("+{} tokens", row.raw_tokens)}</span>
-                                                </div>
-                                                <div class="row-actions">{buttons(row)}</div>
-                                            </li>
-                                        }
-                                    })
-                                    .collect_view()
+                                rows_or(&t.expanded, "Nothing expanded.", |row| {
+                                    let left = row.turns_until_auto_collapse.unwrap_or(0);
+                                    view! {
+                                        <li class="row" data-testid="expanded-effort" data-effort=row.id.clone() data-countdown=left.to_string()>
+                                            <div class="row-main">
+                                                {name_and_id(row)}
+                                                <span class="countdown" title="Turns without a reference before it collapses by itself">
+                                                    {format!("collapses in {left} turn{}", if left == 1 { "" } else { "s" })}
+                                                </span>
+                                                <span class="tokens">{format!("+{} tokens", row.raw_tokens)}</span>
+                                            </div>
+                                            <div class="row-actions">{buttons(row)}</div>
+                                        </li>
+                                    }
                                     .into_any()
+                                })
                             })
                     }}
                 </ul>
@@ -124,30 +131,23 @@ pub fn TierView(
                     {move || {
                         tiers
                             .with(|t| {
-                                if t.summaries.is_empty() {
-                                    return view! { <li class="empty">"No summary in memory."</li> }.into_any();
-                                }
-                                t.summaries
-                                    .iter()
-                                    .map(|row| {
-                                        let left = row.turns_until_eviction.unwrap_or(0);
-                                        view! {
-                                            <li class="row" data-testid="summary-effort" data-effort=row.id.clone() data-countdown=left.to_string()>
-                                                <div class="row-main">
-                                                    <span class="name">{row.name.clone()}</span>
-                                                    <code class="id">{row.id.clone()}</code>
-                                                    <span class="countdown" title="Turns without a reference before the summary leaves working memory">
-                                                        {format!("leaves memory in {left}")}
-                                                    </span>
-                                                    <span class="tokens">{format!("{} tokens", row.summary_tokens.unwrap_or(0))}</span>
-                                                </div>
-                                                <p class="summary">{row.summary.clone().unwrap_or_default()}</p>
-                                                <div class="row-actions">{buttons(row)}</div>
-                                            </li>
-                                        }
-                                    })
-                                    .collect_view()
+                                rows_or(&t.summaries, "No summary in memory.", |row| {
+                                    let left = row.turns_until_eviction.unwrap_or(0);
+                                    view! {
+                                        <li class="row" data-testid="summary-effort" data-effort=row.id.clone() data-countdown=left.to_string()>
+                                            <div class="row-main">
+                                                {name_and_id(row)}
+                                                <span class="countdown" title="Turns without a reference before the summary leaves working memory">
+                                                    {format!("leaves memory in {left}")}
+                                                </span>
+                                                <span class="tokens">{format!("{} tokens", row.summary_tokens.unwrap_or(0))}</span>
+                                            </div>
+                                            <p class="summary">{row.summary.clone().unwrap_or_default()}</p>
+                                            <div class="row-actions">{buttons(row)}</div>
+                                        </li>
+                                    }
                                     .into_any()
+                                })
                             })
                     }}
                 </ul>
@@ -172,32 +172,25 @@ pub fn TierView(
                         let q = query.get();
                         tiers
                             .with(|t| {
-                                let rows = filter_manifest(&t.manifest, &q);
-                                if rows.is_empty() {
-                                    return view! { <li class="empty">"No effort matches."</li> }.into_any();
-                                }
-                                rows.into_iter()
-                                    .map(|row| {
-                                        view! {
-                                            <li class="row" data-testid="manifest-row" data-effort=row.id.clone() data-state=state_label(row.state)>
-                                                <div class="row-main">
-                                                    <span class="name">{row.name.clone()}</span>
-                                                    <code class="id">{row.id.clone()}</code>
-                                                    <span class=format!("badge state-{}", state_label(row.state).replace(' ', "-"))>{state_label(row.state)}</span>
-                                                    <span class="tokens">
-                                                        {match row.summary_tokens {
-                                                            Some(s) => format!("raw {} · summary {} tokens", row.raw_tokens, s),
-                                                            None => format!("raw {} tokens", row.raw_tokens),
-                                                        }}
-                                                    </span>
-                                                </div>
-                                                {row.summary.clone().map(|s| view! { <p class="summary">{s}</p> })}
-                                                <div class="row-actions">{buttons(row)}</div>
-                                            </li>
-                                        }
-                                    })
-                                    .collect_view()
+                                rows_or(filter_manifest(&t.manifest, &q), "No effort matches.", |row| {
+                                    view! {
+                                        <li class="row" data-testid="manifest-row" data-effort=row.id.clone() data-state=state_label(row.state)>
+                                            <div class="row-main">
+                                                {name_and_id(row)}
+                                                <span class=format!("badge state-{}", state_label(row.state).replace(' ', "-"))>{state_label(row.state)}</span>
+                                                <span class="tokens">
+                                                    {match row.summary_tokens {
+                                                        Some(s) => format!("raw {} · summary {} tokens", row.raw_tokens, s),
+                                                        None => format!("raw {} tokens", row.raw_tokens),
+                                                    }}
+                                                </span>
+                                            </div>
+                                            {row.summary.clone().map(|s| view! { <p class="summary">{s}</p> })}
+                                            <div class="row-actions">{buttons(row)}</div>
+                                        </li>
+                                    }
                                     .into_any()
+                                })
                             })
                     }}
                 </ul>
