@@ -442,30 +442,29 @@ impl LocalBackend {
         let row = super::existing_row(id, self.row(id)?)?;
         let header = &row.header;
         let mut unreadable = Vec::new();
-        let mut texts = Vec::new();
-        for position in 0..header.effort_count {
-            texts.push((
-                format!("effort record {position}"),
-                self.get(&self.session_key(id, &format!("e/{position}")))?,
-            ));
-        }
-        let efforts = decode_all(texts, &mut unreadable);
-        let mut texts = Vec::new();
-        for seq in 0..header.next_seq {
-            texts.push((
-                format!("message {seq}"),
-                self.get(&self.session_key(id, &format!("m/{seq}")))?,
-            ));
-        }
-        let messages = decode_all(texts, &mut unreadable);
-        let mut texts = Vec::new();
-        for index in 0..header.history_len {
-            texts.push((
-                format!("the metrics point at {index}"),
-                self.get(&self.session_key(id, &format!("x/{index}")))?,
-            ));
-        }
-        let metrics = decode_all(texts, &mut unreadable);
+        // The texts of records `<kind>/0` … `<kind>/<count - 1>`, each with what it is.
+        let texts = |kind: &str, count: u64, what: fn(u64) -> String| {
+            (0..count)
+                .map(|index| {
+                    let key = self.session_key(id, &format!("{kind}/{index}"));
+                    Ok((what(index), self.get(&key)?))
+                })
+                .collect::<Result<Vec<_>, Failure>>()
+        };
+        let efforts = decode_all(
+            texts("e", header.effort_count, |p| format!("effort record {p}"))?,
+            &mut unreadable,
+        );
+        let messages = decode_all(
+            texts("m", header.next_seq, |seq| format!("message {seq}"))?,
+            &mut unreadable,
+        );
+        let metrics = decode_all(
+            texts("x", header.history_len, |i| {
+                format!("the metrics point at {i}")
+            })?,
+            &mut unreadable,
+        );
         let attachments = self.attachments(id, header, &mut unreadable)?;
         Ok(StoredRecords {
             row,
