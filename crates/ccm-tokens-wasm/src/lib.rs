@@ -62,17 +62,14 @@ pub fn set_table_loader(loader: Function) {
 #[wasm_bindgen(js_name = installEncoding)]
 pub fn install_encoding(encoding: &str, table: &[u8]) -> Result<(), JsValue> {
     let encoding = encoding_named(encoding)?;
-    install(encoding, table, &mut |_, _| {})
+    ccm_tokens::install(encoding, table)
+        .map(|_| ())
+        .map_err(|e| failure("table", table_problem(encoding, &e)))
 }
 
-fn install(
-    encoding: Encoding,
-    table: &[u8],
-    on_progress: &mut dyn FnMut(usize, usize),
-) -> Result<(), JsValue> {
-    ccm_tokens::install(encoding, table, on_progress)
-        .map(|_| ())
-        .map_err(|e| failure("table", format!("cannot use the {encoding} table: {e}")))
+/// What is wrong with a table a host gave for `encoding`, as every loading path says it.
+fn table_problem(encoding: Encoding, error: &ccm_tokens::LoadError) -> String {
+    format!("cannot use the {encoding} table: {error}")
 }
 
 /// Whether `encoding`'s table is ready (compiled in or installed), so counting will not load.
@@ -106,8 +103,7 @@ pub fn ensure_tokenizer(encoding: Encoding) -> Result<&'static Tokenizer, String
             describe(&value)
         )
     })?;
-    ccm_tokens::install(encoding, &bytes.to_vec(), &mut |_, _| {})
-        .map_err(|e| format!("cannot use the {encoding} table: {e}"))
+    ccm_tokens::install(encoding, &bytes.to_vec()).map_err(|e| table_problem(encoding, &e))
 }
 
 /// A short description of a thrown or returned JavaScript value for an error message.
@@ -234,7 +230,7 @@ pub async fn load_from_url(
     // steps of the parse: nothing runs longer than a few milliseconds at a time.
     yield_to_event_loop().await;
     let mut build = Tokenizer::build_in_steps(encoding, &bytes)
-        .map_err(|e| failure("table", format!("cannot use the {encoding} table: {e}")))?;
+        .map_err(|e| failure("table", table_problem(encoding, &e)))?;
     drop(bytes);
     while !build.is_done() {
         let (done, total) = build.step(PARSE_STEP_TOKENS);

@@ -117,19 +117,7 @@ impl Tokenizer {
     /// # Errors
     /// [`LoadError`] when the bytes are not a valid table or belong to another encoding.
     pub fn from_table(encoding: Encoding, data: &[u8]) -> Result<Tokenizer, LoadError> {
-        Tokenizer::from_table_with_progress(encoding, data, &mut |_, _| {})
-    }
-
-    /// [`Tokenizer::from_table`], reporting `(tokens decoded, tokens in all)` as it goes.
-    ///
-    /// # Errors
-    /// As [`Tokenizer::from_table`].
-    pub fn from_table_with_progress(
-        encoding: Encoding,
-        data: &[u8],
-        on_progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Tokenizer, LoadError> {
-        let decoded = checked_table(encoding, data, on_progress)?;
+        let decoded = checked_table(encoding, data)?;
         Ok(Tokenizer {
             encoding,
             vocabulary: bpe::Vocabulary::new(decoded.bytes, decoded.offsets),
@@ -143,7 +131,7 @@ impl Tokenizer {
     /// # Errors
     /// As [`Tokenizer::from_table`].
     pub fn build_in_steps(encoding: Encoding, data: &[u8]) -> Result<TokenizerBuild, LoadError> {
-        let decoded = checked_table(encoding, data, &mut |_, _| {})?;
+        let decoded = checked_table(encoding, data)?;
         Ok(TokenizerBuild {
             encoding,
             vocabulary: bpe::Vocabulary::empty(decoded.bytes, decoded.offsets),
@@ -211,12 +199,8 @@ impl Tokenizer {
 }
 
 /// Decodes a `.ccmt` table and checks that a tokenizer for `encoding` can index it.
-fn checked_table(
-    encoding: Encoding,
-    data: &[u8],
-    on_progress: &mut dyn FnMut(usize, usize),
-) -> Result<table::DecodedTable, LoadError> {
-    let decoded = table::decode_table_progress(data, on_progress).map_err(LoadError::Table)?;
+fn checked_table(encoding: Encoding, data: &[u8]) -> Result<table::DecodedTable, LoadError> {
+    let decoded = table::decode_table(data).map_err(LoadError::Table)?;
     let tokens = decoded.offsets.len().saturating_sub(1);
     if tokens > bpe::MAX_TOKENS {
         return Err(LoadError::TooManyTokens(tokens));
@@ -348,17 +332,11 @@ pub fn tokenizer(encoding: Encoding) -> Option<&'static Tokenizer> {
 ///
 /// # Errors
 /// [`LoadError`] when the bytes are not a valid table for `encoding`; nothing is installed.
-pub fn install(
-    encoding: Encoding,
-    data: &[u8],
-    on_progress: &mut dyn FnMut(usize, usize),
-) -> Result<&'static Tokenizer, LoadError> {
-    let slot = &INSTALLED[encoding.index()];
-    if let Some(tokenizer) = slot.get() {
+pub fn install(encoding: Encoding, data: &[u8]) -> Result<&'static Tokenizer, LoadError> {
+    if let Some(tokenizer) = INSTALLED[encoding.index()].get() {
         return Ok(tokenizer);
     }
-    let built = Tokenizer::from_table_with_progress(encoding, data, on_progress)?;
-    Ok(slot.get_or_init(|| built))
+    Ok(install_tokenizer(Tokenizer::from_table(encoding, data)?))
 }
 
 /// Installs a tokenizer built elsewhere (in steps, say) as the shared one for its encoding.
