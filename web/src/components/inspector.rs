@@ -243,7 +243,9 @@ pub fn Inspector(
             <section class="meter" aria-label="Budget meter">
                 <p class="meter-line" data-testid="budget-meter">{s.meter.clone()}</p>
                 <div class="meter-bar" role="meter" aria-valuemin="0" aria-valuemax="100" aria-valuenow=percent.to_string() aria-label="Share of the request budget used">
-                    <div class="meter-fill" style=format!("width: {percent}%")></div>
+                    // `style:width` sets the width through the CSSOM; a `style` attribute would
+                    // be refused by the app's Content-Security-Policy (web/serve.mjs).
+                    <div class="meter-fill" style:width=format!("{percent}%")></div>
                 </div>
                 <p class="hint">
                     {format!(
