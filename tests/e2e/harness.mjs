@@ -1,9 +1,10 @@
-// Test harness for the app's end-to-end tests: a static server for the Trunk build, the mock
-// LLM server (a real HTTP server on 127.0.0.1), Debian's Chromium through playwright-core,
-// and small helpers that drive the app the way a person does.
+// Test harness for the app's end-to-end tests: the app's own server (web/serve.mjs) over the
+// release build, the mock LLM server (a real HTTP server on 127.0.0.1), Debian's Chromium
+// through playwright-core, and small helpers that drive the app the way a person does.
 //
 // Environment:
-//   CCM_DIST          the Trunk build (default: <repo>/target/dist)
+//   CCM_DIST          the release build (scripts/test e2e builds it into
+//                     $CARGO_TARGET_DIR/ccm-web-dist; default: <repo>/target/dist)
 //   CCM_MOCK_LLM_BIN  the ccm-mock-llm binary (default: $CARGO_TARGET_DIR/debug/ccm-mock-llm)
 //   CCM_CHROMIUM      the browser (default: /usr/bin/chromium)
 //   CCM_SCREENSHOTS   where screenshots go (default: <repo>/docs/screenshots)
@@ -25,7 +26,10 @@ const mockBin = process.env.CCM_MOCK_LLM_BIN ?? path.join(targetDir, 'debug/ccm-
 const chromiumPath = process.env.CCM_CHROMIUM ?? '/usr/bin/chromium';
 export const screenshotDir = process.env.CCM_SCREENSHOTS ?? path.join(repoRoot, 'docs/screenshots');
 
-/** Serves the Trunk build on 127.0.0.1 (a free port); resolves to { url, close }. */
+/**
+ * Serves the build on 127.0.0.1 (a free port) exactly as scripts/run does: compressed copies,
+ * caching headers, the Content-Security-Policy. Resolves to { url, close }.
+ */
 export async function serveApp() {
   if (!existsSync(path.join(dist, 'index.html'))) {
     throw new Error(`no app build at ${dist}; build it with trunk first (scripts/test e2e does)`);
