@@ -6,13 +6,12 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
 import * as tokens from "ccm/tokens";
 import * as engine from "ccm";
 
 const require = createRequire(import.meta.url);
-const packageDir = join(require.resolve("ccm/package.json"), "..");
-const table = (name) => readFileSync(join(packageDir, "tables", `${name}.ccmt`));
+// Through the package's `./tables/*.ccmt` exports, as a host that serves the tables itself would.
+const table = (name) => readFileSync(require.resolve(`ccm/tables/${name}.ccmt`));
 
 /** Serves `routes` (path → { status, body }) until the callback's promise settles. */
 async function withServer(routes, callback) {
