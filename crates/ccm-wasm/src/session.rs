@@ -198,7 +198,7 @@ impl Session {
     ///
     /// `options` sets the thresholds and the encoding (see `SessionOptions`); invalid values
     /// throw an `Error` naming the option. `counter` replaces the built-in token counter (in
-    /// `ccm/lite`, without it the approximate counter is used).
+    /// `cognitive-context/lite`, without it the approximate counter is used).
     #[wasm_bindgen(constructor)]
     pub fn new(
         options: Option<Ts<SessionOptions>>,

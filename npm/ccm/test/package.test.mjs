@@ -1,15 +1,15 @@
 // Tests of the packed npm package, run with `node --test` in a scratch project where the
-// tarball was installed (see npm/test-package). They import "ccm" exactly as a user would.
+// tarball was installed (see npm/test-package). They import "cognitive-context" exactly as a user would.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { Session, SessionStore, countTokens } from "ccm";
+import { Session, SessionStore, countTokens } from "cognitive-context";
 
 const require = createRequire(import.meta.url);
-const packageDir = join(require.resolve("ccm/package.json"), "..");
+const packageDir = join(require.resolve("cognitive-context/package.json"), "..");
 
 // ----- the README's examples ---------------------------------------------------------------
 
