@@ -26,36 +26,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TURN_RESULT_TS: &str = r#"
-/** One handled tool call of a turn. */
-export interface ToolTraceEntry {
-    round: number;
-    call_id: string;
-    name: string;
-    arguments: string;
-    handling: string;
-    ok: boolean;
-    result: any;
-    banner: string | null;
-}
-/** Result of `runTurn`. */
-export interface TurnResult {
-    /** What the person sees: the operations' banners, the model's text, then decay banners. */
-    reply: string;
-    /** The model's final text, stored as the turn's assistant message. */
-    model_text: string;
-    report: TurnReport;
-    /** Every request of the turn (summary requests included), with usage and retries. */
-    requests: any[];
-    tool_calls: ToolTraceEntry[];
-    tool_rounds: number;
-    final_answer_forced: boolean;
-}
-/** A retry `runTurn` is about to wait for. */
-export interface RetryNotice { delay_ms: number; failed_attempt: number; error: string; }
-"#;
-
 #[wasm_bindgen]
 extern "C" {
     /// `TurnResult`.
@@ -70,6 +40,7 @@ pub struct TurnOptions {
     /// `"offline"` (the deterministic demo model, no network), a preset (`"openai"`,
     /// `"anthropic"`, `"openrouter"`, `"ollama"`, `"lmstudio"`), or `"openai_compatible"` /
     /// `"anthropic_compatible"` with `baseUrl`.
+    #[tsify(type = "Provider")]
     pub provider: String,
     /// The model name; required except for `"offline"`.
     #[tsify(optional)]
@@ -80,8 +51,8 @@ pub struct TurnOptions {
     /// The API key, sent only to the provider's URL.
     #[tsify(optional)]
     pub api_key: Option<String>,
-    /// Extra headers of every request.
-    #[tsify(optional)]
+    /// Extra headers of every request, as a plain object (`{ "x-team": "ml" }`).
+    #[tsify(optional, type = "Record<string, string>")]
     pub headers: Option<BTreeMap<String, String>>,
     /// Stream the answer (text arrives through `onText`). Default `true`.
     #[tsify(optional)]
