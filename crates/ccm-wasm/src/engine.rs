@@ -91,6 +91,19 @@ enum Transport {
     Http(ProviderConfig),
 }
 
+/// Every `provider` `runTurn` accepts (the `Provider` type in TypeScript), as the error for an
+/// unknown one lists them.
+const PROVIDER_NAMES: [&str; 8] = [
+    "offline",
+    "openai",
+    "anthropic",
+    "openrouter",
+    "ollama",
+    "lmstudio",
+    "openai_compatible (with baseUrl)",
+    "anthropic_compatible (with baseUrl)",
+];
+
 fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(Code::Argument, message)
 }
@@ -116,9 +129,14 @@ impl TurnOptions {
                 ProviderConfig::custom(kind, base, key)
             }
             preset => {
-                let preset: Preset = preset
-                    .parse()
-                    .map_err(|e: ProviderError| invalid(e.to_string()))?;
+                // The core's message lists its presets only; JavaScript also has `offline`
+                // and the two `*_compatible` names, so the message lists every accepted name.
+                let preset: Preset = preset.parse().map_err(|_: ProviderError| {
+                    invalid(format!(
+                        "unknown provider '{preset}'; expected one of {}",
+                        PROVIDER_NAMES.join(", ")
+                    ))
+                })?;
                 let mut config = ProviderConfig::from_preset(preset, key);
                 if let Some(base) = &self.base_url {
                     config = ProviderConfig {
@@ -319,4 +337,43 @@ async fn load_logs_for(
             })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PROVIDER_NAMES;
+    use ccm_core::provider::Preset;
+
+    /// The names the error lists, the core's presets and the TypeScript `Provider` type must
+    /// not drift apart when a preset is added.
+    #[test]
+    fn every_provider_name_is_listed_and_typed() {
+        let names: Vec<&str> = PROVIDER_NAMES
+            .iter()
+            .map(|name| name.split(' ').next().unwrap_or(name))
+            .collect();
+        for preset in Preset::ALL {
+            assert!(
+                names.contains(&preset.name()),
+                "{} is not listed",
+                preset.name()
+            );
+        }
+        assert_eq!(
+            names.len(),
+            Preset::ALL.len() + 3,
+            "offline and the two *_compatible"
+        );
+        // The declaration is read from the source: wasm-bindgen keeps the custom section's
+        // text for the .d.ts, not as a Rust constant.
+        let declaration = include_str!("types.rs");
+        let union = &declaration[declaration.find("export type Provider =").unwrap()..];
+        let union = &union[..union.find(';').unwrap()];
+        for name in names {
+            assert!(
+                union.contains(&format!("\"{name}\"")),
+                "{name} is not in the Provider type"
+            );
+        }
+    }
 }

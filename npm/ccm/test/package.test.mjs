@@ -90,7 +90,9 @@ test("abortTurn restores the session and returns the text", () => {
   assert.equal(s.abortTurn(), "Let's work on the kiwi release");
   assert.equal(s.activeEffort, undefined);
   assert.equal(s.turn, 0);
-  assert.throws(() => s.endTurn("x"), { code: "turn", message: "no turn is in progress; call begin_turn first" });
+  assert.throws(() => s.endTurn("x"), { code: "turn", message: "no turn is in progress; call beginTurn first" });
+  s.beginTurn("one");
+  assert.throws(() => s.beginTurn("two"), { code: "turn", message: "turn 1 is still in progress; call endTurn or abortTurn first" });
 });
 
 test("options are validated with precise errors", () => {
@@ -99,6 +101,22 @@ test("options are validated with precise errors", () => {
   assert.throws(() => new Session({ decayTreshold: 3 }), (error) => error.code === "config" && error.message.startsWith("unknown session option `decayTreshold`"));
   assert.equal(new Session({ encoding: "cl100k_base" }).metrics().counted_with, "cl100k_base");
   assert.equal(countTokens("hello world", "cl100k_base"), 2);
+});
+
+test("options and runTurn errors name things as JavaScript does", async () => {
+  assert.throws(() => new Session({ contextWindow: 8000, reservedOutputTokens: 9000 }), {
+    code: "config",
+    message: "invalid configuration: reservedOutputTokens (9000) must be smaller than contextWindow (8000)",
+  });
+  const s = new Session();
+  await assert.rejects(s.runTurn("hello", { provider: "gemini", model: "x" }), {
+    code: "argument",
+    message:
+      "unknown provider 'gemini'; expected one of offline, openai, anthropic, openrouter, ollama, lmstudio, " +
+      "openai_compatible (with baseUrl), anthropic_compatible (with baseUrl)",
+  });
+  // The session is untouched by a refused turn.
+  assert.equal(s.turn, 0);
 });
 
 test("runTurn's records have the shapes its TypeScript declarations give them", async () => {
