@@ -1,7 +1,7 @@
 // The package in a web app, bundled by each bundler as a developer would run it: Vite (dev
 // server and build), esbuild, Rollup and webpack 5 build npm/fixtures/app/main.js with the
-// commands in npm/fixtures/package.json (no configuration files), and headless Chromium opens
-// each page twice: the first visit creates a session, counts tokens and saves the session to
+// commands in npm/fixtures/package.json (no configuration files), a page without a bundler
+// imports it through an import map, and headless Chromium opens each page twice: the first visit creates a session, counts tokens and saves the session to
 // IndexedDB; after a reload the page loads it back.
 //
 // Runs in the fixture project where npm/test-package installed the packed tarball (this file
@@ -171,6 +171,16 @@ for (const bundler of BUNDLERS) {
     }
   });
 }
+
+test("no bundler: the page works with an import map and the package's files served as they are", async () => {
+  // The fixture directory is served whole, so the import map can point into node_modules.
+  const site = await serve(fixtures);
+  try {
+    checkVisits(await visitTwice(`${site.url}plain/`));
+  } finally {
+    await site.close();
+  }
+});
 
 test("Vite dev server: the page works with the package pre-bundled, without configuration", async () => {
   const { createServer: createViteServer } = await import("vite");
