@@ -33,7 +33,7 @@ export const ENCODINGS = ["o200k_base", "cl100k_base"];
 /** The `tiktoken` package (OpenAI's Rust core compiled to wasm) is the reference for exactness. */
 export const REFERENCE_ID = "tiktoken";
 export const OURS_ID = "ours";
-export const DEFAULT_OURS_PATH = join(REPO_ROOT, "target", "bench-tokenizers", "dist", "tokens", "nodejs", "ccm_tokens.js");
+export const DEFAULT_OURS_PATH = join(REPO_ROOT, "target", "bench-tokenizers", "dist", "node", "ccm_tokens.js");
 
 /**
  * Imports an npm module and turns a missing package into a message that says what to do,
@@ -179,9 +179,9 @@ for (const peer of peers) {
   peer.label = peer.exact ? peer.name : `${peer.name} (estimate)`;
 }
 
-/** The directory npm/build wrote, from the path of our nodejs module (<dist>/tokens/nodejs/ccm_tokens.js). */
+/** The directory npm/build wrote, from the path of our nodejs module (<dist>/node/ccm_tokens.js). */
 export function oursDist(oursPath) {
-  return resolve(dirname(oursPath), "..", "..");
+  return resolve(dirname(oursPath), "..");
 }
 
 /** The adapter of our counter, loaded from the wasm-pack nodejs build at `oursPath`. */
@@ -193,7 +193,7 @@ export function oursAdapter(oursPath) {
     name: "ccm-tokens (ours)",
     label: "ccm (ours)",
     exact: true,
-    how: "`countTokens(text, enc)` from the wasm-pack nodejs build (`tokens/nodejs/ccm_tokens.js`)",
+    how: "`countTokens(text, enc)` from the wasm-pack nodejs build (`node/ccm_tokens.js`)",
     path,
     available: () => existsSync(path),
     version() {
@@ -211,7 +211,7 @@ export function oursAdapter(oursPath) {
       if (!existsSync(path)) {
         throw new Error(`our counter is not built: ${path} does not exist (build it with npm/build <dist>, or pass --ours <path-to-ccm_tokens.js>)`);
       }
-      // wasm-pack's nodejs target is CommonJS; on first use it reads <dist>/tables/<encoding>.ccmt.
+      // wasm-pack's nodejs target is CommonJS; on first use it reads <dist>/web/<encoding>.ccmt.
       const module = require(path);
       if (typeof module.countTokens !== "function") {
         throw new Error(`${path} does not export countTokens(text, encoding); exports: ${Object.keys(module).join(", ")}`);
@@ -219,9 +219,9 @@ export function oursAdapter(oursPath) {
       return { count: (text) => module.countTokens(text, encoding), close() {} };
     },
     bundle: {
-      files: [join(dist, "tokens", "web", "ccm_tokens_bg.wasm"), join(dist, "tokens", "web", "ccm_tokens.js"), join(dist, "tables", "o200k_base.ccmt")],
-      entry: `import init, { countTokens } from ${JSON.stringify(join(dist, "tokens", "web", "ccm_tokens.js"))}; globalThis.count = countTokens; globalThis.init = init;`,
-      note: "tokens/web/ccm_tokens.js + ccm_tokens_bg.wasm (wasm-pack web target) + tables/o200k_base.ccmt (the ranks)",
+      files: [join(dist, "web", "ccm_tokens_bg.wasm"), join(dist, "web", "ccm_tokens.js"), join(dist, "web", "o200k_base.ccmt")],
+      entry: `import init, { countTokens } from ${JSON.stringify(join(dist, "web", "ccm_tokens.js"))}; globalThis.count = countTokens; globalThis.init = init;`,
+      note: "web/ccm_tokens.js + ccm_tokens_bg.wasm (wasm-pack web target) + web/o200k_base.ccmt (the ranks)",
     },
   };
 }

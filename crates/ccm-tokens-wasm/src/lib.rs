@@ -40,6 +40,16 @@ fn encoding_named(name: &str) -> Result<Encoding, JsValue> {
     })
 }
 
+#[wasm_bindgen(typescript_custom_section)]
+const ENCODING_TS: &str = r#"
+/** A tokenizer encoding with a rank table in this package. */
+export type Encoding = "o200k_base" | "cl100k_base";
+/** The progress of loading a table: bytes while downloading, then tokens while parsing. */
+export type LoadProgress = (done: number, total: number, phase: "download" | "parse") => void;
+/** A synchronous source of an encoding's `.ccmt` bytes (see `setTableLoader`). */
+export type TableLoader = (encoding: Encoding) => Uint8Array;
+"#;
+
 thread_local! {
     /// The host's synchronous table loader (Node registers one that reads the package's file).
     static TABLE_LOADER: RefCell<Option<Function>> = const { RefCell::new(None) };
@@ -49,7 +59,7 @@ thread_local! {
 /// needed and not installed. The npm package registers one in Node; a host may register its
 /// own (any synchronous source of the `.ccmt` bytes).
 #[wasm_bindgen(js_name = setTableLoader)]
-pub fn set_table_loader(loader: Function) {
+pub fn set_table_loader(#[wasm_bindgen(unchecked_param_type = "TableLoader")] loader: Function) {
     TABLE_LOADER.with(|slot| *slot.borrow_mut() = Some(loader));
 }
 
@@ -60,7 +70,10 @@ pub fn set_table_loader(loader: Function) {
 /// An `argument` error for an unknown encoding; a `table` error (nothing installed) when the
 /// bytes are not that encoding's table, with what is wrong with them.
 #[wasm_bindgen(js_name = installEncoding)]
-pub fn install_encoding(encoding: &str, table: &[u8]) -> Result<(), JsValue> {
+pub fn install_encoding(
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: &str,
+    table: &[u8],
+) -> Result<(), JsValue> {
     let encoding = encoding_named(encoding)?;
     ccm_tokens::install(encoding, table)
         .map(|_| ())
@@ -77,7 +90,9 @@ fn table_problem(encoding: Encoding, error: &ccm_tokens::LoadError) -> String {
 /// # Errors
 /// An `argument` error for an unknown encoding.
 #[wasm_bindgen(js_name = encodingLoaded)]
-pub fn encoding_loaded(encoding: &str) -> Result<bool, JsValue> {
+pub fn encoding_loaded(
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: &str,
+) -> Result<bool, JsValue> {
     let encoding = encoding_named(encoding)?;
     Ok(ccm_tokens::is_installed(encoding) || ccm_tokens::embedded_table(encoding).is_some())
 }
@@ -123,7 +138,10 @@ fn describe(value: &JsValue) -> String {
 /// An `argument` error for an unknown encoding; a `table` error when the encoding's table is
 /// not loaded and cannot be (in browsers: `await loadEncoding(encoding)` first).
 #[wasm_bindgen(js_name = countTokens)]
-pub fn count_tokens(text: &JsString, encoding: &str) -> Result<u32, JsValue> {
+pub fn count_tokens(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: &JsString,
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: &str,
+) -> Result<u32, JsValue> {
     let encoding = encoding_named(encoding)?;
     let tokenizer = ensure_tokenizer(encoding).map_err(|m| failure("table", m))?;
     let count = with_utf8(text, |text| tokenizer.count(text));
@@ -183,7 +201,7 @@ fn with_utf8<R>(text: &JsString, f: impl FnOnce(&str) -> R) -> R {
 }
 
 /// Downloads `encoding`'s table from `url` and installs it, reporting progress to
-/// `on_progress(done, total, phase)`: bytes during `"download"` (total 0 when the server sends
+/// `onProgress(done, total, phase)`: bytes during `"download"` (total 0 when the server sends
 /// no length), tokens during `"parse"`. Resolves at once when the encoding is already loaded.
 /// The npm package's `loadEncoding(encoding, options)` calls this with the package's URL.
 ///
@@ -193,8 +211,9 @@ fn with_utf8<R>(text: &JsString, f: impl FnOnce(&str) -> R) -> R {
 /// bytes are not the encoding's table. Nothing is installed after an error.
 #[wasm_bindgen(js_name = loadEncodingFrom)]
 pub async fn load_encoding_from(
-    encoding: String,
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: String,
     url: String,
+    #[wasm_bindgen(js_name = onProgress, unchecked_optional_param_type = "LoadProgress")]
     on_progress: Option<Function>,
 ) -> Result<(), JsValue> {
     let encoding = encoding_named(&encoding)?;

@@ -26,36 +26,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
 
-#[wasm_bindgen(typescript_custom_section)]
-const TURN_RESULT_TS: &str = r#"
-/** One handled tool call of a turn. */
-export interface ToolTraceEntry {
-    round: number;
-    call_id: string;
-    name: string;
-    arguments: string;
-    handling: string;
-    ok: boolean;
-    result: any;
-    banner: string | null;
-}
-/** Result of `runTurn`. */
-export interface TurnResult {
-    /** What the person sees: the operations' banners, the model's text, then decay banners. */
-    reply: string;
-    /** The model's final text, stored as the turn's assistant message. */
-    model_text: string;
-    report: TurnReport;
-    /** Every request of the turn (summary requests included), with usage and retries. */
-    requests: any[];
-    tool_calls: ToolTraceEntry[];
-    tool_rounds: number;
-    final_answer_forced: boolean;
-}
-/** A retry `runTurn` is about to wait for. */
-export interface RetryNotice { delay_ms: number; failed_attempt: number; error: string; }
-"#;
-
 #[wasm_bindgen]
 extern "C" {
     /// `TurnResult`.
@@ -70,6 +40,7 @@ pub struct TurnOptions {
     /// `"offline"` (the deterministic demo model, no network), a preset (`"openai"`,
     /// `"anthropic"`, `"openrouter"`, `"ollama"`, `"lmstudio"`), or `"openai_compatible"` /
     /// `"anthropic_compatible"` with `baseUrl`.
+    #[tsify(type = "Provider")]
     pub provider: String,
     /// The model name; required except for `"offline"`.
     #[tsify(optional)]
@@ -80,8 +51,8 @@ pub struct TurnOptions {
     /// The API key, sent only to the provider's URL.
     #[tsify(optional)]
     pub api_key: Option<String>,
-    /// Extra headers of every request.
-    #[tsify(optional)]
+    /// Extra headers of every request, as a plain object (`{ "x-team": "ml" }`).
+    #[tsify(optional, type = "Record<string, string>")]
     pub headers: Option<BTreeMap<String, String>>,
     /// Stream the answer (text arrives through `onText`). Default `true`.
     #[tsify(optional)]
@@ -120,6 +91,19 @@ enum Transport {
     Http(ProviderConfig),
 }
 
+/// Every `provider` `runTurn` accepts (the `Provider` type in TypeScript), as the error for an
+/// unknown one lists them.
+const PROVIDER_NAMES: [&str; 8] = [
+    "offline",
+    "openai",
+    "anthropic",
+    "openrouter",
+    "ollama",
+    "lmstudio",
+    "openai_compatible (with baseUrl)",
+    "anthropic_compatible (with baseUrl)",
+];
+
 fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(Code::Argument, message)
 }
@@ -145,9 +129,14 @@ impl TurnOptions {
                 ProviderConfig::custom(kind, base, key)
             }
             preset => {
-                let preset: Preset = preset
-                    .parse()
-                    .map_err(|e: ProviderError| invalid(e.to_string()))?;
+                // The core's message lists its presets only; JavaScript also has `offline`
+                // and the two `*_compatible` names, so the message lists every accepted name.
+                let preset: Preset = preset.parse().map_err(|_: ProviderError| {
+                    invalid(format!(
+                        "unknown provider '{preset}'; expected one of {}",
+                        PROVIDER_NAMES.join(", ")
+                    ))
+                })?;
                 let mut config = ProviderConfig::from_preset(preset, key);
                 if let Some(base) = &self.base_url {
                     config = ProviderConfig {
@@ -348,4 +337,43 @@ async fn load_logs_for(
             })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PROVIDER_NAMES;
+    use ccm_core::provider::Preset;
+
+    /// The names the error lists, the core's presets and the TypeScript `Provider` type must
+    /// not drift apart when a preset is added.
+    #[test]
+    fn every_provider_name_is_listed_and_typed() {
+        let names: Vec<&str> = PROVIDER_NAMES
+            .iter()
+            .map(|name| name.split(' ').next().unwrap_or(name))
+            .collect();
+        for preset in Preset::ALL {
+            assert!(
+                names.contains(&preset.name()),
+                "{} is not listed",
+                preset.name()
+            );
+        }
+        assert_eq!(
+            names.len(),
+            Preset::ALL.len() + 3,
+            "offline and the two *_compatible"
+        );
+        // The declaration is read from the source: wasm-bindgen keeps the custom section's
+        // text for the .d.ts, not as a Rust constant.
+        let declaration = include_str!("types.rs");
+        let union = &declaration[declaration.find("export type Provider =").unwrap()..];
+        let union = &union[..union.find(';').unwrap()];
+        for name in names {
+            assert!(
+                union.contains(&format!("\"{name}\"")),
+                "{name} is not in the Provider type"
+            );
+        }
+    }
 }

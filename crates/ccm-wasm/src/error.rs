@@ -2,8 +2,10 @@
 //!
 //! Every binding returns `Result<T, JsValue>`, and every error on its way out goes through
 //! [`Failure`]: the message is the core's (or the storage layer's) sentence for the person who
-//! must act, unchanged, and a short `code` property lets JavaScript branch without parsing
-//! messages. Keeping this in one file is what keeps the messages consistent.
+//! must act, and a short `code` property lets JavaScript branch without parsing messages.
+//! Where the core's sentence names a function or an option, it names it as Rust does
+//! (`begin_turn`, `decay_threshold`); [`in_js_words`] gives the JavaScript names instead.
+//! Keeping this in one file is what keeps the messages consistent.
 
 use std::fmt;
 use wasm_bindgen::{JsCast, JsValue};
@@ -125,27 +127,78 @@ impl From<Failure> for JsValue {
     }
 }
 
-/// The core's error types map to a code each; the message is the core's own.
+/// The core's names for what JavaScript calls differently: the session's methods and the
+/// options of `new Session(options)`. Tool names in results sent to a model are not
+/// translated (they are never thrown), and neither are a session document's fields, which
+/// are snake_case in JSON too (so `SnapshotError` keeps the core's words).
+const JS_NAMES: [(&str, &str); 17] = [
+    ("begin_turn", "beginTurn"),
+    ("end_turn", "endTurn"),
+    ("abort_turn", "abortTurn"),
+    ("open_effort", "openEffort"),
+    ("close_effort", "closeEffort"),
+    ("switch_effort", "switchEffort"),
+    ("reopen_effort", "reopenEffort"),
+    ("expand_effort", "expandEffort"),
+    ("collapse_effort", "collapseEffort"),
+    ("decay_threshold", "decayThreshold"),
+    ("summary_eviction_threshold", "summaryEvictionThreshold"),
+    ("ambient_window", "ambientWindow"),
+    ("min_keyword_overlap", "minKeywordOverlap"),
+    ("context_window", "contextWindow"),
+    ("reserved_output_tokens", "reservedOutputTokens"),
+    ("leased_token_budget", "leasedTokenBudget"),
+    ("context_mode", "contextMode"),
+];
+
+/// `message` with each of the core's names in [`JS_NAMES`] replaced by its JavaScript name,
+/// where it stands as a whole word (so an effort id that merely contains one is left alone).
+pub(crate) fn in_js_words(message: &str) -> String {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    'scan: while let Some(c) = rest.chars().next() {
+        let at_word_start = !out.chars().next_back().is_some_and(is_word);
+        if at_word_start {
+            for (rust, js) in JS_NAMES {
+                if let Some(after) = rest.strip_prefix(rust) {
+                    if !after.chars().next().is_some_and(is_word) {
+                        out.push_str(js);
+                        rest = after;
+                        continue 'scan;
+                    }
+                }
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// The core's error types map to a code each; the message is the core's own, in JavaScript's
+/// words where `js_words` says so.
 macro_rules! core_failure {
-    ($($error:ty => $code:expr),* $(,)?) => {$(
+    ($($error:ty => $code:expr, js_words: $js_words:expr);* $(;)?) => {$(
         impl From<$error> for Failure {
             fn from(error: $error) -> Failure {
-                Failure::new($code, error.to_string())
+                let message = error.to_string();
+                Failure::new($code, if $js_words { in_js_words(&message) } else { message })
             }
         }
     )*};
 }
 
 core_failure! {
-    ccm_core::ConfigError => Code::Config,
-    ccm_core::EffortError => Code::Effort,
-    ccm_core::TurnError => Code::Turn,
-    ccm_core::SnapshotError => Code::Snapshot,
-    ccm_core::engine::EngineError => Code::Turn,
-    ccm_core::import_ccm::ImportError => Code::Import,
-    ccm_core::pins::PinError => Code::Pin,
-    ccm_core::branch::BranchError => Code::Branch,
-    ccm_core::compaction::AttachmentError => Code::Attachment,
+    ccm_core::ConfigError => Code::Config, js_words: true;
+    ccm_core::EffortError => Code::Effort, js_words: true;
+    ccm_core::TurnError => Code::Turn, js_words: true;
+    ccm_core::SnapshotError => Code::Snapshot, js_words: false;
+    ccm_core::engine::EngineError => Code::Turn, js_words: true;
+    ccm_core::import_ccm::ImportError => Code::Import, js_words: false;
+    ccm_core::pins::PinError => Code::Pin, js_words: false;
+    ccm_core::branch::BranchError => Code::Branch, js_words: false;
+    ccm_core::compaction::AttachmentError => Code::Attachment, js_words: false;
 }
 
 /// Shorthand for the result of a binding.
@@ -167,4 +220,31 @@ pub(crate) fn js_message(value: &JsValue) -> String {
     }
     // `String(value)`, exactly what JavaScript would print for a thrown non-Error.
     String::from(js_sys::JsString::from(value.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_js_words;
+
+    #[test]
+    fn the_core_names_become_javascript_names_as_whole_words_only() {
+        assert_eq!(
+            in_js_words("turn 3 is still in progress; call end_turn or abort_turn first"),
+            "turn 3 is still in progress; call endTurn or abortTurn first"
+        );
+        assert_eq!(
+            in_js_words("no turn is in progress; call begin_turn first"),
+            "no turn is in progress; call beginTurn first"
+        );
+        assert_eq!(
+            in_js_words("reserved_output_tokens (9000) must be smaller than context_window (8000)"),
+            "reservedOutputTokens (9000) must be smaller than contextWindow (8000)"
+        );
+        // Inside a longer word (an effort id, a file name) nothing changes.
+        assert_eq!(
+            in_js_words("no effort with id 'x_begin_turn' or 'begin_turns'; ünïcode_end_turn"),
+            "no effort with id 'x_begin_turn' or 'begin_turns'; ünïcode_end_turn"
+        );
+        assert_eq!(in_js_words(""), "");
+    }
 }

@@ -2,15 +2,16 @@
 //!
 //! Cognitive Context Management for JavaScript and TypeScript: the [`Session`] class, browser
 //! storage of sessions ([`SessionStore`]: IndexedDB, with localStorage as the fallback), and a
-//! `fetch`-based turn engine (`Session.runTurn`). Built into the npm package `ccm` with
-//! wasm-pack; this crate only delegates to `ccm-core`, which owns every rule.
+//! `fetch`-based turn engine (`Session.runTurn`). Built into the npm package
+//! `cognitive-context` with wasm-pack; this crate only delegates to `ccm-core`, which owns
+//! every rule.
 //!
 //! One file per exported class: `session.rs` (`Session`), `store.rs` (`SessionStore`).
 //! Errors become JavaScript `Error`s in one place (`error.rs`), with the core's message and a
 //! `code` property.
 //!
 //! ```ts
-//! import { Session, countTokens } from "ccm";
+//! import { Session, countTokens } from "cognitive-context";
 //!
 //! const session = new Session({ decayThreshold: 3 });
 //! session.beginTurn("Let's work on the auth bug: 401 after an hour.");
@@ -55,8 +56,8 @@ pub fn tool_definitions() -> Result<JsToolDefinitions, JsValue> {
     types::to_js(&ccm_core::tool_definitions()).map_err(error::fail)
 }
 
-/// Whether sessions count exactly by default (`ccm`, tables loaded on first use) or with the
-/// approximate rule unless given a counter (`ccm/lite`).
+/// Whether sessions count exactly by default (`cognitive-context`, tables loaded on first use)
+/// or with the approximate rule unless given a counter (`cognitive-context/lite`).
 #[wasm_bindgen(js_name = hasExactTokenCounts)]
 pub fn has_exact_token_counts() -> bool {
     cfg!(feature = "exact")

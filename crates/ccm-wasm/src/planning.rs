@@ -43,14 +43,17 @@ impl Session {
     }
 
     /// The context mode: `"off"`, `"light"` or `"heavy"`.
-    #[wasm_bindgen(getter, js_name = contextMode)]
+    #[wasm_bindgen(getter, js_name = contextMode, unchecked_return_type = "ContextMode")]
     pub fn context_mode(&self) -> JsResult<String> {
         self.read(|s| mode_name(s.config().context_mode).to_string())
     }
 
     /// Sets the context mode (`"off"`, `"light"` or `"heavy"`).
     #[wasm_bindgen(js_name = setContextMode)]
-    pub fn set_context_mode(&self, mode: &str) -> JsResult<()> {
+    pub fn set_context_mode(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ContextMode")] mode: &str,
+    ) -> JsResult<()> {
         let mode = ContextMode::from_name(mode).map_err(fail)?;
         self.change(|s| {
             let config = ccm_core::Config {
@@ -63,7 +66,7 @@ impl Session {
 
     /// Moves to the next context mode (Off → Light → Heavy → Off), as the app's hotkey does,
     /// and returns it.
-    #[wasm_bindgen(js_name = cycleContextMode)]
+    #[wasm_bindgen(js_name = cycleContextMode, unchecked_return_type = "ContextMode")]
     pub fn cycle_context_mode(&self) -> JsResult<String> {
         self.change(|s| {
             let mode = s.config().context_mode.next();
@@ -89,8 +92,8 @@ impl Session {
     pub fn pin(
         &self,
         target: String,
-        kind: &str,
-        ttl_turns: Option<u32>,
+        #[wasm_bindgen(unchecked_param_type = "PinKind")] kind: &str,
+        #[wasm_bindgen(js_name = ttlTurns)] ttl_turns: Option<u32>,
         task: Option<String>,
     ) -> JsResult<JsPin> {
         let kind = pin_kind(kind).map_err(fail)?;
@@ -123,8 +126,10 @@ impl Session {
         &self,
         name: &str,
         text: &str,
-        kind: Option<String>,
-        summary: Option<String>,
+        #[wasm_bindgen(unchecked_optional_param_type = "\"file\" | \"pasted\"")] kind: Option<
+            String,
+        >,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] summary: Option<String>,
     ) -> JsResult<String> {
         let kind = match kind.as_deref() {
             None | Some("file") => AttachmentKind::File,

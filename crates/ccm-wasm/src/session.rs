@@ -198,7 +198,7 @@ impl Session {
     ///
     /// `options` sets the thresholds and the encoding (see `SessionOptions`); invalid values
     /// throw an `Error` naming the option. `counter` replaces the built-in token counter (in
-    /// `ccm/lite`, without it the approximate counter is used).
+    /// `cognitive-context/lite`, without it the approximate counter is used).
     #[wasm_bindgen(constructor)]
     pub fn new(
         options: Option<Ts<SessionOptions>>,
@@ -304,7 +304,7 @@ impl Session {
     /// Begins a turn with the person's text (time stamped with `Date.now()`); returns the
     /// turn number.
     #[wasm_bindgen(js_name = beginTurn)]
-    pub fn begin_turn(&self, user_text: &str) -> JsResult<f64> {
+    pub fn begin_turn(&self, #[wasm_bindgen(js_name = userText)] user_text: &str) -> JsResult<f64> {
         self.change(|s| s.begin_turn(user_text, now_ms()))
             .map(|t| t as f64)
     }
@@ -313,7 +313,10 @@ impl Session {
     /// unreferenced expansions decay and summaries leave working memory, and records the
     /// turn's metrics point.
     #[wasm_bindgen(js_name = endTurn)]
-    pub fn end_turn(&self, assistant_text: &str) -> JsResult<JsTurnReport> {
+    pub fn end_turn(
+        &self,
+        #[wasm_bindgen(js_name = assistantText)] assistant_text: &str,
+    ) -> JsResult<JsTurnReport> {
         let report = self.change(|s| s.end_turn(assistant_text, now_ms()))?;
         to_js(&report).map_err(fail)
     }
@@ -329,7 +332,11 @@ impl Session {
     /// calls: an unknown tool, malformed arguments or a refused operation give
     /// `{ ok: false, result: { error } }` and change nothing.
     #[wasm_bindgen(js_name = executeTool)]
-    pub fn execute_tool(&self, name: &str, args_json: &str) -> JsResult<JsToolOutcome> {
+    pub fn execute_tool(
+        &self,
+        name: &str,
+        #[wasm_bindgen(js_name = argsJson)] args_json: &str,
+    ) -> JsResult<JsToolOutcome> {
         let outcome = self.change(|s| Ok::<_, Failure>(s.execute_tool(name, args_json)))?;
         to_js(&outcome).map_err(fail)
     }
@@ -407,7 +414,11 @@ impl Session {
     /// the effort `expand_effort` or `reopen_effort` names) so that the call can run. Does
     /// nothing when they are loaded or the session is not stored.
     #[wasm_bindgen(js_name = loadLogsForTool, unchecked_return_type = "Promise<void>")]
-    pub fn load_logs_for_tool(&self, name: String, args_json: String) -> Promise {
+    pub fn load_logs_for_tool(
+        &self,
+        name: String,
+        #[wasm_bindgen(js_name = argsJson)] args_json: String,
+    ) -> Promise {
         let cell = self.cell.clone();
         wasm_bindgen_futures::future_to_promise(async move {
             crate::store::load_logs_for_tool(&cell, &name, &args_json)
@@ -422,7 +433,11 @@ impl Session {
     /// `signal`). On failure or cancellation the session is exactly as before the turn, and
     /// the thrown `Error` carries the person's text in `userText`.
     #[wasm_bindgen(js_name = runTurn, unchecked_return_type = "Promise<TurnResult>")]
-    pub fn run_turn(&self, user_text: String, options: Ts<TurnOptions>) -> Promise {
+    pub fn run_turn(
+        &self,
+        #[wasm_bindgen(js_name = userText)] user_text: String,
+        options: Ts<TurnOptions>,
+    ) -> Promise {
         let cell = self.cell.clone();
         let options = options.to_rust();
         wasm_bindgen_futures::future_to_promise(async move {

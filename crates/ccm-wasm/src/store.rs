@@ -70,8 +70,8 @@ pub struct CcmFileTexts {
     /// `raw.jsonl` (the ambient log), if the session has one.
     #[tsify(optional)]
     pub raw: Option<String>,
-    /// `efforts/<id>.jsonl` by effort id (the file name without `.jsonl`).
-    #[tsify(optional)]
+    /// `efforts/<id>.jsonl` by effort id (the file name without `.jsonl`), as a plain object.
+    #[tsify(optional, type = "Record<string, string>")]
     pub efforts: Option<BTreeMap<String, String>>,
     /// `session_state.json` (the turn counter), if the session has one.
     #[tsify(optional)]
@@ -398,7 +398,7 @@ impl SessionStore {
     }
 
     /// `"indexeddb"` or `"localstorage"`.
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(getter, unchecked_return_type = "StorageBackend")]
     pub fn backend(&self) -> String {
         self.backend.kind().to_string()
     }
@@ -467,7 +467,10 @@ impl SessionStore {
 
     /// The stored request telemetry of one turn of a stored session (plan ids, exclusions,
     /// tool trace, usage), or `null`. Telemetry is diagnostic: opening a session never reads it.
-    #[wasm_bindgen(js_name = turnTelemetry, unchecked_return_type = "Promise<any>")]
+    #[wasm_bindgen(
+        js_name = turnTelemetry,
+        unchecked_return_type = "Promise<TurnTelemetry | null>"
+    )]
     pub fn turn_telemetry(&self, id: String, turn: u32) -> Promise {
         let backend = self.backend.clone();
         future_to_promise(async move {

@@ -3,8 +3,10 @@
 //! They are the core's serde shapes (snake_case fields, exactly the JSON a model receives as a
 //! tool result and an export contains), converted by [`to_js`]. The core crate has no wasm
 //! dependency, so its types cannot derive `Tsify`; the declarations below are written by hand
-//! next to the one conversion function, and the package's Node test compiles its TypeScript
-//! examples against them with `tsc --strict`.
+//! next to the one conversion function. Every closed set is a union of string literals, and no
+//! declaration uses `any`: the package test type-checks the README's examples and a file of
+//! type assertions (`npm/ccm/test/types.ts`) with `tsc --strict` against them, and compares
+//! the shapes with values the package really returns.
 
 use crate::error::{Code, Failure};
 use serde::Serialize;
@@ -69,17 +71,39 @@ export interface SearchHit {
 /** Result of `searchEfforts`. */
 export interface SearchResults { query: string; results: SearchHit[]; }
 
-/** What one `executeTool` call did. */
-export interface ToolOutcome {
-    name: string;
-    ok: boolean;
-    /** The result for the model: the operation's report, or `{ error: string }`. */
-    result: any;
-    /** The banner shown to the user, on success only. */
-    banner: string | null;
+/** The report each effort tool gives the model when it succeeds. */
+export interface ToolResults {
+    open_effort: Opened;
+    close_effort: Concluded;
+    switch_effort: Switched;
+    reopen_effort: Reopened;
+    expand_effort: Expanded;
+    collapse_effort: Collapsed;
+    effort_status: StatusReport;
+    search_efforts: SearchResults;
+    pin_context: Pin;
+    unpin_context: Pin;
 }
+/** The names of the effort tools. */
+export type ToolName = keyof ToolResults;
+/** What a refused or malformed tool call gives the model (nothing was changed). */
+export interface ToolError { error: string; }
+/**
+ * What one `executeTool` call did: the tool's report and banner when `ok`, otherwise
+ * `{ error }`. Check `ok` (or `name`) to narrow `result`.
+ */
+export type ToolOutcome =
+    | { [Name in ToolName]: {
+          name: Name;
+          ok: true;
+          /** The result for the model: the operation's report. */
+          result: ToolResults[Name];
+          /** The banner shown to the user (`null` for `effort_status` and `search_efforts`). */
+          banner: string | null;
+      } }[ToolName]
+    | { name: string; ok: false; result: ToolError; banner: null };
 /** A tool definition in OpenAI-style function form. */
-export interface ToolDefinition { name: string; description: string; parameters: Record<string, unknown>; }
+export interface ToolDefinition { name: ToolName; description: string; parameters: Record<string, unknown>; }
 
 export type EventKind = "opened" | "concluded" | "reopened" | "expanded" | "collapsed" | "auto_collapsed" | "switched" | "evicted";
 export interface EffortEvent { kind: EventKind; effort: string; tokens: number; }
@@ -227,12 +251,117 @@ export interface TurnTelemetry {
         request_hash: string;
         estimated_prompt_tokens: number;
         reported_prompt_tokens: number | null;
-        included: { id: string; tokens: number; why: string }[];
+        included: { id: string; tokens: number; why: InclusionReason["code"] }[];
         excluded: ExcludedItem[];
         recipe: unknown[];
     }[];
+    /** The tool calls; `result` is the JSON text sent back to the model (cut at 2,000 bytes). */
     tools: { name: string; arguments: string; ok: boolean; result: string }[];
     diff: PlanDiff;
+}
+/** How the turn engine handled one tool call of `runTurn`. */
+export type ToolHandling =
+    | "executed"
+    | "closed_with_model_summary"
+    | "closed_with_requested_summary"
+    | "closed_with_fallback_summary"
+    | "ignored_in_forced_answer";
+/** One handled tool call of a turn. */
+export interface ToolTraceEntry {
+    /** The turn request whose answer contained the call (1 for the first). */
+    round: number;
+    call_id: string;
+    /** The tool's name as the model wrote it. */
+    name: string;
+    /** The arguments exactly as the model wrote them. */
+    arguments: string;
+    handling: ToolHandling;
+    ok: boolean;
+    /** The result sent back to the model; `null` for a call that was ignored. */
+    result: ToolResults[ToolName] | ToolError | null;
+    banner: string | null;
+}
+/** Why the model stopped: `stop`, `tool_calls`, `length`, or another reason as the provider spelled it. */
+export type FinishReason = "stop" | "tool_calls" | "length" | { other: string };
+/** Why a request of `runTurn` was made. */
+export type RequestPurpose =
+    | { kind: "turn"; round: number; final_answer_forced: boolean }
+    | { kind: "summary"; effort_id: string }
+    | { kind: "rolling_summary" };
+/** Everything recorded about one request of `runTurn`. */
+export interface TurnRequest {
+    purpose: RequestPurpose;
+    /** The context plan it was built from (turn requests only). */
+    plan_id: string | null;
+    /** How many times it was sent. */
+    attempts: number;
+    /** The local estimate of its prompt, counted with the session's counter. */
+    estimate: {
+        context_tokens: number;
+        turn_extra_tokens: number;
+        estimated_prompt_tokens: number;
+        tool_definition_tokens: number;
+    };
+    /** The token counts the provider reported, if it did. */
+    usage: { prompt_tokens: number; completion_tokens: number } | null;
+    /** The estimate next to the provider's prompt count. */
+    reconciliation: {
+        estimated_prompt_tokens: number;
+        reported_prompt_tokens: number;
+        difference: number;
+        ratio: number | null;
+    } | null;
+    /** The attempts that failed and were retried. */
+    retries: { attempt: number; error: string; delay_ms: number }[];
+    outcome:
+        | { status: "pending" }
+        | { status: "answered"; text_chars: number; tool_calls: number; finish_reason: FinishReason }
+        | { status: "failed"; error: string };
+}
+/** Result of `runTurn`. */
+export interface TurnResult {
+    /** What the person sees: the operations' banners, the model's text, then decay banners. */
+    reply: string;
+    /** The model's final text, stored as the turn's assistant message. */
+    model_text: string;
+    report: TurnReport;
+    /** Every request of the turn (summary requests included), with usage and retries. */
+    requests: TurnRequest[];
+    tool_calls: ToolTraceEntry[];
+    tool_rounds: number;
+    final_answer_forced: boolean;
+}
+/** A retry `runTurn` is about to wait for. */
+export interface RetryNotice { delay_ms: number; failed_attempt: number; error: string; }
+/**
+ * Who answers `runTurn`: `"offline"` (the deterministic demo model, no network), a preset, or
+ * `"openai_compatible"` / `"anthropic_compatible"` with a `baseUrl`.
+ */
+export type Provider =
+    | "offline"
+    | "openai"
+    | "anthropic"
+    | "openrouter"
+    | "ollama"
+    | "lmstudio"
+    | "openai_compatible"
+    | "anthropic_compatible";
+/** Where `SessionStore` keeps sessions. */
+export type StorageBackend = "indexeddb" | "localstorage";
+/** The `code` of every `Error` the package throws. */
+export type ErrorCode =
+    | "config" | "effort" | "turn" | "snapshot" | "conflict" | "quota" | "blocked"
+    | "version_change" | "unavailable" | "not_found" | "storage" | "busy" | "counter"
+    | "argument" | "provider" | "cancelled" | "import" | "pin" | "branch" | "attachment"
+    | "table" | "network";
+/**
+ * The errors the package throws: an `Error` with a `code` to branch on. A failed `runTurn`
+ * also carries the person's text in `userText` (and `cancelled`), so it can be sent again.
+ */
+export interface CcmError extends Error {
+    code: ErrorCode;
+    userText?: string;
+    cancelled?: boolean;
 }
 /** One branch of `branches()`. */
 export interface BranchInfo { name: string; parent?: string; fork_turn?: number; }

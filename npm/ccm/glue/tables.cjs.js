@@ -3,7 +3,8 @@
 {
   const { readFileSync } = require("node:fs");
   const { join } = require("node:path");
-  const tablePath = (encoding) => join(__dirname, "..", "..", "tables", `${encoding}.ccmt`);
+  // The tables ship once, in web/ beside the browser modules that fetch them.
+  const tablePath = (encoding) => join(__dirname, "..", "web", `${encoding}.ccmt`);
   // Counting and sessions load a table the first time they need it, synchronously.
   module.exports.setTableLoader((encoding) => readFileSync(tablePath(encoding)));
   /**

@@ -1,10 +1,11 @@
 
 // ---- Appended by npm/build: where this package's rank tables are. ----
-// The URLs are written out per encoding (no template string) so that bundlers recognise
-// `new URL("…", import.meta.url)` and ship the table files as assets.
+// The tables sit beside this module. The URLs are written out per encoding (no template
+// string) so that bundlers recognise `new URL("./…", import.meta.url)` and ship the table
+// files as assets.
 const tableUrls = {
-  o200k_base: () => new URL("../../tables/o200k_base.ccmt", import.meta.url).href,
-  cl100k_base: () => new URL("../../tables/cl100k_base.ccmt", import.meta.url).href,
+  o200k_base: () => new URL("./o200k_base.ccmt", import.meta.url).href,
+  cl100k_base: () => new URL("./cl100k_base.ccmt", import.meta.url).href,
 };
 
 /**
@@ -22,5 +23,5 @@ export function loadEncoding(encoding, options = {}) {
       }),
     );
   }
-  return loadTableFrom(encoding, url, options.onProgress);
+  return loadEncodingFrom(encoding, url, options.onProgress);
 }

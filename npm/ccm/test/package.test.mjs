@@ -1,41 +1,10 @@
-// Tests of the packed npm package, run with `node --test` in a scratch project where the
-// tarball was installed (see npm/test-package). They import "ccm" exactly as a user would.
+// Tests of the packed npm package in Node, run with `node --test` in the fixture project where
+// npm/test-package installed the tarball. They import "cognitive-context" exactly as a user
+// would. (The README's examples are run by readme.test.mjs.)
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
-import { Session, SessionStore, countTokens } from "ccm";
-
-const require = createRequire(import.meta.url);
-const packageDir = join(require.resolve("ccm/package.json"), "..");
-
-// ----- the README's examples ---------------------------------------------------------------
-
-/// Every ```js block of the shipped README, run as its own ES module. console.assert only
-/// prints in Node, so each block runs with a console.assert that throws.
-const readme = readFileSync(join(packageDir, "README.md"), "utf8");
-const examples = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
-const strictAssert =
-  'console.assert = (ok, ...message) => { if (!ok) throw new Error("README assertion failed " + message.join(" ")); };\n';
-
-test("the README has examples to run", () => {
-  assert.ok(examples.length >= 5, `found ${examples.length} js blocks`);
-});
-
-examples.forEach((code, index) => {
-  test(`README example ${index + 1} runs`, () => {
-    const dir = mkdtempSync(join(process.cwd(), "readme-"));
-    const file = join(dir, "example.mjs");
-    // Imports must stay first in a module; the strict assert goes after them.
-    const lines = code.split("\n");
-    const firstCode = lines.findIndex((line) => !line.startsWith("import "));
-    lines.splice(firstCode, 0, strictAssert);
-    writeFileSync(file, lines.join("\n"));
-    execFileSync(process.execPath, [file], { stdio: "pipe" });
-  });
-});
+import { Session, SessionStore, countTokens } from "cognitive-context";
 
 // ----- a scripted 30-turn session ----------------------------------------------------------
 
@@ -121,7 +90,9 @@ test("abortTurn restores the session and returns the text", () => {
   assert.equal(s.abortTurn(), "Let's work on the kiwi release");
   assert.equal(s.activeEffort, undefined);
   assert.equal(s.turn, 0);
-  assert.throws(() => s.endTurn("x"), { code: "turn", message: "no turn is in progress; call begin_turn first" });
+  assert.throws(() => s.endTurn("x"), { code: "turn", message: "no turn is in progress; call beginTurn first" });
+  s.beginTurn("one");
+  assert.throws(() => s.beginTurn("two"), { code: "turn", message: "turn 1 is still in progress; call endTurn or abortTurn first" });
 });
 
 test("options are validated with precise errors", () => {
@@ -130,6 +101,56 @@ test("options are validated with precise errors", () => {
   assert.throws(() => new Session({ decayTreshold: 3 }), (error) => error.code === "config" && error.message.startsWith("unknown session option `decayTreshold`"));
   assert.equal(new Session({ encoding: "cl100k_base" }).metrics().counted_with, "cl100k_base");
   assert.equal(countTokens("hello world", "cl100k_base"), 2);
+});
+
+test("options and runTurn errors name things as JavaScript does", async () => {
+  assert.throws(() => new Session({ contextWindow: 8000, reservedOutputTokens: 9000 }), {
+    code: "config",
+    message: "invalid configuration: reservedOutputTokens (9000) must be smaller than contextWindow (8000)",
+  });
+  const s = new Session();
+  await assert.rejects(s.runTurn("hello", { provider: "gemini", model: "x" }), {
+    code: "argument",
+    message:
+      "unknown provider 'gemini'; expected one of offline, openai, anthropic, openrouter, ollama, lmstudio, " +
+      "openai_compatible (with baseUrl), anthropic_compatible (with baseUrl)",
+  });
+  // The session is untouched by a refused turn.
+  assert.equal(s.turn, 0);
+});
+
+test("runTurn's records have the shapes its TypeScript declarations give them", async () => {
+  // The declarations (TurnResult, TurnRequest, ToolTraceEntry in types.rs) are written by
+  // hand; a field renamed in the core must fail here.
+  const keys = (value) => Object.keys(value).sort();
+  const s = new Session();
+  const result = await s.runTurn("Let's work on the auth bug: 401 after an hour.", { provider: "offline" });
+  assert.deepEqual(keys(result), ["final_answer_forced", "model_text", "reply", "report", "requests", "tool_calls", "tool_rounds"]);
+  assert.equal(result.requests.length, 2);
+  for (const request of result.requests) {
+    assert.deepEqual(keys(request), ["attempts", "estimate", "outcome", "plan_id", "purpose", "reconciliation", "retries", "usage"]);
+    assert.deepEqual(keys(request.estimate), ["context_tokens", "estimated_prompt_tokens", "tool_definition_tokens", "turn_extra_tokens"]);
+    assert.deepEqual(keys(request.purpose), ["final_answer_forced", "kind", "round"]);
+    assert.equal(request.purpose.kind, "turn");
+    assert.deepEqual(keys(request.outcome), ["finish_reason", "status", "text_chars", "tool_calls"]);
+  }
+  assert.deepEqual(result.requests.map((r) => r.outcome.finish_reason), ["tool_calls", "stop"]);
+  const [call] = result.tool_calls;
+  assert.deepEqual(keys(call), ["arguments", "banner", "call_id", "handling", "name", "ok", "result", "round"]);
+  assert.equal(call.handling, "executed");
+  assert.deepEqual(call.result, { id: "auth-bug", open_efforts: ["auth-bug"] });
+  // Telemetry's `why` is one of the codes of the InclusionReason type.
+  const codes = ["system_prompt", "recently_referenced", "ambient_window", "expanded", "open_effort", "active_effort",
+    "current_user_message", "pinned", "auto_retrieved", "auto_expanded", "attachment", "rolling_summary"];
+  const whys = s.telemetry()[0].requests.flatMap((request) => request.included.map((item) => item.why));
+  assert.ok(whys.length > 0 && whys.every((why) => codes.includes(why)), whys.join(", "));
+});
+
+test("CommonJS callers get the same module", () => {
+  const require = createRequire(import.meta.url);
+  const cjs = require("cognitive-context");
+  assert.equal(cjs.Session, Session);
+  assert.equal(require("cognitive-context/lite").hasExactTokenCounts(), false);
 });
 
 test("storage needs a browser: Node gets a clear error", async () => {

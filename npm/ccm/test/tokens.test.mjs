@@ -1,4 +1,4 @@
-// Tests of `ccm/tokens` (the counting-only module) and of loading rank tables, run against the
+// Tests of `cognitive-context/tokens` (the counting-only module) and of loading rank tables, run against the
 // packed tarball like package.test.mjs. Table downloads go to a real HTTP server on 127.0.0.1,
 // through the same fetch path browsers use.
 import { test } from "node:test";
@@ -6,13 +6,12 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
-import * as tokens from "ccm/tokens";
-import * as engine from "ccm";
+import * as tokens from "cognitive-context/tokens";
+import * as engine from "cognitive-context";
 
 const require = createRequire(import.meta.url);
-const packageDir = join(require.resolve("ccm/package.json"), "..");
-const table = (name) => readFileSync(join(packageDir, "tables", `${name}.ccmt`));
+// Through the package's `./tables/*.ccmt` exports, as a host that serves the tables itself would.
+const table = (name) => readFileSync(require.resolve(`cognitive-context/tables/${name}.ccmt`));
 
 /** Serves `routes` (path → { status, body }) until the callback's promise settles. */
 async function withServer(routes, callback) {

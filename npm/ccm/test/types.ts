@@ -1,0 +1,138 @@
+// Type assertions on the package's declarations, checked by readme.test.mjs with tsc --strict
+// (never run). Each `@ts-expect-error` line must be an error, so a declaration that loosens a
+// closed set back to `string` fails the check; `notAny` fails to compile on an `any`.
+import {
+  Session,
+  SessionStore,
+  countTokens,
+  loadEncoding,
+  toolDefinitions,
+  type CcmError,
+  type CcmFileTexts,
+  type ContextMode,
+  type ErrorCode,
+  type ExclusionReason,
+  type PinKind,
+  type Provider,
+  type ToolName,
+  type TurnOptions,
+} from "cognitive-context";
+import * as tokens from "cognitive-context/tokens";
+import * as lite from "cognitive-context/lite";
+
+type IsAny<T> = 0 extends 1 & T ? true : false;
+/** Compiles only when `value`'s type is not `any`. */
+function notAny<T>(value: T, ..._check: IsAny<T> extends true ? ["this value is typed any"] : []): T {
+  return value;
+}
+
+const session = new Session({ contextMode: "heavy", encoding: "cl100k_base", compaction: "early" });
+// @ts-expect-error a context mode that does not exist
+new Session({ contextMode: "full" });
+// @ts-expect-error an option that does not exist
+new Session({ decayTreshold: 3 });
+
+const mode: ContextMode = session.contextMode;
+const next: "off" | "light" | "heavy" = session.cycleContextMode();
+session.setContextMode("off");
+// @ts-expect-error a context mode that does not exist
+session.setContextMode("medium");
+// @ts-expect-error contextMode is read-only; setContextMode changes it
+session.contextMode = "off";
+
+const kind: PinKind = "leased";
+session.pin("summary:x", kind, 5);
+// @ts-expect-error a pin kind that does not exist
+session.pin("summary:x", "stiky");
+session.attach("notes.txt", "text", "pasted");
+// @ts-expect-error an attachment kind that does not exist
+session.attach("notes.txt", "text", "upload");
+
+// Tool outcomes narrow by `ok` and `name`; nothing in them is `any`.
+const outcome = session.executeTool("search_efforts", '{"query": "auth"}');
+notAny(outcome.result);
+if (outcome.ok && outcome.name === "search_efforts") {
+  const hits: number = outcome.result.results.length;
+  // @ts-expect-error a search report has no summary field of its own
+  outcome.result.summary;
+}
+if (!outcome.ok) {
+  const message: string = outcome.result.error;
+}
+const toolNames: ToolName[] = toolDefinitions().map((tool) => tool.name);
+// @ts-expect-error tool names are a closed set
+const toolName: ToolName = "delete_effort";
+
+// Plans: reason codes are unions.
+const plan = session.buildContext();
+const reasons: ExclusionReason[] = plan.excluded.map((item) => item.reason);
+// @ts-expect-error an exclusion reason that does not exist
+const forgotten: ExclusionReason = "forgotten";
+for (const item of plan.included) {
+  if (item.reason.code === "pinned") {
+    const pinKind: PinKind = item.reason.kind;
+  }
+}
+const telemetry = session.telemetry();
+notAny(telemetry[0]?.requests[0]?.included[0]?.why);
+
+// runTurn: the provider is a closed set, headers a plain object, the result fully typed.
+const provider: Provider = "openai_compatible";
+const options: TurnOptions = {
+  provider,
+  baseUrl: "http://127.0.0.1:8080/v1",
+  model: "m",
+  headers: { "x-team": "ml" },
+  onText: (text) => void text.length,
+  onRetry: (retry) => void retry.delay_ms,
+};
+// @ts-expect-error a provider that does not exist
+const gemini: TurnOptions = { provider: "gemini", model: "x" };
+async function turn(): Promise<number> {
+  const result = await session.runTurn("hello", { provider: "offline" });
+  const request = notAny(result.requests[0]);
+  notAny(result.tool_calls[0]?.result);
+  if (request.purpose.kind === "summary") {
+    const effort: string = request.purpose.effort_id;
+  }
+  if (request.outcome.status === "answered") {
+    const reason = request.outcome.finish_reason;
+    const stopped: boolean = reason === "stop" || (typeof reason === "object" && reason.other.length > 0);
+  }
+  return request.estimate.estimated_prompt_tokens + (request.usage?.prompt_tokens ?? 0);
+}
+
+// Storage: plain objects for files, a typed backend and telemetry.
+async function storage(): Promise<void> {
+  const store = await SessionStore.open({ backend: "auto" });
+  const backend: "indexeddb" | "localstorage" = store.backend;
+  // @ts-expect-error a backend that does not exist
+  await SessionStore.open({ backend: "sqlite" });
+  const files: CcmFileTexts = { manifest: "efforts: []", efforts: { "auth-bug": "{}" } };
+  await store.importCcmFiles(files, "imported");
+  const entry = notAny(await store.turnTelemetry("s1", 1));
+  const turnNumber: number | undefined = entry?.turn;
+}
+
+// Errors: a closed set of codes.
+try {
+  session.endTurn("x");
+} catch (e) {
+  const error = e as CcmError;
+  const code: ErrorCode = error.code;
+  // @ts-expect-error an error code that does not exist
+  const unknown: ErrorCode = "oops";
+}
+
+// Counting: encodings are a closed set, in every module.
+const count: number = countTokens("hello", "o200k_base");
+// @ts-expect-error an encoding without a table in the package
+countTokens("hello", "p50k_base");
+tokens.countTokens("hello", "cl100k_base");
+// @ts-expect-error an encoding without a table in the package
+void tokens.loadEncoding("gpt2");
+void loadEncoding("o200k_base", { onProgress: (done, total, phase) => void [done, total, phase === "parse"] });
+tokens.setTableLoader((encoding) => new Uint8Array(encoding.length));
+const approximate: boolean = lite.hasExactTokenCounts();
+
+export { mode, next, toolNames, toolName, reasons, forgotten, options, gemini, turn, storage, count, approximate };
