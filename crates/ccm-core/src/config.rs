@@ -13,6 +13,15 @@ pub const DEFAULT_SUMMARY_EVICTION_THRESHOLD: u32 = 20;
 /// Recent ambient exchanges (user + assistant pairs) kept in working memory (slice 4).
 pub const DEFAULT_AMBIENT_WINDOW: u32 = 10;
 
+/// Most tokens the ambient window may hold. Real answers run to thousands of tokens, so ten
+/// exchanges alone can fill a small model's window; the newest exchange is always kept whole.
+/// Chosen from the replay of public real conversations (README, "Real conversations").
+pub const DEFAULT_AMBIENT_TOKEN_BUDGET: u32 = 3_000;
+/// Most tokens the summaries in working memory may hold; beyond it the least recently
+/// referenced summaries leave working memory (still stored and searchable). Chosen from the
+/// replay of public real conversations.
+pub const DEFAULT_SUMMARY_TOKEN_BUDGET: u32 = 800;
+
 /// Context window assumed when none is configured: a common size for current models. The
 /// planner only trims when the working set would not fit, so a generous default changes
 /// nothing for small sessions.
@@ -70,6 +79,55 @@ impl ContextMode {
     }
 }
 
+/// How a message is decided to refer to a concluded effort's summary (slices 3 and 4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReferenceRule {
+    /// The specification's literal rule: the effort id, or at least `min_keyword_overlap`
+    /// summary keywords. In long real conversations the summaries of one domain share many
+    /// keywords, so every summary keeps the others referenced and nothing is ever evicted.
+    Seed,
+    /// The effort id as words, or summary keywords whose weights add up to at least
+    /// `min_keyword_overlap`, where a keyword weighs less the more summaries of the session
+    /// share it (inverse document frequency, 1.0 for a keyword of one summary only) and
+    /// keywords shared by many summaries count for nothing. A summary is referenced by what
+    /// sets it apart, not by the vocabulary of its domain.
+    #[default]
+    Distinctive,
+}
+
+impl ReferenceRule {
+    /// The rule's name as written in configurations (`seed`, `distinctive`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReferenceRule::Seed => "seed",
+            ReferenceRule::Distinctive => "distinctive",
+        }
+    }
+
+    /// Parses `seed` or `distinctive` (any case).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for any other name.
+    pub fn from_name(name: &str) -> Result<ReferenceRule, ConfigError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "seed" => Ok(ReferenceRule::Seed),
+            "distinctive" => Ok(ReferenceRule::Distinctive),
+            other => Err(ConfigError::Invalid(format!(
+                "unknown reference rule '{other}'; expected seed or distinctive"
+            ))),
+        }
+    }
+}
+
+fn default_ambient_token_budget() -> u32 {
+    DEFAULT_AMBIENT_TOKEN_BUDGET
+}
+
+fn default_summary_token_budget() -> u32 {
+    DEFAULT_SUMMARY_TOKEN_BUDGET
+}
+
 fn default_context_window() -> u32 {
     DEFAULT_CONTEXT_WINDOW
 }
@@ -98,6 +156,16 @@ pub struct Config {
     pub summary_eviction_threshold: u32,
     /// Ambient exchanges kept in working memory.
     pub ambient_window: u32,
+    /// Most tokens the ambient window keeps (the newest exchange is always kept whole).
+    #[serde(default = "default_ambient_token_budget")]
+    pub ambient_token_budget: u32,
+    /// Most tokens the summaries in working memory keep; the least recently referenced leave
+    /// first.
+    #[serde(default = "default_summary_token_budget")]
+    pub summary_token_budget: u32,
+    /// How references to summaries are detected.
+    #[serde(default)]
+    pub reference_rule: ReferenceRule,
     /// Tokenizer encoding used for every count of this session.
     pub encoding: Encoding,
     /// Replaces the opening paragraph of the system prompt; tool guidance and the memory
@@ -140,6 +208,9 @@ impl Default for Config {
             min_keyword_overlap: DEFAULT_MIN_KEYWORD_OVERLAP,
             summary_eviction_threshold: DEFAULT_SUMMARY_EVICTION_THRESHOLD,
             ambient_window: DEFAULT_AMBIENT_WINDOW,
+            ambient_token_budget: DEFAULT_AMBIENT_TOKEN_BUDGET,
+            summary_token_budget: DEFAULT_SUMMARY_TOKEN_BUDGET,
+            reference_rule: ReferenceRule::Distinctive,
             encoding: Encoding::O200kBase,
             system_prompt: None,
             context_window: DEFAULT_CONTEXT_WINDOW,
@@ -165,6 +236,12 @@ pub struct ConfigInput {
     pub summary_eviction_threshold: Option<i64>,
     /// See [`Config::ambient_window`].
     pub ambient_window: Option<i64>,
+    /// See [`Config::ambient_token_budget`].
+    pub ambient_token_budget: Option<i64>,
+    /// See [`Config::summary_token_budget`].
+    pub summary_token_budget: Option<i64>,
+    /// See [`Config::reference_rule`]; `seed` or `distinctive`.
+    pub reference_rule: Option<String>,
     /// See [`Config::encoding`]; `o200k_base` or `cl100k_base`.
     pub encoding: Option<String>,
     /// See [`Config::system_prompt`].
@@ -248,6 +325,22 @@ impl ConfigInput {
             None => defaults.context_mode,
             Some(name) => ContextMode::from_name(&name)?,
         };
+        let reference_rule = match self.reference_rule {
+            None => defaults.reference_rule,
+            Some(name) => ReferenceRule::from_name(&name)?,
+        };
+        let ambient_token_budget = tokens(
+            "ambient_token_budget",
+            self.ambient_token_budget,
+            defaults.ambient_token_budget,
+            0,
+        )?;
+        let summary_token_budget = tokens(
+            "summary_token_budget",
+            self.summary_token_budget,
+            defaults.summary_token_budget,
+            0,
+        )?;
         let compaction = match self.compaction {
             None => defaults.compaction,
             Some(value) => crate::compaction::CompactionConfig::from_json(&value.to_string())
@@ -259,6 +352,9 @@ impl ConfigInput {
             reserved_output_tokens,
             leased_token_budget,
             context_mode,
+            reference_rule,
+            ambient_token_budget,
+            summary_token_budget,
             decay_threshold: threshold(
                 "decay_threshold",
                 self.decay_threshold,
@@ -316,6 +412,9 @@ impl Config {
             min_keyword_overlap: Some(self.min_keyword_overlap.into()),
             summary_eviction_threshold: Some(self.summary_eviction_threshold.into()),
             ambient_window: Some(self.ambient_window.into()),
+            ambient_token_budget: Some(self.ambient_token_budget.into()),
+            summary_token_budget: Some(self.summary_token_budget.into()),
+            reference_rule: Some(self.reference_rule.name().to_string()),
             encoding: Some(self.encoding.name().to_string()),
             system_prompt: self.system_prompt.clone(),
             context_window: Some(self.context_window.into()),

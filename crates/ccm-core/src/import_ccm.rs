@@ -403,7 +403,8 @@ pub fn convert(
         .map(|(n, &i)| (i, n as u64))
         .collect();
 
-    let mut efforts = Vec::with_capacity(manifest.len());
+    let mut efforts: Vec<Effort> = Vec::with_capacity(manifest.len());
+    let mut search = crate::search::SearchIndex::default();
     for (i, (entry, messages)) in manifest.iter().zip(logs).enumerate() {
         let opened_turn = messages.first().map_or(0, |m| m.turn);
         let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
@@ -431,6 +432,10 @@ pub fn convert(
                 Some(Summary {
                     tokens: counter.count(&rendered),
                     keywords: text::extract_keywords(&summary_text),
+                    // Chosen against the efforts imported before it, as a live session chooses
+                    // them against the efforts concluded before.
+                    terms: search
+                        .distinctive_log_terms(messages.iter().map(|m| m.content.as_str())),
                     text: summary_text,
                     source,
                     rendered,
@@ -461,8 +466,13 @@ pub fn convert(
             raw_tokens,
             last_referenced_turn,
             evicted: false,
+            evicted_over_budget: false,
             log: LogState::Loaded,
         });
+        let imported = efforts.len() - 1;
+        if efforts[imported].summary.is_some() {
+            search.insert(imported, &efforts[imported]);
+        }
     }
 
     let open: Vec<String> = efforts

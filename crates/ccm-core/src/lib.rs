@@ -52,6 +52,7 @@ pub mod plan;
 pub mod prompt;
 pub mod proof;
 pub mod provider;
+pub mod reference;
 pub mod search;
 pub mod session;
 pub mod snapshot;
@@ -61,7 +62,7 @@ pub mod text;
 pub mod tokens;
 pub mod tools;
 
-pub use config::{Config, ContextMode};
+pub use config::{Config, ContextMode, ReferenceRule};
 pub use error::{ConfigError, EffortError, SnapshotError, ToolError, TurnError};
 pub use metrics::{DecayReport, DecayStats, EffortEvent, EventKind, TurnMetrics};
 pub use model::{ContextMessage, Effort, EffortStatus, LogState, Message, Role, ToolDefinition};

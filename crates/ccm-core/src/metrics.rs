@@ -20,8 +20,11 @@ pub enum EventKind {
     AutoCollapsed,
     /// `switch_effort`.
     Switched,
-    /// Summary left working memory.
+    /// Summary left working memory after going unreferenced for the eviction threshold.
     Evicted,
+    /// Summary left working memory because the resident summaries exceeded their token budget
+    /// and it was the least recently referenced.
+    EvictedOverBudget,
 }
 
 /// One effort event, a marker on the token curve.

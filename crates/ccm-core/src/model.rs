@@ -102,6 +102,11 @@ pub struct Effort {
     /// Whether the summary has left working memory. Evicted efforts stay concluded, stored and
     /// searchable; only the working set changes.
     pub evicted: bool,
+    /// Whether it was the summary token budget, not the eviction threshold, that took the
+    /// summary out of working memory (the least recently referenced summaries leave first when
+    /// the resident ones exceed the budget).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub evicted_over_budget: bool,
     /// Whether `messages` holds the whole raw log. Runtime state: a session opened from a
     /// store loads a concluded effort's log only when it is expanded or reopened.
     #[serde(skip)]
@@ -150,6 +155,7 @@ impl Effort {
             raw_tokens: self.raw_tokens,
             last_referenced_turn: self.last_referenced_turn,
             evicted: self.evicted,
+            evicted_over_budget: self.evicted_over_budget,
             log: self.log,
         }
     }
@@ -178,6 +184,13 @@ pub struct Summary {
     pub tokens: u32,
     /// Salient keywords of the summary used for reference detection, sorted.
     pub keywords: Vec<String>,
+    /// Words of the raw log that set it apart from the efforts concluded before it (at most
+    /// [`crate::search::LOG_TERMS`], chosen when it was concluded). `search_efforts` indexes them
+    /// with the summary, so an effort can be found by what was said in it, not only by the few
+    /// words its summary kept. Not used for reference detection, which stays with what the
+    /// model sees: the summary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<String>,
 }
 
 /// A tool the model may call, in the neutral form every provider mapping starts from.

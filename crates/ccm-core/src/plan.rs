@@ -136,6 +136,13 @@ pub enum ExclusionReason {
     EvictedUnreferenced,
     /// Ambient messages older than the ambient window; still stored.
     OutsideAmbientWindow,
+    /// An ambient exchange among the last `ambient_window` that did not fit the ambient token
+    /// budget (newer exchanges filled it); still stored.
+    OverAmbientBudget,
+    /// Concluded efforts whose summaries left working memory because the resident summaries
+    /// exceeded their token budget and they were the least recently referenced; still stored
+    /// and searchable.
+    EvictedOverBudget,
     /// It did not fit the request budget (or, for leased items, the leased budget).
     OverBudget,
     /// Its lease ran out at the end of the last turn.
@@ -169,6 +176,8 @@ impl ExclusionReason {
             ExclusionReason::Decayed => "decayed",
             ExclusionReason::EvictedUnreferenced => "evicted_unreferenced",
             ExclusionReason::OutsideAmbientWindow => "outside_ambient_window",
+            ExclusionReason::OverAmbientBudget => "over_ambient_budget",
+            ExclusionReason::EvictedOverBudget => "evicted_over_budget",
             ExclusionReason::OverBudget => "over_budget",
             ExclusionReason::TtlExpired => "ttl_expired",
             ExclusionReason::ModeOff => "mode_off",
@@ -790,8 +799,8 @@ impl Session {
         }
 
         // The ambient window, one candidate per exchange.
-        let window = self.ambient_window();
-        let window_start = self.ambient.len() - window.len();
+        let (count_start, window_start) = self.ambient_window_bounds();
+        let window = &self.ambient[window_start..];
         let mut exchanges: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
         for (offset, m) in window.iter().enumerate() {
             exchanges
@@ -919,27 +928,60 @@ impl Session {
                 reason,
             );
         }
-        if self.evicted_count > 0 {
+        let unreferenced_count = self.evicted_count - self.budget_evicted_count;
+        if unreferenced_count > 0 {
             exclude(
                 &mut excluded,
                 "evicted".to_string(),
                 Section::Summary,
-                self.evicted_tokens,
-                self.evicted_count,
+                self.evicted_tokens - self.budget_evicted_tokens,
+                unreferenced_count,
                 ExclusionReason::EvictedUnreferenced,
+            );
+        }
+        if self.budget_evicted_count > 0 {
+            exclude(
+                &mut excluded,
+                "evicted:over_budget".to_string(),
+                Section::Summary,
+                self.budget_evicted_tokens,
+                self.budget_evicted_count,
+                ExclusionReason::EvictedOverBudget,
+            );
+        }
+        // Exchanges among the last `ambient_window` that the ambient token budget left out,
+        // one by one (there are fewer than `ambient_window` of them).
+        let mut position = count_start;
+        while position < window_start {
+            let turn_of = self.ambient[position].turn;
+            let mut tokens = 0u64;
+            while position < window_start && self.ambient[position].turn == turn_of {
+                tokens += u64::from(self.ambient[position].tokens);
+                position += 1;
+            }
+            exclude(
+                &mut excluded,
+                format!("ambient:{turn_of}"),
+                Section::Ambient,
+                tokens,
+                1,
+                ExclusionReason::OverAmbientBudget,
             );
         }
         // Older ambient messages of a session opened from a store are stored but not loaded;
         // they are outside the window all the same.
-        let outside = self.ambient_offset + window_start as u64;
+        let outside = self.ambient_offset + count_start as u64;
         if outside > 0 {
-            let window_tokens: u64 = window.iter().map(|m| u64::from(m.tokens)).sum();
-            let first_turn = window.first().map_or(turn + 1, |m| m.turn);
+            let counted_tokens: u64 = self.ambient[count_start..]
+                .iter()
+                .map(|m| u64::from(m.tokens))
+                .sum();
+            let first_turn = self.ambient.get(count_start).map_or(turn + 1, |m| m.turn);
             exclude(
                 &mut excluded,
                 format!("ambient:before:{first_turn}"),
                 Section::Ambient,
-                self.ambient_tokens - window_tokens,
+                self.ambient_tokens - counted_tokens,
                 outside,
                 ExclusionReason::OutsideAmbientWindow,
             );

@@ -440,8 +440,8 @@ fn setup_two_concluded() -> Vec<ScriptedTurn> {
 
 /// Slice 2: expansion is lossless and temporary; several efforts can be open; the active one
 /// receives the messages.
-pub fn slice2(counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
-    let mut runner = ProofRunner::new(Config::default(), counter);
+pub fn slice2(config: Config, counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
+    let mut runner = ProofRunner::new(config, counter);
     runner.run_all(&setup_two_concluded());
     runner.snapshot_row(
         "Setup",
@@ -465,8 +465,8 @@ pub fn slice2(counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
 
 /// Slice 3: an expanded effort collapses by itself after `DECAY_THRESHOLD` turns without
 /// reference; a reference resets the counter; re-expansion works after decay.
-pub fn slice3(counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
-    let mut runner = ProofRunner::new(Config::default(), counter);
+pub fn slice3(config: Config, counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
+    let mut runner = ProofRunner::new(config, counter);
     runner.run_all(&setup_two_concluded());
     runner.snapshot_row("Setup", "2 concluded efforts + ambient");
     let turns = [
@@ -538,8 +538,8 @@ const SLICE4_TOPICS: [(&str, &str, &str); 5] = [
 
 /// Slice 4: summaries evict after `SUMMARY_EVICTION_THRESHOLD` unreferenced turns, ambient chat
 /// is windowed, `search_efforts` finds evicted efforts, and the context has a ceiling.
-pub fn slice4(counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
-    let mut runner = ProofRunner::new(Config::default(), counter);
+pub fn slice4(config: Config, counter: Arc<dyn TokenCounter>) -> (ProofRun, Session) {
+    let mut runner = ProofRunner::new(config, counter);
     runner.run_all(&ambient_turns(30, 0));
     for (name, summary, keyword) in SLICE4_TOPICS {
         let args = format!(r#"{{"name": "{name}"}}"#);
@@ -659,11 +659,12 @@ fn topic_word(n: usize, salt: usize) -> String {
 /// ambient chat between them, references to recent efforts, searches and expansions of old ones.
 /// The working context must stay under a ceiling while the stored history grows.
 pub fn slice4_long(
+    config: Config,
     counter: Arc<dyn TokenCounter>,
     turns: u64,
     efforts: usize,
 ) -> (ProofRun, Session) {
-    let mut runner = ProofRunner::new(Config::default(), counter);
+    let mut runner = ProofRunner::new(config, counter);
     let per_effort = (turns as usize / efforts.max(1)).max(4);
     let report_every = (turns / 10).max(1);
     let mut created = 0usize;

@@ -93,6 +93,8 @@ pub(crate) struct Undo {
     in_memory: BTreeSet<(u64, usize)>,
     evicted_count: u64,
     evicted_tokens: u64,
+    budget_evicted_count: u64,
+    budget_evicted_tokens: u64,
     effort_raw_total: u64,
     expanded: Vec<Expansion>,
     decay: DecayStats,
@@ -127,6 +129,8 @@ impl Undo {
             in_memory: BTreeSet::new(),
             evicted_count: 0,
             evicted_tokens: 0,
+            budget_evicted_count: 0,
+            budget_evicted_tokens: 0,
             effort_raw_total: 0,
             expanded: Vec::new(),
             decay: DecayStats::default(),
@@ -154,6 +158,15 @@ impl Undo {
 pub(crate) struct TurnDelta {
     pub(crate) turn: u64,
     undo: Undo,
+}
+
+/// The efforts a turn's messages refer to.
+struct TurnReferences {
+    /// Every effort referred to: these stay in working memory, and their pins and activation
+    /// count the reference.
+    all: BTreeSet<usize>,
+    /// Those whose reference also brings an evicted summary back into working memory.
+    reviving: BTreeSet<usize>,
 }
 
 /// What `end_turn` reports.
@@ -197,6 +210,9 @@ pub struct Session {
     pub(crate) in_memory: BTreeSet<(u64, usize)>,
     pub(crate) evicted_count: u64,
     pub(crate) evicted_tokens: u64,
+    /// The part of `evicted_count` and `evicted_tokens` that the summary token budget evicted.
+    pub(crate) budget_evicted_count: u64,
+    pub(crate) budget_evicted_tokens: u64,
     /// Sum of every effort's raw tokens: the naive baseline's effort part.
     pub(crate) effort_raw_total: u64,
     pub(crate) expanded: Vec<Expansion>,
@@ -296,6 +312,10 @@ pub struct Concluded {
     pub raw_tokens: u64,
     /// Tokens of the summary line that entered it.
     pub summary_tokens: u32,
+    /// The effort active after the conclusion: when the active effort is concluded while
+    /// others stay open, the first of them becomes active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_active: Option<String>,
 }
 
 /// The result of `reopen_effort`.
@@ -403,6 +423,10 @@ pub struct SearchHit {
     pub score: f64,
     /// The query words that matched, sorted.
     pub matched: Vec<String>,
+    /// Whether the query matched what the effort is about (its id, name or summary) rather
+    /// than only words said in its log. Only such hits count as references and return to
+    /// working memory.
+    pub about: bool,
     /// Tokens an `expand_effort` would load.
     pub raw_tokens: u64,
 }
@@ -455,6 +479,8 @@ impl Session {
             in_memory: BTreeSet::new(),
             evicted_count: 0,
             evicted_tokens: 0,
+            budget_evicted_count: 0,
+            budget_evicted_tokens: 0,
             effort_raw_total: 0,
             expanded: Vec::new(),
             search: SearchIndex::default(),
@@ -683,6 +709,8 @@ impl Session {
             in_memory: self.in_memory.clone(),
             evicted_count: self.evicted_count,
             evicted_tokens: self.evicted_tokens,
+            budget_evicted_count: self.budget_evicted_count,
+            budget_evicted_tokens: self.budget_evicted_tokens,
             effort_raw_total: self.effort_raw_total,
             expanded: self.expanded.clone(),
             decay: self.decay.clone(),
@@ -789,6 +817,8 @@ impl Session {
         self.in_memory = undo.in_memory;
         self.evicted_count = undo.evicted_count;
         self.evicted_tokens = undo.evicted_tokens;
+        self.budget_evicted_count = undo.budget_evicted_count;
+        self.budget_evicted_tokens = undo.budget_evicted_tokens;
         self.effort_raw_total = undo.effort_raw_total;
         self.expanded = undo.expanded;
         self.decay = undo.decay;
@@ -874,8 +904,8 @@ impl Session {
     /// turns, evicts summaries unreferenced for `summary_eviction_threshold` turns, and records
     /// the turn's metrics.
     ///
-    /// Routing: the effort active when the turn began, else the effort opened during the turn
-    /// (the active one if several), else the ambient log.
+    /// Routing: the effort opened during the turn (the first, if several), else the effort
+    /// active when the turn began, else the ambient log.
     ///
     /// # Errors
     /// [`TurnError::NotInTurn`] without a matching `begin_turn`.
@@ -906,11 +936,7 @@ impl Session {
                 compactions: Vec::new(),
             }
         };
-        let target = state.active_before.or_else(|| {
-            self.active
-                .filter(|a| state.opened.contains(a))
-                .or_else(|| state.opened.first().copied())
-        });
+        let target = route(state.opened.first().copied(), state.active_before);
         let assistant_tokens = self.counter.count(assistant_text);
         let user = self.make_message(
             Role::User,
@@ -938,6 +964,9 @@ impl Session {
                 self.effort_raw_total += added;
                 if effort.evicted {
                     self.evicted_tokens += added;
+                    if effort.evicted_over_budget {
+                        self.budget_evicted_tokens += added;
+                    }
                 }
             }
             None => {
@@ -952,6 +981,11 @@ impl Session {
         if let Some(live) = self.turn_state.as_mut() {
             live.stored = true;
         }
+        if let Some(index) = target {
+            if self.efforts[index].status == EffortStatus::Concluded {
+                self.refresh_log_terms(index);
+            }
+        }
         let log = match target {
             Some(index) => crate::store::LogRef::Effort(self.efforts[index].id.clone()),
             None => crate::store::LogRef::Ambient,
@@ -962,14 +996,9 @@ impl Session {
         let mut banners = state.banners;
         let operation_banners = banners.len();
         let mut events = state.events;
-        self.update_salience(
-            &state.user_text,
-            assistant_text,
-            &state.touched,
-            &mut banners,
-            &mut events,
-        );
-        self.update_pins_and_activation(&request_plan, &state.user_text, assistant_text);
+        let referenced = self.references_of_turn(&state.user_text, assistant_text);
+        self.update_salience(&referenced, &state.touched, &mut banners, &mut events);
+        self.update_pins_and_activation(&request_plan, &referenced.all);
         self.prune_compacted();
         self.compact_if_needed(at_ms);
         let compactions = self
@@ -1017,34 +1046,64 @@ impl Session {
         }
     }
 
+    /// The efforts the turn's messages refer to: concluded efforts (summaries in working memory
+    /// or out of it) under the configured reference rule, and open efforts named by their id.
+    /// Computed once per turn and shared by salience, pins and activation.
+    fn references_of_turn(&self, user_text: &str, assistant_text: &str) -> TurnReferences {
+        let user = PreparedText::new(user_text);
+        let assistant = PreparedText::new(assistant_text);
+        let detect = |texts: &[PreparedText]| {
+            crate::reference::referenced_efforts(
+                &self.search,
+                &self.efforts,
+                self.config.reference_rule,
+                self.config.min_keyword_overlap,
+                texts,
+            )
+        };
+        let by_user = detect(std::slice::from_ref(&user));
+        let mut all = by_user.clone();
+        all.extend(detect(std::slice::from_ref(&assistant)));
+        for &index in &self.open {
+            let id = &self.efforts[index].id;
+            if user.mentions_id(id) || assistant.mentions_id(id) {
+                all.insert(index);
+            }
+        }
+        // Which references bring a summary back into working memory. Under the seed rule, any
+        // (slice 4 tracks references for every concluded effort). Under the distinctive rule,
+        // the user's: a long answer touches many words in passing, and an evicted summary
+        // should come back because the person asked about it, not because the model rambled.
+        let reviving = match self.config.reference_rule {
+            crate::config::ReferenceRule::Seed => all.clone(),
+            crate::config::ReferenceRule::Distinctive => by_user,
+        };
+        TurnReferences { all, reviving }
+    }
+
     /// Reference detection, decay and eviction for the turn that just ended.
     fn update_salience(
         &mut self,
-        user_text: &str,
-        assistant_text: &str,
+        references: &TurnReferences,
         touched: &BTreeSet<usize>,
         banners: &mut Vec<String>,
         events: &mut Vec<EffortEvent>,
     ) {
         let turn = self.turn;
-        let min_overlap = self.config.min_keyword_overlap as usize;
-        let texts = [
-            PreparedText::new(user_text),
-            PreparedText::new(assistant_text),
-        ];
-        let referenced = |effort: &Effort| {
-            let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
-            texts
-                .iter()
-                .any(|t| t.references(&effort.id, keywords, min_overlap))
-        };
-
-        // Summaries in working memory (expanded ones included: they are concluded too).
-        let in_memory: Vec<usize> = self.in_memory.iter().map(|&(_, i)| i).collect();
-        for index in in_memory {
-            if touched.contains(&index) || referenced(&self.efforts[index]) {
-                self.effort_mut(index).last_referenced_turn = turn;
+        // A reference keeps a summary in working memory; some bring back one that had left it
+        // (see `references_of_turn`).
+        for &index in &references.all {
+            let effort = &self.efforts[index];
+            if effort.status != EffortStatus::Concluded {
+                continue;
             }
+            if effort.evicted {
+                if !references.reviving.contains(&index) {
+                    continue;
+                }
+                self.restore_to_memory(index);
+            }
+            self.effort_mut(index).last_referenced_turn = turn;
         }
         for expansion in &mut self.expanded {
             let effort = &self.efforts[expansion.effort];
@@ -1088,31 +1147,84 @@ impl Session {
             }
         }
         self.decay.tokens_saved_by_decay += self.decay.decayed_resident_tokens;
+        self.evict_summaries(turn + 1, events);
+    }
 
-        // Eviction: summaries unreferenced for the threshold leave working memory. Expanded
-        // efforts are referenced often enough to stay, or decay first and evict later.
+    /// Takes out of working memory the summaries that must not be in the context of turn
+    /// `next_turn`: those not referenced within the last `summary_eviction_threshold` turns (a
+    /// summary last referenced in turn T is in the contexts of turns T+1 to T+threshold-1, as
+    /// slice 4 words it), then, while the resident summaries hold more tokens than
+    /// `summary_token_budget`, the least recently referenced. Expanded efforts stay: their
+    /// summary is not in the context, and they decay first.
+    fn evict_summaries(&mut self, next_turn: u64, events: &mut Vec<EffortEvent>) {
         let eviction = u64::from(self.config.summary_eviction_threshold);
-        let expired: Vec<(u64, usize)> = self
-            .in_memory
-            .iter()
-            .copied()
-            .filter(|&(_, i)| {
-                turn - self.efforts[i].last_referenced_turn >= eviction
-                    && !self.expanded.iter().any(|e| e.effort == i)
-            })
-            .collect();
-        for key in expired {
-            self.in_memory.remove(&key);
-            self.effort_mut(key.1).evicted = true;
-            let effort = &self.efforts[key.1];
-            self.evicted_count += 1;
-            self.evicted_tokens += effort.raw_tokens;
-            events.push(EffortEvent::new(
-                EventKind::Evicted,
-                &effort.id,
-                effort.summary.as_ref().map_or(0, |s| u64::from(s.tokens)),
-            ));
+        let expanded: BTreeSet<usize> = self.expanded.iter().map(|e| e.effort).collect();
+        let mut resident: Vec<(u64, u64, usize)> = Vec::with_capacity(self.in_memory.len());
+        let mut expired: Vec<usize> = Vec::new();
+        for &(seq, index) in &self.in_memory {
+            if expanded.contains(&index) {
+                continue;
+            }
+            let last = self.efforts[index].last_referenced_turn;
+            if next_turn.saturating_sub(last) >= eviction {
+                expired.push(index);
+            } else {
+                resident.push((last, seq, index));
+            }
         }
+        for index in expired {
+            self.evict(index, false, events);
+        }
+        let summary_tokens = |efforts: &[Effort], index: usize| {
+            efforts[index]
+                .summary
+                .as_ref()
+                .map_or(0, |s| u64::from(s.tokens))
+        };
+        let mut total: u64 = resident
+            .iter()
+            .map(|&(_, _, i)| summary_tokens(&self.efforts, i))
+            .sum();
+        let budget = u64::from(self.config.summary_token_budget);
+        if total <= budget {
+            return;
+        }
+        // Least recently referenced first; of those, the earliest concluded.
+        resident.sort_unstable();
+        for (_, _, index) in resident {
+            if total <= budget {
+                break;
+            }
+            total -= summary_tokens(&self.efforts, index);
+            self.evict(index, true, events);
+        }
+    }
+
+    /// Moves a concluded effort's summary out of working memory (it stays stored and
+    /// searchable) and records the event.
+    fn evict(&mut self, index: usize, over_budget: bool, events: &mut Vec<EffortEvent>) {
+        let key = (self.efforts[index].concluded_seq.unwrap_or_default(), index);
+        self.in_memory.remove(&key);
+        let effort = self.effort_mut(index);
+        effort.evicted = true;
+        effort.evicted_over_budget = over_budget;
+        let raw_tokens = effort.raw_tokens;
+        self.evicted_count += 1;
+        self.evicted_tokens += raw_tokens;
+        if over_budget {
+            self.budget_evicted_count += 1;
+            self.budget_evicted_tokens += raw_tokens;
+        }
+        let effort = &self.efforts[index];
+        events.push(EffortEvent::new(
+            if over_budget {
+                EventKind::EvictedOverBudget
+            } else {
+                EventKind::Evicted
+            },
+            &effort.id,
+            effort.summary.as_ref().map_or(0, |s| u64::from(s.tokens)),
+        ));
     }
 
     /// Leases, ephemeral pins, promotion and activation, after the turn's exchange is stored.
@@ -1128,29 +1240,17 @@ impl Session {
     fn update_pins_and_activation(
         &mut self,
         request_plan: &crate::plan::ContextPlan,
-        user_text: &str,
-        assistant_text: &str,
+        references: &BTreeSet<usize>,
     ) {
         use crate::pins::{LeaseScope, Pin, PinKind, PinOrigin};
         use crate::plan::InclusionReason;
-        let min_overlap = self.config.min_keyword_overlap as usize;
-        let texts = [
-            PreparedText::new(user_text),
-            PreparedText::new(assistant_text),
-        ];
+        // Whether a pin or plan target (`summary:<id>`, `effort:<id>`) names an effort the
+        // turn referred to.
         let referenced = |session: &Session, target: &str| -> bool {
-            let Some((_, rest)) = target.split_once(':') else {
-                return false;
-            };
-            match session.effort(rest) {
-                Some(effort) => {
-                    let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
-                    texts
-                        .iter()
-                        .any(|t| t.references(&effort.id, keywords, min_overlap))
-                }
-                None => false,
-            }
+            target
+                .split_once(':')
+                .and_then(|(_, rest)| session.index.get(rest))
+                .is_some_and(|index| references.contains(index))
         };
         let included: BTreeSet<&str> = request_plan
             .included
@@ -1211,7 +1311,19 @@ impl Session {
                 item.reason,
                 InclusionReason::AutoRetrieved { .. } | InclusionReason::AutoExpanded { .. }
             );
-            if automatic && self.pin_for(&item.id).is_none() && referenced(self, &item.id) {
+            // A retrieved summary that was referenced is back in working memory (salience
+            // brought it back), where the summary budget governs it; a pin would keep it past
+            // that budget.
+            let resident = item
+                .id
+                .strip_prefix("summary:")
+                .and_then(|id| self.effort(id))
+                .is_some_and(|e| e.status == EffortStatus::Concluded && !e.evicted);
+            if automatic
+                && !resident
+                && self.pin_for(&item.id).is_none()
+                && referenced(self, &item.id)
+            {
                 let pin = Pin {
                     id: self.next_pin_id,
                     target: item.id.clone(),
@@ -1238,12 +1350,12 @@ impl Session {
         let mentioned: Vec<String> = self
             .in_memory
             .iter()
-            .map(|&(_, i)| &self.efforts[i])
-            .chain(self.open.iter().map(|&i| &self.efforts[i]))
-            .filter(|e| {
-                e.last_referenced_turn == self.turn || referenced(self, &format!("effort:{}", e.id))
+            .map(|&(_, i)| i)
+            .chain(self.open.iter().copied())
+            .filter(|i| {
+                self.efforts[*i].last_referenced_turn == self.turn || references.contains(i)
             })
-            .map(|e| e.id.clone())
+            .map(|i| self.efforts[i].id.clone())
             .collect();
         for id in mentioned {
             for prefix in ["summary", "effort"] {
@@ -1267,10 +1379,43 @@ impl Session {
             .sum()
     }
 
-    /// The ambient messages in working memory: the last `ambient_window` exchanges.
+    /// The ambient messages in working memory: the last `ambient_window` exchanges, as many of
+    /// them as fit `ambient_token_budget` (the newest exchange is always kept, whole).
     pub fn ambient_window(&self) -> &[Message] {
-        let keep = (self.config.ambient_window as usize).saturating_mul(2);
-        &self.ambient[self.ambient.len().saturating_sub(keep)..]
+        &self.ambient[self.ambient_window_bounds().1..]
+    }
+
+    /// Where the ambient window starts in the loaded ambient log: `(by count, by count and
+    /// tokens)`. Messages between the two are among the last `ambient_window` exchanges but left
+    /// out for the token budget. An exchange is the messages of one turn; the walk reads at most
+    /// `ambient_window` exchanges from the end, so it costs the window, not the log.
+    pub(crate) fn ambient_window_bounds(&self) -> (usize, usize) {
+        let budget = u64::from(self.config.ambient_token_budget);
+        let mut exchanges = 0;
+        let mut tokens = 0u64;
+        let mut by_count = self.ambient.len();
+        let mut by_budget = self.ambient.len();
+        let mut end = self.ambient.len();
+        while end > 0 && exchanges < self.config.ambient_window {
+            let turn = self.ambient[end - 1].turn;
+            let mut start = end - 1;
+            while start > 0 && self.ambient[start - 1].turn == turn {
+                start -= 1;
+            }
+            let exchange: u64 = self.ambient[start..end]
+                .iter()
+                .map(|m| u64::from(m.tokens))
+                .sum();
+            exchanges += 1;
+            tokens += exchange;
+            by_count = start;
+            // The newest exchange always stays; older ones stay while they fit, contiguously.
+            if by_budget == end && (exchanges == 1 || tokens <= budget) {
+                by_budget = start;
+            }
+            end = start;
+        }
+        (by_count, by_budget)
     }
 
     fn metrics_point(&self, context_tokens: u64, events: Vec<EffortEvent>) -> TurnMetrics {
@@ -1319,15 +1464,11 @@ impl Session {
     }
 
     /// The effort the turn in progress will be stored in, as `end_turn` will route it: the
-    /// effort active when the turn began, else one opened during the turn; `None` for the
-    /// ambient log (or outside a turn).
+    /// first effort opened during the turn, else the effort active when the turn began; `None`
+    /// for the ambient log (or outside a turn).
     pub fn routing_target(&self) -> Option<&str> {
         let state = self.turn_state.as_ref()?;
-        let index = state.active_before.or_else(|| {
-            self.active
-                .filter(|a| state.opened.contains(a))
-                .or_else(|| state.opened.first().copied())
-        })?;
+        let index = route(state.opened.first().copied(), state.active_before)?;
         Some(self.efforts[index].id.as_str())
     }
 
@@ -1436,6 +1577,7 @@ impl Session {
             raw_tokens: u64::from(header_tokens),
             last_referenced_turn: self.turn,
             evicted: false,
+            evicted_over_budget: false,
             log: LogState::Loaded,
         });
         self.effort_raw_total += u64::from(header_tokens);
@@ -1523,8 +1665,12 @@ impl Session {
         };
         let rendered = prompt::summary_line(&effort.id, &text);
         let tokens = self.counter.count(&rendered);
+        let terms = self
+            .search
+            .distinctive_log_terms(effort.messages.iter().map(|m| m.content.as_str()));
         let summary = Summary {
             keywords: text::extract_keywords(&text),
+            terms,
             text,
             source,
             rendered,
@@ -1549,11 +1695,18 @@ impl Session {
             summary_source: source,
             raw_tokens: effort.raw_tokens,
             summary_tokens: tokens,
+            now_active: None,
         };
         self.open.retain(|&i| i != index);
         if self.active == Some(index) {
-            self.active = None;
+            // While efforts are open, one of them receives the messages (the specification's
+            // routing table): the first one still open, as in the original implementation.
+            self.active = self.open.first().copied();
         }
+        let report = Concluded {
+            now_active: self.active_id().map(str::to_string),
+            ..report
+        };
         self.in_memory.insert((concluded_seq, index));
         self.search.insert(index, &self.efforts[index]);
         self.touch(index);
@@ -1572,6 +1725,28 @@ impl Session {
             EffortEvent::new(EventKind::Concluded, &report.id, report.raw_tokens),
         );
         Ok(report)
+    }
+
+    /// Chooses a concluded effort's search terms again, now that its log has grown: the
+    /// exchange of the turn that concludes an effort is stored after the conclusion, and what
+    /// was said in it must be findable too. The summary itself stays as it was shown.
+    fn refresh_log_terms(&mut self, index: usize) {
+        if self.efforts[index].log != LogState::Loaded {
+            return;
+        }
+        // The effort is taken out of the index first, so its terms are weighed against the
+        // other efforts only, as they were at its conclusion.
+        self.search.remove(index, &self.efforts[index]);
+        let terms = self.search.distinctive_log_terms(
+            self.efforts[index]
+                .messages
+                .iter()
+                .map(|m| m.content.as_str()),
+        );
+        if let Some(summary) = &mut self.effort_mut(index).summary {
+            summary.terms = terms;
+        }
+        self.search.insert(index, &self.efforts[index]);
     }
 
     /// The deterministic extractive summary of an effort's raw log (what `close_effort` uses
@@ -1608,10 +1783,8 @@ impl Session {
             });
         }
         let key = (effort.concluded_seq.unwrap_or_default(), index);
-        let evicted = effort.evicted;
-        if evicted {
-            self.evicted_count -= 1;
-            self.evicted_tokens -= effort.raw_tokens;
+        if effort.evicted {
+            self.forget_eviction(index);
         }
         self.in_memory.remove(&key);
         self.expanded.retain(|e| e.effort != index);
@@ -1619,7 +1792,6 @@ impl Session {
         self.search.remove(index, &self.efforts[index]);
         let effort = self.effort_mut(index);
         effort.status = EffortStatus::Open;
-        effort.evicted = false;
         let report = Reopened {
             id: effort.id.clone(),
             raw_tokens: effort.raw_tokens,
@@ -1702,12 +1874,25 @@ impl Session {
     /// Brings an evicted effort's summary back into working memory.
     fn restore_to_memory(&mut self, index: usize) {
         if self.efforts[index].evicted {
-            self.effort_mut(index).evicted = false;
+            self.forget_eviction(index);
             let effort = &self.efforts[index];
-            self.evicted_count -= 1;
-            self.evicted_tokens -= effort.raw_tokens;
             self.in_memory
                 .insert((effort.concluded_seq.unwrap_or_default(), index));
+        }
+    }
+
+    /// Clears an effort's eviction mark and takes it out of the evicted totals.
+    fn forget_eviction(&mut self, index: usize) {
+        let effort = self.effort_mut(index);
+        let over_budget = effort.evicted_over_budget;
+        effort.evicted = false;
+        effort.evicted_over_budget = false;
+        let tokens = effort.raw_tokens;
+        self.evicted_count -= 1;
+        self.evicted_tokens -= tokens;
+        if over_budget {
+            self.budget_evicted_count -= 1;
+            self.budget_evicted_tokens -= tokens;
         }
     }
 
@@ -1820,38 +2005,64 @@ impl Session {
     /// # Errors
     /// [`EffortError::EmptyQuery`] when the query has no searchable word.
     pub fn search_efforts(&mut self, query: &str) -> Result<SearchResults, EffortError> {
+        let found = self.find_efforts(query)?;
+        for hit in &found.results {
+            // A hit on what the effort is about is a reference to it; a hit only on words said
+            // in its log is shown, but does not bring it back into working memory.
+            if hit.about {
+                let index = self.index[&hit.id];
+                self.restore_to_memory(index);
+                self.touch(index);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The ranking of [`Session::search_efforts`] without its effects: nothing counts as
+    /// referenced and nothing returns to working memory. For views that let a person look
+    /// through past efforts, and for measuring recall.
+    ///
+    /// # Errors
+    /// [`EffortError::EmptyQuery`] when the query has no searchable word.
+    pub fn find_efforts(&self, query: &str) -> Result<SearchResults, EffortError> {
         let ranked = self
             .search
             .search(query, &self.index, Session::SEARCH_LIMIT)
             .ok_or_else(|| EffortError::EmptyQuery {
                 query: query.to_string(),
             })?;
-        let mut results = Vec::with_capacity(ranked.len());
-        for hit in ranked {
-            let index = hit.effort;
-            let state = self.state_of(index);
-            self.restore_to_memory(index);
-            self.touch(index);
-            let effort = &self.efforts[index];
-            results.push(SearchHit {
-                id: effort.id.clone(),
-                name: effort.name.clone(),
-                state,
-                summary: effort
-                    .summary
-                    .as_ref()
-                    .map(|s| s.text.clone())
-                    .unwrap_or_default(),
-                score: hit.score,
-                matched: hit.matched,
-                raw_tokens: effort.raw_tokens,
-            });
-        }
+        let results = ranked
+            .into_iter()
+            .map(|hit| {
+                let effort = &self.efforts[hit.effort];
+                SearchHit {
+                    id: effort.id.clone(),
+                    name: effort.name.clone(),
+                    state: self.state_of(hit.effort),
+                    summary: effort
+                        .summary
+                        .as_ref()
+                        .map(|s| s.text.clone())
+                        .unwrap_or_default(),
+                    score: hit.score,
+                    matched: hit.matched,
+                    about: hit.described,
+                    raw_tokens: effort.raw_tokens,
+                }
+            })
+            .collect();
         Ok(SearchResults {
             query: query.to_string(),
             results,
         })
     }
+}
+
+/// Where a turn's exchange is stored: the first effort the turn opened (the exchange that opens
+/// an effort states its problem, so it belongs to it), else the effort that was active when the
+/// turn began, else the ambient log (`None`).
+fn route(first_opened: Option<usize>, active_before: Option<usize>) -> Option<usize> {
+    first_opened.or(active_before)
 }
 
 fn state_word(state: EffortState) -> &'static str {

@@ -325,6 +325,12 @@ impl Session {
                 }
                 (EffortStatus::Open, _, _) => {}
             }
+            if effort.evicted_over_budget && !effort.evicted {
+                return inconsistent(format!(
+                    "effort '{}' is marked evicted over budget but not evicted",
+                    effort.id
+                ));
+            }
         }
         let mut ambient = document.ambient;
         if recount {
@@ -373,6 +379,10 @@ impl Session {
                 if effort.evicted {
                     session.evicted_count += 1;
                     session.evicted_tokens += effort.raw_tokens;
+                    if effort.evicted_over_budget {
+                        session.budget_evicted_count += 1;
+                        session.budget_evicted_tokens += effort.raw_tokens;
+                    }
                 } else {
                     session.in_memory.insert((seq, index));
                 }

@@ -625,6 +625,10 @@ impl Session {
             if effort.evicted {
                 session.evicted_count += 1;
                 session.evicted_tokens += effort.raw_tokens;
+                if effort.evicted_over_budget {
+                    session.budget_evicted_count += 1;
+                    session.budget_evicted_tokens += effort.raw_tokens;
+                }
             } else {
                 session.in_memory.insert((seq, index));
             }

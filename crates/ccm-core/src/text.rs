@@ -273,6 +273,38 @@ impl PreparedText {
         !id.is_empty() && (self.lower.contains(id) || self.lower.contains(&id.replace('-', " ")))
     }
 
+    /// Whether the text mentions the effort id as whole words: with hyphens or with spaces in
+    /// their place, and neither preceded nor followed by a letter or digit (`auth-bug` is in
+    /// "the auth bug again" but not in "oauth-bugs").
+    pub fn mentions_id_as_words(&self, id: &str) -> bool {
+        if id.is_empty() {
+            return false;
+        }
+        let spaced = id.replace('-', " ");
+        [id, spaced.as_str()].iter().any(|needle| {
+            self.lower.match_indices(needle).any(|(start, _)| {
+                let before = self.lower[..start].chars().next_back();
+                let after = self.lower[start + needle.len()..].chars().next();
+                !before.is_some_and(char::is_alphanumeric)
+                    && !after.is_some_and(char::is_alphanumeric)
+            })
+        })
+    }
+
+    /// The distinct normalised words of the text (edge punctuation stripped, lowercase).
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.words.iter().map(String::as_str)
+    }
+
+    /// The distinct maximal runs of letters and digits of the lowercased text, the pieces an
+    /// id's parts can be.
+    pub fn alphanumeric_tokens(&self) -> BTreeSet<&str> {
+        self.lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|token| !token.is_empty())
+            .collect()
+    }
+
     /// How many of `keywords` (sorted, unique) occur as words of the text.
     pub fn keyword_overlap(&self, keywords: &[String]) -> usize {
         keywords.iter().filter(|k| self.words.contains(*k)).count()
@@ -410,6 +442,18 @@ mod tests {
         assert!(text.mentions_id("auth-bug"));
         assert!(PreparedText::new("see auth-bug").mentions_id("auth-bug"));
         assert!(!PreparedText::new("authorization").mentions_id("auth-bug"));
+    }
+
+    #[test]
+    fn an_id_mentioned_as_words_needs_word_boundaries() {
+        let text = PreparedText::new("Back to the Auth Bug, and auth-bug's test.");
+        assert!(text.mentions_id_as_words("auth-bug"));
+        assert!(!PreparedText::new("oauth-bugs everywhere").mentions_id_as_words("auth-bug"));
+        assert!(PreparedText::new("oauth-bugs everywhere").mentions_id("auth-bug"));
+        assert!(!PreparedText::new("").mentions_id_as_words(""));
+        let text = PreparedText::new("Auth-bug: 401, again 401!");
+        let tokens: Vec<&str> = text.alphanumeric_tokens().into_iter().collect();
+        assert_eq!(tokens, ["401", "again", "auth", "bug"]);
     }
 
     #[test]

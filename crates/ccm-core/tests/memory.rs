@@ -16,27 +16,38 @@ const DEPLOY_SUMMARY: &str =
     "Deploy pipeline: cached cargo builds, parallel integration stages, 25 to 9 minutes.";
 
 portable_tests! {
-    fn summary_is_evicted_after_exactly_the_threshold_and_stays_stored() {
+    // Rule (slice 4): only summaries "referenced within the last SUMMARY_EVICTION_THRESHOLD
+    // turns" are in the context. A summary last referenced in turn T is in the contexts of turns
+    // T+1 to T+19 and not in the context of turn T+20: it leaves at the end of turn T+19.
+    fn rule_a_summary_last_referenced_in_turn_t_is_not_in_the_context_of_turn_t_plus_20() {
         let mut s = session();
         concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
         let concluded_at = s.effort("auth-bug").unwrap().last_referenced_turn;
-        while s.turn() < concluded_at + 19 {
+        while s.turn() < concluded_at + 18 {
             chatter(&mut s);
         }
-        assert_eq!(s.summary_ids_in_memory(), ["auth-bug"], "19 turns is inside the grace period");
-        let report = chatter(&mut s);
-        assert_eq!(report.turn, concluded_at + 20);
+        // The request of turn T+19 still shows it.
+        s.begin_turn("How is the weather today?", 0).unwrap();
+        assert_eq!(s.turn(), concluded_at + 19);
+        assert!(s.build_plan().item("summary:auth-bug").is_some(), "turn T+19 is inside the threshold");
+        let report = s.end_turn("Sunny and mild.", 0).unwrap();
         assert!(s.summary_ids_in_memory().is_empty());
         assert_eq!(s.evicted_ids(), ["auth-bug"]);
         assert_eq!(report.metrics.evicted_efforts, 1);
         assert!(report.metrics.events.iter().any(|e| e.effort == "auth-bug" && e.kind == ccm_core::EventKind::Evicted));
+        // The request of turn T+20 does not.
+        s.begin_turn("How is the weather today?", 0).unwrap();
+        assert_eq!(s.turn(), concluded_at + 20);
+        let plan = s.build_plan();
+        assert!(plan.item("summary:auth-bug").is_none());
+        assert!(!plan.messages.iter().any(|m| m.content.contains("86400")));
+        s.end_turn("Sunny and mild.", 0).unwrap();
         // Still stored, concluded, with its full log and summary.
         let effort = s.effort("auth-bug").unwrap();
         assert_eq!(effort.status, ccm_core::EffortStatus::Concluded);
         assert_eq!(effort.messages.len(), 6);
         assert_eq!(effort.summary.as_ref().unwrap().text, AUTH_SUMMARY);
         let plan = s.build_plan();
-        assert!(!plan.messages.iter().any(|m| m.content.contains("86400")));
         let evicted = plan.excluded.iter().find(|e| e.id == "evicted").unwrap();
         assert_eq!((evicted.count, evicted.reason), (1, ExclusionReason::EvictedUnreferenced));
         assert_eq!(s.effort_status().evicted_count, 1);
@@ -49,7 +60,7 @@ portable_tests! {
             chatter(&mut s);
         }
         let referenced = turn(&mut s, "Similar to the auth-bug pattern, right?", &[], "Yes.").turn;
-        while s.turn() < referenced + 19 {
+        while s.turn() < referenced + 18 {
             chatter(&mut s);
         }
         assert_eq!(s.summary_ids_in_memory(), ["auth-bug"]);

@@ -60,8 +60,8 @@ portable_tests! {
         let guild_before = s.effort("guild-feature").unwrap().messages.len();
         turn(&mut s, "Endpoints first.", &[], "Sure.");
         assert_eq!(s.effort("guild-feature").unwrap().messages.len(), guild_before);
-        // The exchange that opened api-refactor began while guild-feature was active.
-        assert_eq!(s.effort("api-refactor").unwrap().messages.len(), 2);
+        // Its opening exchange and the one after.
+        assert_eq!(s.effort("api-refactor").unwrap().messages.len(), 4);
 
         let report = turn(&mut s, "Back to guilds.", &[("switch_effort", r#"{"id": "guild-feature"}"#)], "Switched.");
         // The exchange that asked for the switch belongs to the effort active when it began.
@@ -69,6 +69,72 @@ portable_tests! {
         assert_eq!(report.banners, ["--- Switched to effort: guild-feature ---"]);
         let report = turn(&mut s, "Guilds have fifty members.", &[], "Noted.");
         assert_eq!(report.routed_to.as_deref(), Some("guild-feature"));
+    }
+
+    // Rule: the exchange whose turn opens an effort states that effort's problem, so it belongs
+    // to the effort it opened (the first, if the turn opens several), even while another effort
+    // was active when the turn began.
+    fn rule_the_exchange_that_opens_an_effort_is_stored_in_that_effort() {
+        let mut s = session();
+        turn(&mut s, "Start guild feature.", &[("open_effort", r#"{"name": "guild feature"}"#)], "ok");
+        let report = turn(
+            &mut s,
+            "Let's work on the billing export: the CSV misses the VAT column.",
+            &[("open_effort", r#"{"name": "billing export"}"#)],
+            "Started; which CSV writer do you use?",
+        );
+        assert_eq!(report.routed_to.as_deref(), Some("billing-export"));
+        let log: Vec<&str> = s.effort("billing-export").unwrap().messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(log, ["Let's work on the billing export: the CSV misses the VAT column.", "Started; which CSV writer do you use?"]);
+        assert_eq!(s.effort("guild-feature").unwrap().messages.len(), 2, "guild-feature keeps only its own opening");
+        assert_eq!(s.routing_target(), None, "outside a turn nothing is routed");
+
+        // A turn that opens two efforts gives its exchange to the first.
+        let report = turn(
+            &mut s,
+            "Two more: the invoice layout and the tax rates.",
+            &[("open_effort", r#"{"name": "invoice layout"}"#), ("open_effort", r#"{"name": "tax rates"}"#)],
+            "Both started.",
+        );
+        assert_eq!(report.routed_to.as_deref(), Some("invoice-layout"));
+        assert_eq!(s.active_id(), Some("tax-rates"));
+        assert!(s.effort("tax-rates").unwrap().messages.is_empty());
+
+        // While the turn runs, routing_target already says where the exchange will go.
+        s.begin_turn("And the exports folder.", 0).unwrap();
+        s.execute_tool("open_effort", r#"{"name": "exports folder"}"#);
+        assert_eq!(s.routing_target(), Some("exports-folder"));
+        s.end_turn("Started.", 0).unwrap();
+    }
+
+    // Rule (slice 2 routing table): while efforts are open, messages go to the active effort's
+    // log. Concluding the active effort while others stay open makes the first of them (in
+    // opening order) active, as the original implementation does.
+    fn rule_concluding_the_active_effort_activates_the_first_open_one() {
+        let mut s = session();
+        turn(&mut s, "Start guild feature.", &[("open_effort", r#"{"name": "guild feature"}"#)], "ok");
+        turn(&mut s, "And an api refactor.", &[("open_effort", r#"{"name": "api refactor"}"#)], "ok");
+        turn(&mut s, "And the docs.", &[("open_effort", r#"{"name": "docs"}"#)], "ok");
+        let closing = s.execute_tool("close_effort", r#"{"summary": "Docs written."}"#);
+        assert!(closing.ok, "{}", closing.result);
+        assert_eq!(closing.result["now_active"], "guild-feature");
+        assert_eq!(s.active_id(), Some("guild-feature"));
+        let report = turn(&mut s, "Guild members need roles.", &[], "Noted.");
+        assert_eq!(report.routed_to.as_deref(), Some("guild-feature"));
+        assert!(s.ambient().is_empty(), "nothing went to the ambient log while efforts were open");
+
+        // Concluding an effort that is not active leaves the active one as it is.
+        let closing = s.execute_tool("close_effort", r#"{"id": "api-refactor", "summary": "Refactored."}"#);
+        assert!(closing.ok, "{}", closing.result);
+        assert_eq!(closing.result["now_active"], "guild-feature");
+        assert_eq!(s.active_id(), Some("guild-feature"));
+
+        // The last open effort concluded: no effort is active, and chat goes to ambient.
+        let closing = s.execute_tool("close_effort", r#"{"summary": "Guilds done."}"#);
+        assert!(closing.ok, "{}", closing.result);
+        assert!(closing.result.get("now_active").is_none());
+        assert_eq!(s.active_id(), None);
+        assert_eq!(chatter(&mut s).routed_to, None);
     }
 
     fn messages_go_to_ambient_without_an_active_effort() {

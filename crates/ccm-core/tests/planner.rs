@@ -134,7 +134,9 @@ portable_tests! {
 
     fn a_lease_counts_down_only_on_included_turns_and_reports_its_expiry() {
         let mut s = evicted_auth(Config::default());
-        s.begin_turn("Keep the auth bug around for two turns.", 0).unwrap();
+        // The message does not name the effort: a reference would bring the summary back into
+        // working memory by itself, and this test watches the lease alone.
+        s.begin_turn("Keep that one around for two turns.", 0).unwrap();
         let outcome = s.execute_tool("pin_context", r#"{"target": "summary:auth-bug", "ttl_turns": 2}"#);
         assert!(outcome.ok, "{}", outcome.result);
         assert_eq!(outcome.banner.as_deref(), Some("--- Pinned: summary:auth-bug (lease) ---"));
@@ -231,19 +233,33 @@ portable_tests! {
         assert_ne!(plan.plan_id, light.build_plan().plan_id);
     }
 
-    fn an_automatic_item_that_keeps_being_referenced_is_promoted_to_a_lease() {
+    fn a_retrieved_summary_the_user_refers_to_returns_to_working_memory() {
         let mut s = evicted_auth(Config::default());
+        s.begin_turn("Did the refresh token TTL fix hold up?", 0).unwrap();
+        let plan = s.build_plan();
+        assert!(matches!(plan.item("summary:auth-bug").unwrap().reason, InclusionReason::AutoRetrieved { .. }));
+        s.end_turn("Yes, the refresh token TTL of 86400 held.", 0).unwrap();
+        assert_eq!(s.summary_ids_in_memory(), ["auth-bug"], "the user's reference brought it back");
+        assert!(s.pin_for("summary:auth-bug").is_none(), "working memory keeps it; no pin is needed");
+        let plan = s.build_plan();
+        assert!(matches!(plan.item("summary:auth-bug").unwrap().reason, InclusionReason::RecentlyReferenced { turns_since_reference: 0, .. }));
+    }
+
+    fn an_automatic_item_that_keeps_being_referenced_is_promoted_to_a_lease() {
+        // Heavy mode loads the best match's raw log for one request; referenced, it stays as an
+        // ephemeral pin, and referenced again it is promoted to a lease.
+        let mut s = evicted_auth(Config { context_mode: ContextMode::Heavy, ..Config::default() });
         turn(&mut s, "Did the refresh token TTL fix hold up?", &[], "Yes, the refresh token TTL of 86400 held.");
-        let pin = s.pin_for("summary:auth-bug").expect("referenced automatic item becomes ephemeral").clone();
+        let pin = s.pin_for("effort:auth-bug").expect("referenced automatic item becomes ephemeral").clone();
         assert_eq!((pin.kind, pin.origin, pin.references), (PinKind::Ephemeral, PinOrigin::Auto, 1));
         turn(&mut s, "And the refresh token retry?", &[], "The retry refreshes the token once.");
-        let pin = s.pin_for("summary:auth-bug").unwrap();
+        let pin = s.pin_for("effort:auth-bug").unwrap();
         assert_eq!(pin.kind, PinKind::Leased, "referenced again: promoted");
         // Nothing but the user makes a pin sticky.
         for _ in 0..3 {
             turn(&mut s, "refresh token again", &[], "refresh token");
         }
-        assert_ne!(s.pin_for("summary:auth-bug").map(|p| p.kind), Some(PinKind::Sticky));
+        assert_ne!(s.pin_for("effort:auth-bug").map(|p| p.kind), Some(PinKind::Sticky));
     }
 
     fn activation_ranks_summaries_when_the_budget_is_short() {

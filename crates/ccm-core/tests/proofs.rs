@@ -4,6 +4,7 @@ mod common;
 
 use ccm_core::proof::{self, ProofRow, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
+use ccm_core::{Config, ReferenceRule};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -19,9 +20,22 @@ fn o200k() -> std::sync::Arc<dyn ccm_core::TokenCounter> {
     default_counter(Encoding::O200kBase)
 }
 
+/// Every proof must show the specification's outcome under both reference rules: the seed's
+/// literal rule and the distinctive rule that is the default.
+fn both_rules() -> [Config; 2] {
+    [
+        Config::default(),
+        Config {
+            reference_rule: ReferenceRule::Seed,
+            ..Config::default()
+        },
+    ]
+}
+
 portable_tests! {
     fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
-        let (run, session) = proof::slice2(o200k());
+        for config in both_rules() {
+        let (run, session) = proof::slice2(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
         let summary = i64::from(session.effort("auth-bug").unwrap().summary.as_ref().unwrap().tokens);
@@ -41,10 +55,12 @@ portable_tests! {
         assert!(guild.messages.iter().any(|m| m.content.contains("fifty members")));
         let api = session.effort("api-refactor").unwrap();
         assert!(!api.messages.iter().any(|m| m.content.contains("fifty members")));
+        }
     }
 
     fn slice3_decay_fires_at_exactly_the_threshold_and_re_expansion_works() {
-        let (run, session) = proof::slice3(o200k());
+        for config in both_rules() {
+        let (run, session) = proof::slice3(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         assert_eq!(row(&run, "Turn 1").decay, ["auth-bug: 0"]);
         assert_eq!(row(&run, "Turn 2").decay, ["auth-bug: 0"], "a reference resets the counter");
@@ -63,10 +79,12 @@ portable_tests! {
         assert_eq!(row(&run, "Turn 7").tool_delta, raw - summary);
         assert_eq!(run.decay.auto_collapses, 1);
         assert!(run.decay.tokens_saved_by_decay >= raw as u64);
+        }
     }
 
     fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
-        let (run, session) = proof::slice4(o200k());
+        for config in both_rules() {
+        let (run, session) = proof::slice4(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         assert_eq!(row(&run, "Setup").summaries_in_memory, 5);
         assert_eq!(row(&run, "Setup").ambient_exchanges_in_memory, 10);
@@ -83,6 +101,7 @@ portable_tests! {
         let setup = row(&run, "Setup").context_tokens;
         assert!(run.max_context_tokens <= setup + setup / 5, "max {} vs setup {setup}", run.max_context_tokens);
         assert!(run.final_naive_tokens > 2 * run.max_context_tokens);
+        }
     }
 }
 
@@ -92,60 +111,62 @@ portable_tests! {
 #[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
-    let (run, session) = proof::slice4_long(o200k(), 1000, 200);
-    assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
-    assert_eq!(session.efforts().len(), 200);
-    assert_eq!(session.turn(), 1000);
-    assert_eq!(session.stored_message_count(), 2000);
-    let early = run
-        .rows
-        .iter()
-        .filter(|r| r.turn <= 300)
-        .map(|r| r.context_tokens)
-        .max()
-        .unwrap();
-    let late = run
-        .rows
-        .iter()
-        .filter(|r| r.turn > 500)
-        .map(|r| r.context_tokens)
-        .max()
-        .unwrap();
-    assert!(
-        late <= early + early / 10,
-        "ceiling grew: early max {early}, late max {late}"
-    );
-    let first = &run.rows[0];
-    let last = run.rows.last().unwrap();
-    assert!(
-        last.naive_tokens > 5 * first.naive_tokens,
-        "history must grow: {} -> {}",
-        first.naive_tokens,
-        last.naive_tokens
-    );
-    assert!(
-        run.decay.auto_collapses > 20,
-        "recalls expand and decay: {:?}",
-        run.decay
-    );
-    assert!(
-        session.evicted_ids().len() > 180,
-        "old summaries leave working memory"
-    );
-    // Every stored message is still there, exactly once.
-    let mut seqs: Vec<u64> = session
-        .ambient()
-        .iter()
-        .map(|m| m.seq)
-        .chain(
-            session
-                .efforts()
-                .iter()
-                .flat_map(|e| e.messages.iter().map(|m| m.seq)),
-        )
-        .collect();
-    seqs.sort_unstable();
-    assert!(seqs.iter().copied().eq(0..2000));
+    for config in both_rules() {
+        let (run, session) = proof::slice4_long(config, o200k(), 1000, 200);
+        assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
+        assert_eq!(session.efforts().len(), 200);
+        assert_eq!(session.turn(), 1000);
+        assert_eq!(session.stored_message_count(), 2000);
+        let early = run
+            .rows
+            .iter()
+            .filter(|r| r.turn <= 300)
+            .map(|r| r.context_tokens)
+            .max()
+            .unwrap();
+        let late = run
+            .rows
+            .iter()
+            .filter(|r| r.turn > 500)
+            .map(|r| r.context_tokens)
+            .max()
+            .unwrap();
+        assert!(
+            late <= early + early / 10,
+            "ceiling grew: early max {early}, late max {late}"
+        );
+        let first = &run.rows[0];
+        let last = run.rows.last().unwrap();
+        assert!(
+            last.naive_tokens > 5 * first.naive_tokens,
+            "history must grow: {} -> {}",
+            first.naive_tokens,
+            last.naive_tokens
+        );
+        assert!(
+            run.decay.auto_collapses > 20,
+            "recalls expand and decay: {:?}",
+            run.decay
+        );
+        assert!(
+            session.evicted_ids().len() > 180,
+            "old summaries leave working memory"
+        );
+        // Every stored message is still there, exactly once.
+        let mut seqs: Vec<u64> = session
+            .ambient()
+            .iter()
+            .map(|m| m.seq)
+            .chain(
+                session
+                    .efforts()
+                    .iter()
+                    .flat_map(|e| e.messages.iter().map(|m| m.seq)),
+            )
+            .collect();
+        seqs.sort_unstable();
+        assert!(seqs.iter().copied().eq(0..2000));
+    }
 }
 
 /// The same proof run counted with cl100k_base (the original CCM's encoding) shows the same
@@ -153,8 +174,8 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
 #[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn proofs_run_with_cl100k_too() {
-    let (run, _) = proof::slice3(default_counter(Encoding::Cl100kBase));
-    let (o200k_run, _) = proof::slice3(o200k());
+    let (run, _) = proof::slice3(Config::default(), default_counter(Encoding::Cl100kBase));
+    let (o200k_run, _) = proof::slice3(Config::default(), o200k());
     assert_eq!(run.rows.len(), o200k_run.rows.len());
     assert_eq!(
         run.rows.iter().map(|r| &r.decay).collect::<Vec<_>>(),

@@ -87,11 +87,9 @@ fn script() -> Vec<ScriptTurn> {
             "Users got 401 errors after an hour: the refresh token TTL was 3600 seconds in config/auth.yaml. Raised it to 86400 and added a refresh call at 80 percent of the lifetime.",
             "Concluded.",
         ),
-        act(
-            "Back to the billing export.",
-            vec![("switch_effort", json!({"id": "billing-export"}))],
-            "Switched.",
-        ),
+        // Concluding the active auth bug made billing-export, the effort still open, active:
+        // there is nothing to switch.
+        say("Back to the billing export.", "We are on it."),
         say("We switched to banker's rounding on the invoice total in export.py.", "Noted."),
         ScriptTurn {
             user: "The export is finished. Let's work on the docs site: the sidebar links are broken.",
