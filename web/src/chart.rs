@@ -78,7 +78,7 @@ impl MarkerKind {
             EventKind::Concluded => Some(MarkerKind::Concluded),
             EventKind::Expanded => Some(MarkerKind::Expanded),
             EventKind::AutoCollapsed => Some(MarkerKind::AutoCollapsed),
-            EventKind::Evicted => Some(MarkerKind::Evicted),
+            EventKind::Evicted | EventKind::EvictedOverBudget => Some(MarkerKind::Evicted),
             // Switches, reopenings and manual collapses are visible in the tier view; on the
             // curve they would only add noise without a change the chart explains.
             EventKind::Switched | EventKind::Reopened | EventKind::Collapsed => None,

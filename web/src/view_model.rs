@@ -309,6 +309,9 @@ pub fn event_notice(event: &EffortEvent) -> String {
         }
         EventKind::Switched => format!("Switched to effort: {id}"),
         EventKind::Evicted => format!("Summary left working memory: {id}"),
+        EventKind::EvictedOverBudget => {
+            format!("Summary left working memory (summary budget full): {id}")
+        }
     }
 }
 

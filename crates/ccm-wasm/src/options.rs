@@ -27,6 +27,20 @@ pub struct SessionOptions {
     /// Recent ambient exchanges (user + assistant pairs) kept in working memory. Default 10.
     #[tsify(optional)]
     pub ambient_window: Option<f64>,
+    /// Most tokens the ambient window keeps; the newest exchange is always kept whole, older
+    /// ones leave whole (reason `over_ambient_budget`). Default 3000.
+    #[tsify(optional)]
+    pub ambient_token_budget: Option<f64>,
+    /// Most tokens the summaries in working memory keep; beyond it the least recently
+    /// referenced leave working memory (reason `evicted_over_budget`), still searchable.
+    /// Default 800.
+    #[tsify(optional)]
+    pub summary_token_budget: Option<f64>,
+    /// How references to summaries are detected: `"distinctive"` (keywords weighted by how few
+    /// summaries share them; the default) or `"seed"` (the specification's literal rule: the
+    /// id, or any two summary keywords).
+    #[tsify(optional, type = "\"distinctive\" | \"seed\"")]
+    pub reference_rule: Option<String>,
     /// Summary keywords one message must mention to count as a reference. Default 2.
     #[tsify(optional)]
     pub min_keyword_overlap: Option<f64>,
@@ -80,6 +94,9 @@ impl SessionOptions {
                 self.summary_eviction_threshold,
             )?,
             ambient_window: whole("ambientWindow", self.ambient_window)?,
+            ambient_token_budget: whole("ambientTokenBudget", self.ambient_token_budget)?,
+            summary_token_budget: whole("summaryTokenBudget", self.summary_token_budget)?,
+            reference_rule: self.reference_rule,
             encoding: self.encoding,
             system_prompt: self.system_prompt,
             context_window: whole("contextWindow", self.context_window)?,
@@ -106,10 +123,13 @@ impl SessionOptions {
 }
 
 /// The option names, as JavaScript spells them.
-const KNOWN_OPTIONS: [&str; 11] = [
+const KNOWN_OPTIONS: [&str; 14] = [
     "decayThreshold",
     "summaryEvictionThreshold",
     "ambientWindow",
+    "ambientTokenBudget",
+    "summaryTokenBudget",
+    "referenceRule",
     "minKeywordOverlap",
     "encoding",
     "systemPrompt",

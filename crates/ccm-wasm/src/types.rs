@@ -29,6 +29,9 @@ export interface Concluded {
     raw_tokens: number;
     /** Tokens of the summary line that entered it. */
     summary_tokens: number;
+    /** The effort active afterwards: concluding the active effort while others stay open makes
+     * the first of them active. Absent when no effort is active. */
+    now_active?: string;
 }
 /** Result of `reopenEffort`. */
 export interface Reopened { id: string; raw_tokens: number; }
@@ -66,6 +69,9 @@ export interface SearchHit {
     summary: string;
     score: number;
     matched: string[];
+    /** Whether the query matched what the effort is about (id, name, summary) rather than only
+     * words said in its log; only such hits count as references and return to working memory. */
+    about: boolean;
     raw_tokens: number;
 }
 /** Result of `searchEfforts`. */
@@ -105,7 +111,7 @@ export type ToolOutcome =
 /** A tool definition in OpenAI-style function form. */
 export interface ToolDefinition { name: ToolName; description: string; parameters: Record<string, unknown>; }
 
-export type EventKind = "opened" | "concluded" | "reopened" | "expanded" | "collapsed" | "auto_collapsed" | "switched" | "evicted";
+export type EventKind = "opened" | "concluded" | "reopened" | "expanded" | "collapsed" | "auto_collapsed" | "switched" | "evicted" | "evicted_over_budget";
 export interface EffortEvent { kind: EventKind; effort: string; tokens: number; }
 /** One point of the token curve, recorded at the end of every turn. */
 export interface TurnMetrics {
@@ -148,7 +154,8 @@ export type InclusionReason =
     | { code: "attachment"; mode: "full" | "compressed" }
     | { code: "rolling_summary"; covers: string };
 export type ExclusionReason =
-    | "expanded" | "summarized" | "decayed" | "evicted_unreferenced" | "outside_ambient_window"
+    | "expanded" | "summarized" | "decayed" | "evicted_unreferenced" | "evicted_over_budget"
+    | "outside_ambient_window" | "over_ambient_budget"
     | "over_budget" | "ttl_expired" | "mode_off" | "superseded" | "not_loaded"
     | "compacted_level_2" | "compacted_level_3" | "dependency_excluded";
 /** How long an included item stays without a new reference. */
