@@ -2,6 +2,7 @@
 
 mod chat;
 mod provider_args;
+mod replay;
 mod script;
 
 use ccm_core::proof::{self, ProofRun};
@@ -10,13 +11,16 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   ccm proof <slice2|slice3|slice4|slice4-long|compaction|all> [--json] [--encoding o200k_base|cl100k_base]
+            [--config JSON]                 (e.g. '{\"reference_rule\": \"seed\"}')
             [--turns N] [--efforts N]      (slice4-long only; defaults 1000 turns, 200 efforts)
   ccm chat [--provider P] [--base-url URL] [--model NAME] [--stream]
   ccm script <conversation-file> [--out metrics.json|metrics.csv] [--provider P] [...]
-  ccm help [chat|script]";
+  ccm replay <sharegpt-file> [--longest N | --ids A,B] [--svg PATH] [...]
+  ccm help [chat|script|replay]";
 
 struct ProofArgs {
     which: String,
+    config: ccm_core::Config,
     json: bool,
     encoding: Encoding,
     turns: u64,
@@ -26,6 +30,7 @@ struct ProofArgs {
 fn parse_proof_args(args: &[String]) -> Result<ProofArgs, String> {
     let mut parsed = ProofArgs {
         which: String::new(),
+        config: ccm_core::Config::default(),
         json: false,
         encoding: Encoding::O200kBase,
         turns: 1000,
@@ -40,6 +45,10 @@ fn parse_proof_args(args: &[String]) -> Result<ProofArgs, String> {
         };
         match arg.as_str() {
             "--json" => parsed.json = true,
+            "--config" => {
+                parsed.config = ccm_core::Config::from_json(&value("--config")?)
+                    .map_err(|e| format!("--config: {e}"))?
+            }
             "--encoding" => {
                 parsed.encoding =
                     Encoding::from_name(&value("--encoding")?).map_err(|e| e.to_string())?
@@ -78,10 +87,16 @@ fn run_proofs(args: &ProofArgs) -> Result<Vec<ProofRun>, String> {
     names
         .into_iter()
         .map(|name| match name {
-            "slice2" => Ok(proof::slice2(counter()).0),
-            "slice3" => Ok(proof::slice3(counter()).0),
-            "slice4" => Ok(proof::slice4(counter()).0),
-            "slice4-long" => Ok(proof::slice4_long(counter(), args.turns, args.efforts).0),
+            "slice2" => Ok(proof::slice2(args.config.clone(), counter()).0),
+            "slice3" => Ok(proof::slice3(args.config.clone(), counter()).0),
+            "slice4" => Ok(proof::slice4(args.config.clone(), counter()).0),
+            "slice4-long" => Ok(proof::slice4_long(
+                args.config.clone(),
+                counter(),
+                args.turns,
+                args.efforts,
+            )
+            .0),
             other => Err(format!(
                 "unknown proof run '{other}'; expected slice2, slice3, slice4, slice4-long, compaction or all"
             )),
@@ -120,12 +135,17 @@ fn main() -> ExitCode {
         }),
         Some("chat") => chat::run(&args[1..]),
         Some("script") => script::run(&args[1..]),
+        Some("replay") => replay::run(&args[1..]),
         Some("help") if args.get(1).is_some_and(|a| a == "chat") => {
             println!("{}", chat::usage());
             Ok(())
         }
         Some("help") if args.get(1).is_some_and(|a| a == "script") => {
             println!("{}", script::usage());
+            Ok(())
+        }
+        Some("help") if args.get(1).is_some_and(|a| a == "replay") => {
+            println!("{}", replay::usage());
             Ok(())
         }
         Some("help") | Some("--help") | Some("-h") => {
