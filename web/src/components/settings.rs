@@ -5,7 +5,7 @@
 use crate::provider::{ProviderChoice, ProviderSettings};
 use crate::state::AppState;
 use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
-use ccm_core::config::ContextMode;
+use ccm_core::config::{ContextMode, ReferenceRule};
 use ccm_core::Config;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -151,6 +151,9 @@ fn SessionForm(
     let eviction = RwSignal::new(config.summary_eviction_threshold.to_string());
     let ambient = RwSignal::new(config.ambient_window.to_string());
     let overlap = RwSignal::new(config.min_keyword_overlap.to_string());
+    let ambient_budget = RwSignal::new(config.ambient_token_budget.to_string());
+    let summary_budget = RwSignal::new(config.summary_token_budget.to_string());
+    let rule = RwSignal::new(config.reference_rule.name().to_string());
     let window = RwSignal::new(config.context_window.to_string());
     let reserved = RwSignal::new(config.reserved_output_tokens.to_string());
     let mode = RwSignal::new(config.context_mode.label().to_lowercase());
@@ -166,6 +169,12 @@ fn SessionForm(
             config.summary_eviction_threshold = parse("Eviction", &eviction.get_untracked())?;
             config.ambient_window = parse("Ambient window", &ambient.get_untracked())?;
             config.min_keyword_overlap = parse("Keyword overlap", &overlap.get_untracked())?;
+            config.ambient_token_budget =
+                parse("Ambient budget", &ambient_budget.get_untracked())?;
+            config.summary_token_budget =
+                parse("Summary budget", &summary_budget.get_untracked())?;
+            config.reference_rule =
+                ReferenceRule::from_name(&rule.get_untracked()).map_err(|e| e.to_string())?;
             config.context_window = parse("Context window", &window.get_untracked())?;
             config.reserved_output_tokens =
                 parse("Reserved answer tokens", &reserved.get_untracked())?;
@@ -198,7 +207,17 @@ fn SessionForm(
             <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
             <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
             <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
-            <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference." />
+            <NumberField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole." />
+            <NumberField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable." />
+            <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
+            <label class="field">
+                <span>"Reference rule"</span>
+                <select data-testid="cfg-reference-rule" on:change=move |ev| rule.set(event_target_value(&ev))>
+                    <option value="distinctive" selected=move || rule.get() == "distinctive">"distinctive (words few summaries share)"</option>
+                    <option value="seed" selected=move || rule.get() == "seed">"seed (the id, or any two summary keywords)"</option>
+                </select>
+                <small class="hint">"How a message is found to mention a summary, which keeps it in memory."</small>
+            </label>
             <NumberField label="Context window (tokens)" test_id="cfg-window" value=window help="The model's window; compaction levels are shares of it." />
             <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=reserved help="The request budget is the window minus this." />
             <label class="field">
