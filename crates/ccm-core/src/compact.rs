@@ -247,10 +247,14 @@ impl Session {
 
     /// Records references to attachments in a message (by name, id or summary keywords).
     pub(crate) fn note_attachment_references(&mut self, text: &str, message: u64) {
+        let ids = self.attachments_in_working_set();
+        if ids.is_empty() {
+            // Most turns have no attachment in sight: no need to prepare the text.
+            return;
+        }
         let prepared = PreparedText::new(text);
         let min = (self.config.min_keyword_overlap as usize).max(3);
-        let ids: Vec<String> = self
-            .attachments_in_working_set()
+        let ids: Vec<String> = ids
             .into_iter()
             .filter(|id| {
                 self.attachments[id]

@@ -459,7 +459,7 @@ pub fn convert(
             opened_turn,
             concluded_turn: summary.as_ref().map(|_| last_turn),
             concluded_seq: conclusion_order.get(&i).copied(),
-            summary,
+            summary: summary.map(std::sync::Arc::new),
             messages,
             header,
             header_tokens,

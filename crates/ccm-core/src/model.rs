@@ -83,8 +83,10 @@ pub struct Effort {
     pub concluded_turn: Option<u64>,
     /// Order of conclusion (session-wide counter), used to order summaries deterministically.
     pub concluded_seq: Option<u64>,
-    /// The summary that stands in for the raw log once concluded.
-    pub summary: Option<Summary>,
+    /// The summary that stands in for the raw log once concluded. Shared, because undo and
+    /// rewind records copy effort records on every turn that references them, and a summary
+    /// with its keywords and search terms is most of a record.
+    pub summary: Option<std::sync::Arc<Summary>>,
     /// The full raw log, in the order the messages were stored. Never truncated. Left out of
     /// the serialised form when empty (effort records of a store never carry it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -619,15 +619,58 @@ fn log_tokens(session: &Session, effort: &Effort) -> u64 {
     u64::from(effort.header_tokens) + turn_atoms(session, effort).iter().map(|a| a.2).sum::<u64>()
 }
 
-/// FNV-1a, 64 bits, as 16 hex digits. Enough to name a plan for replay and comparison (not a
-/// security boundary), and it needs no dependency.
-pub(crate) fn fnv_hex(bytes: &[u8]) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+/// The hash of a request's messages, 16 hex digits: each message's role, its length in bytes
+/// and its content, in order, read eight bytes at a time (little-endian), each word folded in
+/// with a multiply and a shift. The length keeps any content from imitating a message boundary.
+/// Equal messages give equal hashes on every platform. Word by word rather than byte by byte
+/// (as FNV-1a would) because a request is the whole context and this runs for every plan.
+pub fn request_hash(messages: &[ContextMessage]) -> String {
+    let mut hash = FNV_OFFSET;
+    for message in messages {
+        hash = fold_words(hash, message.role.as_str().as_bytes());
+        hash = fold_words(hash, &(message.content.len() as u64).to_le_bytes());
+        hash = fold_words(hash, message.content.as_bytes());
+    }
+    format!("{hash:016x}")
+}
+
+/// Folds `bytes` into `hash` eight at a time; the last, shorter word is padded with zeros
+/// (callers hash a length first wherever a boundary matters).
+fn fold_words(mut hash: u64, bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let fold = |hash: u64, word: u64| {
+        let mixed = (hash ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        mixed ^ (mixed >> 29)
+    };
+    for word in &mut words {
+        hash = fold(
+            hash,
+            u64::from_le_bytes(word.try_into().expect("eight bytes")),
+        );
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        hash = fold(hash, u64::from_le_bytes(last));
+    }
+    hash
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv_feed(mut hash: u64, bytes: &[u8]) -> u64 {
     for byte in bytes {
         hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    format!("{hash:016x}")
+    hash
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits. Enough to name a plan for replay and comparison (not a
+/// security boundary), and it needs no dependency.
+pub(crate) fn fnv_hex(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv_feed(FNV_OFFSET, bytes))
 }
 
 /// An automatic retrieval for the user's message.
@@ -1520,9 +1563,14 @@ impl Session {
         if !render {
             return plan;
         }
-        plan.request_hash =
-            fnv_hex(&serde_json::to_vec(&plan.messages).expect("messages serialise"));
-        plan.plan_id = fnv_hex(&serde_json::to_vec(&plan).expect("plans serialise"));
+        plan.request_hash = request_hash(&plan.messages);
+        // The messages are represented by their hash: serialising and hashing them a second
+        // time would double the cost of a plan, which grows with the context.
+        let messages = std::mem::take(&mut plan.messages);
+        let mut identity = serde_json::to_vec(&plan).expect("plans serialise");
+        identity.extend_from_slice(plan.request_hash.as_bytes());
+        plan.plan_id = format!("{:016x}", fold_words(FNV_OFFSET, &identity));
+        plan.messages = messages;
         plan
     }
 
@@ -1536,7 +1584,7 @@ impl Session {
             Part::System => {
                 messages.push(message(Role::System, &self.system_prompt));
                 recipe.push(RecipePart::System {
-                    hash: fnv_hex(self.system_prompt.as_bytes()),
+                    hash: self.system_hash.clone(),
                 });
             }
             Part::Summary(index) => {
@@ -1621,7 +1669,7 @@ impl Session {
         for part in recipe {
             match part {
                 RecipePart::System { hash } => {
-                    if *hash != fnv_hex(self.system_prompt.as_bytes()) {
+                    if *hash != self.system_hash {
                         return Err(
                             "the system prompt changed since this plan was made".to_string()
                         );
@@ -1735,5 +1783,28 @@ mod tests {
     fn fnv_is_stable() {
         assert_eq!(fnv_hex(b""), "cbf29ce484222325");
         assert_eq!(fnv_hex(b"a"), "af63dc4c8601ec8c");
+    }
+
+    #[test]
+    fn request_hashes_tell_messages_apart_and_are_stable() {
+        let messages = |parts: &[(Role, &str)]| -> Vec<ContextMessage> {
+            parts
+                .iter()
+                .map(|(role, text)| message(*role, text))
+                .collect()
+        };
+        let one = request_hash(&messages(&[(Role::User, "hello world")]));
+        assert_eq!(one, request_hash(&messages(&[(Role::User, "hello world")])));
+        // A fixed value, so a change of the hash is a deliberate one.
+        assert_eq!(one, "fbeeb47c23251842");
+        for other in [
+            messages(&[(Role::Assistant, "hello world")]),
+            messages(&[(Role::User, "hello worle")]),
+            messages(&[(Role::User, "hello"), (Role::User, " world")]),
+            messages(&[(Role::User, "hello world\0")]),
+            messages(&[]),
+        ] {
+            assert_ne!(request_hash(&other), one, "{other:?}");
+        }
     }
 }

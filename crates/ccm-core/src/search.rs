@@ -200,16 +200,33 @@ impl SearchIndex {
         self.rank(query, ids, limit, max_postings, false)
     }
 
-    /// The efforts a term is indexed for: summary words, and with `with_log_terms` the
-    /// distinctive words of raw logs too (an effort that has the term in both counts once).
-    fn term_postings(&self, term: &str, with_log_terms: bool) -> BTreeSet<usize> {
-        let mut efforts = self.postings.get(term).cloned().unwrap_or_default();
-        if with_log_terms {
-            if let Some(more) = self.log_postings.get(term) {
-                efforts.extend(more);
+    /// The efforts a term is indexed for, in index order: summary words, and with
+    /// `with_log_terms` the distinctive words of raw logs too (an effort that has the term in
+    /// both counts once). `max` stops the merge early: a longer list is not used anyway.
+    fn term_postings(&self, term: &str, with_log_terms: bool, max: usize) -> Vec<usize> {
+        let described = self.postings.get(term);
+        let logged = self.log_postings.get(term).filter(|_| with_log_terms);
+        let mut merged = Vec::new();
+        let mut a = described.into_iter().flatten().copied().peekable();
+        let mut b = logged.into_iter().flatten().copied().peekable();
+        while merged.len() <= max {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&x), Some(&y)) if x == y => {
+                    b.next();
+                    a.next()
+                }
+                (Some(&x), Some(&y)) if x < y => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => None,
+            };
+            match next {
+                Some(effort) => merged.push(effort),
+                None => break,
             }
         }
-        efforts
+        merged
     }
 
     /// The words of a concluded effort's raw log worth indexing for search: salient words
@@ -227,7 +244,7 @@ impl SearchIndex {
         let mut scored: Vec<(f64, String)> = frequency
             .into_iter()
             .map(|(word, count)| {
-                let df = self.term_postings(&word, true).len() as f64;
+                let df = self.term_postings(&word, true, usize::MAX).len() as f64;
                 let idf = (1.0 + documents / (df + 1.0)).ln();
                 (f64::from(count).ln_1p() * idf, word)
             })
@@ -255,7 +272,7 @@ impl SearchIndex {
         // Per effort: score, matched words, and whether a word matched its description.
         let mut scores: BTreeMap<usize, (f64, Vec<String>, bool)> = BTreeMap::new();
         for term in &terms {
-            let postings = self.term_postings(term, with_log_terms);
+            let postings = self.term_postings(term, with_log_terms, max_postings);
             if postings.is_empty() || postings.len() > max_postings {
                 continue;
             }

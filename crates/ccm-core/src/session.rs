@@ -195,6 +195,9 @@ pub struct Session {
     pub(crate) config: Config,
     pub(crate) counter: Arc<dyn TokenCounter>,
     pub(crate) system_prompt: String,
+    /// FNV-1a hash of the system prompt, computed when the prompt is set: every plan's recipe
+    /// names the prompt by it.
+    pub(crate) system_hash: String,
     pub(crate) system_tokens: u32,
     pub(crate) turn: u64,
     pub(crate) next_seq: u64,
@@ -462,10 +465,12 @@ impl Session {
         let config_compaction = config.compaction.clone();
         let system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
         let system_tokens = counter.count(&system_prompt);
+        let system_hash = crate::plan::fnv_hex(system_prompt.as_bytes());
         Ok(Session {
             config,
             counter,
             system_prompt,
+            system_hash,
             system_tokens,
             turn: 0,
             next_seq: 0,
@@ -569,6 +574,7 @@ impl Session {
         if config.system_prompt != self.config.system_prompt {
             self.system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
             self.system_tokens = self.counter.count(&self.system_prompt);
+            self.system_hash = crate::plan::fnv_hex(self.system_prompt.as_bytes());
         }
         // The policy keeps its history (cooldown, hysteresis) under the new thresholds.
         self.compaction = crate::compaction::CompactionPolicy::with_state(
@@ -914,8 +920,14 @@ impl Session {
             return Err(TurnError::NotInTurn);
         }
         // The plan of the turn's request decides which leases count down and which automatic
-        // items were shown; it must be taken before the exchange is stored.
-        let request_plan = self.build_plan();
+        // items were shown; it must be taken before the exchange is stored. When the host
+        // recorded the requests it sent (the engine does), their telemetry is already there
+        // and the items alone are needed: the plan is not rendered a second time.
+        let recorded = self
+            .turn_state
+            .as_ref()
+            .is_some_and(|t| !t.requests.is_empty());
+        let request_plan = self.plan(!recorded);
         // The turn state stays in place until the end, so that every change made by routing
         // and salience is recorded in the turn's undo record (which becomes its rewind delta).
         let state = {
@@ -1683,7 +1695,7 @@ impl Session {
         effort.status = EffortStatus::Concluded;
         effort.concluded_turn = Some(turn);
         effort.concluded_seq = Some(concluded_seq);
-        effort.summary = Some(summary);
+        effort.summary = Some(Arc::new(summary));
         effort.evicted = false;
         let report = Concluded {
             id: effort.id.clone(),
@@ -1743,7 +1755,12 @@ impl Session {
                 .iter()
                 .map(|m| m.content.as_str()),
         );
-        if let Some(summary) = &mut self.effort_mut(index).summary {
+        if let Some(summary) = self
+            .effort_mut(index)
+            .summary
+            .as_mut()
+            .map(std::sync::Arc::make_mut)
+        {
             summary.terms = terms;
         }
         self.search.insert(index, &self.efforts[index]);

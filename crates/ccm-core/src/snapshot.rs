@@ -294,7 +294,11 @@ impl Session {
                 ));
             }
             effort.raw_tokens = raw;
-            match (effort.status, &mut effort.summary, effort.concluded_seq) {
+            match (
+                effort.status,
+                effort.summary.as_mut().map(std::sync::Arc::make_mut),
+                effort.concluded_seq,
+            ) {
                 (EffortStatus::Concluded, Some(summary), Some(seq)) => {
                     if summary.text.trim().is_empty() {
                         return inconsistent(format!(

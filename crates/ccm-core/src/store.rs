@@ -539,7 +539,7 @@ impl Session {
             let mut effort = record.effort;
             effort.header =
                 prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
-            if let Some(summary) = &mut effort.summary {
+            if let Some(summary) = effort.summary.as_mut().map(std::sync::Arc::make_mut) {
                 summary.rendered = prompt::summary_line(&effort.id, &summary.text);
                 summary.keywords = text::extract_keywords(&summary.text);
             }

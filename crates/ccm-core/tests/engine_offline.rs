@@ -64,7 +64,7 @@ portable_tests! {
         assert_eq!(calls(&closed), [r#"close_effort({"id":"auth-bug"})"#]);
         assert_eq!(closed.tool_calls[0].handling, ToolHandling::ClosedWithRequestedSummary);
         assert!(closed.requests.iter().any(|r| matches!(r.purpose, RequestPurpose::Summary { .. })));
-        let summary = s.effort("auth-bug").unwrap().summary.clone().unwrap().text;
+        let summary = s.effort("auth-bug").unwrap().summary.clone().unwrap().text.clone();
         assert_eq!(
             summary,
             "auth bug: Let's work on the auth bug: users get 401 after an hour. The refresh token \

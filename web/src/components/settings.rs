@@ -169,10 +169,8 @@ fn SessionForm(
             config.summary_eviction_threshold = parse("Eviction", &eviction.get_untracked())?;
             config.ambient_window = parse("Ambient window", &ambient.get_untracked())?;
             config.min_keyword_overlap = parse("Keyword overlap", &overlap.get_untracked())?;
-            config.ambient_token_budget =
-                parse("Ambient budget", &ambient_budget.get_untracked())?;
-            config.summary_token_budget =
-                parse("Summary budget", &summary_budget.get_untracked())?;
+            config.ambient_token_budget = parse("Ambient budget", &ambient_budget.get_untracked())?;
+            config.summary_token_budget = parse("Summary budget", &summary_budget.get_untracked())?;
             config.reference_rule =
                 ReferenceRule::from_name(&rule.get_untracked()).map_err(|e| e.to_string())?;
             config.context_window = parse("Context window", &window.get_untracked())?;

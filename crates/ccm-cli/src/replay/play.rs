@@ -127,7 +127,10 @@ pub fn play(
                     }
                 }
             }
+            // The request a host would send now, recorded for the turn's telemetry as the
+            // engine records each request it sends.
             let request = session.build_plan();
+            session.record_request(&request, None);
             let report = session
                 .end_turn(&exchange.assistant, clock_ms + 5_000)
                 .map_err(|e| fail(turn, "end_turn", e.to_string()))?;
