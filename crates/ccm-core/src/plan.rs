@@ -445,11 +445,24 @@ pub struct DiffEntry {
     pub why: String,
 }
 
-pub(crate) fn inclusion_code(reason: &InclusionReason) -> String {
-    serde_json::to_value(reason)
-        .ok()
-        .and_then(|v| v.get("code").and_then(|c| c.as_str()).map(str::to_string))
-        .unwrap_or_default()
+impl InclusionReason {
+    /// The reason code as written in plans (the `code` field of its JSON form).
+    pub fn code(&self) -> &'static str {
+        match self {
+            InclusionReason::SystemPrompt => "system_prompt",
+            InclusionReason::RecentlyReferenced { .. } => "recently_referenced",
+            InclusionReason::AmbientWindow => "ambient_window",
+            InclusionReason::Expanded { .. } => "expanded",
+            InclusionReason::OpenEffort => "open_effort",
+            InclusionReason::ActiveEffort => "active_effort",
+            InclusionReason::CurrentUserMessage => "current_user_message",
+            InclusionReason::Pinned { .. } => "pinned",
+            InclusionReason::AutoRetrieved { .. } => "auto_retrieved",
+            InclusionReason::AutoExpanded { .. } => "auto_expanded",
+            InclusionReason::Attachment { .. } => "attachment",
+            InclusionReason::RollingSummary { .. } => "rolling_summary",
+        }
+    }
 }
 
 /// Compares two plans: what entered, what left and why, what changed size.
@@ -1777,6 +1790,44 @@ mod tests {
             "CTX Light · 3 auto items · +1.2k tokens · 61% of budget"
         );
         assert_eq!(compact_tokens(999), "999");
+    }
+
+    #[test]
+    fn inclusion_codes_are_the_json_codes() {
+        let reasons = [
+            InclusionReason::SystemPrompt,
+            InclusionReason::RecentlyReferenced {
+                turns_since_reference: 1,
+                turns_until_eviction: 2,
+            },
+            InclusionReason::AmbientWindow,
+            InclusionReason::Expanded {
+                turns_since_reference: 0,
+                turns_until_auto_collapse: 3,
+            },
+            InclusionReason::OpenEffort,
+            InclusionReason::ActiveEffort,
+            InclusionReason::CurrentUserMessage,
+            InclusionReason::Pinned {
+                kind: PinKind::Sticky,
+                pin: 1,
+            },
+            InclusionReason::AutoRetrieved {
+                score: 1.0,
+                matched: vec![],
+            },
+            InclusionReason::AutoExpanded { score: 1.0 },
+            InclusionReason::Attachment {
+                mode: crate::compaction::AttachmentMode::Full,
+            },
+            InclusionReason::RollingSummary {
+                covers: String::new(),
+            },
+        ];
+        for reason in reasons {
+            let json = serde_json::to_value(&reason).unwrap();
+            assert_eq!(json["code"], reason.code(), "{reason:?}");
+        }
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl RequestRecord {
                 .map(|i| ItemRef {
                     id: i.id.clone(),
                     tokens: i.tokens,
-                    why: crate::plan::inclusion_code(&i.reason),
+                    why: i.reason.code().to_string(),
                 })
                 .collect(),
             excluded: plan.excluded.clone(),
