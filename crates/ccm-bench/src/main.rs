@@ -7,13 +7,19 @@
 //! - the per-turn compaction check (usage from the plan, the policy's decision),
 //! - the peer: a naive builder that walks the whole history, as everything-in-context tools do,
 //! - counting throughput: re-tokenizing the working context (exact counter) versus adding the
-//!   stored counts, which is what CCM does.
+//!   stored counts, which is what CCM does,
+//! - real text: the longest public ShareGPT conversations played turn by turn (as `ccm replay`
+//!   plays them), the median cost of a turn in each tenth of the conversation, under the
+//!   default settings and, as the peer in the same run, under the specification's literal
+//!   reference rule without the working-memory budgets (what CCM did before). Needs the data
+//!   that `scripts/replay-real` fetches; skipped with a note without it.
 //!
 //! Numbers are medians of repeated samples; the machine is shared, so read ratios, not
 //! absolute times.
 
 use ccm_core::tokens::{default_counter, Encoding};
-use ccm_core::{Config, Session};
+use ccm_core::{Config, ReferenceRule, Session};
+use ccm_replay::{dataset, play, report};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -220,4 +226,112 @@ fn main() {
         tokens / stored.as_secs_f64().max(1e-12),
         recount.as_secs_f64() / stored.as_secs_f64().max(1e-12)
     );
+    real_text();
+}
+
+/// Where `scripts/replay-real` keeps the ShareGPT data, unless `CCM_SHAREGPT_FILE` names it.
+fn sharegpt_file() -> std::path::PathBuf {
+    if let Some(file) = std::env::var_os("CCM_SHAREGPT_FILE") {
+        return file.into();
+    }
+    let cache = std::env::var_os("CCM_CACHE_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                .join(".cache/ccm")
+        });
+    cache.join("sharegpt/ShareGPT_V3_unfiltered_cleaned_split.json")
+}
+
+/// Conversations in the real-text cases: the longest ones, where growth would show.
+const REAL_CONVERSATIONS: usize = 8;
+/// Rounds per configuration, alternated so that a busy moment of the machine hits both.
+const REAL_ROUNDS: usize = 3;
+
+fn real_text() {
+    let file = sharegpt_file();
+    let Ok(bytes) = std::fs::read(&file) else {
+        println!(
+            "\nReal text: skipped, {} is not there (scripts/replay-real fetches it).",
+            file.display()
+        );
+        return;
+    };
+    let records = match dataset::read_records(&bytes, dataset::DEFAULT_MAX_MESSAGE_BYTES) {
+        Ok(read) => read.records,
+        Err(error) => {
+            println!("\nReal text: skipped, {}: {error}", file.display());
+            return;
+        }
+    };
+    let grouped = dataset::group(records);
+    let chosen = dataset::longest(&grouped.conversations, REAL_CONVERSATIONS);
+    let exchanges: usize = chosen.iter().map(|c| c.exchange_count()).sum();
+    let configurations = [
+        (
+            "defaults (distinctive references, budgets)",
+            Config::default(),
+        ),
+        (
+            "peer: seed rule, no budgets",
+            Config {
+                reference_rule: ReferenceRule::Seed,
+                ambient_token_budget: u32::MAX,
+                summary_token_budget: u32::MAX,
+                ..Config::default()
+            },
+        ),
+    ];
+    // Per configuration: every turn's nanoseconds, by conversation, over the rounds.
+    let mut timings: Vec<Vec<Vec<Vec<u64>>>> = vec![Vec::new(); configurations.len()];
+    let mut resident: Vec<u64> = vec![0; configurations.len()];
+    for _ in 0..REAL_ROUNDS {
+        for (slot, (_, config)) in configurations.iter().enumerate() {
+            let mut rounds = Vec::new();
+            for conversation in &chosen {
+                match play::play(conversation, config.clone(), None) {
+                    Ok(result) => {
+                        resident[slot] = resident[slot].max(result.end_resident_summaries);
+                        rounds.push(result.points.iter().map(|p| p.nanos).collect());
+                    }
+                    Err(error) => {
+                        println!("\nReal text: {error}");
+                        return;
+                    }
+                }
+            }
+            timings[slot].push(rounds);
+        }
+    }
+    println!(
+        "\nReal text: the {} longest ShareGPT conversations ({exchanges} exchanges), median µs per turn in each tenth of a conversation (median of {REAL_ROUNDS} rounds, pooled over conversations):",
+        chosen.len()
+    );
+    println!("| settings | 1st | 2nd | 3rd | 4th | 5th | 6th | 7th | 8th | 9th | 10th | last / first | resident summaries at the end (most) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (slot, (name, _)) in configurations.iter().enumerate() {
+        // The median over rounds of each turn, then the tenth's median over turns.
+        let mut pooled: Vec<Vec<u64>> = vec![Vec::new(); 10];
+        for conversation in 0..chosen.len() {
+            let turns = timings[slot][0][conversation].len();
+            for turn in 0..turns {
+                let mut samples: Vec<u64> = timings[slot]
+                    .iter()
+                    .map(|r| r[conversation][turn])
+                    .collect();
+                pooled[(turn * 10 / turns.max(1)).min(9)].push(report::median(&mut samples));
+            }
+        }
+        let tenths: Vec<u64> = pooled.iter_mut().map(|t| report::median(t)).collect();
+        let cells: Vec<String> = tenths
+            .iter()
+            .map(|&n| format!("{:.0}", n as f64 / 1000.0))
+            .collect();
+        println!(
+            "| {name} | {} | {:.2} | {} |",
+            cells.join(" | "),
+            tenths[9] as f64 / tenths[0].max(1) as f64,
+            resident[slot]
+        );
+    }
 }

@@ -2,11 +2,8 @@
 //! holds: savings against the naive context, resident summaries, the ambient window, the cost
 //! of a turn as the conversation grows, and whether evicted efforts can be found again.
 
-pub mod dataset;
-pub mod play;
-pub mod report;
-
 use ccm_core::Config;
+use ccm_replay::{dataset, play, report};
 use std::path::PathBuf;
 
 /// The usage of `ccm replay`.
@@ -162,8 +159,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             conversation.id,
             conversation.exchange_count()
         );
-        results.push(play::play(conversation, arguments.config.clone(), &exact)?);
-        let small = play::play(conversation, small_config.clone(), &|_| 0)?;
+        results.push(play::play(
+            conversation,
+            arguments.config.clone(),
+            Some(&exact),
+        )?);
+        let small = play::play(conversation, small_config.clone(), None)?;
         let over: Vec<u64> = small
             .points
             .iter()

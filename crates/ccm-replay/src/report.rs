@@ -1,7 +1,7 @@
 //! The replay's results: the table (per conversation and in total), per-turn cost by tenth of
 //! the conversation, recall, and the growth curve as SVG.
 
-use super::play::ConversationResult;
+use crate::play::{ConversationResult, TurnPoint};
 use std::fmt::Write as _;
 
 /// Median of a list (the upper median for even lengths), 0 for an empty list.
@@ -315,7 +315,7 @@ pub fn svg(results: &[ConversationResult], title: &str) -> String {
             y0 + panel_height / 2.0
         );
         for result in results {
-            let line = |value: &dyn Fn(&super::play::TurnPoint) -> u64| {
+            let line = |value: &dyn Fn(&TurnPoint) -> u64| {
                 result
                     .points
                     .iter()
