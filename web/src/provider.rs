@@ -7,7 +7,7 @@
 
 use ccm_core::engine::EngineSettings;
 use ccm_core::offline::OFFLINE_MODEL_NAME;
-use ccm_core::provider::{normalize_base_url, Preset, ProviderConfig, ProviderKind, RetryPolicy};
+use ccm_provider::{normalize_base_url, Preset, ProviderConfig, ProviderKind, RetryPolicy};
 use serde::{Deserialize, Serialize};
 
 /// Where requests go.

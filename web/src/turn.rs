@@ -16,7 +16,7 @@ use ccm_core::engine::{
     DEFAULT_SUMMARY_MAX_TOKENS,
 };
 use ccm_core::offline::{OfflineModel, SessionFacts};
-use ccm_core::provider::{
+use ccm_provider::{
     ProviderConfig, ProviderError, ProviderResponse, RequestOptions, StreamDelta, ToolChoice,
 };
 use leptos::prelude::*;

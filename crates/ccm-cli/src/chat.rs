@@ -3,9 +3,9 @@
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
 use ccm_core::engine::{RequestPurpose, RunError};
-use ccm_core::provider::StreamDelta;
 use ccm_core::{Config, Session};
 use ccm_native::{run_turn, CancelToken, TurnEvent};
+use ccm_provider::StreamDelta;
 use std::io::{BufRead, Write};
 
 /// The usage of `ccm chat`.

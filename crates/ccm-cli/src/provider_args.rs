@@ -2,8 +2,8 @@
 
 use ccm_core::engine::EngineSettings;
 use ccm_core::offline::OFFLINE_MODEL_NAME;
-use ccm_core::provider::{Preset, ProviderConfig, ProviderKind};
 use ccm_native::{HttpTransport, OfflineResponder, Responder};
+use ccm_provider::{Preset, ProviderConfig, ProviderKind};
 
 /// The environment variable the API key is read from. A key is never taken from the command
 /// line, where it would end up in the shell history and the process list.
@@ -115,7 +115,7 @@ impl ProviderArgs {
             }
             let mut config = ProviderConfig::from_preset(preset, api_key);
             if let Some(base_url) = &self.base_url {
-                config.base_url = ccm_core::provider::normalize_base_url(config.kind, base_url);
+                config.base_url = ccm_provider::normalize_base_url(config.kind, base_url);
             }
             config
         };

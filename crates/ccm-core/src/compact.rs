@@ -538,47 +538,38 @@ impl Session {
         self.query_vector = None;
     }
 
-    /// The embeddings request for `query` and every ambient exchange of the working set not
-    /// cached yet: `None` when embeddings are not enabled. The host sends it and hands the
-    /// body to [`Session::absorb_embeddings`].
-    ///
-    /// # Errors
-    /// The [`crate::compaction::EmbeddingError`] of building the request (another model than
-    /// the cache's, an endpoint that is not OpenAI-compatible).
-    pub fn embedding_batch(
-        &self,
-        query: &str,
-        endpoint: &crate::compaction::EmbeddingsEndpoint,
-    ) -> Result<Option<crate::compaction::EmbeddingBatch>, crate::compaction::EmbeddingError> {
-        let Some(cache) = &self.embeddings else {
-            return Ok(None);
-        };
+    /// The texts to embed for `query`: the query and every ambient exchange of the working set
+    /// not cached yet; `None` when embeddings are not enabled. The host embeds them (the
+    /// endpoint's request and response are `ccm-provider`'s) and hands the vectors to
+    /// [`Session::absorb_embeddings`].
+    pub fn embedding_batch(&self, query: &str) -> Option<crate::compaction::EmbeddingBatch> {
+        let cache = self.embeddings.as_ref()?;
         let texts = self.ambient_exchange_texts();
         let candidates: Vec<(u64, &str)> = texts
             .iter()
             .map(|(seq, text)| (*seq, text.as_str()))
             .collect();
-        cache.batch(endpoint, query, &candidates).map(Some)
+        Some(cache.batch(query, &candidates))
     }
 
-    /// Caches the vectors of an embeddings response for `query` and its batch. Nothing is
-    /// cached unless the whole response is valid.
+    /// Caches the vectors of `batch`'s texts (in order) for `query`. Nothing is cached unless
+    /// every vector is usable.
     ///
     /// # Errors
-    /// The [`crate::compaction::EmbeddingError`] of parsing the response; embeddings not
-    /// enabled.
+    /// The [`crate::compaction::EmbeddingError`] of vectors that do not fit the batch or the
+    /// cache; embeddings not enabled.
     pub fn absorb_embeddings(
         &mut self,
         query: &str,
         batch: &crate::compaction::EmbeddingBatch,
-        body: &str,
+        vectors: Vec<Vec<f32>>,
     ) -> Result<(), crate::compaction::EmbeddingError> {
         let cache = self.embeddings.as_mut().ok_or_else(|| {
             crate::compaction::EmbeddingError::InvalidConfig(
                 "embeddings are not enabled for this session".to_string(),
             )
         })?;
-        let vector = cache.absorb(batch, body)?;
+        let vector = cache.absorb(batch, vectors)?;
         self.query_vector = Some((query.to_string(), vector));
         // Vectors of exchanges that left the window are of no further use.
         let keep: std::collections::BTreeSet<u64> = self

@@ -51,7 +51,6 @@ pub mod pins;
 pub mod plan;
 pub mod prompt;
 pub mod proof;
-pub mod provider;
 pub mod reference;
 pub mod search;
 pub mod session;

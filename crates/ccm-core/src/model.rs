@@ -195,7 +195,8 @@ pub struct Summary {
     pub terms: Vec<String>,
 }
 
-/// A tool the model may call, in the neutral form every provider mapping starts from.
+/// A tool the model may call: its name, when to call it, and the JSON Schema of its arguments.
+/// The turn engine sends it as `ccm_provider::WireTool`, which serialises identically.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
     /// The function name the model calls (`open_effort`, …).

@@ -1,14 +1,13 @@
-//! Relevance: BM25 ranking, the keep selection, and the embeddings path (request, response,
-//! cache, cosine similarity).
+//! Relevance: BM25 ranking, the keep selection, and the embeddings cache and cosine similarity.
+//! (The endpoint's request and response are ccm-provider's tests; the way between a session
+//! and an endpoint is the engine's.)
 
 mod common;
 
 use ccm_core::compaction::{
-    bm25_scores, cosine_similarity, parse_embeddings_response, select_keep, EmbeddingCache,
-    EmbeddingError, EmbeddingsEndpoint, RelevanceError,
+    bm25_scores, cosine_similarity, select_keep, EmbeddingBatch, EmbeddingCache, EmbeddingError,
+    RelevanceError,
 };
-use ccm_core::provider::{Preset, ProviderConfig, ProviderKind};
-use serde_json::{json, Value};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -44,30 +43,9 @@ fn toy_embedding(text: &str) -> Vec<f32> {
     ]
 }
 
-/// What an OpenAI-compatible server answers to `request_body`.
-fn toy_server(request_body: &str) -> String {
-    let request: Value = serde_json::from_str(request_body).unwrap();
-    let data: Vec<Value> = request["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": toy_embedding(text.as_str().unwrap())}))
-        .rev() // servers may list items in any order; `index` says where each belongs
-        .collect();
-    json!({"object": "list", "data": data, "model": "toy"}).to_string()
-}
-
-fn endpoint() -> EmbeddingsEndpoint {
-    EmbeddingsEndpoint {
-        provider: ProviderConfig::custom(
-            ProviderKind::OpenAiCompatible,
-            "http://127.0.0.1:9/v1/",
-            None,
-        ),
-        model: "toy".to_string(),
-        dimensions: None,
-    }
+/// What an embedding model answers to `batch`: one toy vector per text, in order.
+fn toy_vectors(batch: &EmbeddingBatch) -> Vec<Vec<f32>> {
+    batch.texts.iter().map(|text| toy_embedding(text)).collect()
 }
 
 portable_tests! {
@@ -141,131 +119,16 @@ portable_tests! {
         );
     }
 
-    fn the_embeddings_request_is_openai_compatible() {
-        let mut e = EmbeddingsEndpoint {
-            provider: ProviderConfig::from_preset(Preset::OpenAi, Some("sk-test".into()))
-                .with_header("OpenAI-Organization", "org-1")
-                .with_header("Content-Type", "application/json; charset=utf-8"),
-            model: "text-embedding-3-small".to_string(),
-            dimensions: Some(256),
-        };
-        let request = e.build_request(&["hello", "world"]).unwrap();
-        assert_eq!(request.url, "https://api.openai.com/v1/embeddings");
-        assert_eq!(request.method.as_str(), "POST");
-        assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
-        assert_eq!(request.header("openai-organization"), Some("org-1"));
-        assert_eq!(request.header("content-type"), Some("application/json; charset=utf-8"));
-        assert_eq!(request.headers.iter().filter(|(n, _)| n == "content-type").count(), 1);
-        let body: Value = serde_json::from_str(&request.body).unwrap();
-        assert_eq!(
-            body,
-            json!({"model": "text-embedding-3-small", "input": ["hello", "world"], "encoding_format": "float", "dimensions": 256})
-        );
-        assert!(!format!("{request:?}").contains("sk-test"), "the key never shows in logs");
-
-        assert_eq!(e.build_request(&[]).unwrap_err(), EmbeddingError::NoInput);
-        e.model = " ".into();
-        assert_eq!(
-            e.build_request(&["x"]).unwrap_err().to_string(),
-            "the embeddings endpoint is misconfigured: the embedding model name is empty"
-        );
-        let anthropic = EmbeddingsEndpoint {
-            provider: ProviderConfig::from_preset(Preset::Anthropic, Some("k".into())),
-            model: "m".into(),
-            dimensions: None,
-        };
-        assert!(matches!(anthropic.build_request(&["x"]), Err(EmbeddingError::UnsupportedProvider(_))));
-        let bad_url = EmbeddingsEndpoint {
-            provider: ProviderConfig::custom(ProviderKind::OpenAiCompatible, "localhost:11434", None),
-            model: "m".into(),
-            dimensions: None,
-        };
-        assert!(bad_url.build_request(&["x"]).unwrap_err().to_string().contains("must start with http:// or https://"));
-        // A local server: no key, no authorization header, no dimensions field.
-        let local = endpoint().build_request(&["x"]).unwrap();
-        assert_eq!(local.url, "http://127.0.0.1:9/v1/embeddings");
-        assert_eq!(local.header("authorization"), None);
-        assert!(!local.body.contains("dimensions"));
-    }
-
-    fn responses_are_parsed_in_index_order() {
-        let body = r#"{"data": [
-            {"index": 1, "embedding": [0.0, 1.0]},
-            {"index": 0, "embedding": [1.0, 0.5]}
-        ]}"#;
-        assert_eq!(parse_embeddings_response(body, 2, None).unwrap(), [vec![1.0, 0.5], vec![0.0, 1.0]]);
-        // Without indices, position decides.
-        let plain = r#"{"data": [{"embedding": [1, 2]}, {"embedding": [3, 4]}]}"#;
-        assert_eq!(parse_embeddings_response(plain, 2, Some(2)).unwrap(), [vec![1.0, 2.0], vec![3.0, 4.0]]);
-        // Base64 little-endian f32: [1.0, -2.0].
-        let encoded = r#"{"data": [{"index": 0, "embedding": "AACAPwAAAMA="}]}"#;
-        assert_eq!(parse_embeddings_response(encoded, 1, None).unwrap(), [vec![1.0, -2.0]]);
-    }
-
-    fn malformed_responses_get_precise_errors() {
-        let error = |body: &str, expected: usize, dims: Option<usize>| {
-            parse_embeddings_response(body, expected, dims).unwrap_err().to_string()
-        };
-        assert!(error("<html>502</html>", 1, None).starts_with("the embeddings response is malformed: not JSON"));
-        assert_eq!(
-            error(r#"{"error": {"message": "model not found", "type": "invalid_request_error"}}"#, 1, None),
-            "the embeddings endpoint reported an error: model not found"
-        );
-        assert_eq!(error(r#"{"object": "list"}"#, 1, None), "the embeddings response is malformed: no `data` array");
-        assert_eq!(
-            error(r#"{"data": [{"embedding": [1]}]}"#, 2, None),
-            "the embeddings response has 1 vectors for 2 texts"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"index": 0, "embedding": [1]}, {"index": 0, "embedding": [2]}]}"#, 2, None),
-            "the embeddings response has a bad index 0 (duplicate, or not below 2)"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"index": 5, "embedding": [1]}]}"#, 1, None),
-            "the embeddings response has a bad index 5 (duplicate, or not below 1)"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"index": -1, "embedding": [1]}]}"#, 1, None),
-            "the embeddings response is malformed: `data[0].index` is not a non-negative integer: -1"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"embedding": [1, 2]}, {"embedding": [1, 2, 3]}]}"#, 2, None),
-            "embedding index 1 has 3 dimensions, expected 2"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"embedding": [1, 2]}]}"#, 1, Some(3)),
-            "embedding index 0 has 2 dimensions, expected 3"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"embedding": [1, "x"]}]}"#, 1, None),
-            "embedding index 0 is unusable: value 1 is not a number: \"x\""
-        );
-        assert_eq!(error(r#"{"data": [{"embedding": []}]}"#, 1, None), "embedding index 0 is unusable: it has no dimensions");
-        assert_eq!(
-            error(r#"{"data": [{"embedding": {"values": [1]}}]}"#, 1, None),
-            "the embeddings response is malformed: `data[0].embedding` is missing or not an array of numbers"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"embedding": "not base64!"}]}"#, 1, None),
-            "embedding index 0 is unusable: a string embedding that is not base64 of little-endian f32 values"
-        );
-        assert_eq!(
-            error(r#"{"data": [{"embedding": [1e39]}]}"#, 1, None),
-            "embedding index 0 is unusable: value 0 is not finite"
-        );
-    }
-
     fn the_cache_requests_only_what_is_missing_and_ranks_by_cosine() {
         let mut cache = EmbeddingCache::new("toy");
         let candidates: Vec<(u64, &str)> = HISTORY.iter().enumerate().map(|(i, t)| (i as u64 * 2 + 1, *t)).collect();
         let query = "How does password hashing work?";
-        let batch = cache.batch(&endpoint(), query, &candidates).unwrap();
-        let sent: Value = serde_json::from_str(&batch.request.body).unwrap();
-        assert_eq!(sent["input"].as_array().unwrap().len(), 7, "the query and six texts");
-        assert_eq!(sent["input"][0], query);
+        let batch = cache.batch(query, &candidates);
+        assert_eq!(batch.texts.len(), 7, "the query and six texts");
+        assert_eq!(batch.texts[0], query);
         assert_eq!(batch.seqs, [1, 3, 5, 7, 9, 11]);
 
-        let query_vector = cache.absorb(&batch, &toy_server(&batch.request.body)).unwrap();
+        let query_vector = cache.absorb(&batch, toy_vectors(&batch)).unwrap();
         assert_eq!(cache.len(), 6);
         assert_eq!(cache.dimensions(), Some(4));
         let seqs: Vec<u64> = candidates.iter().map(|(s, _)| *s).collect();
@@ -276,9 +139,10 @@ portable_tests! {
         let mut more = candidates.clone();
         more.push((13, "USER: Rotate the login password hash pepper.\nASSISTANT: Done."));
         more.push((13, "duplicate key"));
-        let next = cache.batch(&endpoint(), "password?", &more).unwrap();
+        let next = cache.batch("password?", &more);
         assert_eq!(next.seqs, [13]);
-        cache.absorb(&next, &toy_server(&next.request.body)).unwrap();
+        assert_eq!(next.texts, ["password?", "USER: Rotate the login password hash pepper.\nASSISTANT: Done."]);
+        cache.absorb(&next, toy_vectors(&next)).unwrap();
         assert_eq!(cache.len(), 7);
 
         cache.retain(|seq| seq > 5);
@@ -288,13 +152,25 @@ portable_tests! {
 
     fn a_bad_response_caches_nothing() {
         let mut cache = EmbeddingCache::new("toy");
-        let batch = cache.batch(&endpoint(), "q", &[(1, "a"), (2, "b")]).unwrap();
-        let short = r#"{"data": [{"embedding": [1, 0]}, {"embedding": [0, 1]}]}"#;
+        let batch = cache.batch("q", &[(1, "a"), (2, "b")]);
+        let short = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
         assert_eq!(cache.absorb(&batch, short).unwrap_err(), EmbeddingError::CountMismatch { expected: 3, got: 2 });
+        assert!(cache.is_empty());
+        // One unusable vector spoils the whole answer.
+        let with_nan = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![f32::NAN, 1.0]];
+        assert_eq!(
+            cache.absorb(&batch, with_nan).unwrap_err().to_string(),
+            "embedding index 2 is unusable: value 0 is not finite"
+        );
+        let ragged = vec![vec![1.0, 0.0], vec![0.0, 1.0, 0.0], vec![0.0, 1.0]];
+        assert_eq!(
+            cache.absorb(&batch, ragged).unwrap_err().to_string(),
+            "embedding index 1 has 3 dimensions, expected 2"
+        );
         assert!(cache.is_empty());
         // Vectors must keep the cache's dimensions across responses.
         cache.insert(7, vec![1.0, 0.0]).unwrap();
-        let three = r#"{"data": [{"embedding": [1, 0, 0]}, {"embedding": [0, 1, 0]}, {"embedding": [0, 0, 1]}]}"#;
+        let three = vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]];
         assert_eq!(
             cache.absorb(&batch, three).unwrap_err().to_string(),
             "embedding index 0 has 3 dimensions, expected 2"
@@ -317,15 +193,13 @@ portable_tests! {
 
     fn a_cache_belongs_to_one_model() {
         let cache = EmbeddingCache::new("toy");
-        let other = EmbeddingsEndpoint { model: "nomic-embed-text".into(), ..endpoint() };
-        assert_eq!(
-            cache.batch(&other, "q", &[]).unwrap_err().to_string(),
-            "the embeddings endpoint is misconfigured: the cache holds vectors of model 'toy' but the endpoint uses 'nomic-embed-text'; start a new cache"
-        );
-        let batch = cache.batch(&endpoint(), "q", &[]).unwrap();
+        let batch = cache.batch("q", &[]);
         assert!(batch.seqs.is_empty(), "with everything cached only the query is sent");
+        assert_eq!(batch.texts, ["q"]);
+        assert_eq!(batch.model, "toy");
         let mut foreign = EmbeddingCache::new("other");
-        assert!(matches!(foreign.absorb(&batch, "{}"), Err(EmbeddingError::WrongBatch(_))));
+        assert!(matches!(foreign.absorb(&batch, vec![vec![1.0]]), Err(EmbeddingError::WrongBatch(_))));
+        assert!(foreign.is_empty());
         // The cache round-trips through JSON with its model and vectors.
         let mut filled = EmbeddingCache::new("toy");
         filled.insert(3, vec![0.25, -1.5]).unwrap();

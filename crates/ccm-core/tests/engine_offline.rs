@@ -6,8 +6,8 @@ mod common;
 
 use ccm_core::engine::{run_turn, EngineSettings, RequestPurpose, ToolHandling, TurnResult};
 use ccm_core::offline::{OfflineModel, SessionFacts, OFFLINE_MARKER, OFFLINE_MODEL_NAME};
-use ccm_core::provider::StreamDelta;
 use ccm_core::{EffortState, EffortStatus, Session};
+use ccm_provider::StreamDelta;
 use common::session;
 
 #[cfg(target_arch = "wasm32")]
@@ -157,10 +157,10 @@ portable_tests! {
     }
 
     fn streams_its_text_a_word_at_a_time() {
-        let response = ccm_core::provider::ProviderResponse {
+        let response = ccm_provider::ProviderResponse {
             text: "Noted, that goes in.".into(),
             tool_calls: vec![],
-            finish_reason: ccm_core::provider::FinishReason::Stop,
+            finish_reason: ccm_provider::FinishReason::Stop,
             usage: None,
         };
         let deltas = OfflineModel::stream_deltas(&response);

@@ -8,11 +8,11 @@ use ccm_core::engine::{
     EngineError, EngineSettings, LlmRequest, RequestOutcome, RequestPurpose, Step, SummaryPolicy,
     ToolHandling, TurnEngine, TurnFailure, TurnResult,
 };
-use ccm_core::provider::{
+use ccm_core::{EffortStatus, Session};
+use ccm_provider::{
     FinishReason, ProviderError, ProviderResponse, RetryPolicy, ToolCall, ToolChoice, Usage,
     WireMessage,
 };
-use ccm_core::{EffortStatus, Session};
 use common::{concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]

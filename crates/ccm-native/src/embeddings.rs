@@ -2,9 +2,9 @@
 //! `/v1/embeddings`): the session says what to embed, this sends it and hands the answer back.
 
 use crate::http::Timeouts;
-use ccm_core::compaction::EmbeddingsEndpoint;
-use ccm_core::provider::{ErrorContext, ProviderError, RequestOptions};
+use ccm_core::engine::embeddings::{absorb_embeddings, embeddings_request};
 use ccm_core::Session;
+use ccm_provider::{EmbeddingsEndpoint, ErrorContext, ProviderError, RequestOptions};
 use std::io::Read;
 
 /// Embeds `query` and the session's ambient exchanges that are not cached yet, so the next
@@ -21,7 +21,7 @@ pub fn refresh_embeddings(
     endpoint: &EmbeddingsEndpoint,
     timeouts: Timeouts,
 ) -> Result<bool, ProviderError> {
-    let batch = match session.embedding_batch(query, endpoint) {
+    let batch = match embeddings_request(session, query, endpoint) {
         Ok(Some(batch)) => batch,
         Ok(None) => return Ok(false),
         Err(error) => return Err(ProviderError::Network(error.to_string())),
@@ -59,10 +59,8 @@ pub fn refresh_embeddings(
         );
         return Err(ProviderError::from_http(status, &[], &body, &context));
     }
-    session
-        .absorb_embeddings(query, &batch, &body)
-        .map_err(|error| {
-            ProviderError::Network(format!("the embeddings answer was not usable: {error}"))
-        })?;
+    absorb_embeddings(session, query, &batch, &body).map_err(|error| {
+        ProviderError::Network(format!("the embeddings answer was not usable: {error}"))
+    })?;
     Ok(true)
 }

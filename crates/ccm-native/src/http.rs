@@ -10,9 +10,8 @@
 
 use crate::cancel::CancelToken;
 use ccm_core::engine::LlmRequest;
-use ccm_core::provider::{
-    self, ErrorContext, ProviderConfig, ProviderError, ProviderResponse, ProviderStream,
-    StreamDelta,
+use ccm_provider::{
+    ErrorContext, ProviderConfig, ProviderError, ProviderResponse, ProviderStream, StreamDelta,
 };
 use std::io::{self, Read};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -148,7 +147,7 @@ impl HttpTransport {
 
 /// Performs the request on the worker thread and reports everything through `events`. Stops as
 /// soon as the receiving side is gone (the caller cancelled or timed out).
-fn fetch(agent: &ureq::Agent, http: provider::HttpRequest, events: &Sender<Event>) {
+fn fetch(agent: &ureq::Agent, http: ccm_provider::HttpRequest, events: &Sender<Event>) {
     let mut builder = agent.post(&http.url);
     for (name, value) in &http.headers {
         builder = builder.header(name, value);
@@ -305,7 +304,7 @@ impl Reception<'_> {
                     context: format!("response body (it is not UTF-8: {error})"),
                     snippet: String::new(),
                 })?;
-                provider::parse_response(self.transport.config.kind, &text)
+                ccm_provider::parse_response(self.transport.config.kind, &text)
             }
         }
     }

@@ -6,7 +6,7 @@
 //!
 //! * [`HttpTransport`] talks to any provider the core speaks (OpenAI-compatible or Anthropic)
 //!   over blocking HTTP, streaming answers chunk by chunk into the core's
-//!   [`ProviderStream`](ccm_core::provider::ProviderStream), with connect, first-byte and idle
+//!   [`ProviderStream`](ccm_provider::ProviderStream), with connect, first-byte and idle
 //!   [`Timeouts`], refused connections reported as such, and prompt cancellation.
 //! * [`OfflineResponder`] answers with the core's offline demo model: no network, no key.
 //! * [`run_turn`] is the loop between the two: it drives the engine with a [`Responder`],

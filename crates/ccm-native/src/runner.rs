@@ -7,8 +7,8 @@ use ccm_core::engine::{
     EngineSettings, LlmRequest, RequestPurpose, RetryWait, RunError, Step, TurnEngine, TurnResult,
 };
 use ccm_core::offline::{OfflineModel, SessionFacts};
-use ccm_core::provider::{ProviderError, ProviderResponse, StreamDelta};
 use ccm_core::Session;
+use ccm_provider::{ProviderError, ProviderResponse, StreamDelta};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Something that answers [`LlmRequest`]s: a provider over HTTP, or the offline demo model.

@@ -3,10 +3,10 @@
 
 mod common;
 
-use ccm_core::compaction::EmbeddingsEndpoint;
-use ccm_core::provider::{ProviderConfig, ProviderKind};
 use ccm_core::{Config, Session};
 use ccm_native::refresh_embeddings;
+use ccm_provider::EmbeddingsEndpoint;
+use ccm_provider::{ProviderConfig, ProviderKind};
 use common::{server, timeouts};
 
 const TOPICS: [&str; 6] = [
@@ -22,7 +22,7 @@ fn long_chat_turn(
     session: &mut Session,
     endpoint: Option<&EmbeddingsEndpoint>,
     t: usize,
-) -> Result<bool, ccm_core::provider::ProviderError> {
+) -> Result<bool, ccm_provider::ProviderError> {
     let topic = TOPICS[t % TOPICS.len()];
     let user = format!("Tell me more about {topic}, part {t}; I want the long version with every detail about {topic}.");
     // A host shows a failed refresh and goes on with the turn: ranking falls back to lexical.

@@ -4,9 +4,9 @@
 
 mod common;
 
-use ccm_core::provider::{ProviderError, ProviderKind};
 use ccm_mock_llm::{Fault, ScriptedReply};
 use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts, TurnEvent};
+use ccm_provider::{ProviderError, ProviderKind};
 use common::{
     config, failed_turn, ok_turn, quick_retries, server, session_with_open_effort, settings,
     transport, KINDS,
@@ -157,7 +157,7 @@ fn a_refused_connection_leaves_the_session_unchanged() {
     for kind in KINDS {
         let base = format!("http://127.0.0.1:{port}/v1");
         let mut refused = HttpTransport::with_timeouts(
-            ccm_core::provider::ProviderConfig::custom(kind, &base, None),
+            ccm_provider::ProviderConfig::custom(kind, &base, None),
             common::timeouts(),
         );
         let error = assert_fails_cleanly(
@@ -315,7 +315,7 @@ fn cancelling_mid_stream_restores_the_session_at_once() {
             &cancel,
             &mut |event| {
                 if let TurnEvent::Delta {
-                    delta: ccm_core::provider::StreamDelta::Text(_),
+                    delta: ccm_provider::StreamDelta::Text(_),
                     ..
                 } = event
                 {

@@ -5,10 +5,10 @@
 mod common;
 
 use ccm_core::engine::{RequestPurpose, ToolHandling};
-use ccm_core::provider::{ProviderKind, StreamDelta};
 use ccm_core::EffortStatus;
 use ccm_mock_llm::{estimate_prompt_tokens, Fault, ScriptedReply, ScriptedToolCall};
 use ccm_native::{run_turn, CancelToken, TurnEvent};
+use ccm_provider::{ProviderKind, StreamDelta};
 use common::{
     ok_turn, server, session, session_with_open_effort, settings, transport, turn_with, KINDS,
 };

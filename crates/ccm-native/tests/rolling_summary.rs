@@ -4,8 +4,8 @@
 mod common;
 
 use ccm_core::compaction::RollingSource;
-use ccm_core::provider::ProviderKind;
 use ccm_core::{Config, Session};
+use ccm_provider::ProviderKind;
 use common::{ok_turn, server, settings, transport};
 
 fn small_session() -> Session {

@@ -10,10 +10,10 @@ mod common;
 use ccm_core::engine::{EngineSettings, TurnResult};
 use ccm_core::metrics::{EventKind, TurnMetrics};
 use ccm_core::offline::OFFLINE_MODEL_NAME;
-use ccm_core::provider::ProviderKind;
 use ccm_core::Session;
 use ccm_mock_llm::{ScriptedReply, ScriptedToolCall};
 use ccm_native::{metrics_to_csv, metrics_to_json, run_turn, CancelToken, OfflineResponder};
+use ccm_provider::ProviderKind;
 use serde_json::{json, Value};
 
 /// One turn of the script: what the person says, the tool calls of each round a well-behaved

@@ -12,9 +12,8 @@ use crate::session::SessionCell;
 use crate::transport::{send, sleep};
 use ccm_core::engine::{EngineSettings, Step, TurnEngine, TurnFailure};
 use ccm_core::offline::{OfflineModel, SessionFacts};
-use ccm_core::provider::{
-    self, Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse, RetryPolicy,
-    StreamDelta,
+use ccm_provider::{
+    Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse, RetryPolicy, StreamDelta,
 };
 use js_sys::Function;
 use serde::Deserialize;
@@ -140,7 +139,7 @@ impl TurnOptions {
                 let mut config = ProviderConfig::from_preset(preset, key);
                 if let Some(base) = &self.base_url {
                     config = ProviderConfig {
-                        base_url: provider::normalize_base_url(config.kind, base),
+                        base_url: ccm_provider::normalize_base_url(config.kind, base),
                         ..config
                     };
                 }
@@ -342,7 +341,7 @@ async fn load_logs_for(
 #[cfg(test)]
 mod tests {
     use super::PROVIDER_NAMES;
-    use ccm_core::provider::Preset;
+    use ccm_provider::Preset;
 
     /// The names the error lists, the core's presets and the TypeScript `Provider` type must
     /// not drift apart when a preset is added.

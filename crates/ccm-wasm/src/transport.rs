@@ -8,9 +8,7 @@
 
 use crate::error::js_message;
 use ccm_core::engine::LlmRequest;
-use ccm_core::provider::{
-    self, ProviderConfig, ProviderError, ProviderResponse, ProviderStream, StreamDelta,
-};
+use ccm_provider::{ProviderConfig, ProviderError, ProviderResponse, ProviderStream, StreamDelta};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -98,7 +96,7 @@ pub async fn send(
         let body = JsFuture::from(response.text().map_err(network)?)
             .await
             .map_err(network)?;
-        return provider::parse_response(kind, &body.as_string().unwrap_or_default());
+        return ccm_provider::parse_response(kind, &body.as_string().unwrap_or_default());
     }
     let Some(body) = response.body() else {
         return ProviderStream::new(kind).finish();

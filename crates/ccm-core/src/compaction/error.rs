@@ -124,44 +124,21 @@ pub enum RelevanceError {
     FractionTooLarge(u16),
 }
 
-/// What went wrong with an embeddings request or response. The messages quote what was found,
-/// so a misconfigured endpoint can be diagnosed from the error alone.
+/// What went wrong with embeddings in the cache: vectors that do not fit it, or a key without
+/// one. (The endpoint's own errors, about its request and response JSON, are
+/// `ccm_provider::EmbeddingsEndpointError`.) The messages quote what was found.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum EmbeddingError {
-    /// The endpoint speaks a protocol without an embeddings API.
-    #[error(
-        "embeddings need an OpenAI-compatible endpoint (POST {{base}}/embeddings); {0} has none"
-    )]
-    UnsupportedProvider(String),
-    /// The endpoint configuration is unusable.
+    /// Embeddings cannot be used as configured (for example, they are not enabled).
     #[error("the embeddings endpoint is misconfigured: {0}")]
     InvalidConfig(String),
-    /// A request for no text at all.
-    #[error("an embeddings request needs at least one text")]
-    NoInput,
-    /// The body is not JSON or not of the documented shape.
-    #[error("the embeddings response is malformed: {0}")]
-    Malformed(String),
-    /// The body reports an error instead of vectors.
-    #[error("the embeddings endpoint reported an error: {0}")]
-    Provider(String),
-    /// Fewer or more vectors than texts were sent.
+    /// Fewer or more vectors than texts in the batch.
     #[error("the embeddings response has {got} vectors for {expected} texts")]
     CountMismatch {
-        /// Texts sent.
+        /// Texts in the batch.
         expected: usize,
         /// Vectors received.
         got: usize,
-    },
-    /// Two vectors claim the same position, or a position beyond the texts sent.
-    #[error(
-        "the embeddings response has a bad index {index} (duplicate, or not below {expected})"
-    )]
-    BadIndex {
-        /// The index found.
-        index: u64,
-        /// Texts sent.
-        expected: usize,
     },
     /// A vector whose length differs from the others or from the cache's.
     #[error("embedding {position} has {got} dimensions, expected {expected}")]
@@ -181,7 +158,7 @@ pub enum EmbeddingError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A response that does not belong to the batch it is applied to.
+    /// Vectors that do not belong to the batch they are applied to.
     #[error("the embeddings response was built for another batch ({0})")]
     WrongBatch(String),
     /// Scoring a key that has no cached vector yet.

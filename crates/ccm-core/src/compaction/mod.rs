@@ -24,7 +24,7 @@
 //! |---|---|
 //! | [`policy`] | [`CompactionConfig`], [`Level`], [`Usage`], and [`CompactionPolicy`]: when to compact (thresholds, cooldown, hysteresis) |
 //! | [`attachments`] | [`Attachment`]: full text, summary, both token counts, mode, reference history |
-//! | [`relevance`] | [`bm25_scores`], [`EmbeddingCache`] and the `/v1/embeddings` mapping, [`select_keep`] |
+//! | [`relevance`] | [`bm25_scores`], [`EmbeddingCache`] (the endpoint's JSON is `ccm-provider`'s), [`select_keep`] |
 //! | [`rolling`] | [`RollingSummary`], [`summary_prompt`], the extractive fallback |
 //! | [`planner`] | [`plan_compaction`]: which items move at a level, and [`CompactionPlan::finish`] |
 //! | [`report`] | [`CompactionEvent`], [`MovedItem`], [`MoveReason`], banners, [`check_applicable`] |
@@ -123,8 +123,7 @@ pub use policy::{
     CompactionPolicy, DecisionReason, HysteresisMark, Level, PolicyState, ThresholdPreset, Usage,
 };
 pub use relevance::{
-    bm25_scores, cosine_similarity, embeddings_request_body, lexical_terms,
-    parse_embeddings_response, select_keep, EmbeddingBatch, EmbeddingCache, EmbeddingsEndpoint,
+    bm25_scores, cosine_similarity, lexical_terms, select_keep, EmbeddingBatch, EmbeddingCache,
     KeepSelection,
 };
 pub use report::{

@@ -5,11 +5,11 @@
 //! - **Lexical** ([`bm25_scores`]), built in and the default, so ranking works offline: BM25
 //!   over the candidates and the query, with the crate's word normalisation and stopwords and
 //!   a light stemmer ([`light_stem`]).
-//! - **Embeddings**, when an OpenAI-compatible `/v1/embeddings` endpoint is configured: a pure
-//!   [`EmbeddingCache`] (one vector per stored message, keyed by sequence number), cosine
-//!   similarity, and the request/response mapping ([`EmbeddingCache::batch`] builds the
-//!   request for the texts not cached yet; [`EmbeddingCache::absorb`] parses the answer and
-//!   fills the cache). No I/O happens here: the host sends the request.
+//! - **Embeddings**, when an embeddings endpoint is configured: a pure [`EmbeddingCache`] (one
+//!   vector per stored message, keyed by sequence number) and cosine similarity.
+//!   [`EmbeddingCache::batch`] lists the texts not cached yet; [`EmbeddingCache::absorb`] takes
+//!   their vectors. The endpoint's request and response JSON are not the domain's business:
+//!   `ccm-provider` maps them, and the host sends the request.
 //!
 //! [`select_keep`] turns scores into the set of candidates that stay, deterministically.
 //!
@@ -18,10 +18,8 @@
 //! similarity uses only correctly rounded operations (`+`, `*`, `/`, `sqrt`) in a fixed order.
 
 use super::error::{EmbeddingError, RelevanceError};
-use crate::provider::{HttpMethod, HttpRequest, ProviderConfig, ProviderKind};
 use crate::text::{is_stopword, words};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// BM25 term-frequency saturation: the usual value.
@@ -236,173 +234,6 @@ pub fn cosine_similarity(a: &[f32], b: &[f32]) -> Result<f64, EmbeddingError> {
     Ok(dot / (na.sqrt() * nb.sqrt()))
 }
 
-/// An OpenAI-compatible embeddings endpoint: `POST {base_url}/embeddings`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EmbeddingsEndpoint {
-    /// Where it lives and how to authenticate (must be OpenAI-compatible).
-    pub provider: ProviderConfig,
-    /// The embedding model, for example `text-embedding-3-small` or `nomic-embed-text`.
-    pub model: String,
-    /// The `dimensions` to ask for, if the model supports shortening.
-    pub dimensions: Option<u32>,
-}
-
-impl EmbeddingsEndpoint {
-    /// The endpoint's URL.
-    pub fn url(&self) -> String {
-        format!(
-            "{}/embeddings",
-            self.provider.base_url.trim_end_matches('/')
-        )
-    }
-
-    /// The request that embeds `texts`, in order.
-    ///
-    /// # Errors
-    /// [`EmbeddingError::UnsupportedProvider`] for an Anthropic configuration,
-    /// [`EmbeddingError::InvalidConfig`] for an unusable base URL or an empty model name,
-    /// [`EmbeddingError::NoInput`] for no texts.
-    pub fn build_request(&self, texts: &[&str]) -> Result<HttpRequest, EmbeddingError> {
-        if self.provider.kind != ProviderKind::OpenAiCompatible {
-            return Err(EmbeddingError::UnsupportedProvider(format!(
-                "{:?}",
-                self.provider.kind
-            )));
-        }
-        self.provider
-            .validate()
-            .map_err(|e| EmbeddingError::InvalidConfig(e.to_string()))?;
-        if self.model.trim().is_empty() {
-            return Err(EmbeddingError::InvalidConfig(
-                "the embedding model name is empty".to_string(),
-            ));
-        }
-        if texts.is_empty() {
-            return Err(EmbeddingError::NoInput);
-        }
-        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-        if let Some(key) = &self.provider.api_key {
-            headers.push(("authorization".to_string(), format!("Bearer {key}")));
-        }
-        // Extra headers replace protocol headers of the same name, as for chat requests.
-        for (name, value) in &self.provider.extra_headers {
-            let lower = name.to_ascii_lowercase();
-            headers.retain(|(n, _)| *n != lower);
-            headers.push((lower, value.clone()));
-        }
-        Ok(HttpRequest {
-            method: HttpMethod::Post,
-            url: self.url(),
-            headers,
-            body: embeddings_request_body(self.model.trim(), texts, self.dimensions),
-        })
-    }
-}
-
-/// The JSON body of an embeddings request. It asks for `float` vectors explicitly, because
-/// some clients default to base64.
-pub fn embeddings_request_body(model: &str, texts: &[&str], dimensions: Option<u32>) -> String {
-    let mut body = serde_json::json!({
-        "model": model,
-        "input": texts,
-        "encoding_format": "float",
-    });
-    if let Some(d) = dimensions {
-        body["dimensions"] = Value::from(d);
-    }
-    body.to_string()
-}
-
-/// Parses an embeddings response that answers `expected` texts: one vector per text, ordered
-/// by the response's `index` fields (position when absent), all of one length (and of
-/// `dimensions` when given), finite and non-empty. Base64 vectors (little-endian `f32`) are
-/// decoded too.
-///
-/// # Errors
-/// [`EmbeddingError`] naming exactly what does not match.
-pub fn parse_embeddings_response(
-    body: &str,
-    expected: usize,
-    dimensions: Option<usize>,
-) -> Result<Vec<Vec<f32>>, EmbeddingError> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| EmbeddingError::Malformed(format!("not JSON ({e})")))?;
-    if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| error.as_str().map(str::to_string))
-            .unwrap_or_else(|| error.to_string());
-        return Err(EmbeddingError::Provider(message));
-    }
-    let data = value
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or_else(|| EmbeddingError::Malformed("no `data` array".to_string()))?;
-    if data.len() != expected {
-        return Err(EmbeddingError::CountMismatch {
-            expected,
-            got: data.len(),
-        });
-    }
-    let mut slots: Vec<Option<Vec<f32>>> = vec![None; expected];
-    for (position, item) in data.iter().enumerate() {
-        let index = match item.get("index") {
-            None | Some(Value::Null) => position as u64,
-            Some(v) => v.as_u64().ok_or_else(|| {
-                EmbeddingError::Malformed(format!(
-                    "`data[{position}].index` is not a non-negative integer: {v}"
-                ))
-            })?,
-        };
-        let slot = usize::try_from(index)
-            .ok()
-            .filter(|&i| i < expected && slots[i].is_none())
-            .ok_or(EmbeddingError::BadIndex { index, expected })?;
-        let vector = match item.get("embedding") {
-            Some(Value::Array(values)) => values
-                .iter()
-                .enumerate()
-                .map(|(k, v)| {
-                    v.as_f64()
-                        .map(|x| x as f32)
-                        .ok_or_else(|| EmbeddingError::BadVector {
-                            position: format!("index {index}"),
-                            reason: format!("value {k} is not a number: {v}"),
-                        })
-                })
-                .collect::<Result<Vec<f32>, _>>()?,
-            Some(Value::String(encoded)) => {
-                decode_base64_f32(encoded).ok_or_else(|| EmbeddingError::BadVector {
-                    position: format!("index {index}"),
-                    reason: "a string embedding that is not base64 of little-endian f32 values"
-                        .to_string(),
-                })?
-            }
-            _ => {
-                return Err(EmbeddingError::Malformed(format!(
-                    "`data[{position}].embedding` is missing or not an array of numbers"
-                )))
-            }
-        };
-        check_vector(&vector, &format!("index {index}"))?;
-        slots[slot] = Some(vector);
-    }
-    let vectors: Vec<Vec<f32>> = slots.into_iter().flatten().collect();
-    let expected_dims = dimensions.unwrap_or_else(|| vectors.first().map_or(0, Vec::len));
-    for (index, vector) in vectors.iter().enumerate() {
-        if vector.len() != expected_dims {
-            return Err(EmbeddingError::DimensionMismatch {
-                position: format!("index {index}"),
-                expected: expected_dims,
-                got: vector.len(),
-            });
-        }
-    }
-    Ok(vectors)
-}
-
 fn check_vector(vector: &[f32], position: &str) -> Result<(), EmbeddingError> {
     if vector.is_empty() {
         return Err(EmbeddingError::BadVector {
@@ -419,45 +250,15 @@ fn check_vector(vector: &[f32], position: &str) -> Result<(), EmbeddingError> {
     Ok(())
 }
 
-/// Standard base64 (with or without padding) of little-endian `f32` values.
-fn decode_base64_f32(encoded: &str) -> Option<Vec<f32>> {
-    let mut bytes = Vec::with_capacity(encoded.len() * 3 / 4);
-    let (mut buffer, mut bits) = (0u32, 0u32);
-    for c in encoded.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        buffer = (buffer << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            bytes.push((buffer >> bits) as u8);
-            buffer &= (1 << bits) - 1;
-        }
-    }
-    if bytes.len() % 4 != 0 {
-        return None;
-    }
-    Some(
-        bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect(),
-    )
-}
-
-/// One embeddings request prepared by [`EmbeddingCache::batch`]: the query first, then every
-/// candidate text not cached yet.
+/// The texts of one embeddings request, prepared by [`EmbeddingCache::batch`]: the query
+/// first, then every candidate text not cached yet. The host embeds them (with
+/// `ccm_provider::EmbeddingsEndpoint`, or any other model) and hands the vectors, in the same
+/// order, to [`EmbeddingCache::absorb`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddingBatch {
-    /// The request to send.
-    pub request: HttpRequest,
-    /// Keys of the candidate texts in the request, after the query, in order.
+    /// The texts to embed: the query, then the candidate texts of [`seqs`](Self::seqs).
+    pub texts: Vec<String>,
+    /// Keys of the candidate texts, after the query, in order.
     pub seqs: Vec<u64>,
     /// The model the batch was built for.
     pub model: String,
@@ -544,47 +345,33 @@ impl EmbeddingCache {
             .collect()
     }
 
-    /// The request that embeds `query` and every candidate text not cached yet.
-    ///
-    /// # Errors
-    /// [`EmbeddingError::InvalidConfig`] when the endpoint's model is not the cache's (vectors
-    /// of two models are not comparable: start a new cache), and the errors of
-    /// [`EmbeddingsEndpoint::build_request`].
-    pub fn batch(
-        &self,
-        endpoint: &EmbeddingsEndpoint,
-        query: &str,
-        candidates: &[(u64, &str)],
-    ) -> Result<EmbeddingBatch, EmbeddingError> {
-        if endpoint.model.trim() != self.model {
-            return Err(EmbeddingError::InvalidConfig(format!(
-                "the cache holds vectors of model '{}' but the endpoint uses '{}'; start a new cache",
-                self.model,
-                endpoint.model.trim()
-            )));
-        }
+    /// The texts to embed for `query`: the query itself and every candidate text not cached
+    /// yet (each key once).
+    pub fn batch(&self, query: &str, candidates: &[(u64, &str)]) -> EmbeddingBatch {
         let missing = self.missing(candidates);
-        let mut texts: Vec<&str> = Vec::with_capacity(missing.len() + 1);
-        texts.push(query);
-        texts.extend(missing.iter().map(|(_, text)| *text));
-        Ok(EmbeddingBatch {
-            request: endpoint.build_request(&texts)?,
+        let mut texts: Vec<String> = Vec::with_capacity(missing.len() + 1);
+        texts.push(query.to_string());
+        texts.extend(missing.iter().map(|(_, text)| text.to_string()));
+        EmbeddingBatch {
+            texts,
             seqs: missing.iter().map(|(seq, _)| *seq).collect(),
             model: self.model.clone(),
-        })
+        }
     }
 
-    /// Applies the response to `batch`: caches the candidates' vectors and returns the
-    /// query's. Nothing is cached unless the whole response is valid.
+    /// Takes the vectors of `batch`'s texts, in order: caches the candidates' vectors and
+    /// returns the query's. Nothing is cached unless every vector is usable.
     ///
     /// # Errors
-    /// The parse errors of [`parse_embeddings_response`]; [`EmbeddingError::WrongBatch`] for a
-    /// batch of another model; [`EmbeddingError::DimensionMismatch`] when the vectors' length
-    /// differs from the cached ones'.
+    /// [`EmbeddingError::WrongBatch`] for a batch of another model;
+    /// [`EmbeddingError::CountMismatch`] when there is not one vector per text;
+    /// [`EmbeddingError::BadVector`] for an empty or non-finite vector;
+    /// [`EmbeddingError::DimensionMismatch`] when the vectors' lengths differ from each other
+    /// or from the cached ones'.
     pub fn absorb(
         &mut self,
         batch: &EmbeddingBatch,
-        body: &str,
+        mut vectors: Vec<Vec<f32>>,
     ) -> Result<Vec<f32>, EmbeddingError> {
         if batch.model != self.model {
             return Err(EmbeddingError::WrongBatch(format!(
@@ -592,7 +379,28 @@ impl EmbeddingCache {
                 batch.model, self.model
             )));
         }
-        let mut vectors = parse_embeddings_response(body, batch.seqs.len() + 1, self.dimensions)?;
+        let expected = batch.seqs.len() + 1;
+        if vectors.len() != expected {
+            return Err(EmbeddingError::CountMismatch {
+                expected,
+                got: vectors.len(),
+            });
+        }
+        // Every vector is checked before any is cached, so a bad answer leaves the cache as it
+        // was.
+        let expected_dims = self
+            .dimensions
+            .unwrap_or_else(|| vectors.first().map_or(0, Vec::len));
+        for (index, vector) in vectors.iter().enumerate() {
+            check_vector(vector, &format!("index {index}"))?;
+            if vector.len() != expected_dims {
+                return Err(EmbeddingError::DimensionMismatch {
+                    position: format!("index {index}"),
+                    expected: expected_dims,
+                    got: vector.len(),
+                });
+            }
+        }
         let query = vectors.remove(0);
         for (seq, vector) in batch.seqs.iter().zip(vectors) {
             self.insert(*seq, vector)?;
@@ -615,19 +423,5 @@ impl EmbeddingCache {
                 cosine_similarity(query, vector)
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_vectors_decode() {
-        // 1.0f32 = 00 00 80 3F, -2.0f32 = 00 00 00 C0.
-        assert_eq!(decode_base64_f32("AACAPwAAAMA="), Some(vec![1.0, -2.0]));
-        assert_eq!(decode_base64_f32("AACAPwAAAMA"), Some(vec![1.0, -2.0]));
-        assert_eq!(decode_base64_f32("AACAPw!!"), None);
-        assert_eq!(decode_base64_f32("AACA"), None, "3 bytes are not an f32");
     }
 }

@@ -45,7 +45,7 @@
 //!
 //! ```
 //! use ccm_core::engine::{EngineSettings, Step, TurnEngine};
-//! use ccm_core::provider::{FinishReason, ProviderResponse, ToolCall};
+//! use ccm_provider::{FinishReason, ProviderResponse, ToolCall};
 //! use ccm_core::{Config, Session};
 //!
 //! let mut session = Session::new(Config::default()).unwrap();
@@ -95,23 +95,26 @@
 //! assert_eq!(result.tool_rounds, 1);
 //! ```
 
+pub mod embeddings;
 mod record;
 pub mod summary;
+mod wire;
 
 pub use record::{
     PromptEstimate, RequestOutcome, RequestPurpose, RequestRecord, RetryRecord, ToolHandling,
     ToolTraceEntry, TurnFailure, TurnResult,
 };
+pub use wire::{wire_messages, wire_tools};
 
 use crate::error::TurnError;
-use crate::model::{EffortStatus, ToolDefinition};
-use crate::provider::{
-    self, ErrorContext, HttpRequest, ProviderConfig, ProviderError, ProviderResponse,
-    RequestOptions, RetryPolicy, ToolCall, ToolChoice, UsageReconciliation, WireMessage,
-    DEFAULT_MAX_TOKENS,
-};
+use crate::model::EffortStatus;
 use crate::session::Session;
 use crate::tools::ToolOutcome;
+use ccm_provider::{
+    ErrorContext, HttpRequest, ProviderConfig, ProviderError, ProviderResponse, RequestOptions,
+    RetryPolicy, ToolCall, ToolChoice, UsageReconciliation, WireMessage, WireTool,
+    DEFAULT_MAX_TOKENS,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -257,7 +260,7 @@ pub struct LlmRequest {
     /// The conversation: the context plan's messages, then this turn's tool exchange.
     pub messages: Vec<WireMessage>,
     /// The tools offered (empty for a summary request).
-    pub tools: Vec<ToolDefinition>,
+    pub tools: Vec<WireTool>,
     /// Model, limits, streaming and tool choice.
     pub options: RequestOptions,
     /// The id of the context plan the request was built from (turn requests only).
@@ -273,7 +276,7 @@ impl LlmRequest {
     /// [`ProviderError::InvalidConfig`] when the configuration or the settings cannot produce a
     /// valid request; feed it back with [`TurnEngine::receive`] like any other failure.
     pub fn to_http(&self, config: &ProviderConfig) -> Result<HttpRequest, ProviderError> {
-        provider::build_request(config, &self.options, &self.messages, &self.tools)
+        ccm_provider::build_request(config, &self.options, &self.messages, &self.tools)
     }
 
     /// What an HTTP error for this request should name (URL, model, whether a key was sent).
@@ -409,7 +412,7 @@ pub struct TurnEngine {
     settings: EngineSettings,
     turn: u64,
     user_text: String,
-    tools: Vec<ToolDefinition>,
+    tools: Vec<WireTool>,
     tool_definition_tokens: u64,
     /// This turn's assistant tool-call messages and tool results, in order.
     exchange: Vec<WireMessage>,
@@ -446,7 +449,7 @@ impl TurnEngine {
         settings: EngineSettings,
     ) -> Result<TurnEngine, EngineError> {
         let turn = session.begin_turn(user_text, at_ms)?;
-        let tools = crate::tools::tool_definitions();
+        let tools = wire_tools(&crate::tools::tool_definitions());
         let tool_definition_tokens = u64::from(
             session
                 .counter()
@@ -651,7 +654,7 @@ impl TurnEngine {
         let plan = session.build_plan();
         // The session's telemetry keeps every request's plan, exclusions and recipe.
         session.record_request(&plan, None);
-        let mut messages = provider::wire_messages(&plan.messages);
+        let mut messages = wire_messages(&plan.messages);
         messages.extend(self.exchange.iter().cloned());
         let tool_choice = if forced {
             ToolChoice::None

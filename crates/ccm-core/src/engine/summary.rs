@@ -2,7 +2,7 @@
 //! raw log rendered as the text the model summarises.
 
 use crate::model::{Effort, Role};
-use crate::provider::WireMessage;
+use ccm_provider::WireMessage;
 
 /// The instructions of every summary request.
 ///

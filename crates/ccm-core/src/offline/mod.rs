@@ -57,11 +57,11 @@ pub use intent::{detect_intents, Intent};
 pub use summarize::compose_summary;
 
 use crate::engine::{LlmRequest, RequestPurpose};
-use crate::provider::{
-    FinishReason, ProviderResponse, StreamDelta, ToolCall, ToolChoice, WireMessage,
-};
 use crate::session::Session;
 use crate::text::{self, PreparedText};
+use ccm_provider::{
+    FinishReason, ProviderResponse, StreamDelta, ToolCall, ToolChoice, WireMessage,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

@@ -162,9 +162,9 @@ mod tests {
     use super::*;
     use crate::engine::summary::summary_messages;
     use crate::model::Effort;
-    use crate::provider::WireMessage;
     use crate::tokens::ApproximateCounter;
     use crate::{Config, Session};
+    use ccm_provider::WireMessage;
     use std::sync::Arc;
 
     /// The effort `auth-bug` after one turn per (user, assistant) exchange.

@@ -4,10 +4,10 @@
 #![allow(dead_code)]
 
 use ccm_core::engine::{EngineSettings, RunError, TurnFailure, TurnResult};
-use ccm_core::provider::{ProviderConfig, ProviderKind, RetryPolicy};
 use ccm_core::{Config, Session};
 use ccm_mock_llm::{MockConfig, MockServer};
 use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts, TurnEvent};
+use ccm_provider::{ProviderConfig, ProviderKind, RetryPolicy};
 use std::time::Duration;
 
 /// Both protocols, for tests that must hold for each.
@@ -75,7 +75,7 @@ pub fn turn_with(
     let outcome = run_turn(session, text, settings, transport, cancel, &mut |event| {
         if let TurnEvent::Delta {
             purpose,
-            delta: ccm_core::provider::StreamDelta::Text(text),
+            delta: ccm_provider::StreamDelta::Text(text),
         } = event
         {
             if purpose.is_answer() {

@@ -9,10 +9,9 @@
 use super::config::{ProviderConfig, RequestOptions, TokenLimitField, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::sse::SseEvent;
-use super::wire::{ToolCall, WireMessage};
+use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
 use super::{StreamDelta, Usage};
-use crate::model::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -32,7 +31,7 @@ pub fn build_request(
     config: &ProviderConfig,
     options: &RequestOptions,
     messages: &[WireMessage],
-    tools: &[ToolDefinition],
+    tools: &[WireTool],
 ) -> Result<HttpRequest, ProviderError> {
     config.validate()?;
     options.validate(tools.iter().map(|tool| tool.name.as_str()))?;
@@ -132,7 +131,7 @@ fn request_body<'a>(
     limit_field: TokenLimitField,
     options: &'a RequestOptions,
     messages: &'a [WireMessage],
-    tools: &'a [ToolDefinition],
+    tools: &'a [WireTool],
 ) -> ChatRequest<'a> {
     let messages = messages.iter().map(chat_message).collect();
     let tools: Vec<ChatTool<'a>> = tools
@@ -569,17 +568,17 @@ impl OpenAiStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{Preset, ProviderKind, ProviderStream};
+    use crate::{Preset, ProviderKind, ProviderStream};
     use serde_json::json;
 
-    fn tools() -> Vec<ToolDefinition> {
+    fn tools() -> Vec<WireTool> {
         vec![
-            ToolDefinition {
+            WireTool {
                 name: "open_effort".into(),
                 description: "Start an effort.".into(),
                 parameters: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
             },
-            ToolDefinition {
+            WireTool {
                 name: "search_efforts".into(),
                 description: "Search.".into(),
                 parameters: json!({"type": "object", "properties": {"query": {"type": "string"}}}),

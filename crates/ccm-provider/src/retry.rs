@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// can add its own jitter to the returned delay.
 ///
 /// ```
-/// # use ccm_core::provider::{ProviderError, RetryPolicy};
+/// # use ccm_provider::{ProviderError, RetryPolicy};
 /// let policy = RetryPolicy::default();
 /// let overloaded = ProviderError::Server { status: 529, message: "Overloaded".into(),
 ///                                          retry_after_ms: None };

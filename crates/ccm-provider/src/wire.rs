@@ -1,7 +1,25 @@
-//! The conversation of one request, in a form every provider mapping starts from.
+//! The conversation of one request and the tools it offers, in a form every provider mapping
+//! starts from.
+//!
+//! These are the crate's own types on purpose: the provider protocols know nothing of sessions,
+//! efforts or the context plan, so the crate stays a leaf of the workspace. The turn engine
+//! (`ccm-engine`) converts a built context and the session's tool definitions into them.
 
-use crate::model::{ContextMessage, Role};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool the model may call: a function name, when to call it, and the JSON Schema of its
+/// arguments object. Serialised as `{"name", "description", "parameters"}`, the shape of an
+/// OpenAI function definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireTool {
+    /// The function name the model calls.
+    pub name: String,
+    /// When the model should call it.
+    pub description: String,
+    /// JSON Schema of the arguments object (`null` sends none).
+    pub parameters: Value,
+}
 
 /// A tool call the model made.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -18,8 +36,8 @@ pub struct ToolCall {
 
 /// One message of a request's conversation.
 ///
-/// A built context only holds plain system, user and assistant text (see [`wire_messages`]);
-/// the tool-calling turn engine appends assistant tool calls and their results during a turn.
+/// A built context only holds plain system, user and assistant text; the tool-calling turn
+/// engine appends assistant tool calls and their results during a turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WireMessage {
@@ -55,53 +73,9 @@ impl WireMessage {
     }
 }
 
-impl From<&ContextMessage> for WireMessage {
-    fn from(message: &ContextMessage) -> Self {
-        match message.role {
-            Role::System => WireMessage::System(message.content.clone()),
-            Role::User => WireMessage::User(message.content.clone()),
-            Role::Assistant => WireMessage::assistant_text(message.content.clone()),
-        }
-    }
-}
-
-/// Converts a built context into the messages of a request, one for one and in order.
-pub fn wire_messages(context: &[ContextMessage]) -> Vec<WireMessage> {
-    context.iter().map(WireMessage::from).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn context_messages_convert_one_for_one() {
-        let context = [
-            ContextMessage {
-                role: Role::System,
-                content: "be brief".into(),
-            },
-            ContextMessage {
-                role: Role::User,
-                content: "hi".into(),
-            },
-            ContextMessage {
-                role: Role::Assistant,
-                content: "hello".into(),
-            },
-        ];
-        assert_eq!(
-            wire_messages(&context),
-            vec![
-                WireMessage::System("be brief".into()),
-                WireMessage::User("hi".into()),
-                WireMessage::Assistant {
-                    text: "hello".into(),
-                    tool_calls: vec![]
-                },
-            ]
-        );
-    }
 
     #[test]
     fn wire_messages_serialise_readably() {

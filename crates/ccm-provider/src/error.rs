@@ -234,7 +234,7 @@ impl ProviderError {
     /// its own backoff.
     ///
     /// ```
-    /// # use ccm_core::provider::{ErrorContext, ProviderError};
+    /// # use ccm_provider::{ErrorContext, ProviderError};
     /// let context = ErrorContext { url: "https://api.openai.com/v1/chat/completions".into(),
     ///                              model: "gpt-4o".into(), api_key_given: true };
     /// let error = ProviderError::from_http(

@@ -1,11 +1,17 @@
-//! Provider protocols, without any I/O.
+//! # ccm-provider
 //!
-//! This module turns one turn's conversation into the HTTP request a provider expects, and turns
-//! the provider's answer (a JSON body, or the bytes of a server-sent-event stream) back into a
-//! neutral [`ProviderResponse`]. It never opens a socket, reads a clock or draws a random number:
-//! the transport (`fetch` in the browser, an HTTP client natively) sends the [`HttpRequest`] and
-//! feeds back whatever arrives. That keeps every protocol detail testable natively and
-//! byte-for-byte deterministic.
+//! The LLM provider protocols of CCM, without any I/O.
+//!
+//! This crate turns one request's conversation into the HTTP request a provider expects, and
+//! turns the provider's answer (a JSON body, or the bytes of a server-sent-event stream) back
+//! into a neutral [`ProviderResponse`]. It never opens a socket, reads a clock or draws a random
+//! number: the transport (`fetch` in the browser, an HTTP client natively) sends the
+//! [`HttpRequest`] and feeds back whatever arrives. That keeps every protocol detail testable
+//! natively and byte-for-byte deterministic.
+//!
+//! It is a leaf of the workspace: it knows nothing of sessions, efforts or context plans. Its
+//! own wire types ([`WireMessage`], [`WireTool`]) are what the turn engine (`ccm-engine`)
+//! converts a built context and the session's tools into.
 //!
 //! Two protocol families are supported:
 //!
@@ -13,15 +19,17 @@
 //!   LM Studio, OpenRouter and most local servers ([`openai`]).
 //! * [`ProviderKind::Anthropic`]: the Anthropic Messages API ([`anthropic`]).
 //!
+//! An OpenAI-compatible `/v1/embeddings` endpoint is mapped too ([`embeddings`]), for the
+//! relevance ranking of compaction.
+//!
 //! # One request, end to end
 //!
 //! ```
-//! # use ccm_core::provider::*;
-//! # use ccm_core::model::{ContextMessage, Role};
+//! # use ccm_provider::*;
 //! let config = ProviderConfig::from_preset(Preset::Ollama, None);
 //! let options = RequestOptions::new("llama3.2").with_stream(true);
-//! let context = [ContextMessage { role: Role::User, content: "Hello".into() }];
-//! let request = build_request(&config, &options, &wire_messages(&context), &[]).unwrap();
+//! let messages = [WireMessage::User("Hello".into())];
+//! let request = build_request(&config, &options, &messages, &[]).unwrap();
 //! assert_eq!(request.url, "http://localhost:11434/v1/chat/completions");
 //!
 //! // The transport sends `request` and feeds every chunk of the body into the stream.
@@ -40,9 +48,11 @@
 //! When the provider answers with a status other than 2xx, [`ProviderError::from_http`] turns
 //! the status, headers and body into a typed error, and [`RetryPolicy::delay_ms`] says whether
 //! (and after how long) to try again.
+#![deny(missing_docs)]
 
 pub mod anthropic;
 mod config;
+pub mod embeddings;
 mod error;
 pub mod openai;
 mod retry;
@@ -54,13 +64,13 @@ pub use config::{
     normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
     ToolChoice, DEFAULT_MAX_TOKENS,
 };
+pub use embeddings::{EmbeddingsEndpoint, EmbeddingsEndpointError};
 pub use error::{ErrorContext, ProviderError};
 pub use retry::RetryPolicy;
 pub use sse::{SseDecoder, SseEnd, SseEvent};
 pub use usage::UsageReconciliation;
-pub use wire::{wire_messages, ToolCall, WireMessage};
+pub use wire::{ToolCall, WireMessage, WireTool};
 
-use crate::model::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -205,8 +215,8 @@ pub enum StreamDelta {
 
 /// Builds the HTTP request for `config.kind`'s protocol.
 ///
-/// `messages` is the whole conversation of the request (see [`wire_messages`] to start from a
-/// built context); `tools` may be empty, in which case no tools and no tool choice are sent.
+/// `messages` is the whole conversation of the request; `tools` may be empty, in which case no
+/// tools and no tool choice are sent.
 ///
 /// # Errors
 ///
@@ -218,7 +228,7 @@ pub fn build_request(
     config: &ProviderConfig,
     options: &RequestOptions,
     messages: &[WireMessage],
-    tools: &[ToolDefinition],
+    tools: &[WireTool],
 ) -> Result<HttpRequest, ProviderError> {
     match config.kind {
         ProviderKind::OpenAiCompatible => openai::build_request(config, options, messages, tools),
@@ -404,7 +414,6 @@ pub(crate) fn snippet(text: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ContextMessage, Role};
 
     #[test]
     fn debug_output_hides_api_keys() {
@@ -424,15 +433,12 @@ mod tests {
 
     #[test]
     fn build_request_dispatches_on_kind() {
-        let context = [ContextMessage {
-            role: Role::User,
-            content: "hi".into(),
-        }];
+        let messages = [WireMessage::User("hi".into())];
         let options = RequestOptions::new("m");
         let openai = build_request(
             &ProviderConfig::from_preset(Preset::LmStudio, None),
             &options,
-            &wire_messages(&context),
+            &messages,
             &[],
         )
         .unwrap();
@@ -440,7 +446,7 @@ mod tests {
         let anthropic = build_request(
             &ProviderConfig::from_preset(Preset::Anthropic, Some("k".into())),
             &options,
-            &wire_messages(&context),
+            &messages,
             &[],
         )
         .unwrap();

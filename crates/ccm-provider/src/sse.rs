@@ -39,7 +39,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Decodes a byte stream into [`SseEvent`]s, one chunk at a time.
 ///
 /// ```
-/// # use ccm_core::provider::sse::{SseDecoder, SseEnd};
+/// # use ccm_provider::sse::{SseDecoder, SseEnd};
 /// let mut decoder = SseDecoder::new();
 /// assert!(decoder.push(b"event: ping\r").is_empty());
 /// let events = decoder.push(b"\ndata: {}\r\n\r\n");

@@ -275,7 +275,7 @@ fn clean_key(api_key: Option<String>) -> Option<String> {
 /// removed, and so is the protocol's endpoint path if the whole endpoint URL was pasted.
 ///
 /// ```
-/// # use ccm_core::provider::{normalize_base_url, ProviderKind};
+/// # use ccm_provider::{normalize_base_url, ProviderKind};
 /// let kind = ProviderKind::OpenAiCompatible;
 /// assert_eq!(normalize_base_url(kind, " http://gpu:8000/v1// "), "http://gpu:8000/v1");
 /// assert_eq!(normalize_base_url(kind, "http://gpu:8000/v1/chat/completions"), "http://gpu:8000/v1");

@@ -30,10 +30,9 @@
 use super::config::{ProviderConfig, RequestOptions, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::sse::SseEvent;
-use super::wire::{ToolCall, WireMessage};
+use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
 use super::{StreamDelta, Usage};
-use crate::model::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -65,7 +64,7 @@ pub fn build_request(
     config: &ProviderConfig,
     options: &RequestOptions,
     messages: &[WireMessage],
-    tools: &[ToolDefinition],
+    tools: &[WireTool],
 ) -> Result<HttpRequest, ProviderError> {
     config.validate()?;
     options.validate(tools.iter().map(|tool| tool.name.as_str()))?;
@@ -147,7 +146,7 @@ enum Block<'a> {
 fn request_body<'a>(
     options: &'a RequestOptions,
     messages: &'a [WireMessage],
-    tools: &'a [ToolDefinition],
+    tools: &'a [WireTool],
 ) -> MessagesRequest<'a> {
     let leading_system = messages
         .iter()
@@ -672,21 +671,21 @@ impl AnthropicStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{Preset, ProviderKind, ProviderStream};
+    use crate::{Preset, ProviderKind, ProviderStream};
     use serde_json::json;
 
     fn config() -> ProviderConfig {
         ProviderConfig::from_preset(Preset::Anthropic, Some("sk-ant-1".into()))
     }
 
-    fn tools() -> Vec<ToolDefinition> {
+    fn tools() -> Vec<WireTool> {
         vec![
-            ToolDefinition {
+            WireTool {
                 name: "open_effort".into(),
                 description: "Start an effort.".into(),
                 parameters: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
             },
-            ToolDefinition {
+            WireTool {
                 name: "list_efforts".into(),
                 description: "List.".into(),
                 parameters: Value::Null,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// shows how far off the estimate runs for a given model, for example in the token curve.
 ///
 /// ```
-/// # use ccm_core::provider::UsageReconciliation;
+/// # use ccm_provider::UsageReconciliation;
 /// let check = UsageReconciliation::new(1_000, 1_250);
 /// assert_eq!(check.difference, 250);            // the provider counted 250 tokens more
 /// assert_eq!(check.ratio, Some(1.25));          // reported ÷ estimated

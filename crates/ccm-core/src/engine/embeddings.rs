@@ -1,0 +1,78 @@
+//! Embeddings for compaction's relevance ranking, between a session and an embeddings
+//! endpoint: the session says which texts to embed and keeps the vectors
+//! ([`Session::embedding_batch`], [`Session::absorb_embeddings`]); `ccm-provider` writes the
+//! endpoint's request and reads its answer. The transport sends the request in between.
+
+use crate::compaction::{EmbeddingBatch, EmbeddingError};
+use crate::session::Session;
+use ccm_provider::embeddings::parse_embeddings_response;
+use ccm_provider::{EmbeddingsEndpoint, EmbeddingsEndpointError, HttpRequest};
+
+/// Why embeddings could not be fetched or used. Either way nothing was cached, and compaction
+/// ranks with the lexical model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmbeddingsError {
+    /// The endpoint's request could not be built, or its answer is not a valid embeddings
+    /// response.
+    #[error(transparent)]
+    Endpoint(#[from] EmbeddingsEndpointError),
+    /// The vectors do not fit the session's cache.
+    #[error(transparent)]
+    Cache(#[from] EmbeddingError),
+}
+
+/// One embeddings request for a session: the texts it embeds and the HTTP request to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddingsRequest {
+    /// The texts and the keys their vectors are cached under.
+    pub batch: EmbeddingBatch,
+    /// The request to send to the endpoint.
+    pub request: HttpRequest,
+}
+
+/// The request that embeds `query` and every ambient exchange of `session`'s working set not
+/// cached yet, or `None` when embeddings are not enabled for the session. Send it and give the
+/// answer's body to [`absorb_embeddings`].
+///
+/// # Errors
+/// [`EmbeddingsEndpointError::InvalidConfig`] when the endpoint's model is not the one the
+/// session's cache holds vectors of (vectors of two models are not comparable: enable
+/// embeddings anew), and the errors of [`EmbeddingsEndpoint::build_request`].
+pub fn embeddings_request(
+    session: &Session,
+    query: &str,
+    endpoint: &EmbeddingsEndpoint,
+) -> Result<Option<EmbeddingsRequest>, EmbeddingsError> {
+    let Some(batch) = session.embedding_batch(query) else {
+        return Ok(None);
+    };
+    if endpoint.model.trim() != batch.model {
+        return Err(EmbeddingsEndpointError::InvalidConfig(format!(
+            "the cache holds vectors of model '{}' but the endpoint uses '{}'; start a new cache",
+            batch.model,
+            endpoint.model.trim()
+        ))
+        .into());
+    }
+    let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
+    let request = endpoint.build_request(&texts)?;
+    Ok(Some(EmbeddingsRequest { batch, request }))
+}
+
+/// Caches the vectors of the endpoint's answer `body` to `request` in `session`, for `query`.
+/// Nothing is cached unless the whole answer is valid.
+///
+/// # Errors
+/// [`EmbeddingsError::Endpoint`] when the body is not a valid answer for the request's texts;
+/// [`EmbeddingsError::Cache`] when the vectors do not fit the session's cache (or embeddings
+/// are not enabled).
+pub fn absorb_embeddings(
+    session: &mut Session,
+    query: &str,
+    request: &EmbeddingsRequest,
+    body: &str,
+) -> Result<(), EmbeddingsError> {
+    let vectors = parse_embeddings_response(body, request.batch.texts.len(), None)?;
+    session.absorb_embeddings(query, &request.batch, vectors)?;
+    Ok(())
+}
