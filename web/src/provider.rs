@@ -5,8 +5,8 @@
 //! browser, never in a session document. The API key is not part of them at all; it lives in
 //! memory for the tab and is stored only when the person asks (see `state::KeyStore`).
 
-use ccm_core::engine::EngineSettings;
-use ccm_core::offline::OFFLINE_MODEL_NAME;
+use ccm_engine::offline::OFFLINE_MODEL_NAME;
+use ccm_engine::EngineSettings;
 use ccm_provider::{normalize_base_url, Preset, ProviderConfig, ProviderKind, RetryPolicy};
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! One turn of the conversation: a thin async loop over the core's sans-IO `TurnEngine`.
+//! One turn of the conversation: a thin async loop over ccm-engine's sans-IO `TurnEngine`.
 //!
 //! The engine decides everything (what to send, tool calls, summaries on close, retries, how to
 //! end or undo the turn). This loop only moves requests to a transport (the offline demo model
@@ -11,11 +11,11 @@ use crate::provider::ProviderSettings;
 use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
 use crate::transport::{self, js_error_text};
 use crate::view_model::TurnBanners;
-use ccm_core::engine::{
+use ccm_engine::offline::{OfflineModel, SessionFacts};
+use ccm_engine::{
     summary, LlmRequest, PromptEstimate, RequestPurpose, Step, TurnEngine,
     DEFAULT_SUMMARY_MAX_TOKENS,
 };
-use ccm_core::offline::{OfflineModel, SessionFacts};
 use ccm_provider::{
     ProviderConfig, ProviderError, ProviderResponse, RequestOptions, StreamDelta, ToolChoice,
 };
@@ -249,9 +249,8 @@ async fn run(
             Step::Done(result) => {
                 // An emergency compaction replaced history with the extractive summary; ask the
                 // model for a written one. Any failure keeps the extractive one (never empty).
-                let rolling = session.with_core(|core| {
-                    ccm_core::engine::rolling_summary_request(core, engine.settings())
-                });
+                let rolling = session
+                    .with_core(|core| ccm_engine::rolling_summary_request(core, engine.settings()));
                 if let Some(request) = rolling {
                     set_phase(
                         state,

@@ -2,9 +2,10 @@
 //! demo model.
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
-use ccm_core::engine::{RequestPurpose, RunError};
 use ccm_core::{Config, Session};
-use ccm_native::{run_turn, CancelToken, TurnEvent};
+use ccm_engine::TurnEvent;
+use ccm_engine::{RequestPurpose, RunError};
+use ccm_native::{run_turn, CancelToken};
 use ccm_provider::StreamDelta;
 use std::io::{BufRead, Write};
 

@@ -1,7 +1,7 @@
 //! The provider options shared by `ccm chat` and `ccm script`, and the responder they select.
 
-use ccm_core::engine::EngineSettings;
-use ccm_core::offline::OFFLINE_MODEL_NAME;
+use ccm_engine::offline::OFFLINE_MODEL_NAME;
+use ccm_engine::EngineSettings;
 use ccm_native::{HttpTransport, OfflineResponder, Responder};
 use ccm_provider::{Preset, ProviderConfig, ProviderKind};
 

@@ -2,9 +2,9 @@
 //! default) and writes the per-turn metrics as JSON or CSV.
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
-use ccm_core::engine::RunError;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::{Config, Session};
+use ccm_engine::RunError;
 use ccm_native::{metrics_to_csv, metrics_to_json, run_turn, CancelToken};
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,8 @@
 //! `/v1/embeddings`): the session says what to embed, this sends it and hands the answer back.
 
 use crate::http::Timeouts;
-use ccm_core::engine::embeddings::{absorb_embeddings, embeddings_request};
 use ccm_core::Session;
+use ccm_engine::embeddings::{absorb_embeddings, embeddings_request};
 use ccm_provider::{EmbeddingsEndpoint, ErrorContext, ProviderError, RequestOptions};
 use std::io::Read;
 

@@ -1,7 +1,7 @@
 //! The blocking HTTP transport: one attempt of one [`LlmRequest`] against a real provider.
 //!
 //! The request runs on a worker thread that passes the response head and each body chunk
-//! through a channel. The calling thread feeds the chunks into the core's
+//! through a channel. The calling thread feeds the chunks into ccm-provider's
 //! [`ProviderStream`] (streaming) or collects them (plain JSON), and checks the cancel flag
 //! between chunks and at least every [`POLL_INTERVAL`] while it waits. That is what makes
 //! cancellation prompt even while the socket read blocks: the caller stops waiting at once, and
@@ -9,7 +9,7 @@
 //! connection.
 
 use crate::cancel::CancelToken;
-use ccm_core::engine::LlmRequest;
+use ccm_engine::LlmRequest;
 use ccm_provider::{
     ErrorContext, ProviderConfig, ProviderError, ProviderResponse, ProviderStream, StreamDelta,
 };

@@ -1,24 +1,25 @@
 //! # ccm-native
 //!
-//! The native transports of CCM. The core's [`TurnEngine`](ccm_core::engine::TurnEngine) is
+//! The native transports of CCM. ccm-engine's [`TurnEngine`](ccm_engine::TurnEngine) is
 //! sans-IO: it says which request to send, and what to do with the answer. This crate sends
 //! them:
 //!
-//! * [`HttpTransport`] talks to any provider the core speaks (OpenAI-compatible or Anthropic)
-//!   over blocking HTTP, streaming answers chunk by chunk into the core's
+//! * [`HttpTransport`] talks to any provider ccm-provider speaks (OpenAI-compatible or
+//!   Anthropic) over blocking HTTP, streaming answers chunk by chunk into its
 //!   [`ProviderStream`](ccm_provider::ProviderStream), with connect, first-byte and idle
 //!   [`Timeouts`], refused connections reported as such, and prompt cancellation.
-//! * [`OfflineResponder`] answers with the core's offline demo model: no network, no key.
+//! * [`OfflineResponder`] answers with the engine's offline demo model: no network, no key.
 //! * [`run_turn`] is the loop between the two: it drives the engine with a [`Responder`],
 //!   waits out the retry delays the engine decides on (honouring `Retry-After`), and cancels
-//!   the turn when the [`CancelToken`] is set, which leaves the session exactly as before.
+//!   the turn when the [`CancelToken`] is set, which leaves the session exactly as before. It
+//!   reports progress as [`TurnEvent`](ccm_engine::TurnEvent)s.
 //! * [`metrics_to_json`] and [`metrics_to_csv`] write the per-turn metrics of a run.
 //!
 //! The tests of this crate run against the real local mock server of `ccm-mock-llm`.
 //!
 //! ```
-//! use ccm_core::engine::EngineSettings;
-//! use ccm_core::offline::OFFLINE_MODEL_NAME;
+//! use ccm_engine::EngineSettings;
+//! use ccm_engine::offline::OFFLINE_MODEL_NAME;
 //! use ccm_core::{Config, Session};
 //! use ccm_native::{run_turn, CancelToken, OfflineResponder};
 //!
@@ -46,4 +47,4 @@ pub use cancel::CancelToken;
 pub use embeddings::refresh_embeddings;
 pub use http::{HttpTransport, Timeouts, POLL_INTERVAL};
 pub use report::{metrics_to_csv, metrics_to_json, CSV_HEADER};
-pub use runner::{now_ms, run_turn, OfflineResponder, Responder, TurnEvent};
+pub use runner::{now_ms, run_turn, OfflineResponder, Responder};

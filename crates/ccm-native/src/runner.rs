@@ -1,13 +1,11 @@
-//! The native turn loop: drives the core's [`TurnEngine`] with a [`Responder`], waits out retry
+//! The native turn loop: drives ccm-engine's [`TurnEngine`] with a [`Responder`], waits out retry
 //! delays, and stops when the turn is cancelled.
 
 use crate::cancel::CancelToken;
 use crate::http::HttpTransport;
-use ccm_core::engine::{
-    EngineSettings, LlmRequest, RequestPurpose, RetryWait, RunError, Step, TurnEngine, TurnResult,
-};
-use ccm_core::offline::{OfflineModel, SessionFacts};
 use ccm_core::Session;
+use ccm_engine::offline::{OfflineModel, SessionFacts};
+use ccm_engine::{EngineSettings, LlmRequest, RunError, Step, TurnEngine, TurnEvent, TurnResult};
 use ccm_provider::{ProviderError, ProviderResponse, StreamDelta};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -81,25 +79,8 @@ impl Responder for OfflineResponder {
     }
 
     fn label(&self) -> String {
-        ccm_core::offline::OFFLINE_MODEL_LABEL.to_string()
+        ccm_engine::offline::OFFLINE_MODEL_LABEL.to_string()
     }
-}
-
-/// What happens during a turn, for a user interface to show.
-#[derive(Debug, Clone, Copy)]
-pub enum TurnEvent<'a> {
-    /// A request is being sent (the first attempt or a retry).
-    Sending(&'a LlmRequest),
-    /// Part of an answer arrived. Only deltas of [`RequestPurpose::Turn`] requests belong to
-    /// the reply; a summary request's text ends up in a banner.
-    Delta {
-        /// Why the request was made.
-        purpose: &'a RequestPurpose,
-        /// What arrived.
-        delta: &'a StreamDelta,
-    },
-    /// A request failed and will be sent again after the delay.
-    Retrying(&'a RetryWait),
 }
 
 /// After a turn whose compaction replaced history with the extractive rolling summary, asks the
@@ -112,7 +93,7 @@ fn upgrade_rolling_summary(
     cancel: &CancelToken,
     observe: &mut dyn FnMut(TurnEvent<'_>),
 ) {
-    let Some(request) = ccm_core::engine::rolling_summary_request(session, settings) else {
+    let Some(request) = ccm_engine::rolling_summary_request(session, settings) else {
         return;
     };
     observe(TurnEvent::Sending(&request));

@@ -4,8 +4,9 @@
 
 mod common;
 
+use ccm_engine::TurnEvent;
 use ccm_mock_llm::{Fault, ScriptedReply};
-use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts, TurnEvent};
+use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts};
 use ccm_provider::{ProviderError, ProviderKind};
 use common::{
     config, failed_turn, ok_turn, quick_retries, server, session_with_open_effort, settings,
@@ -325,7 +326,7 @@ fn cancelling_mid_stream_restores_the_session_at_once() {
                 }
             },
         );
-        let Err(ccm_core::engine::RunError::Failed(failure)) = outcome else {
+        let Err(ccm_engine::RunError::Failed(failure)) = outcome else {
             panic!("{kind:?}: the turn was not cancelled");
         };
         assert!(failure.was_cancelled(), "{kind:?}: {}", failure.error);
@@ -361,7 +362,7 @@ fn cancelling_during_a_retry_wait_ends_the_wait() {
             }
         },
     );
-    let Err(ccm_core::engine::RunError::Failed(failure)) = outcome else {
+    let Err(ccm_engine::RunError::Failed(failure)) = outcome else {
         panic!("the turn was not cancelled");
     };
     assert!(failure.was_cancelled());

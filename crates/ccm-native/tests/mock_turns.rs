@@ -4,10 +4,11 @@
 
 mod common;
 
-use ccm_core::engine::{RequestPurpose, ToolHandling};
 use ccm_core::EffortStatus;
+use ccm_engine::TurnEvent;
+use ccm_engine::{RequestPurpose, ToolHandling};
 use ccm_mock_llm::{estimate_prompt_tokens, Fault, ScriptedReply, ScriptedToolCall};
-use ccm_native::{run_turn, CancelToken, TurnEvent};
+use ccm_native::{run_turn, CancelToken};
 use ccm_provider::{ProviderKind, StreamDelta};
 use common::{
     ok_turn, server, session, session_with_open_effort, settings, transport, turn_with, KINDS,

@@ -7,10 +7,10 @@
 
 mod common;
 
-use ccm_core::engine::{EngineSettings, TurnResult};
 use ccm_core::metrics::{EventKind, TurnMetrics};
-use ccm_core::offline::OFFLINE_MODEL_NAME;
 use ccm_core::Session;
+use ccm_engine::offline::OFFLINE_MODEL_NAME;
+use ccm_engine::{EngineSettings, TurnResult};
 use ccm_mock_llm::{ScriptedReply, ScriptedToolCall};
 use ccm_native::{metrics_to_csv, metrics_to_json, run_turn, CancelToken, OfflineResponder};
 use ccm_provider::ProviderKind;

@@ -1,5 +1,5 @@
-//! `Session.runTurn`: a thin async loop over the core's sans-IO turn engine
-//! (`ccm_core::engine::TurnEngine`), with `fetch` as the transport or the offline demo model.
+//! `Session.runTurn`: a thin async loop over ccm-engine's sans-IO turn engine
+//! (`ccm_engine::TurnEngine`), with `fetch` as the transport or the offline demo model.
 //!
 //! The loop only moves bytes and waits: the engine decides what to send, when to retry
 //! (`RetryPolicy`), and how to end or undo the turn. Requests go out through
@@ -10,8 +10,8 @@
 use crate::error::{Code, Failure};
 use crate::session::SessionCell;
 use crate::transport::{send, sleep};
-use ccm_core::engine::{EngineSettings, Step, TurnEngine, TurnFailure};
-use ccm_core::offline::{OfflineModel, SessionFacts};
+use ccm_engine::offline::{OfflineModel, SessionFacts};
+use ccm_engine::{EngineSettings, Step, TurnEngine, TurnFailure};
 use ccm_provider::{
     Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse, RetryPolicy, StreamDelta,
 };
@@ -128,7 +128,7 @@ impl TurnOptions {
                 ProviderConfig::custom(kind, base, key)
             }
             preset => {
-                // The core's message lists its presets only; JavaScript also has `offline`
+                // ccm-provider's message lists its presets only; JavaScript also has `offline`
                 // and the two `*_compatible` names, so the message lists every accepted name.
                 let preset: Preset = preset.parse().map_err(|_: ProviderError| {
                     invalid(format!(
@@ -156,7 +156,7 @@ impl TurnOptions {
     fn settings(&self, offline: bool) -> Result<EngineSettings, Failure> {
         let model = match (&self.model, offline) {
             (Some(model), _) => model.clone(),
-            (None, true) => ccm_core::offline::OFFLINE_MODEL_NAME.to_string(),
+            (None, true) => ccm_engine::offline::OFFLINE_MODEL_NAME.to_string(),
             (None, false) => return Err(invalid("runTurn needs a `model` for an HTTP provider")),
         };
         let mut settings = EngineSettings::new(model).with_stream(self.stream.unwrap_or(true));
@@ -296,7 +296,7 @@ pub(crate) async fn run_turn(
                 // and the turn has succeeded either way.
                 let rolling = {
                     let state = cell.borrow();
-                    ccm_core::engine::rolling_summary_request(&state.core, engine.settings())
+                    ccm_engine::rolling_summary_request(&state.core, engine.settings())
                 };
                 if let Some(request) = rolling {
                     let answer = match &transport {
@@ -343,7 +343,7 @@ mod tests {
     use super::PROVIDER_NAMES;
     use ccm_provider::Preset;
 
-    /// The names the error lists, the core's presets and the TypeScript `Provider` type must
+    /// The names the error lists, ccm-provider's presets and the TypeScript `Provider` type must
     /// not drift apart when a preset is added.
     #[test]
     fn every_provider_name_is_listed_and_typed() {

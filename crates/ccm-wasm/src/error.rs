@@ -194,7 +194,7 @@ core_failure! {
     ccm_core::EffortError => Code::Effort, js_words: true;
     ccm_core::TurnError => Code::Turn, js_words: true;
     ccm_core::SnapshotError => Code::Snapshot, js_words: false;
-    ccm_core::engine::EngineError => Code::Turn, js_words: true;
+    ccm_engine::EngineError => Code::Turn, js_words: true;
     ccm_core::import_ccm::ImportError => Code::Import, js_words: false;
     ccm_core::pins::PinError => Code::Pin, js_words: false;
     ccm_core::branch::BranchError => Code::Branch, js_words: false;

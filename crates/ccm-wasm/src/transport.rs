@@ -2,12 +2,12 @@
 //! it sends one request the turn engine built and feeds back what arrives.
 //!
 //! Only bytes move here. The request comes from `LlmRequest::to_http`, streamed bodies go
-//! through the core's `ProviderStream` exactly as they arrive, and HTTP errors become the
-//! core's typed `ProviderError`, which decides about retries. Cancellation is the host's:
+//! through ccm-provider's `ProviderStream` exactly as they arrive, and HTTP errors become its
+//! typed `ProviderError`, which decides about retries. Cancellation is the host's:
 //! the `AbortSignal` is given to `fetch`, which aborts the request and the body read.
 
 use crate::error::js_message;
-use ccm_core::engine::LlmRequest;
+use ccm_engine::LlmRequest;
 use ccm_provider::{ProviderConfig, ProviderError, ProviderResponse, ProviderStream, StreamDelta};
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;

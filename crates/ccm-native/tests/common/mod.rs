@@ -3,10 +3,11 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use ccm_core::engine::{EngineSettings, RunError, TurnFailure, TurnResult};
 use ccm_core::{Config, Session};
+use ccm_engine::TurnEvent;
+use ccm_engine::{EngineSettings, RunError, TurnFailure, TurnResult};
 use ccm_mock_llm::{MockConfig, MockServer};
-use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts, TurnEvent};
+use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts};
 use ccm_provider::{ProviderConfig, ProviderKind, RetryPolicy};
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! How the offline model answers a summary request: it reads the rendered log out of the
 //! request and keeps the person's sentences that carry identifiers, numbers and decisions.
 
-use crate::engine::summary::{LOG_ASSISTANT_PREFIX, LOG_END, LOG_START, LOG_USER_PREFIX};
+use crate::summary::{LOG_ASSISTANT_PREFIX, LOG_END, LOG_START, LOG_USER_PREFIX};
 
 /// Words long enough for the summary before it stops adding sentences.
 const SUMMARY_WORD_BUDGET: usize = 55;
@@ -160,10 +160,10 @@ fn score(sentence: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::summary::summary_messages;
-    use crate::model::Effort;
-    use crate::tokens::ApproximateCounter;
-    use crate::{Config, Session};
+    use crate::summary::summary_messages;
+    use ccm_core::tokens::ApproximateCounter;
+    use ccm_core::Effort;
+    use ccm_core::{Config, Session};
     use ccm_provider::WireMessage;
     use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! the engine owns both sides, so the conversions live here and the dependency arrow points
 //! one way only.
 
-use crate::model::{ContextMessage, Role, ToolDefinition};
+use ccm_core::{ContextMessage, Role, ToolDefinition};
 use ccm_provider::{WireMessage, WireTool};
 
 /// Converts a built context into the messages of a request, one for one and in order.
@@ -69,7 +69,7 @@ mod tests {
     /// serialise to exactly the same text, or the estimate would drift.
     #[test]
     fn tools_convert_to_identical_json() {
-        let tools = crate::tools::tool_definitions();
+        let tools = ccm_core::tool_definitions();
         let wire = wire_tools(&tools);
         assert_eq!(wire.len(), tools.len());
         assert_eq!(

@@ -4,11 +4,11 @@
 
 mod common;
 
-use ccm_core::engine::{
+use ccm_core::{EffortStatus, Session};
+use ccm_engine::{
     EngineError, EngineSettings, LlmRequest, RequestOutcome, RequestPurpose, Step, SummaryPolicy,
     ToolHandling, TurnEngine, TurnFailure, TurnResult,
 };
-use ccm_core::{EffortStatus, Session};
 use ccm_provider::{
     FinishReason, ProviderError, ProviderResponse, RetryPolicy, ToolCall, ToolChoice, Usage,
     WireMessage,

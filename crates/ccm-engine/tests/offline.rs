@@ -4,9 +4,9 @@
 
 mod common;
 
-use ccm_core::engine::{run_turn, EngineSettings, RequestPurpose, ToolHandling, TurnResult};
-use ccm_core::offline::{OfflineModel, SessionFacts, OFFLINE_MARKER, OFFLINE_MODEL_NAME};
 use ccm_core::{EffortState, EffortStatus, Session};
+use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MARKER, OFFLINE_MODEL_NAME};
+use ccm_engine::{run_turn, EngineSettings, RequestPurpose, ToolHandling, TurnResult};
 use ccm_provider::StreamDelta;
 use common::session;
 

@@ -1,7 +1,7 @@
 //! What a turn records about itself: one entry per request (with the usage reconciliation) and
 //! one per tool call, returned with the turn's result or failure.
 
-use crate::session::TurnReport;
+use ccm_core::TurnReport;
 use ccm_provider::{FinishReason, ProviderError, Usage, UsageReconciliation};
 use serde::Serialize;
 use serde_json::Value;

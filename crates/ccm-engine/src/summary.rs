@@ -1,7 +1,7 @@
 //! The summary request made when the model concludes an effort: its prompt, and the effort's
 //! raw log rendered as the text the model summarises.
 
-use crate::model::{Effort, Role};
+use ccm_core::{Effort, Role};
 use ccm_provider::WireMessage;
 
 /// The instructions of every summary request.

@@ -142,7 +142,7 @@ const MAX_NAME_WORDS: usize = 4;
 ///
 /// # Examples
 /// ```
-/// use ccm_core::offline::{detect_intents, Intent};
+/// use ccm_engine::offline::{detect_intents, Intent};
 /// let intents = detect_intents("That's resolved. Let's work on the billing export next.");
 /// assert!(matches!(&intents[0], Intent::Close { .. }));
 /// assert_eq!(intents[1], Intent::Open { name: "billing export".into() });

@@ -30,8 +30,8 @@
 //! # Example
 //!
 //! ```
-//! use ccm_core::engine::{run_turn, EngineSettings};
-//! use ccm_core::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
+//! use ccm_engine::{run_turn, EngineSettings};
+//! use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
 //! use ccm_core::{Config, Session};
 //!
 //! let mut session = Session::new(Config::default()).unwrap();
@@ -56,9 +56,9 @@ mod summarize;
 pub use intent::{detect_intents, Intent};
 pub use summarize::compose_summary;
 
-use crate::engine::{LlmRequest, RequestPurpose};
-use crate::session::Session;
-use crate::text::{self, PreparedText};
+use crate::{LlmRequest, RequestPurpose};
+use ccm_core::text::{self, PreparedText};
+use ccm_core::Session;
 use ccm_provider::{
     FinishReason, ProviderResponse, StreamDelta, ToolCall, ToolChoice, WireMessage,
 };

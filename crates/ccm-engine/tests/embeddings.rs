@@ -4,8 +4,8 @@
 
 mod common;
 
-use ccm_core::engine::embeddings::{absorb_embeddings, embeddings_request, EmbeddingsError};
 use ccm_core::Session;
+use ccm_engine::embeddings::{absorb_embeddings, embeddings_request, EmbeddingsError};
 use ccm_provider::{EmbeddingsEndpoint, EmbeddingsEndpointError, ProviderConfig, ProviderKind};
 use common::{session, turn};
 use serde_json::{json, Value};
@@ -69,7 +69,7 @@ fn chatty_session() -> Session {
     session
 }
 
-fn inputs(request: &ccm_core::engine::embeddings::EmbeddingsRequest) -> Vec<String> {
+fn inputs(request: &ccm_engine::embeddings::EmbeddingsRequest) -> Vec<String> {
     let body: Value = serde_json::from_str(&request.request.body).unwrap();
     body["input"]
         .as_array()

@@ -3,8 +3,8 @@
 //! ([`Session::embedding_batch`], [`Session::absorb_embeddings`]); `ccm-provider` writes the
 //! endpoint's request and reads its answer. The transport sends the request in between.
 
-use crate::compaction::{EmbeddingBatch, EmbeddingError};
-use crate::session::Session;
+use ccm_core::compaction::{EmbeddingBatch, EmbeddingError};
+use ccm_core::Session;
 use ccm_provider::embeddings::parse_embeddings_response;
 use ccm_provider::{EmbeddingsEndpoint, EmbeddingsEndpointError, HttpRequest};
 
