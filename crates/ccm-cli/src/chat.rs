@@ -3,8 +3,7 @@
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
 use ccm_core::{Config, Session};
-use ccm_engine::TurnEvent;
-use ccm_engine::{RequestPurpose, RunError};
+use ccm_engine::{RequestPurpose, RunError, TurnEvent};
 use ccm_native::{run_turn, CancelToken};
 use ccm_provider::StreamDelta;
 use std::io::{BufRead, Write};

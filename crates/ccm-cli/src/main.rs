@@ -1,11 +1,12 @@
-//! `ccm`: native entry points of CCM. Thin by design: every rule lives in `ccm-core`.
+//! `ccm`: native entry points of CCM. Thin by design: every rule lives in `ccm-core` and
+//! `ccm-engine`, and the proof runs are this crate's library (`ccm_cli::proof`).
 
 mod chat;
 mod provider_args;
 mod replay;
 mod script;
 
-use ccm_core::proof::{self, ProofRun};
+use ccm_cli::proof::{self, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
 use std::process::ExitCode;
 

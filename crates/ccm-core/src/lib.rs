@@ -48,7 +48,6 @@ pub mod model;
 pub mod pins;
 pub mod plan;
 pub mod prompt;
-pub mod proof;
 pub mod reference;
 pub mod search;
 pub mod session;

@@ -6,41 +6,14 @@ mod common;
 use ccm_core::compaction::{AttachmentKind, AttachmentMode, CompactionConfig};
 use ccm_core::plan::{ExclusionReason, InclusionReason, Section};
 use ccm_core::{Config, Session};
-use common::turn;
+use common::{turn, WORDS};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-const WORDS: [&str; 24] = [
-    "invoice",
-    "ledger",
-    "rounding",
-    "currency",
-    "schema",
-    "migration",
-    "index",
-    "replica",
-    "latency",
-    "cache",
-    "shard",
-    "queue",
-    "retry",
-    "backoff",
-    "token",
-    "session",
-    "cookie",
-    "header",
-    "payload",
-    "checksum",
-    "archive",
-    "snapshot",
-    "rollback",
-    "deploy",
-];
-
 /// The proof run's synthetic documents: large, distinct, deterministic.
 fn document(seed: usize, words: usize) -> String {
-    ccm_core::proof::synthetic_document(seed, words)
+    common::synthetic_document(seed, words)
 }
 
 fn small_window() -> Config {

@@ -5,8 +5,7 @@
 mod common;
 
 use ccm_core::EffortStatus;
-use ccm_engine::TurnEvent;
-use ccm_engine::{RequestPurpose, ToolHandling};
+use ccm_engine::{RequestPurpose, ToolHandling, TurnEvent};
 use ccm_mock_llm::{estimate_prompt_tokens, Fault, ScriptedReply, ScriptedToolCall};
 use ccm_native::{run_turn, CancelToken};
 use ccm_provider::{ProviderKind, StreamDelta};

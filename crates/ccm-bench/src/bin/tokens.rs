@@ -47,7 +47,7 @@ fn corpora() -> Vec<(&'static str, String)> {
         include_str!("../../../ccm-core/src/plan.rs"),
         include_str!("../../../ccm-core/src/session.rs"),
         include_str!("../../../ccm-core/src/store.rs"),
-        include_str!("../../../ccm-core/src/proof.rs"),
+        include_str!("../../../ccm-cli/src/proof.rs"),
         include_str!("../../../ccm-core/src/compact.rs"),
         include_str!("../../../ccm-core/src/import_ccm.rs"),
         include_str!("../../../ccm-mock-llm/src/script.rs"),

@@ -75,3 +75,44 @@ pub fn concluded_effort(
 pub fn chatter(session: &mut Session) -> ccm_core::TurnReport {
     turn(session, "How is the weather today?", &[], "Sunny and mild.")
 }
+
+/// Topic words of the synthetic documents and conversations (those of the CLI's compaction
+/// proof run, `ccm_cli::proof`).
+pub const WORDS: [&str; 24] = [
+    "invoice",
+    "ledger",
+    "rounding",
+    "currency",
+    "schema",
+    "migration",
+    "index",
+    "replica",
+    "latency",
+    "cache",
+    "shard",
+    "queue",
+    "retry",
+    "backoff",
+    "token",
+    "session",
+    "cookie",
+    "header",
+    "payload",
+    "checksum",
+    "archive",
+    "snapshot",
+    "rollback",
+    "deploy",
+];
+
+/// A deterministic document of about `words` words for topic `seed`: large, distinct texts for
+/// attachments. The same documents as the CLI's compaction proof run (`ccm_cli::proof`), which
+/// the core cannot depend on.
+pub fn synthetic_document(seed: usize, words: usize) -> String {
+    let mut text = format!("Design notes {seed}. ");
+    for i in 0..words {
+        text.push_str(WORDS[(i * 7 + seed * 13 + i / 5) % WORDS.len()]);
+        text.push_str(if i % 12 == 11 { ". " } else { " " });
+    }
+    text
+}

@@ -4,8 +4,7 @@
 #![allow(dead_code)]
 
 use ccm_core::{Config, Session};
-use ccm_engine::TurnEvent;
-use ccm_engine::{EngineSettings, RunError, TurnFailure, TurnResult};
+use ccm_engine::{EngineSettings, RunError, TurnEvent, TurnFailure, TurnResult};
 use ccm_mock_llm::{MockConfig, MockServer};
 use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts};
 use ccm_provider::{ProviderConfig, ProviderKind, RetryPolicy};

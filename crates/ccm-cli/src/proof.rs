@@ -6,10 +6,10 @@
 //! tokens, the change, and the decay counters. Tests assert what each table must show; the CLI
 //! prints them.
 
-use crate::config::Config;
-use crate::metrics::{DecayReport, EventKind};
-use crate::session::Session;
-use crate::tokens::TokenCounter;
+use ccm_core::metrics::{DecayReport, EventKind};
+use ccm_core::Config;
+use ccm_core::Session;
+use ccm_core::TokenCounter;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -704,7 +704,7 @@ pub fn slice4_long(
             // Recall an old effort: search for it by its words, then expand it.
             let old = (turn as usize * 31) % (created - 4);
             let old_words = [topic_word(old, 2), topic_word(old, 3)];
-            let old_id = crate::text::slugify(&format!("task {}", topic_word(old, 1)));
+            let old_id = ccm_core::text::slugify(&format!("task {}", topic_word(old, 1)));
             let query = format!(r#"{{"query": "{} {}"}}"#, old_words[0], old_words[1]);
             let expand = format!(r#"{{"id": "{old_id}"}}"#);
             ScriptedTurn::setup(
@@ -896,7 +896,7 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
             None
         };
         if let Some((name, text)) = attached {
-            let kind = crate::compaction::AttachmentKind::File;
+            let kind = ccm_core::compaction::AttachmentKind::File;
             if session.attach(&name, kind, &text, None).is_ok() {
                 attachments += 1;
             }

@@ -1,13 +1,8 @@
 //! The scripted proof runs must show what their specification tables promise.
 
-mod common;
-
-use ccm_core::proof::{self, ProofRow, ProofRun};
+use ccm_cli::proof::{self, ProofRow, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
 use ccm_core::{Config, ReferenceRule};
-
-#[cfg(target_arch = "wasm32")]
-wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 fn row<'a>(run: &'a ProofRun, step: &str) -> &'a ProofRow {
     run.rows
@@ -32,58 +27,99 @@ fn both_rules() -> [Config; 2] {
     ]
 }
 
-portable_tests! {
-    fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
-        for config in both_rules() {
+#[test]
+fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
+    for config in both_rules() {
         let (run, session) = proof::slice2(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
-        let summary = i64::from(session.effort("auth-bug").unwrap().summary.as_ref().unwrap().tokens);
+        let summary = i64::from(
+            session
+                .effort("auth-bug")
+                .unwrap()
+                .summary
+                .as_ref()
+                .unwrap()
+                .tokens,
+        );
         // Expansion adds exactly the raw log (replacing its summary); collapse removes exactly it.
         assert_eq!(row(&run, "Turn 2").tool_delta, raw - summary);
         assert_eq!(row(&run, "Turn 2").expanded, ["auth-bug"]);
-        assert!(row(&run, "Turn 2").banners.contains(&format!("--- Expanded effort: auth-bug ({raw} tokens loaded) ---")));
+        assert!(row(&run, "Turn 2").banners.contains(&format!(
+            "--- Expanded effort: auth-bug ({raw} tokens loaded) ---"
+        )));
         assert_eq!(row(&run, "Turn 4").tool_delta, -(raw - summary));
         assert!(row(&run, "Turn 4").expanded.is_empty());
         // Without expansion the context is compact: turn 4 is back near the setup level.
         assert!(row(&run, "Turn 4").context_tokens < row(&run, "Turn 3").context_tokens);
         assert_eq!(row(&run, "Turn 6").open, ["guild-feature", "api-refactor"]);
         assert_eq!(row(&run, "Turn 7").active.as_deref(), Some("guild-feature"));
-        assert_eq!(row(&run, "Turn 7").tool_delta, 0, "switching changes no tokens");
+        assert_eq!(
+            row(&run, "Turn 7").tool_delta,
+            0,
+            "switching changes no tokens"
+        );
         // The active effort received turn 8; the backgrounded one did not.
         let guild = session.effort("guild-feature").unwrap();
-        assert!(guild.messages.iter().any(|m| m.content.contains("fifty members")));
+        assert!(guild
+            .messages
+            .iter()
+            .any(|m| m.content.contains("fifty members")));
         let api = session.effort("api-refactor").unwrap();
-        assert!(!api.messages.iter().any(|m| m.content.contains("fifty members")));
-        }
+        assert!(!api
+            .messages
+            .iter()
+            .any(|m| m.content.contains("fifty members")));
     }
+}
 
-    fn slice3_decay_fires_at_exactly_the_threshold_and_re_expansion_works() {
-        for config in both_rules() {
+#[test]
+fn slice3_decay_fires_at_exactly_the_threshold_and_re_expansion_works() {
+    for config in both_rules() {
         let (run, session) = proof::slice3(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         assert_eq!(row(&run, "Turn 1").decay, ["auth-bug: 0"]);
-        assert_eq!(row(&run, "Turn 2").decay, ["auth-bug: 0"], "a reference resets the counter");
+        assert_eq!(
+            row(&run, "Turn 2").decay,
+            ["auth-bug: 0"],
+            "a reference resets the counter"
+        );
         assert_eq!(row(&run, "Turn 3").decay, ["auth-bug: 1"]);
         assert_eq!(row(&run, "Turn 4").decay, ["auth-bug: 2"]);
         assert_eq!(row(&run, "Turn 5").decay, ["auth-bug: 3 → auto-collapse"]);
-        assert_eq!(row(&run, "Turn 5").banners, ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]);
+        assert_eq!(
+            row(&run, "Turn 5").banners,
+            ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]
+        );
         let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
-        let summary = i64::from(session.effort("auth-bug").unwrap().summary.as_ref().unwrap().tokens);
+        let summary = i64::from(
+            session
+                .effort("auth-bug")
+                .unwrap()
+                .summary
+                .as_ref()
+                .unwrap()
+                .tokens,
+        );
         // Tokens freed by decay equal the raw log (less the summary that returns), plus the turn's
         // own exchange.
         let exchange5 = row(&run, "Turn 5").delta + (raw - summary);
-        assert!(exchange5 > 0 && exchange5 < 60, "turn 5 delta {} should be -(raw - summary) plus one short exchange", row(&run, "Turn 5").delta);
+        assert!(
+            exchange5 > 0 && exchange5 < 60,
+            "turn 5 delta {} should be -(raw - summary) plus one short exchange",
+            row(&run, "Turn 5").delta
+        );
         assert!(row(&run, "Turn 6").expanded.is_empty());
         assert_eq!(row(&run, "Turn 7").expanded, ["auth-bug"]);
         assert_eq!(row(&run, "Turn 7").tool_delta, raw - summary);
         assert_eq!(run.decay.auto_collapses, 1);
         assert!(run.decay.tokens_saved_by_decay >= raw as u64);
-        }
     }
+}
 
-    fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
-        for config in both_rules() {
+#[test]
+fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
+    for config in both_rules() {
         let (run, session) = proof::slice4(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         assert_eq!(row(&run, "Setup").summaries_in_memory, 5);
@@ -91,24 +127,33 @@ portable_tests! {
         assert_eq!(row(&run, "Turn 20").summaries_in_memory, 2);
         assert_eq!(row(&run, "Turn 21").summaries_in_memory, 2);
         assert_eq!(session.evicted_ids(), ["deploy-pipeline", "image-resize"]);
-        assert_eq!(row(&run, "Turn 22").summaries_in_memory, 3, "search brings email-bounce back");
+        assert_eq!(
+            row(&run, "Turn 22").summaries_in_memory,
+            3,
+            "search brings email-bounce back"
+        );
         assert_eq!(row(&run, "Turn 23").expanded, ["email-bounce"]);
-        assert_eq!(row(&run, "Turn 26").decay, ["email-bounce: 3 → auto-collapse"]);
+        assert_eq!(
+            row(&run, "Turn 26").decay,
+            ["email-bounce: 3 → auto-collapse"]
+        );
         assert_eq!(row(&run, "Turn 26").summaries_in_memory, 3);
         assert!(run.rows.iter().all(|r| r.ambient_exchanges_in_memory <= 10));
         // The ceiling: after setup the context never exceeds the setup level by much, while the
         // naive baseline only grows.
         let setup = row(&run, "Setup").context_tokens;
-        assert!(run.max_context_tokens <= setup + setup / 5, "max {} vs setup {setup}", run.max_context_tokens);
+        assert!(
+            run.max_context_tokens <= setup + setup / 5,
+            "max {} vs setup {setup}",
+            run.max_context_tokens
+        );
         assert!(run.final_naive_tokens > 2 * run.max_context_tokens);
-        }
     }
 }
 
 /// Slice 4 at scale: 1,000 turns and 200 efforts. The working memory ceiling stays flat while the
 /// history grows twentyfold. Native only: it drives 1,000 turns and the browser suite keeps to
 /// the representative runs above.
-#[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
     for config in both_rules() {
@@ -171,7 +216,6 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
 
 /// The same proof run counted with cl100k_base (the original CCM's encoding) shows the same
 /// behaviour with different counts.
-#[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn proofs_run_with_cl100k_too() {
     let (run, _) = proof::slice3(Config::default(), default_counter(Encoding::Cl100kBase));
@@ -196,7 +240,6 @@ fn proofs_run_with_cl100k_too() {
 
 /// The long compaction run: 300 turns with attachments of several thousand tokens against an
 /// 8k window never exceeds the budget, fires every level, and deletes nothing.
-#[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn compaction_run_stays_in_budget_fires_every_level_and_keeps_every_byte() {
     let (run, session) = proof::compaction_run(o200k(), 300);
