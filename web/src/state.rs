@@ -11,6 +11,8 @@ use crate::transport::js_error_text;
 use crate::view_model::{EffortAction, TurnBanners};
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::{Config, Session as CoreSession};
+use ccm_engine::{RequestPurpose, TurnEvent};
+use ccm_provider::StreamDelta;
 use ccm_wasm::{SessionInfo, SessionOptions, SessionStore, StoreOptions};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -92,6 +94,63 @@ pub struct LiveTurn {
     pub text: String,
     /// What is happening now.
     pub phase: Phase,
+    /// Where the current request's streamed text starts in `text`, so that a retried attempt
+    /// can drop what its failed predecessor showed.
+    reply_start: usize,
+}
+
+impl LiveTurn {
+    /// A turn that just began with the person's `user_text`: nothing shown yet.
+    pub fn new(user_text: String) -> LiveTurn {
+        LiveTurn {
+            user_text,
+            text: String::new(),
+            phase: Phase::Waiting,
+            reply_start: 0,
+        }
+    }
+
+    /// Shows what the turn engine's driver reports.
+    pub fn show(&mut self, event: TurnEvent<'_>) {
+        match event {
+            TurnEvent::Sending(request) => match &request.purpose {
+                RequestPurpose::Turn { .. } => {
+                    if request.attempt > 1 {
+                        self.text.truncate(self.reply_start);
+                    } else if !self.text.is_empty() {
+                        self.text.push_str("\n\n");
+                    }
+                    self.reply_start = self.text.len();
+                    self.phase = Phase::Waiting;
+                }
+                RequestPurpose::Summary { effort_id } => {
+                    self.phase = Phase::Summarizing(effort_id.clone());
+                }
+                RequestPurpose::RollingSummary => {
+                    self.phase = Phase::Summarizing("earlier conversation".to_string());
+                }
+            },
+            TurnEvent::Delta {
+                delta: StreamDelta::ToolCallStarted { name, .. },
+                ..
+            } => match &mut self.phase {
+                Phase::Tools(names) => names.push(name.clone()),
+                _ => self.phase = Phase::Tools(vec![name.clone()]),
+            },
+            TurnEvent::Delta { .. } => {
+                if let Some(text) = event.reply_text() {
+                    self.text.push_str(text);
+                    self.phase = Phase::Streaming;
+                }
+            }
+            TurnEvent::Retrying(wait) => {
+                self.phase = Phase::Retrying {
+                    seconds: wait.delay_ms.div_ceil(1000),
+                    error: wait.error.clone(),
+                };
+            }
+        }
+    }
 }
 
 /// A turn that failed; the session is as before it and the text can be sent again.
@@ -803,4 +862,104 @@ pub fn download(name: &str, text: &str) -> Result<(), String> {
         let _ = web_sys::Url::revoke_object_url(&url);
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccm_engine::{LlmRequest, PromptEstimate, RetryWait};
+    use ccm_provider::RequestOptions;
+
+    fn request(purpose: RequestPurpose, attempt: u32) -> LlmRequest {
+        LlmRequest {
+            purpose,
+            attempt,
+            messages: Vec::new(),
+            tools: Vec::new(),
+            options: RequestOptions::new("m"),
+            plan_id: None,
+            estimate: PromptEstimate::default(),
+        }
+    }
+
+    fn turn(round: u32) -> RequestPurpose {
+        RequestPurpose::Turn {
+            round,
+            final_answer_forced: false,
+        }
+    }
+
+    fn text(live: &mut LiveTurn, purpose: &RequestPurpose, piece: &str) {
+        let delta = StreamDelta::Text(piece.to_string());
+        live.show(TurnEvent::Delta {
+            purpose,
+            delta: &delta,
+        });
+    }
+
+    #[test]
+    fn a_turn_shows_its_answers_tools_summaries_and_retries() {
+        let mut live = LiveTurn::new("Let's fix the auth bug".to_string());
+        live.show(TurnEvent::Sending(&request(turn(1), 1)));
+        assert_eq!(live.phase, Phase::Waiting);
+        text(&mut live, &turn(1), "Opening ");
+        text(&mut live, &turn(1), "an effort.");
+        assert_eq!(
+            (live.text.as_str(), &live.phase),
+            ("Opening an effort.", &Phase::Streaming)
+        );
+        for name in ["open_effort", "effort_status"] {
+            let delta = StreamDelta::ToolCallStarted {
+                id: format!("call_{name}"),
+                name: name.to_string(),
+            };
+            live.show(TurnEvent::Delta {
+                purpose: &turn(1),
+                delta: &delta,
+            });
+        }
+        assert_eq!(
+            live.phase,
+            Phase::Tools(vec!["open_effort".into(), "effort_status".into()])
+        );
+
+        // The next round's text starts a new paragraph; a retry of it drops what its failed
+        // attempt showed, and nothing before.
+        live.show(TurnEvent::Sending(&request(turn(2), 1)));
+        text(&mut live, &turn(2), "Half an ans");
+        let wait = RetryWait {
+            delay_ms: 1_500,
+            failed_attempt: 1,
+            error: "the provider is overloaded".to_string(),
+        };
+        live.show(TurnEvent::Retrying(&wait));
+        assert_eq!(
+            live.phase,
+            Phase::Retrying {
+                seconds: 2,
+                error: "the provider is overloaded".to_string()
+            }
+        );
+        live.show(TurnEvent::Sending(&request(turn(2), 2)));
+        assert_eq!(live.text, "Opening an effort.\n\n");
+        text(&mut live, &turn(2), "Done.");
+        assert_eq!(live.text, "Opening an effort.\n\nDone.");
+
+        // Summary requests show as a phase; their text is not the reply.
+        let summary = RequestPurpose::Summary {
+            effort_id: "auth-bug".to_string(),
+        };
+        live.show(TurnEvent::Sending(&request(summary.clone(), 1)));
+        assert_eq!(live.phase, Phase::Summarizing("auth-bug".to_string()));
+        text(&mut live, &summary, "Fixed the TTL.");
+        assert_eq!(live.text, "Opening an effort.\n\nDone.");
+        live.show(TurnEvent::Sending(&request(
+            RequestPurpose::RollingSummary,
+            1,
+        )));
+        assert_eq!(
+            live.phase,
+            Phase::Summarizing("earlier conversation".to_string())
+        );
+    }
 }

@@ -13,7 +13,7 @@ use crate::transport::{self, js_error_text};
 use crate::view_model::TurnBanners;
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{
-    summary, LlmRequest, PromptEstimate, RequestPurpose, Step, TurnEngine,
+    summary, LlmRequest, PromptEstimate, RequestPurpose, Step, TurnEngine, TurnEvent,
     DEFAULT_SUMMARY_MAX_TOKENS,
 };
 use ccm_provider::{
@@ -101,6 +101,15 @@ fn set_phase(state: AppState, phase: Phase) {
     });
 }
 
+/// Shows a turn event in the turn in progress.
+fn show(state: AppState, event: TurnEvent<'_>) {
+    state.live.update(|live| {
+        if let Some(live) = live {
+            live.show(event);
+        }
+    });
+}
+
 async fn drive(state: AppState, text: String) {
     let Some(session) = state.session.get_value() else {
         return;
@@ -123,11 +132,7 @@ async fn drive(state: AppState, text: String) {
     state.abort.set_value(Some(controller));
     state.failed.set(None);
     state.draft.set(String::new());
-    state.live.set(Some(LiveTurn {
-        user_text: text.clone(),
-        text: String::new(),
-        phase: Phase::Waiting,
-    }));
+    state.live.set(Some(LiveTurn::new(text.clone())));
     let begun = session
         .with_core(|core| TurnEngine::begin(core, &text, now_ms(), settings.engine_settings()));
     match begun {
@@ -150,9 +155,6 @@ async fn run(
     engine: &mut TurnEngine,
     signal: &AbortSignal,
 ) {
-    // Where the current request's streamed text starts, so a retried attempt can drop the text
-    // its failed predecessor showed.
-    let mut request_start = 0usize;
     loop {
         let step = session.with_core(|core| {
             if signal.aborted() {
@@ -179,43 +181,15 @@ async fn run(
         };
         match step {
             Step::Send(request) => {
-                match &request.purpose {
-                    RequestPurpose::Summary { effort_id } => {
-                        set_phase(state, Phase::Summarizing(effort_id.clone()))
-                    }
-                    // The engine never sends these; the app does after the turn, below.
-                    RequestPurpose::RollingSummary => {}
-                    RequestPurpose::Turn { .. } => {
-                        state.live.update(|live| {
-                            if let Some(live) = live {
-                                if request.attempt > 1 {
-                                    live.text.truncate(request_start);
-                                } else if !live.text.is_empty() {
-                                    live.text.push_str("\n\n");
-                                }
-                                request_start = live.text.len();
-                                live.phase = Phase::Waiting;
-                            }
-                        });
-                    }
-                }
-                let on_delta = move |delta: StreamDelta| {
-                    state.live.update(|live| {
-                        if let Some(live) = live {
-                            match delta {
-                                StreamDelta::Text(text) => {
-                                    live.text.push_str(&text);
-                                    live.phase = Phase::Streaming;
-                                }
-                                StreamDelta::ToolCallStarted { name, .. } => {
-                                    match &mut live.phase {
-                                        Phase::Tools(names) => names.push(name),
-                                        _ => live.phase = Phase::Tools(vec![name]),
-                                    }
-                                }
-                            }
-                        }
-                    })
+                show(state, TurnEvent::Sending(&request));
+                let on_delta = |delta: StreamDelta| {
+                    show(
+                        state,
+                        TurnEvent::Delta {
+                            purpose: &request.purpose,
+                            delta: &delta,
+                        },
+                    )
                 };
                 let mut outcome = transport.send(session, &request, signal, &on_delta).await;
                 if let Ok(response) = &outcome {
@@ -237,13 +211,7 @@ async fn run(
                 }
             }
             Step::Wait(wait) => {
-                set_phase(
-                    state,
-                    Phase::Retrying {
-                        seconds: wait.delay_ms.div_ceil(1000),
-                        error: wait.error.clone(),
-                    },
-                );
+                show(state, TurnEvent::Retrying(&wait));
                 ccm_wasm::transport::sleep(wait.delay_ms, Some(signal)).await;
             }
             Step::Done(result) => {
@@ -252,10 +220,7 @@ async fn run(
                 let rolling = session
                     .with_core(|core| ccm_engine::rolling_summary_request(core, engine.settings()));
                 if let Some(request) = rolling {
-                    set_phase(
-                        state,
-                        Phase::Summarizing("earlier conversation".to_string()),
-                    );
+                    show(state, TurnEvent::Sending(&request));
                     let ignore = |_: StreamDelta| {};
                     if let Ok(response) = transport.send(session, &request, signal, &ignore).await {
                         session.with_core(|core| core.upgrade_rolling_summary(&response.text));

@@ -11,7 +11,7 @@ use crate::error::{Code, Failure};
 use crate::session::SessionCell;
 use crate::transport::{send, sleep};
 use ccm_engine::offline::{OfflineModel, SessionFacts};
-use ccm_engine::{EngineSettings, Step, TurnEngine, TurnFailure};
+use ccm_engine::{EngineSettings, Step, TurnEngine, TurnEvent, TurnFailure};
 use ccm_provider::{
     Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse, RetryPolicy, StreamDelta,
 };
@@ -205,6 +205,28 @@ fn call(callback: &JsValue, argument: &JsValue) {
     }
 }
 
+/// Passes a turn event to the host's callbacks: `onText` with each piece of the reply, and
+/// `onRetry` with the notice before a retry delay. The JavaScript API has no callback for a
+/// request being sent.
+///
+/// # Errors
+/// A retry notice that cannot be converted for JavaScript.
+fn notify(options: &TurnOptions, event: TurnEvent<'_>) -> Result<(), Failure> {
+    match event {
+        TurnEvent::Retrying(wait) => {
+            let notice = crate::types::to_js::<_, JsValue>(wait)?;
+            call(&options.on_retry, &notice);
+        }
+        TurnEvent::Delta { .. } => {
+            if let Some(text) = event.reply_text() {
+                call(&options.on_text, &JsValue::from_str(text));
+            }
+        }
+        TurnEvent::Sending(_) => {}
+    }
+    Ok(())
+}
+
 fn aborted(signal: &Option<AbortSignal>) -> bool {
     signal.as_ref().is_some_and(AbortSignal::aborted)
 }
@@ -254,6 +276,17 @@ pub(crate) async fn run_turn(
         };
         match step {
             Step::Send(request) => {
+                notify(&options, TurnEvent::Sending(&request))?;
+                // Only a retry notice can fail to reach the host, so a delta's result is ignored.
+                let on_delta = |delta: StreamDelta| {
+                    let _ = notify(
+                        &options,
+                        TurnEvent::Delta {
+                            purpose: &request.purpose,
+                            delta: &delta,
+                        },
+                    );
+                };
                 let outcome = match &transport {
                     Transport::Offline(model) => {
                         let response = {
@@ -262,20 +295,13 @@ pub(crate) async fn run_turn(
                         };
                         if request.options.stream && request.purpose.is_answer() {
                             for delta in OfflineModel::stream_deltas(&response) {
-                                if let StreamDelta::Text(text) = delta {
-                                    call(&options.on_text, &JsValue::from_str(&text));
-                                }
+                                on_delta(delta);
                             }
                         }
                         Ok(response)
                     }
                     Transport::Http(config) => {
-                        send(config, &request, signal.as_ref(), &|delta| {
-                            if let StreamDelta::Text(text) = delta {
-                                call(&options.on_text, &JsValue::from_str(&text));
-                            }
-                        })
-                        .await
+                        send(config, &request, signal.as_ref(), &on_delta).await
                     }
                 };
                 let outcome = match outcome {
@@ -286,8 +312,7 @@ pub(crate) async fn run_turn(
                 engine.receive(&mut state.core, outcome, now_ms())?;
             }
             Step::Wait(wait) => {
-                let notice = crate::types::to_js::<_, JsValue>(&wait)?;
-                call(&options.on_retry, &notice);
+                notify(&options, TurnEvent::Retrying(&wait))?;
                 sleep(wait.delay_ms, signal.as_ref()).await;
             }
             Step::Done(result) => {
@@ -299,6 +324,7 @@ pub(crate) async fn run_turn(
                     ccm_engine::rolling_summary_request(&state.core, engine.settings())
                 };
                 if let Some(request) = rolling {
+                    notify(&options, TurnEvent::Sending(&request))?;
                     let answer = match &transport {
                         Transport::Offline(model) => {
                             let state = cell.borrow();
