@@ -12,41 +12,11 @@
 //! so the copy keeps the model simple.
 
 use crate::session::Session;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use thiserror::Error;
 
-/// The name of the line every session starts on.
-pub const MAIN_BRANCH: &str = "main";
-
-/// Which branch a session is, and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BranchInfo {
-    /// The branch's name.
-    pub name: String,
-    /// The branch it was forked from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    /// The parent's turn it was forked at (the last turn the two share).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fork_turn: Option<u64>,
-}
-
-impl BranchInfo {
-    /// The main line.
-    pub fn main() -> BranchInfo {
-        BranchInfo {
-            name: MAIN_BRANCH.to_string(),
-            parent: None,
-            fork_turn: None,
-        }
-    }
-
-    /// Whether this is the main line (nothing to record in a document).
-    pub fn is_main(&self) -> bool {
-        *self == BranchInfo::main()
-    }
-}
+pub use crate::state::{BranchInfo, MAIN_BRANCH};
 
 /// Why a branch operation was refused. Nothing changes.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -100,7 +70,8 @@ impl Session {
 
     /// The earliest turn this session can be forked at.
     pub fn earliest_fork_turn(&self) -> u64 {
-        self.rewind
+        self.history
+            .rewind
             .front()
             .map_or(self.turn, |delta| delta.turn.saturating_sub(1))
     }
@@ -142,6 +113,7 @@ impl Session {
         let mut fork = self.clone();
         while fork.turn > turn {
             let delta = fork
+                .history
                 .rewind
                 .pop_back()
                 .expect("earliest_fork_turn guarantees a delta per rewound turn");
@@ -153,10 +125,10 @@ impl Session {
             fork_turn: Some(turn),
         };
         // A fork is a new line: its first save is a full write under its own name.
-        fork.revision = 0;
-        fork.dirty_efforts.clear();
-        fork.unsaved_messages.clear();
-        fork.history_saved = 0;
+        fork.saves.revision = 0;
+        fork.saves.dirty_efforts.clear();
+        fork.saves.unsaved_messages.clear();
+        fork.saves.history_saved = 0;
         Ok(fork)
     }
 }

@@ -8,70 +8,15 @@
 
 use crate::compaction::{
     plan_compaction, Attachment, AttachmentError, AttachmentKind, AttachmentMode, CompactionEvent,
-    CompactionInput, CompactionOutcome, Level, MoveReason, MovedKind, NewAttachment, Relevance,
-    RollingSummary, SeqRange, Usage, WorkingItem,
+    CompactionInput, CompactionOutcome, CompactionRecord, MoveReason, MovedKind, NewAttachment,
+    Relevance, RollingSummary, SeqRange, SessionAttachment, Usage, WorkingItem,
 };
+use crate::components::compaction::RollingUpgrade;
 use crate::plan::{IncludedItem, InclusionReason, Section};
 use crate::session::Session;
 use crate::store::LogRef;
 use crate::text::PreparedText;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// An attachment kept with the session: its content and where its message lives.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SessionAttachment {
-    /// The attachment (full text, summary, both counts, mode, references).
-    pub attachment: Attachment,
-    /// Sequence number of the user message it came with.
-    pub message_seq: u64,
-    /// The turn of that message.
-    pub message_turn: u64,
-    /// The log the message was stored in; `None` while its turn is in progress.
-    pub log: Option<LogRef>,
-}
-
-/// What one compaction did, as the token curve and the metrics keep it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompactionRecord {
-    /// The level applied (1 soft, 2 hard, 3 emergency).
-    pub level: u8,
-    /// Usage that triggered it, per mille of the request budget.
-    pub trigger_per_mille: u64,
-    /// Working tokens before.
-    pub tokens_before: u64,
-    /// Working tokens after.
-    pub tokens_after: u64,
-    /// Tokens freed.
-    pub tokens_freed: u64,
-    /// Items moved out of the working set (or to a smaller form).
-    pub items_moved: u64,
-    /// The banner shown for it.
-    pub banner: String,
-    /// How older messages were ranked: `lexical` (BM25) or `embeddings`.
-    pub relevance: String,
-}
-
-impl CompactionRecord {
-    fn of(event: &CompactionEvent, relevance: &str) -> CompactionRecord {
-        CompactionRecord {
-            level: match event.level {
-                Level::None => 0,
-                Level::Soft => 1,
-                Level::Hard => 2,
-                Level::Emergency => 3,
-            },
-            trigger_per_mille: event.trigger_usage.working_tokens * 1000
-                / event.trigger_usage.window_tokens.max(1),
-            tokens_before: event.tokens_before,
-            tokens_after: event.tokens_after,
-            tokens_freed: event.tokens_freed,
-            items_moved: event.moved.len() as u64,
-            banner: event.banner(),
-            relevance: relevance.to_string(),
-        }
-    }
-}
 
 /// The text of an exchange as a compaction reads it (relevance, rolling summary).
 fn exchange_text(messages: &[&crate::model::Message]) -> String {
@@ -80,32 +25,6 @@ fn exchange_text(messages: &[&crate::model::Message]) -> String {
         .map(|m| format!("{}: {}", m.role.as_str().to_uppercase(), m.content))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// What a model-written rolling summary needs, kept while the current one is the extractive
-/// fallback: the material it summarises and the size it must stay under.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RollingUpgrade {
-    previous_text: Option<String>,
-    previous_covers: Vec<SeqRange>,
-    history: Vec<(SeqRange, String)>,
-    max_words: u32,
-    /// Tokens of what the summary replaced: a model's summary must stay below them.
-    replaced_tokens: u64,
-}
-
-impl RollingUpgrade {
-    fn input(&self) -> crate::compaction::RollingInput<'_> {
-        crate::compaction::RollingInput {
-            previous_text: self.previous_text.as_deref(),
-            previous_covers: &self.previous_covers,
-            history: self
-                .history
-                .iter()
-                .map(|(seqs, text)| crate::compaction::HistoryText { seqs: *seqs, text })
-                .collect(),
-        }
-    }
 }
 
 /// Owned descriptions of the working set, from which the borrowed [`WorkingItem`]s are made.
@@ -140,23 +59,23 @@ enum OwnedKind {
 impl Session {
     /// Attachments by id, evicted or not: every one ever attached stays stored.
     pub fn attachments(&self) -> &BTreeMap<String, SessionAttachment> {
-        &self.attachments
+        &self.attachments.by_id
     }
 
     /// The rolling summary that stands in for compacted history, if a level-3 compaction made
     /// one.
     pub fn rolling_summary(&self) -> Option<&RollingSummary> {
-        self.rolling.as_ref()
+        self.compaction.rolling.as_ref()
     }
 
     /// Items compaction moved out of the working set, with why (still stored).
     pub fn compacted_items(&self) -> &BTreeMap<String, MoveReason> {
-        &self.compacted
+        &self.compaction.compacted
     }
 
     /// The compaction policy (its configuration and state: the last decision and why).
     pub fn compaction_policy(&self) -> &crate::compaction::CompactionPolicy {
-        &self.compaction
+        &self.compaction.policy
     }
 
     /// Attaches a file or pasted document to the user message of the turn in progress. Its
@@ -176,7 +95,7 @@ impl Session {
         let Some((_, _)) = self.pending_user_message() else {
             return Err(AttachmentError::NoTurn);
         };
-        let id = format!("att-{}", self.next_attachment);
+        let id = format!("att-{}", self.attachments.next_id);
         let attachment = Attachment::new(
             NewAttachment {
                 id: &id,
@@ -188,8 +107,8 @@ impl Session {
             },
             self.counter.as_ref(),
         )?;
-        self.next_attachment += 1;
-        self.attachments.insert(
+        self.attachments.next_id += 1;
+        self.attachments.by_id.insert(
             id.clone(),
             SessionAttachment {
                 attachment,
@@ -198,8 +117,8 @@ impl Session {
                 log: None,
             },
         );
-        self.dirty_attachments.insert(id.clone());
-        self.pending_attachments.push(id.clone());
+        self.saves.dirty_attachments.insert(id.clone());
+        self.attachments.pending.push(id.clone());
         // The user's message just grew: the same check as after any message.
         let at_ms = self.turn_state.as_ref().map_or(0, |t| t.at_ms);
         self.compact_if_needed(at_ms);
@@ -227,7 +146,7 @@ impl Session {
         id: &str,
         mode: AttachmentMode,
     ) -> Result<bool, AttachmentError> {
-        let Some(stored) = self.attachments.get(id) else {
+        let Some(stored) = self.attachments.by_id.get(id) else {
             return Err(AttachmentError::Unknown { id: id.to_string() });
         };
         let before = stored.attachment.mode;
@@ -236,11 +155,12 @@ impl Session {
         }
         let changed = self
             .attachments
+            .by_id
             .get_mut(id)
             .map(|s| s.attachment.set_mode(mode))
             .unwrap_or(false);
         if changed {
-            self.dirty_attachments.insert(id.to_string());
+            self.saves.dirty_attachments.insert(id.to_string());
         }
         Ok(changed)
     }
@@ -257,15 +177,15 @@ impl Session {
         let ids: Vec<String> = ids
             .into_iter()
             .filter(|id| {
-                self.attachments[id]
+                self.attachments.by_id[id]
                     .attachment
                     .is_referenced_by(&prepared, min)
             })
             .collect();
         for id in ids {
-            if let Some(stored) = self.attachments.get_mut(&id) {
+            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
                 stored.attachment.record_reference(message);
-                self.dirty_attachments.insert(id);
+                self.saves.dirty_attachments.insert(id);
             }
         }
     }
@@ -276,33 +196,41 @@ impl Session {
     pub(crate) fn attachments_in_working_set(&self) -> Vec<String> {
         let mut ids = Vec::new();
         if self.in_turn() {
-            ids.extend(self.pending_attachments.iter().cloned());
+            ids.extend(self.attachments.pending.iter().cloned());
         }
         let window = self.ambient_window();
         if let Some(first) = window.first() {
-            if let Some(by_seq) = self.attachments_by_log.get(&LogRef::Ambient) {
+            if let Some(by_seq) = self.attachments.by_log.get(&LogRef::Ambient) {
                 for (_, id) in by_seq.range((first.seq, String::new())..) {
-                    let turn = self.attachments[id].message_turn;
-                    if !self.compacted.contains_key(&format!("ambient:{turn}")) {
+                    let turn = self.attachments.by_id[id].message_turn;
+                    if !self
+                        .compaction
+                        .compacted
+                        .contains_key(&format!("ambient:{turn}"))
+                    {
                         ids.push(id.clone());
                     }
                 }
             }
         }
         let logs = self
+            .efforts
+            .placement
             .open
             .iter()
             .copied()
-            .chain(self.expanded.iter().map(|e| e.effort));
+            .chain(self.efforts.placement.expanded.iter().map(|e| e.effort));
         for index in logs {
-            let effort = &self.efforts[index];
+            let effort = &self.efforts.list[index];
             if let Some(by_seq) = self
-                .attachments_by_log
+                .attachments
+                .by_log
                 .get(&LogRef::Effort(effort.id.clone()))
             {
                 for (_, id) in by_seq {
-                    let turn = self.attachments[id].message_turn;
+                    let turn = self.attachments.by_id[id].message_turn;
                     if !self
+                        .compaction
                         .compacted
                         .contains_key(&format!("effort:{}@{turn}", effort.id))
                     {
@@ -316,14 +244,11 @@ impl Session {
 
     /// Files the attachments of the stored turn under the log its message went to.
     pub(crate) fn file_pending_attachments(&mut self, log: LogRef) {
-        for id in std::mem::take(&mut self.pending_attachments) {
-            if let Some(stored) = self.attachments.get_mut(&id) {
+        for id in std::mem::take(&mut self.attachments.pending) {
+            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
                 stored.log = Some(log.clone());
-                self.attachments_by_log
-                    .entry(log.clone())
-                    .or_default()
-                    .insert((stored.message_seq, id.clone()));
-                self.dirty_attachments.insert(id);
+                self.attachments.index(&id);
+                self.saves.dirty_attachments.insert(id);
             }
         }
     }
@@ -334,11 +259,13 @@ impl Session {
     pub(crate) fn prune_compacted(&mut self) {
         let window_start = self.ambient_window().first().map(|m| m.turn);
         let open: Vec<String> = self
+            .efforts
+            .placement
             .open
             .iter()
-            .map(|&i| self.efforts[i].id.clone())
+            .map(|&i| self.efforts.list[i].id.clone())
             .collect();
-        self.compacted.retain(|id, _| {
+        self.compaction.compacted.retain(|id, _| {
             if let Some(turn) = id.strip_prefix("ambient:") {
                 let turn: u64 = turn.parse().unwrap_or(0);
                 window_start.is_some_and(|start| turn >= start)
@@ -356,16 +283,20 @@ impl Session {
     /// event when a compaction was applied. Usage is measured against the request budget (the
     /// window minus the reserved answer tokens).
     pub fn compact_if_needed(&mut self, at_ms: u64) -> Option<CompactionEvent> {
-        if !self.compaction.config().enabled {
+        if !self.compaction.policy.config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
         let plan = self.plan(false);
         let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
         if let Some(state) = &mut self.turn_state {
-            state.undo_compaction(&self.compaction, &self.rolling, &self.compacted);
+            state.undo_compaction(
+                &self.compaction.policy,
+                &self.compaction.rolling,
+                &self.compaction.compacted,
+            );
         }
-        let decision = self.compaction.decide(usage, self.next_seq, at_ms);
+        let decision = self.compaction.policy.decide(usage, self.next_seq, at_ms);
         let level = decision.level_to_apply()?;
 
         let owned = self.describe_working_set(&plan.included);
@@ -391,13 +322,13 @@ impl Session {
                     } => WorkingItem::expanded(&o.id, o.tokens, *summary_tokens, *idle),
                     OwnedKind::Attachment(id) => {
                         let mut item = WorkingItem::attachment(
-                            &self.attachments[id].attachment,
+                            &self.attachments.by_id[id].attachment,
                             self.next_seq,
                         );
                         item.id = &o.id;
                         item
                     }
-                    OwnedKind::Rolling => match &self.rolling {
+                    OwnedKind::Rolling => match &self.compaction.rolling {
                         Some(summary) => WorkingItem::rolling_summary(&o.id, summary),
                         None => WorkingItem::fixed(&o.id, o.tokens),
                     },
@@ -414,13 +345,14 @@ impl Session {
             .map(|(text, _)| text.to_string())
             .or_else(|| {
                 self.ambient
+                    .messages
                     .iter()
                     .rev()
                     .find(|m| m.role == crate::model::Role::User)
                     .map(|m| m.content.clone())
             })
             .unwrap_or_default();
-        let config = self.compaction.config().clone();
+        let config = self.compaction.policy.config().clone();
         let scores = self.embedding_scores(&query, &owned);
         let relevance_used = if scores.is_some() {
             "embeddings"
@@ -439,7 +371,7 @@ impl Session {
             window_tokens: budget,
         });
         let Ok(planned) = planned else {
-            self.compaction.record_not_applied(&decision);
+            self.compaction.policy.record_not_applied(&decision);
             return None;
         };
         // Level 3 replaces history with a rolling summary. The engine can upgrade it to a
@@ -467,7 +399,7 @@ impl Session {
             Err(_) => match planned.without_rolling().finish(&decision, None) {
                 Ok(outcome) => outcome,
                 Err(_) => {
-                    self.compaction.record_not_applied(&decision);
+                    self.compaction.policy.record_not_applied(&decision);
                     return None;
                 }
             },
@@ -475,16 +407,16 @@ impl Session {
         let event = match outcome {
             CompactionOutcome::Applied(event) => event,
             CompactionOutcome::NotApplied { .. } => {
-                self.compaction.record_not_applied(&decision);
+                self.compaction.policy.record_not_applied(&decision);
                 return None;
             }
         };
         drop(items);
         if event.rolling_summary.is_some() {
-            self.rolling_upgrade = upgrade;
+            self.compaction.rolling_upgrade = upgrade;
         }
         self.apply_compaction(&event, summary);
-        self.compaction.record_applied(&event);
+        self.compaction.policy.record_applied(&event);
         let banner = event.banner();
         self.last_banner = Some(banner.clone());
         if let Some(state) = &mut self.turn_state {
@@ -492,7 +424,7 @@ impl Session {
             state
                 .compactions
                 .push(CompactionRecord::of(&event, relevance_used));
-        } else if let Some(last) = self.history.last_mut() {
+        } else if let Some(last) = self.history.points.last_mut() {
             last.compactions
                 .push(CompactionRecord::of(&event, relevance_used));
         }
@@ -504,7 +436,7 @@ impl Session {
     /// browser's `runTurn`) sends it after the turn and hands the answer to
     /// [`Session::upgrade_rolling_summary`]; without a model the extractive summary stays.
     pub fn rolling_summary_prompt(&self) -> Option<crate::compaction::SummaryPrompt> {
-        let upgrade = self.rolling_upgrade.as_ref()?;
+        let upgrade = self.compaction.rolling_upgrade.as_ref()?;
         Some(crate::compaction::summary_prompt(
             &upgrade.input(),
             upgrade.max_words,
@@ -515,7 +447,7 @@ impl Session {
     /// [`Session::rolling_summary_prompt`]. Returns whether it was taken: an empty answer, or
     /// one not smaller than the history it stands for, keeps the extractive summary.
     pub fn upgrade_rolling_summary(&mut self, text: &str) -> bool {
-        let Some(upgrade) = self.rolling_upgrade.as_ref() else {
+        let Some(upgrade) = self.compaction.rolling_upgrade.as_ref() else {
             return false;
         };
         let Ok(summary) = RollingSummary::from_llm(text, &upgrade.input(), self.counter.as_ref())
@@ -525,8 +457,8 @@ impl Session {
         if u64::from(summary.tokens) >= upgrade.replaced_tokens {
             return false;
         }
-        self.rolling = Some(summary);
-        self.rolling_upgrade = None;
+        self.compaction.rolling = Some(summary);
+        self.compaction.rolling_upgrade = None;
         true
     }
 
@@ -534,8 +466,8 @@ impl Session {
     /// knows it). Without it, or whenever vectors are missing, the built-in lexical model
     /// (BM25) ranks, so compaction works offline.
     pub fn enable_embeddings(&mut self, model: &str) {
-        self.embeddings = Some(crate::compaction::EmbeddingCache::new(model));
-        self.query_vector = None;
+        self.compaction.embeddings = Some(crate::compaction::EmbeddingCache::new(model));
+        self.compaction.query_vector = None;
     }
 
     /// The texts to embed for `query`: the query and every ambient exchange of the working set
@@ -543,7 +475,7 @@ impl Session {
     /// endpoint's request and response are `ccm-provider`'s) and hands the vectors to
     /// [`Session::absorb_embeddings`].
     pub fn embedding_batch(&self, query: &str) -> Option<crate::compaction::EmbeddingBatch> {
-        let cache = self.embeddings.as_ref()?;
+        let cache = self.compaction.embeddings.as_ref()?;
         let texts = self.ambient_exchange_texts();
         let candidates: Vec<(u64, &str)> = texts
             .iter()
@@ -564,20 +496,20 @@ impl Session {
         batch: &crate::compaction::EmbeddingBatch,
         vectors: Vec<Vec<f32>>,
     ) -> Result<(), crate::compaction::EmbeddingError> {
-        let cache = self.embeddings.as_mut().ok_or_else(|| {
+        let cache = self.compaction.embeddings.as_mut().ok_or_else(|| {
             crate::compaction::EmbeddingError::InvalidConfig(
                 "embeddings are not enabled for this session".to_string(),
             )
         })?;
         let vector = cache.absorb(batch, vectors)?;
-        self.query_vector = Some((query.to_string(), vector));
+        self.compaction.query_vector = Some((query.to_string(), vector));
         // Vectors of exchanges that left the window are of no further use.
         let keep: std::collections::BTreeSet<u64> = self
             .ambient_exchange_texts()
             .into_iter()
             .map(|(seq, _)| seq)
             .collect();
-        if let Some(cache) = &mut self.embeddings {
+        if let Some(cache) = &mut self.compaction.embeddings {
             cache.retain(|seq| keep.contains(&seq));
         }
         Ok(())
@@ -599,8 +531,8 @@ impl Session {
     /// Relevance scores by item id from embeddings, when every ambient item and the query
     /// have vectors.
     fn embedding_scores(&self, query: &str, owned: &[OwnedItem]) -> Option<BTreeMap<String, f64>> {
-        let cache = self.embeddings.as_ref()?;
-        let (text, vector) = self.query_vector.as_ref()?;
+        let cache = self.compaction.embeddings.as_ref()?;
+        let (text, vector) = self.compaction.query_vector.as_ref()?;
         if text != query {
             return None;
         }
@@ -632,6 +564,7 @@ impl Session {
                     let turn: u64 = item.id.trim_start_matches("ambient:").parse().unwrap_or(0);
                     let messages: Vec<&crate::model::Message> = self
                         .ambient
+                        .messages
                         .iter()
                         .rev()
                         .take_while(|m| m.turn >= turn)
@@ -668,6 +601,7 @@ impl Session {
                     let mut turns: BTreeMap<u64, Vec<&crate::model::Message>> = BTreeMap::new();
                     for m in &effort.messages {
                         if !self
+                            .compaction
                             .compacted
                             .contains_key(&format!("{}@{}", item.id, m.turn))
                         {
@@ -766,24 +700,33 @@ impl Session {
                 }
                 MovedKind::Expanded => {
                     let id = moved.id.trim_start_matches("effort:");
-                    if let Some(index) = self.index.get(id).copied() {
-                        if let Some(position) = self.expanded.iter().position(|e| e.effort == index)
+                    if let Some(index) = self.efforts.index.get(id).copied() {
+                        if let Some(position) = self
+                            .efforts
+                            .placement
+                            .expanded
+                            .iter()
+                            .position(|e| e.effort == index)
                         {
-                            let expansion = self.expanded.remove(position);
-                            self.decay
+                            let expansion = self.efforts.placement.expanded.remove(position);
+                            self.efforts
+                                .placement
+                                .decay
                                 .record_collapse(self.turn - expansion.expanded_turn, true);
                         }
                     }
                 }
                 MovedKind::Ambient | MovedKind::EffortTurn => {
-                    self.compacted.insert(moved.id.clone(), moved.reason);
+                    self.compaction
+                        .compacted
+                        .insert(moved.id.clone(), moved.reason);
                 }
                 MovedKind::RollingSummary => {}
             }
         }
         if let Some(summary) = summary {
             if event.rolling_summary.is_some() {
-                self.rolling = Some(summary);
+                self.compaction.rolling = Some(summary);
             }
         }
     }
@@ -793,13 +736,9 @@ impl Session {
     /// # Errors
     /// [`crate::SnapshotError::Inconsistent`] for an attachment whose log names an unknown
     /// effort, or a duplicate attachment id.
-    pub(crate) fn restore_compaction_state(
+    pub(crate) fn restore_attachments(
         &mut self,
         attachments: Vec<SessionAttachment>,
-        next_attachment: u64,
-        rolling: Option<RollingSummary>,
-        compacted: BTreeMap<String, MoveReason>,
-        state: crate::compaction::PolicyState,
     ) -> Result<(), crate::SnapshotError> {
         for stored in attachments {
             let id = stored.attachment.id.clone();
@@ -809,34 +748,23 @@ impl Session {
                         "attachment '{id}' belongs to unknown effort '{effort}'"
                     )))
                 }
-                Some(log) => {
-                    self.attachments_by_log
-                        .entry(log.clone())
-                        .or_default()
-                        .insert((stored.message_seq, id.clone()));
-                }
+                Some(_) => {}
                 // Saved while its turn was in progress: that turn was not saved, so the
                 // attachment goes with it, like the user message it belonged to.
                 None => continue,
             }
-            if self.attachments.insert(id.clone(), stored).is_some() {
+            if self.attachments.by_id.insert(id.clone(), stored).is_some() {
                 return Err(crate::SnapshotError::Inconsistent(format!(
                     "attachment id '{id}' appears twice"
                 )));
             }
+            self.attachments.index(&id);
         }
-        self.next_attachment = next_attachment.max(1);
-        self.rolling = rolling;
-        self.compacted = compacted;
-        self.compaction =
-            crate::compaction::CompactionPolicy::with_state(self.config.compaction.clone(), state)
-                .map_err(|e| crate::SnapshotError::Inconsistent(format!("compaction: {e}")))?;
         Ok(())
     }
 
     /// Whether an effort's turn was compacted out of its log's working set.
     pub(crate) fn turn_compacted(&self, effort: &str, turn: u64) -> bool {
-        self.compacted
-            .contains_key(&format!("effort:{effort}@{turn}"))
+        self.compaction.turn_compacted(effort, turn)
     }
 }

@@ -40,6 +40,7 @@
 pub mod branch;
 pub mod compact;
 pub mod compaction;
+mod components;
 pub mod config;
 pub mod error;
 pub mod import_ccm;
@@ -52,6 +53,7 @@ pub mod reference;
 pub mod search;
 pub mod session;
 pub mod snapshot;
+pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod text;

@@ -83,7 +83,7 @@ pub struct TurnMetrics {
     pub events: Vec<EffortEvent>,
     /// Compactions applied during the turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub compactions: Vec<crate::compact::CompactionRecord>,
+    pub compactions: Vec<crate::compaction::CompactionRecord>,
 }
 
 impl TurnMetrics {

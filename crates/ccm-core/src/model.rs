@@ -45,6 +45,16 @@ pub struct Message {
     pub at_ms: u64,
 }
 
+/// Which log a stored message belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "effort", rename_all = "snake_case")]
+pub enum LogRef {
+    /// The ambient log.
+    Ambient,
+    /// The raw log of the effort with this id.
+    Effort(String),
+}
+
 /// A message of a built context, ready to be mapped onto a provider's wire format.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextMessage {

@@ -121,12 +121,12 @@ pub enum PinError {
 impl Session {
     /// The pins in creation order.
     pub fn pins(&self) -> &[Pin] {
-        &self.pins
+        &self.pins.list
     }
 
     /// The pin on a target, if any.
     pub fn pin_for(&self, target: &str) -> Option<&Pin> {
-        self.pins.iter().find(|p| p.target == target)
+        self.pins.on(target)
     }
 
     /// Checks that a target names something this session can put in context.
@@ -156,7 +156,7 @@ impl Session {
                 let turn: u64 = rest
                     .parse()
                     .map_err(|_| invalid(format!("'{rest}' is not a turn number")))?;
-                if self.ambient.iter().any(|m| m.turn == turn) {
+                if self.ambient.messages.iter().any(|m| m.turn == turn) {
                     Ok(())
                 } else {
                     Err(invalid(format!("turn {turn} has no loaded ambient exchange")))
@@ -222,7 +222,7 @@ impl Session {
             _ => None,
         };
         let turn = self.turn;
-        if let Some(existing) = self.pins.iter_mut().find(|p| p.target == target) {
+        if let Some(existing) = self.pins.list.iter_mut().find(|p| p.target == target) {
             if existing.kind == PinKind::Sticky && request.kind != PinKind::Sticky {
                 return Ok(existing.clone());
             }
@@ -232,7 +232,7 @@ impl Session {
             return Ok(existing.clone());
         }
         let pin = Pin {
-            id: self.next_pin_id,
+            id: self.pins.next_id,
             target,
             kind: request.kind,
             origin,
@@ -240,8 +240,8 @@ impl Session {
             created_turn: turn,
             references: 0,
         };
-        self.next_pin_id += 1;
-        self.pins.push(pin.clone());
+        self.pins.next_id += 1;
+        self.pins.list.push(pin.clone());
         Ok(pin)
     }
 
@@ -254,14 +254,15 @@ impl Session {
         let key = target_or_id.trim();
         let position = self
             .pins
+            .list
             .iter()
             .position(|p| p.target == key || format!("pin:{}", p.id) == key)
             .ok_or_else(|| PinError::NotPinned(key.to_string()))?;
-        if origin == PinOrigin::Model && self.pins[position].kind != PinKind::Leased {
+        if origin == PinOrigin::Model && self.pins.list[position].kind != PinKind::Leased {
             return Err(PinError::NotAllowed(format!(
                 "'{key}' is pinned by the user; only the user can unpin it"
             )));
         }
-        Ok(self.pins.remove(position))
+        Ok(self.pins.list.remove(position))
     }
 }

@@ -699,9 +699,9 @@ impl Session {
     /// expanded, matching by id or by at least `min_keyword_overlap` words.
     pub(crate) fn auto_hits(&self, query: &str) -> Vec<AutoHit> {
         let min = self.config.min_keyword_overlap as usize;
-        let Some(ranked) = self.search.search_bounded(
+        let Some(ranked) = self.efforts.search.search_bounded(
             query,
-            &self.index,
+            &self.efforts.index,
             AUTO_SUMMARY_LIMIT * 3,
             AUTO_MAX_POSTINGS,
         ) else {
@@ -710,7 +710,7 @@ impl Session {
         ranked
             .into_iter()
             .filter(|hit| {
-                let effort = &self.efforts[hit.effort];
+                let effort = &self.efforts.list[hit.effort];
                 let in_memory = !effort.evicted;
                 let id_hit = hit.matched.contains(&effort.id);
                 !in_memory && (id_hit || hit.matched.len() >= min)
@@ -728,7 +728,7 @@ impl Session {
     /// best match). A host that opened the session from a store attaches them before planning.
     pub fn logs_needed_for_plan(&self) -> Vec<String> {
         let mut needed: BTreeSet<String> = BTreeSet::new();
-        for pin in &self.pins {
+        for pin in &self.pins.list {
             if let Some(id) = pin.target.strip_prefix("effort:") {
                 if self.effort(id).is_some_and(|e| e.log != LogState::Loaded) {
                     needed.insert(id.to_string());
@@ -738,7 +738,7 @@ impl Session {
         if self.config.context_mode == ContextMode::Heavy {
             if let Some((text, _)) = self.pending_user_message() {
                 if let Some(best) = self.auto_hits(text).first() {
-                    let effort = &self.efforts[best.effort];
+                    let effort = &self.efforts.list[best.effort];
                     if effort.log != LogState::Loaded {
                         needed.insert(effort.id.clone());
                     }
@@ -749,7 +749,7 @@ impl Session {
     }
 
     fn activation_of(&self, id: &str) -> u32 {
-        self.activation.get(id).copied().unwrap_or(0)
+        self.pins.activation_of(id)
     }
 
     /// Builds the context plan for the current state: the next request's messages, with the
@@ -811,13 +811,15 @@ impl Session {
 
         // Summaries in working memory; their raw logs are excluded as summarized or decayed.
         let expanded: BTreeMap<usize, usize> = self
+            .efforts
+            .placement
             .expanded
             .iter()
             .enumerate()
             .map(|(order, e)| (e.effort, order))
             .collect();
-        for &(seq, index) in &self.in_memory {
-            let effort = &self.efforts[index];
+        for &(seq, index) in &self.efforts.placement.in_memory {
+            let effort = &self.efforts.list[index];
             let Some(summary) = &effort.summary else {
                 continue;
             };
@@ -856,7 +858,7 @@ impl Session {
 
         // The ambient window, one candidate per exchange.
         let (count_start, window_start) = self.ambient_window_bounds();
-        let window = &self.ambient[window_start..];
+        let window = &self.ambient.messages[window_start..];
         let mut exchanges: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
         for (offset, m) in window.iter().enumerate() {
             exchanges
@@ -866,10 +868,10 @@ impl Session {
         }
         for (&exchange_turn, positions) in &exchanges {
             let id = format!("ambient:{exchange_turn}");
-            if let Some(reason) = self.compacted.get(&id) {
+            if let Some(reason) = self.compaction.compacted.get(&id) {
                 let tokens = positions
                     .iter()
-                    .map(|&p| u64::from(self.ambient[p].tokens))
+                    .map(|&p| u64::from(self.ambient.messages[p].tokens))
                     .sum();
                 exclude(
                     &mut excluded,
@@ -886,9 +888,9 @@ impl Session {
                 rank: (0, exchange_turn),
                 tokens: positions
                     .iter()
-                    .map(|&p| u64::from(self.ambient[p].tokens))
+                    .map(|&p| u64::from(self.ambient.messages[p].tokens))
                     .sum(),
-                render: (2, self.ambient[positions[0]].seq, 0),
+                render: (2, self.ambient.messages[positions[0]].seq, 0),
                 id,
                 section: Section::Ambient,
                 part: Part::Ambient(positions.clone()),
@@ -903,8 +905,8 @@ impl Session {
         }
 
         // Expanded logs, then open logs (the active one last).
-        for (order, e) in self.expanded.iter().enumerate() {
-            let effort = &self.efforts[e.effort];
+        for (order, e) in self.efforts.placement.expanded.iter().enumerate() {
+            let effort = &self.efforts.list[e.effort];
             let idle = turn - e.last_referenced_turn;
             let id = format!("effort:{}", effort.id);
             candidates.push(Candidate {
@@ -929,10 +931,10 @@ impl Session {
                 ties: Ties::default(),
             });
         }
-        for (order, &index) in self.open.iter().enumerate() {
-            let effort = &self.efforts[index];
+        for (order, &index) in self.efforts.placement.open.iter().enumerate() {
+            let effort = &self.efforts.list[index];
             debug_assert_eq!(effort.status, EffortStatus::Open);
-            let active = Some(index) == self.active;
+            let active = Some(index) == self.efforts.placement.active;
             let id = format!("effort:{}", effort.id);
             let last_activity = effort
                 .messages
@@ -965,12 +967,12 @@ impl Session {
         }
 
         // Raw logs represented by their summaries, and the evicted group.
-        for &(_, index) in &self.in_memory {
+        for &(_, index) in &self.efforts.placement.in_memory {
             if expanded.contains_key(&index) {
                 continue;
             }
-            let effort = &self.efforts[index];
-            let reason = if self.auto_collapsed_at.contains_key(&index) {
+            let effort = &self.efforts.list[index];
+            let reason = if self.efforts.auto_collapsed_at.contains_key(&index) {
                 ExclusionReason::Decayed
             } else {
                 ExclusionReason::Summarized
@@ -984,24 +986,26 @@ impl Session {
                 reason,
             );
         }
-        let unreferenced_count = self.evicted_count - self.budget_evicted_count;
+        let unreferenced_count =
+            self.efforts.placement.evicted.count - self.efforts.placement.evicted.budget_count;
         if unreferenced_count > 0 {
             exclude(
                 &mut excluded,
                 "evicted".to_string(),
                 Section::Summary,
-                self.evicted_tokens - self.budget_evicted_tokens,
+                self.efforts.placement.evicted.tokens
+                    - self.efforts.placement.evicted.budget_tokens,
                 unreferenced_count,
                 ExclusionReason::EvictedUnreferenced,
             );
         }
-        if self.budget_evicted_count > 0 {
+        if self.efforts.placement.evicted.budget_count > 0 {
             exclude(
                 &mut excluded,
                 "evicted:over_budget".to_string(),
                 Section::Summary,
-                self.budget_evicted_tokens,
-                self.budget_evicted_count,
+                self.efforts.placement.evicted.budget_tokens,
+                self.efforts.placement.evicted.budget_count,
                 ExclusionReason::EvictedOverBudget,
             );
         }
@@ -1009,10 +1013,10 @@ impl Session {
         // one by one (there are fewer than `ambient_window` of them).
         let mut position = count_start;
         while position < window_start {
-            let turn_of = self.ambient[position].turn;
+            let turn_of = self.ambient.messages[position].turn;
             let mut tokens = 0u64;
-            while position < window_start && self.ambient[position].turn == turn_of {
-                tokens += u64::from(self.ambient[position].tokens);
+            while position < window_start && self.ambient.messages[position].turn == turn_of {
+                tokens += u64::from(self.ambient.messages[position].tokens);
                 position += 1;
             }
             exclude(
@@ -1026,26 +1030,30 @@ impl Session {
         }
         // Older ambient messages of a session opened from a store are stored but not loaded;
         // they are outside the window all the same.
-        let outside = self.ambient_offset + count_start as u64;
+        let outside = self.ambient.offset + count_start as u64;
         if outside > 0 {
-            let counted_tokens: u64 = self.ambient[count_start..]
+            let counted_tokens: u64 = self.ambient.messages[count_start..]
                 .iter()
                 .map(|m| u64::from(m.tokens))
                 .sum();
-            let first_turn = self.ambient.get(count_start).map_or(turn + 1, |m| m.turn);
+            let first_turn = self
+                .ambient
+                .messages
+                .get(count_start)
+                .map_or(turn + 1, |m| m.turn);
             exclude(
                 &mut excluded,
                 format!("ambient:before:{first_turn}"),
                 Section::Ambient,
-                self.ambient_tokens - counted_tokens,
+                self.ambient.tokens - counted_tokens,
                 outside,
                 ExclusionReason::OutsideAmbientWindow,
             );
         }
 
         // Turns of open logs that compaction moved out: one grouped exclusion per effort.
-        for &index in &self.open {
-            let effort = &self.efforts[index];
+        for &index in &self.efforts.placement.open {
+            let effort = &self.efforts.list[index];
             let compacted: Vec<&crate::model::Message> = effort
                 .messages
                 .iter()
@@ -1062,7 +1070,7 @@ impl Session {
                 );
             }
         }
-        if let Some(rolling) = &self.rolling {
+        if let Some(rolling) = &self.compaction.rolling {
             candidates.push(Candidate {
                 id: "rolling".to_string(),
                 section: Section::Rolling,
@@ -1080,7 +1088,7 @@ impl Session {
             });
         }
         for id in self.attachments_in_working_set() {
-            let stored = &self.attachments[&id];
+            let stored = &self.attachments.by_id[&id];
             let pending = stored.log.is_none();
             let depends_on = match &stored.log {
                 None => "pending".to_string(),
@@ -1127,7 +1135,7 @@ impl Session {
 
     /// Pins raise their targets' tier, or bring targets that are not in the working set.
     fn apply_pins(&self, candidates: &mut Vec<Candidate>, excluded: &mut Vec<ExcludedItem>) {
-        for pin in &self.pins {
+        for pin in &self.pins.list {
             let (tier, ttl, leased) = match (&pin.kind, &pin.lease) {
                 (PinKind::Sticky, _) => (TIER_STICKY, TtlState::Permanent, false),
                 (PinKind::Leased, Some(LeaseScope::Turns { remaining })) => {
@@ -1165,7 +1173,7 @@ impl Session {
             };
             candidates.push(candidate);
         }
-        for expired in &self.expired_pins {
+        for expired in &self.pins.expired {
             excluded.push(ExcludedItem {
                 id: format!("pin:{}", expired.id),
                 section: section_of_target(&expired.target),
@@ -1206,10 +1214,10 @@ impl Session {
         let (kind, rest) = target.split_once(':')?;
         match kind {
             "summary" => {
-                let index = *self.index.get(rest)?;
-                let effort = &self.efforts[index];
+                let index = *self.efforts.index.get(rest)?;
+                let effort = &self.efforts.list[index];
                 let summary = effort.summary.as_ref()?;
-                if self.expanded.iter().any(|e| e.effort == index) {
+                if self.efforts.is_expanded(index) {
                     return None;
                 }
                 Some(base(
@@ -1221,8 +1229,8 @@ impl Session {
                 ))
             }
             "effort" => {
-                let index = *self.index.get(rest)?;
-                let effort = &self.efforts[index];
+                let index = *self.efforts.index.get(rest)?;
+                let effort = &self.efforts.list[index];
                 if effort.log != LogState::Loaded {
                     excluded.push(ExcludedItem {
                         id: target.to_string(),
@@ -1250,6 +1258,7 @@ impl Session {
                 let exchange_turn: u64 = rest.parse().ok()?;
                 let positions: Vec<usize> = self
                     .ambient
+                    .messages
                     .iter()
                     .enumerate()
                     .rev()
@@ -1263,14 +1272,14 @@ impl Session {
                 let first = *positions.first()?;
                 let tokens = positions
                     .iter()
-                    .map(|&p| u64::from(self.ambient[p].tokens))
+                    .map(|&p| u64::from(self.ambient.messages[p].tokens))
                     .sum();
                 Some(base(
                     target,
                     Section::Ambient,
                     Part::Ambient(positions),
                     tokens,
-                    (2, self.ambient[first].seq, 0),
+                    (2, self.ambient.messages[first].seq, 0),
                 ))
             }
             _ => None,
@@ -1287,7 +1296,7 @@ impl Session {
         let Some(query) = query else { return };
         let hits = self.auto_hits(query);
         for (rank, hit) in hits.iter().enumerate() {
-            let effort = &self.efforts[hit.effort];
+            let effort = &self.efforts.list[hit.effort];
             let summary_id = format!("summary:{}", effort.id);
             let Some(summary) = &effort.summary else {
                 continue;
@@ -1435,7 +1444,7 @@ impl Session {
             }
             match candidate.part {
                 Part::Log { effort, .. } => {
-                    let log = &self.efforts[effort];
+                    let log = &self.efforts.list[effort];
                     let header = u64::from(log.header_tokens);
                     if header > room {
                         over(&mut excluded, &candidate, candidate.tokens, 1);
@@ -1601,7 +1610,7 @@ impl Session {
                 });
             }
             Part::Summary(index) => {
-                let effort = &self.efforts[*index];
+                let effort = &self.efforts.list[*index];
                 if let Some(summary) = &effort.summary {
                     messages.push(message(Role::System, &summary.rendered));
                     recipe.push(RecipePart::Summary {
@@ -1612,16 +1621,19 @@ impl Session {
             }
             Part::Ambient(positions) => {
                 for &p in positions {
-                    let m = &self.ambient[p];
+                    let m = &self.ambient.messages[p];
                     messages.push(message(m.role, &m.content));
                 }
                 recipe.push(RecipePart::Messages {
                     log: LogRef::Ambient,
-                    seqs: positions.iter().map(|&p| self.ambient[p].seq).collect(),
+                    seqs: positions
+                        .iter()
+                        .map(|&p| self.ambient.messages[p].seq)
+                        .collect(),
                 });
             }
             Part::Log { effort, first } => {
-                let effort = &self.efforts[*effort];
+                let effort = &self.efforts.list[*effort];
                 messages.push(message(Role::System, &effort.header));
                 recipe.push(RecipePart::Header {
                     effort: effort.id.clone(),
@@ -1639,7 +1651,7 @@ impl Session {
                 }
             }
             Part::Attachment(id) => {
-                if let Some(stored) = self.attachments.get(id) {
+                if let Some(stored) = self.attachments.by_id.get(id) {
                     messages.push(message(Role::User, &stored.attachment.context_text()));
                     recipe.push(RecipePart::Attachment {
                         id: id.clone(),
@@ -1648,7 +1660,7 @@ impl Session {
                 }
             }
             Part::Rolling => {
-                if let Some(rolling) = &self.rolling {
+                if let Some(rolling) = &self.compaction.rolling {
                     messages.push(message(Role::System, &rolling.rendered));
                     recipe.push(RecipePart::Rolling {
                         text: rolling.rendered.clone(),
@@ -1703,7 +1715,7 @@ impl Session {
                 }
                 RecipePart::Messages { log, seqs } => {
                     let stored: &[crate::model::Message] = match log {
-                        LogRef::Ambient => &self.ambient,
+                        LogRef::Ambient => &self.ambient.messages,
                         LogRef::Effort(id) => {
                             &self
                                 .effort(id)
@@ -1723,6 +1735,7 @@ impl Session {
                 RecipePart::Attachment { id, mode } => {
                     let stored = self
                         .attachments
+                        .by_id
                         .get(id)
                         .ok_or_else(|| format!("attachment '{id}' is not stored"))?;
                     messages.push(message(

@@ -3,30 +3,27 @@
 //! A session only ever appends messages and changes which tier an item is in. Decay, eviction
 //! and windowing move items out of the working set; nothing here removes a stored message.
 
+use crate::components::ambient::Ambient;
+use crate::components::attachments::Attachments;
+use crate::components::compaction::Compaction;
+use crate::components::efforts::{Efforts, Placement};
+use crate::components::history::History;
+use crate::components::pins::Pins;
+use crate::components::saves::Saves;
 use crate::config::Config;
-use crate::error::{EffortError, TurnError};
+use crate::error::{EffortError, SnapshotError, TurnError};
 use crate::metrics::{DecayStats, EffortEvent, EventKind, TurnMetrics};
 use crate::model::{Effort, EffortStatus, LogState, Message, Role, Summary, SummarySource};
 use crate::prompt;
-use crate::search::SearchIndex;
+use crate::state::SessionState;
 use crate::text::{self, PreparedText};
 use crate::tokens::TokenCounter;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-/// An expanded effort: a concluded effort whose raw log is temporarily back in context.
-/// Runtime state only; never persisted, so a reload starts with nothing expanded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expansion {
-    /// Index of the effort in the session.
-    pub(crate) effort: usize,
-    /// Turn during which it was expanded.
-    pub expanded_turn: u64,
-    /// Last turn in which it was referenced; expansion counts as a reference.
-    pub last_referenced_turn: u64,
-}
+pub use crate::components::efforts::Expansion;
 
 /// The open turn: what `end_turn` needs to route messages and what `abort_turn` needs to undo.
 #[derive(Debug, Clone)]
@@ -53,7 +50,7 @@ pub(crate) struct TurnState {
     /// Tool calls of this turn.
     pub(crate) tools: Vec<crate::telemetry::ToolTrace>,
     /// Compactions applied in this turn.
-    pub(crate) compactions: Vec<crate::compact::CompactionRecord>,
+    pub(crate) compactions: Vec<crate::compaction::CompactionRecord>,
 }
 
 impl TurnState {
@@ -82,29 +79,18 @@ impl TurnState {
     }
 }
 
-/// The state before a turn, recorded lazily: session-wide fields up front (they are small or
-/// bounded by the working set), effort records only when an operation is about to change them.
-#[derive(Debug, Clone)]
+/// The state before a turn, recorded lazily: the small parts whole (where the efforts are,
+/// the pins, a few counters), effort records only when an operation is about to change them,
+/// and the parts that grow with the history (the auto-collapse record, attachment modes, the
+/// compaction state) as the changes made to them.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Undo {
     efforts_len: usize,
     efforts: BTreeMap<usize, Effort>,
-    open: Vec<usize>,
-    active: Option<usize>,
-    in_memory: BTreeSet<(u64, usize)>,
-    evicted_count: u64,
-    evicted_tokens: u64,
-    budget_evicted_count: u64,
-    budget_evicted_tokens: u64,
-    effort_raw_total: u64,
-    expanded: Vec<Expansion>,
-    decay: DecayStats,
-    auto_collapsed_removed: Vec<(usize, u64)>,
-    next_concluded_seq: u64,
-    pins: Vec<crate::pins::Pin>,
-    next_pin_id: u64,
+    placement: Placement,
     auto_collapsed_added: Vec<usize>,
-    activation: BTreeMap<String, u32>,
-    expired_pins: Vec<crate::pins::Pin>,
+    auto_collapsed_removed: Vec<(usize, u64)>,
+    pins: Pins,
     ambient_tokens: u64,
     next_seq: u64,
     history_len: usize,
@@ -116,39 +102,6 @@ pub(crate) struct Undo {
         Option<crate::compaction::RollingSummary>,
         BTreeMap<String, crate::compaction::MoveReason>,
     )>,
-}
-
-impl Undo {
-    /// A placeholder for copies of a turn state that are never restored.
-    fn empty() -> Undo {
-        Undo {
-            efforts_len: 0,
-            efforts: BTreeMap::new(),
-            open: Vec::new(),
-            active: None,
-            in_memory: BTreeSet::new(),
-            evicted_count: 0,
-            evicted_tokens: 0,
-            budget_evicted_count: 0,
-            budget_evicted_tokens: 0,
-            effort_raw_total: 0,
-            expanded: Vec::new(),
-            decay: DecayStats::default(),
-            auto_collapsed_removed: Vec::new(),
-            next_concluded_seq: 0,
-            pins: Vec::new(),
-            next_pin_id: 0,
-            auto_collapsed_added: Vec::new(),
-            activation: BTreeMap::new(),
-            expired_pins: Vec::new(),
-            ambient_tokens: 0,
-            next_seq: 0,
-            history_len: 0,
-            next_attachment: 0,
-            attachment_modes: BTreeMap::new(),
-            compaction: None,
-        }
-    }
 }
 
 /// What rewinding one completed turn needs: the state before it, recorded the same lazy way as
@@ -190,6 +143,11 @@ pub struct TurnReport {
 }
 
 /// A conversation under Cognitive Context Management.
+///
+/// A session is composed of parts that own their fields (`components`): the efforts and
+/// where each one is, the ambient log, the pins, the attachments, the compaction state, the
+/// history of past turns and what the next save must write. The session coordinates what spans
+/// several of them: a turn, an operation, a save.
 #[derive(Clone)]
 pub struct Session {
     pub(crate) config: Config,
@@ -201,92 +159,26 @@ pub struct Session {
     pub(crate) system_tokens: u32,
     pub(crate) turn: u64,
     pub(crate) next_seq: u64,
-    pub(crate) next_concluded_seq: u64,
-    pub(crate) efforts: Vec<Effort>,
-    pub(crate) index: BTreeMap<String, usize>,
-    pub(crate) ambient: Vec<Message>,
-    pub(crate) ambient_tokens: u64,
-    pub(crate) active: Option<usize>,
-    /// Open efforts in opening order.
-    pub(crate) open: Vec<usize>,
-    /// Concluded efforts whose summary is in working memory, keyed by conclusion order.
-    pub(crate) in_memory: BTreeSet<(u64, usize)>,
-    pub(crate) evicted_count: u64,
-    pub(crate) evicted_tokens: u64,
-    /// The part of `evicted_count` and `evicted_tokens` that the summary token budget evicted.
-    pub(crate) budget_evicted_count: u64,
-    pub(crate) budget_evicted_tokens: u64,
-    /// Sum of every effort's raw tokens: the naive baseline's effort part.
-    pub(crate) effort_raw_total: u64,
-    pub(crate) expanded: Vec<Expansion>,
-    pub(crate) search: SearchIndex,
+    pub(crate) efforts: Efforts,
+    pub(crate) ambient: Ambient,
+    pub(crate) pins: Pins,
+    pub(crate) attachments: Attachments,
+    pub(crate) compaction: Compaction,
+    pub(crate) history: History<TurnDelta>,
+    pub(crate) saves: Saves,
     pub(crate) turn_state: Option<TurnState>,
-    pub(crate) decay: DecayStats,
-    /// Turn of the last auto-collapse of each effort not re-expanded since (for the
-    /// false-decay rate and the tokens that decay keeps out of context).
-    pub(crate) auto_collapsed_at: BTreeMap<usize, u64>,
-    pub(crate) history: Vec<TurnMetrics>,
     /// Banner of the last successful operation, read back by tool dispatch.
     pub(crate) last_banner: Option<String>,
-    /// Ambient messages older than the loaded ones (a session opened from a store loads only
-    /// the tail it needs).
-    pub(crate) ambient_offset: u64,
-    /// Metrics points older than the loaded ones.
-    pub(crate) history_offset: u64,
-    /// Effort records changed since the last write batch.
-    pub(crate) dirty_efforts: BTreeSet<usize>,
-    /// Messages stored since the last write batch: (effort index or `None` for ambient,
-    /// position in that log's loaded messages).
-    pub(crate) unsaved_messages: Vec<(Option<usize>, usize)>,
-    /// Loaded metrics points already written (index into `history`).
-    pub(crate) history_saved: usize,
-    /// Write batches taken so far; a store refuses a batch built on another revision.
-    pub(crate) revision: u64,
-    /// Pins in creation order.
-    pub(crate) pins: Vec<crate::pins::Pin>,
-    pub(crate) next_pin_id: u64,
-    /// Leases that ran out at the end of the last turn (reported once, as `ttl_expired`).
-    pub(crate) expired_pins: Vec<crate::pins::Pin>,
-    /// Activation score per candidate id, in thousandths.
-    pub(crate) activation: BTreeMap<String, u32>,
-    /// Rewind deltas of the last completed turns, oldest first.
-    pub(crate) rewind: std::collections::VecDeque<TurnDelta>,
     /// This session's branch.
-    pub(crate) branch: crate::branch::BranchInfo,
-    /// Telemetry of the last turns (at most [`crate::telemetry::TELEMETRY_IN_MEMORY`]).
-    pub(crate) telemetry: Vec<crate::telemetry::TurnTelemetry>,
-    /// Telemetry entries already written (index into `telemetry`).
-    pub(crate) telemetry_saved: usize,
-    /// Every attachment, by id.
-    pub(crate) attachments: BTreeMap<String, crate::compact::SessionAttachment>,
-    /// Attachment ids per log, by the sequence number of their message.
-    pub(crate) attachments_by_log: BTreeMap<crate::store::LogRef, BTreeSet<(u64, String)>>,
-    /// Attachments of the turn in progress (filed under a log when the turn is stored).
-    pub(crate) pending_attachments: Vec<String>,
-    pub(crate) next_attachment: u64,
-    /// Attachments changed since the last save.
-    pub(crate) dirty_attachments: BTreeSet<String>,
-    /// The compaction policy (configuration and state).
-    pub(crate) compaction: crate::compaction::CompactionPolicy,
-    /// The rolling summary of the last level-3 compaction.
-    pub(crate) rolling: Option<crate::compaction::RollingSummary>,
-    /// Working-set items moved out by compaction, with why.
-    pub(crate) compacted: BTreeMap<String, crate::compaction::MoveReason>,
-    /// Embedding vectors of ambient exchanges, when the host configured an embeddings
-    /// endpoint. A cache: never persisted, recomputed on demand.
-    pub(crate) embeddings: Option<crate::compaction::EmbeddingCache>,
-    /// The vector of the last query embedded, with its text.
-    pub(crate) query_vector: Option<(String, Vec<f32>)>,
-    /// What a model-written rolling summary needs while the current one is extractive.
-    pub(crate) rolling_upgrade: Option<crate::compact::RollingUpgrade>,
+    pub(crate) branch: crate::state::BranchInfo,
 }
 
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("turn", &self.turn)
-            .field("efforts", &self.efforts.len())
-            .field("ambient_messages", &self.ambient.len())
+            .field("efforts", &self.efforts.list.len())
+            .field("ambient_messages", &self.ambient.messages.len())
             .field("active", &self.active_id())
             .field("counter", &self.counter.name())
             .finish_non_exhaustive()
@@ -474,52 +366,19 @@ impl Session {
             system_tokens,
             turn: 0,
             next_seq: 0,
-            next_concluded_seq: 0,
-            efforts: Vec::new(),
-            index: BTreeMap::new(),
-            ambient: Vec::new(),
-            ambient_tokens: 0,
-            active: None,
-            open: Vec::new(),
-            in_memory: BTreeSet::new(),
-            evicted_count: 0,
-            evicted_tokens: 0,
-            budget_evicted_count: 0,
-            budget_evicted_tokens: 0,
-            effort_raw_total: 0,
-            expanded: Vec::new(),
-            search: SearchIndex::default(),
+            efforts: Efforts::default(),
+            ambient: Ambient::default(),
+            pins: Pins::default(),
+            attachments: Attachments::default(),
+            compaction: Compaction::new(
+                crate::compaction::CompactionPolicy::new(config_compaction)
+                    .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
+            ),
+            history: History::default(),
+            saves: Saves::default(),
             turn_state: None,
-            decay: DecayStats::default(),
-            auto_collapsed_at: BTreeMap::new(),
-            history: Vec::new(),
             last_banner: None,
-            ambient_offset: 0,
-            history_offset: 0,
-            dirty_efforts: BTreeSet::new(),
-            unsaved_messages: Vec::new(),
-            history_saved: 0,
-            revision: 0,
-            pins: Vec::new(),
-            next_pin_id: 1,
-            expired_pins: Vec::new(),
-            activation: BTreeMap::new(),
-            rewind: std::collections::VecDeque::new(),
-            branch: crate::branch::BranchInfo::main(),
-            telemetry: Vec::new(),
-            telemetry_saved: 0,
-            attachments: BTreeMap::new(),
-            attachments_by_log: BTreeMap::new(),
-            pending_attachments: Vec::new(),
-            next_attachment: 1,
-            dirty_attachments: BTreeSet::new(),
-            compaction: crate::compaction::CompactionPolicy::new(config_compaction)
-                .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
-            rolling: None,
-            compacted: BTreeMap::new(),
-            embeddings: None,
-            query_vector: None,
-            rolling_upgrade: None,
+            branch: crate::state::BranchInfo::main(),
         })
     }
 
@@ -577,9 +436,9 @@ impl Session {
             self.system_hash = crate::plan::fnv_hex(self.system_prompt.as_bytes());
         }
         // The policy keeps its history (cooldown, hysteresis) under the new thresholds.
-        self.compaction = crate::compaction::CompactionPolicy::with_state(
+        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
             config.compaction.clone(),
-            self.compaction.state().clone(),
+            self.compaction.policy.state().clone(),
         )
         .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
         self.config = config;
@@ -608,82 +467,87 @@ impl Session {
 
     /// Every effort in opening order, evicted ones included.
     pub fn efforts(&self) -> &[Effort] {
-        &self.efforts
+        &self.efforts.list
     }
 
     /// The effort with this id.
     pub fn effort(&self, id: &str) -> Option<&Effort> {
-        self.index.get(id).map(|&i| &self.efforts[i])
+        self.efforts.get(id)
     }
 
     /// The loaded ambient log (messages exchanged while no effort was active). A session
     /// created in memory or imported from a document has all of it; one opened from a store
     /// has the tail its working set needs ([`Session::ambient_offset`] older ones are stored).
     pub fn ambient(&self) -> &[Message] {
-        &self.ambient
+        &self.ambient.messages
     }
 
     /// How many older ambient messages are stored but not loaded.
     pub fn ambient_offset(&self) -> u64 {
-        self.ambient_offset
+        self.ambient.offset
     }
 
     /// The active effort's id.
     pub fn active_id(&self) -> Option<&str> {
-        self.active.map(|i| self.efforts[i].id.as_str())
+        self.efforts.active_id()
     }
 
     /// Ids of the open efforts in opening order.
     pub fn open_ids(&self) -> Vec<&str> {
-        self.open
-            .iter()
-            .map(|&i| self.efforts[i].id.as_str())
-            .collect()
+        self.efforts.open_ids()
     }
 
     /// Ids of the expanded efforts in expansion order.
     pub fn expanded_ids(&self) -> Vec<&str> {
-        self.expanded
+        self.efforts
+            .placement
+            .expanded
             .iter()
-            .map(|e| self.efforts[e.effort].id.as_str())
+            .map(|e| self.efforts.list[e.effort].id.as_str())
             .collect()
     }
 
     /// The expansion record of an effort, if it is expanded.
     pub fn expansion(&self, id: &str) -> Option<&Expansion> {
-        let index = *self.index.get(id)?;
-        self.expanded.iter().find(|e| e.effort == index)
+        let index = *self.efforts.index.get(id)?;
+        self.efforts
+            .placement
+            .expanded
+            .iter()
+            .find(|e| e.effort == index)
     }
 
     /// Ids of the concluded efforts whose summaries are in working memory, in conclusion order.
     pub fn summary_ids_in_memory(&self) -> Vec<&str> {
-        self.in_memory
+        self.efforts
+            .placement
+            .in_memory
             .iter()
-            .map(|&(_, i)| self.efforts[i].id.as_str())
+            .map(|&(_, i)| self.efforts.list[i].id.as_str())
             .collect()
     }
 
     /// Ids of the evicted efforts, in conclusion order. Walks every effort: meant for views and
     /// tests, not for the per-turn path.
     pub fn evicted_ids(&self) -> Vec<&str> {
-        let mut evicted: Vec<&Effort> = self.efforts.iter().filter(|e| e.evicted).collect();
+        let mut evicted: Vec<&Effort> = self.efforts.list.iter().filter(|e| e.evicted).collect();
         evicted.sort_by_key(|e| e.concluded_seq);
         evicted.into_iter().map(|e| e.id.as_str()).collect()
     }
 
     /// Per-turn metrics since the session started.
     pub fn history(&self) -> &[TurnMetrics] {
-        &self.history
+        &self.history.points
     }
 
     /// How many older metrics points are stored but not loaded.
     pub fn history_offset(&self) -> u64 {
-        self.history_offset
+        self.history.offset
     }
 
     /// The decay statistics of slice 3.
     pub fn decay_stats(&self) -> &DecayStats {
-        &self.decay
+        &self.efforts.placement.decay
     }
 
     /// Total stored messages (ambient and every effort's log).
@@ -693,7 +557,7 @@ impl Session {
 
     /// Tokens of everything stored: the naive baseline that keeps every message in context.
     pub fn naive_tokens(&self) -> u64 {
-        u64::from(self.system_tokens) + self.ambient_tokens + self.effort_raw_total
+        u64::from(self.system_tokens) + self.ambient.tokens + self.efforts.placement.raw_total
     }
 
     // ----- turns -------------------------------------------------------------------------
@@ -708,38 +572,21 @@ impl Session {
             return Err(TurnError::AlreadyInTurn { turn: self.turn });
         }
         let undo = Undo {
-            efforts_len: self.efforts.len(),
-            efforts: BTreeMap::new(),
-            open: self.open.clone(),
-            active: self.active,
-            in_memory: self.in_memory.clone(),
-            evicted_count: self.evicted_count,
-            evicted_tokens: self.evicted_tokens,
-            budget_evicted_count: self.budget_evicted_count,
-            budget_evicted_tokens: self.budget_evicted_tokens,
-            effort_raw_total: self.effort_raw_total,
-            expanded: self.expanded.clone(),
-            decay: self.decay.clone(),
-            auto_collapsed_removed: Vec::new(),
-            next_concluded_seq: self.next_concluded_seq,
+            efforts_len: self.efforts.list.len(),
+            placement: self.efforts.placement.clone(),
             pins: self.pins.clone(),
-            next_pin_id: self.next_pin_id,
-            auto_collapsed_added: Vec::new(),
-            activation: self.activation.clone(),
-            expired_pins: self.expired_pins.clone(),
-            ambient_tokens: self.ambient_tokens,
+            ambient_tokens: self.ambient.tokens,
             next_seq: self.next_seq,
-            history_len: self.history.len(),
-            next_attachment: self.next_attachment,
-            attachment_modes: BTreeMap::new(),
-            compaction: None,
+            history_len: self.history.points.len(),
+            next_attachment: self.attachments.next_id,
+            ..Undo::default()
         };
         self.turn += 1;
         self.turn_state = Some(TurnState {
             user_text: user_text.to_string(),
             user_tokens: self.counter.count(user_text),
             at_ms,
-            active_before: self.active,
+            active_before: self.efforts.placement.active,
             opened: Vec::new(),
             banners: Vec::new(),
             events: Vec::new(),
@@ -778,102 +625,79 @@ impl Session {
     /// completed turns when forking a branch.
     fn restore(&mut self, turn: u64, undo: Undo) {
         // Messages stored by the turn sit at the ends of their logs.
-        while self.ambient.last().is_some_and(|m| m.turn >= turn) {
-            self.ambient.pop();
+        while self.ambient.messages.last().is_some_and(|m| m.turn >= turn) {
+            self.ambient.messages.pop();
         }
-        for effort in &mut self.efforts {
+        for effort in &mut self.efforts.list {
             while effort.messages.last().is_some_and(|m| m.turn >= turn) {
                 effort.messages.pop();
             }
         }
         // Efforts opened in the turn go again (their messages, if any, just left with it).
-        while self.efforts.len() > undo.efforts_len {
-            let index = self.efforts.len() - 1;
-            let effort = self.efforts.pop().expect("length checked");
-            self.dirty_efforts.remove(&index);
-            self.search.remove(index, &effort);
-            self.index.remove(&effort.id);
+        while self.efforts.list.len() > undo.efforts_len {
+            let index = self.efforts.list.len() - 1;
+            let effort = self.efforts.list.pop().expect("length checked");
+            self.saves.dirty_efforts.remove(&index);
+            self.efforts.search.remove(index, &effort);
+            self.efforts.index.remove(&effort.id);
         }
         for (index, before) in undo.efforts {
-            if index >= self.efforts.len() {
+            if index >= self.efforts.list.len() {
                 continue;
             }
-            self.search.remove(index, &self.efforts[index]);
+            self.efforts.search.remove(index, &self.efforts.list[index]);
             // The log may have been loaded during the turn; loading changes no state the
             // turn could have to undo, so the loaded messages stay.
-            let messages = std::mem::take(&mut self.efforts[index].messages);
-            let log = self.efforts[index].log;
-            self.efforts[index] = Effort {
+            let messages = std::mem::take(&mut self.efforts.list[index].messages);
+            let log = self.efforts.list[index].log;
+            self.efforts.list[index] = Effort {
                 messages,
                 log,
                 ..before
             };
-            if self.efforts[index].status == EffortStatus::Concluded {
-                self.search.insert(index, &self.efforts[index]);
+            if self.efforts.list[index].status == EffortStatus::Concluded {
+                self.efforts.search.insert(index, &self.efforts.list[index]);
             }
         }
         for index in undo.auto_collapsed_added {
-            self.auto_collapsed_at.remove(&index);
+            self.efforts.auto_collapsed_at.remove(&index);
         }
         for (index, collapsed_turn) in undo.auto_collapsed_removed {
-            self.auto_collapsed_at.insert(index, collapsed_turn);
+            self.efforts.auto_collapsed_at.insert(index, collapsed_turn);
         }
-        self.open = undo.open;
-        self.active = undo.active;
-        self.in_memory = undo.in_memory;
-        self.evicted_count = undo.evicted_count;
-        self.evicted_tokens = undo.evicted_tokens;
-        self.budget_evicted_count = undo.budget_evicted_count;
-        self.budget_evicted_tokens = undo.budget_evicted_tokens;
-        self.effort_raw_total = undo.effort_raw_total;
-        self.expanded = undo.expanded;
-        self.decay = undo.decay;
-        self.next_concluded_seq = undo.next_concluded_seq;
+        self.efforts.placement = undo.placement;
         self.pins = undo.pins;
-        self.next_pin_id = undo.next_pin_id;
-        self.activation = undo.activation;
-        self.expired_pins = undo.expired_pins;
-        self.ambient_tokens = undo.ambient_tokens;
+        self.ambient.tokens = undo.ambient_tokens;
         self.next_seq = undo.next_seq;
-        self.history.truncate(undo.history_len);
-        self.telemetry.retain(|t| t.turn < turn);
+        self.history.points.truncate(undo.history_len);
+        self.history.telemetry.retain(|t| t.turn < turn);
         // Attachments of the rewound turn go with it; modes changed in it come back.
-        let removed: Vec<String> = self
-            .attachments
-            .iter()
-            .filter(|(_, a)| a.message_seq >= undo.next_seq)
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in removed {
-            if let Some(stored) = self.attachments.remove(&id) {
-                if let Some(log) = &stored.log {
-                    if let Some(set) = self.attachments_by_log.get_mut(log) {
-                        set.remove(&(stored.message_seq, id.clone()));
-                    }
-                }
-            }
-            self.dirty_attachments.remove(&id);
+        for id in self.attachments.remove_from(undo.next_seq) {
+            self.saves.dirty_attachments.remove(&id);
         }
-        self.pending_attachments.clear();
-        self.next_attachment = undo.next_attachment;
+        self.attachments.pending.clear();
+        self.attachments.next_id = undo.next_attachment;
         for (id, mode) in undo.attachment_modes {
-            if let Some(stored) = self.attachments.get_mut(&id) {
+            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
                 stored.attachment.set_mode(mode);
             }
         }
         if let Some((policy, rolling, compacted)) = undo.compaction {
-            self.compaction = policy;
-            self.rolling = rolling;
-            self.compacted = compacted;
+            self.compaction.policy = policy;
+            self.compaction.rolling = rolling;
+            self.compaction.compacted = compacted;
         }
-        self.telemetry_saved = self.telemetry_saved.min(self.telemetry.len());
-        self.history_saved = self.history_saved.min(self.history.len());
-        self.unsaved_messages.retain(|&(log, position)| match log {
-            Some(index) => {
-                index < self.efforts.len() && position < self.efforts[index].messages.len()
-            }
-            None => position < self.ambient.len(),
-        });
+        self.saves.telemetry_saved = self.saves.telemetry_saved.min(self.history.telemetry.len());
+        self.saves.history_saved = self.saves.history_saved.min(self.history.points.len());
+        self.saves
+            .unsaved_messages
+            .retain(|&(log, position)| match log {
+                Some(index) => {
+                    index < self.efforts.list.len()
+                        && position < self.efforts.list[index].messages.len()
+                }
+                None => position < self.ambient.messages.len(),
+            });
         self.turn = turn - 1;
     }
 
@@ -881,8 +705,8 @@ impl Session {
     /// and marks the record for the next write batch.
     pub(crate) fn effort_mut(&mut self, index: usize) -> &mut Effort {
         self.backup(index);
-        self.dirty_efforts.insert(index);
-        &mut self.efforts[index]
+        self.saves.dirty_efforts.insert(index);
+        &mut self.efforts.list[index]
     }
 
     /// Records an effort's state before an operation in a turn changes it (first change wins).
@@ -892,7 +716,7 @@ impl Session {
                 state
                     .undo
                     .efforts
-                    .insert(index, self.efforts[index].clone_without_messages());
+                    .insert(index, self.efforts.list[index].clone_without_messages());
             }
         }
     }
@@ -941,7 +765,7 @@ impl Session {
                 banners: std::mem::take(&mut live.banners),
                 events: std::mem::take(&mut live.events),
                 touched: live.touched.clone(),
-                undo: Undo::empty(),
+                undo: Undo::default(),
                 stored: true,
                 requests: std::mem::take(&mut live.requests),
                 tools: std::mem::take(&mut live.tools),
@@ -969,24 +793,22 @@ impl Session {
                 effort.messages.push(user);
                 effort.messages.push(assistant);
                 let end = effort.messages.len();
-                self.unsaved_messages.push((Some(index), end - 2));
-                self.unsaved_messages.push((Some(index), end - 1));
-                let effort = &mut self.efforts[index];
+                self.saves.unsaved_messages.push((Some(index), end - 2));
+                self.saves.unsaved_messages.push((Some(index), end - 1));
+                let effort = &mut self.efforts.list[index];
                 effort.raw_tokens += added;
-                self.effort_raw_total += added;
+                self.efforts.placement.raw_total += added;
                 if effort.evicted {
-                    self.evicted_tokens += added;
-                    if effort.evicted_over_budget {
-                        self.budget_evicted_tokens += added;
-                    }
+                    self.efforts
+                        .placement
+                        .evicted
+                        .grow(added, effort.evicted_over_budget);
                 }
             }
             None => {
-                self.ambient_tokens += u64::from(user.tokens) + u64::from(assistant.tokens);
-                self.unsaved_messages.push((None, self.ambient.len()));
-                self.unsaved_messages.push((None, self.ambient.len() + 1));
-                self.ambient.push(user);
-                self.ambient.push(assistant);
+                for position in self.ambient.push_exchange(user, assistant) {
+                    self.saves.unsaved_messages.push((None, position));
+                }
             }
         }
 
@@ -994,12 +816,12 @@ impl Session {
             live.stored = true;
         }
         if let Some(index) = target {
-            if self.efforts[index].status == EffortStatus::Concluded {
+            if self.efforts.list[index].status == EffortStatus::Concluded {
                 self.refresh_log_terms(index);
             }
         }
         let log = match target {
-            Some(index) => crate::store::LogRef::Effort(self.efforts[index].id.clone()),
+            Some(index) => crate::store::LogRef::Effort(self.efforts.list[index].id.clone()),
             None => crate::store::LogRef::Ambient,
         };
         self.file_pending_attachments(log);
@@ -1024,20 +846,20 @@ impl Session {
         }
         let mut metrics = self.metrics_point(before_salience, events);
         metrics.compactions = compactions;
-        self.history.push(metrics.clone());
+        self.history.points.push(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {
-            if self.rewind.len() == Session::REWIND_TURNS {
-                self.rewind.pop_front();
-            }
-            self.rewind.push_back(TurnDelta {
-                turn: self.turn,
-                undo: finished.undo,
-            });
+            self.history.keep_delta(
+                TurnDelta {
+                    turn: self.turn,
+                    undo: finished.undo,
+                },
+                Session::REWIND_TURNS,
+            );
         }
         Ok(TurnReport {
             turn: self.turn,
-            routed_to: target.map(|i| self.efforts[i].id.clone()),
+            routed_to: target.map(|i| self.efforts.list[i].id.clone()),
             banners,
             operation_banners,
             metrics,
@@ -1066,8 +888,8 @@ impl Session {
         let assistant = PreparedText::new(assistant_text);
         let detect = |texts: &[PreparedText]| {
             crate::reference::referenced_efforts(
-                &self.search,
-                &self.efforts,
+                &self.efforts.search,
+                &self.efforts.list,
                 self.config.reference_rule,
                 self.config.min_keyword_overlap,
                 texts,
@@ -1076,8 +898,8 @@ impl Session {
         let by_user = detect(std::slice::from_ref(&user));
         let mut all = by_user.clone();
         all.extend(detect(std::slice::from_ref(&assistant)));
-        for &index in &self.open {
-            let id = &self.efforts[index].id;
+        for &index in &self.efforts.placement.open {
+            let id = &self.efforts.list[index].id;
             if user.mentions_id(id) || assistant.mentions_id(id) {
                 all.insert(index);
             }
@@ -1105,7 +927,7 @@ impl Session {
         // A reference keeps a summary in working memory; some bring back one that had left it
         // (see `references_of_turn`).
         for &index in &references.all {
-            let effort = &self.efforts[index];
+            let effort = &self.efforts.list[index];
             if effort.status != EffortStatus::Concluded {
                 continue;
             }
@@ -1117,8 +939,8 @@ impl Session {
             }
             self.effort_mut(index).last_referenced_turn = turn;
         }
-        for expansion in &mut self.expanded {
-            let effort = &self.efforts[expansion.effort];
+        for expansion in &mut self.efforts.placement.expanded {
+            let effort = &self.efforts.list[expansion.effort];
             if touched.contains(&expansion.effort) || effort.last_referenced_turn == turn {
                 expansion.last_referenced_turn = turn;
             }
@@ -1127,12 +949,12 @@ impl Session {
         // Decay: expanded efforts unreferenced for the threshold collapse by themselves.
         let threshold = u64::from(self.config.decay_threshold);
         let mut position = 0;
-        while position < self.expanded.len() {
-            let expansion = &self.expanded[position];
+        while position < self.efforts.placement.expanded.len() {
+            let expansion = &self.efforts.placement.expanded[position];
             let idle = turn - expansion.last_referenced_turn;
             if idle >= threshold {
-                let expansion = self.expanded.remove(position);
-                let effort = &self.efforts[expansion.effort];
+                let expansion = self.efforts.placement.expanded.remove(position);
+                let effort = &self.efforts.list[expansion.effort];
                 banners.push(format!(
                     "--- Auto-collapsed effort: {} (inactive for {} turns) ---",
                     effort.id, idle
@@ -1142,10 +964,13 @@ impl Session {
                     &effort.id,
                     effort.raw_tokens,
                 ));
-                self.decay
+                self.efforts
+                    .placement
+                    .decay
                     .record_collapse(turn - expansion.expanded_turn, true);
-                self.decay.decayed_resident_tokens += effort.raw_tokens;
+                self.efforts.placement.decay.decayed_resident_tokens += effort.raw_tokens;
                 if self
+                    .efforts
                     .auto_collapsed_at
                     .insert(expansion.effort, turn)
                     .is_none()
@@ -1158,7 +983,8 @@ impl Session {
                 position += 1;
             }
         }
-        self.decay.tokens_saved_by_decay += self.decay.decayed_resident_tokens;
+        self.efforts.placement.decay.tokens_saved_by_decay +=
+            self.efforts.placement.decay.decayed_resident_tokens;
         self.evict_summaries(turn + 1, events);
     }
 
@@ -1170,14 +996,21 @@ impl Session {
     /// summary is not in the context, and they decay first.
     fn evict_summaries(&mut self, next_turn: u64, events: &mut Vec<EffortEvent>) {
         let eviction = u64::from(self.config.summary_eviction_threshold);
-        let expanded: BTreeSet<usize> = self.expanded.iter().map(|e| e.effort).collect();
-        let mut resident: Vec<(u64, u64, usize)> = Vec::with_capacity(self.in_memory.len());
+        let expanded: BTreeSet<usize> = self
+            .efforts
+            .placement
+            .expanded
+            .iter()
+            .map(|e| e.effort)
+            .collect();
+        let mut resident: Vec<(u64, u64, usize)> =
+            Vec::with_capacity(self.efforts.placement.in_memory.len());
         let mut expired: Vec<usize> = Vec::new();
-        for &(seq, index) in &self.in_memory {
+        for &(seq, index) in &self.efforts.placement.in_memory {
             if expanded.contains(&index) {
                 continue;
             }
-            let last = self.efforts[index].last_referenced_turn;
+            let last = self.efforts.list[index].last_referenced_turn;
             if next_turn.saturating_sub(last) >= eviction {
                 expired.push(index);
             } else {
@@ -1195,7 +1028,7 @@ impl Session {
         };
         let mut total: u64 = resident
             .iter()
-            .map(|&(_, _, i)| summary_tokens(&self.efforts, i))
+            .map(|&(_, _, i)| summary_tokens(&self.efforts.list, i))
             .sum();
         let budget = u64::from(self.config.summary_token_budget);
         if total <= budget {
@@ -1207,7 +1040,7 @@ impl Session {
             if total <= budget {
                 break;
             }
-            total -= summary_tokens(&self.efforts, index);
+            total -= summary_tokens(&self.efforts.list, index);
             self.evict(index, true, events);
         }
     }
@@ -1215,19 +1048,17 @@ impl Session {
     /// Moves a concluded effort's summary out of working memory (it stays stored and
     /// searchable) and records the event.
     fn evict(&mut self, index: usize, over_budget: bool, events: &mut Vec<EffortEvent>) {
-        let key = (self.efforts[index].concluded_seq.unwrap_or_default(), index);
-        self.in_memory.remove(&key);
+        let key = (
+            self.efforts.list[index].concluded_seq.unwrap_or_default(),
+            index,
+        );
+        self.efforts.placement.in_memory.remove(&key);
         let effort = self.effort_mut(index);
         effort.evicted = true;
         effort.evicted_over_budget = over_budget;
         let raw_tokens = effort.raw_tokens;
-        self.evicted_count += 1;
-        self.evicted_tokens += raw_tokens;
-        if over_budget {
-            self.budget_evicted_count += 1;
-            self.budget_evicted_tokens += raw_tokens;
-        }
-        let effort = &self.efforts[index];
+        self.efforts.placement.evicted.add(raw_tokens, over_budget);
+        let effort = &self.efforts.list[index];
         events.push(EffortEvent::new(
             if over_budget {
                 EventKind::EvictedOverBudget
@@ -1261,7 +1092,7 @@ impl Session {
         let referenced = |session: &Session, target: &str| -> bool {
             target
                 .split_once(':')
-                .and_then(|(_, rest)| session.index.get(rest))
+                .and_then(|(_, rest)| session.efforts.index.get(rest))
                 .is_some_and(|index| references.contains(index))
         };
         let included: BTreeSet<&str> = request_plan
@@ -1270,9 +1101,9 @@ impl Session {
             .map(|i| i.id.as_str())
             .collect();
 
-        let mut kept: Vec<Pin> = Vec::with_capacity(self.pins.len());
+        let mut kept: Vec<Pin> = Vec::with_capacity(self.pins.list.len());
         let mut expired: Vec<Pin> = Vec::new();
-        for mut pin in std::mem::take(&mut self.pins) {
+        for mut pin in std::mem::take(&mut self.pins.list) {
             match (pin.kind, pin.lease.clone()) {
                 (PinKind::Sticky, _) => kept.push(pin),
                 (PinKind::Leased, Some(LeaseScope::Turns { remaining })) => {
@@ -1315,8 +1146,8 @@ impl Session {
                 }
             }
         }
-        self.pins = kept;
-        self.expired_pins = expired;
+        self.pins.list = kept;
+        self.pins.expired = expired;
 
         for item in &request_plan.included {
             let automatic = matches!(
@@ -1337,7 +1168,7 @@ impl Session {
                 && referenced(self, &item.id)
             {
                 let pin = Pin {
-                    id: self.next_pin_id,
+                    id: self.pins.next_id,
                     target: item.id.clone(),
                     kind: PinKind::Ephemeral,
                     origin: PinOrigin::Auto,
@@ -1345,36 +1176,42 @@ impl Session {
                     created_turn: self.turn,
                     references: 1,
                 };
-                self.next_pin_id += 1;
-                self.pins.push(pin);
+                self.pins.next_id += 1;
+                self.pins.list.push(pin);
             }
         }
 
         // Activation: decay, then credit inclusion and references.
-        for value in self.activation.values_mut() {
+        for value in self.pins.activation.values_mut() {
             *value = *value * 4 / 5;
         }
         for item in &request_plan.included {
             if item.id.starts_with("summary:") || item.id.starts_with("effort:") {
-                *self.activation.entry(item.id.clone()).or_insert(0) += 1000;
+                *self.pins.activation.entry(item.id.clone()).or_insert(0) += 1000;
             }
         }
         let mentioned: Vec<String> = self
+            .efforts
+            .placement
             .in_memory
             .iter()
             .map(|&(_, i)| i)
-            .chain(self.open.iter().copied())
+            .chain(self.efforts.placement.open.iter().copied())
             .filter(|i| {
-                self.efforts[*i].last_referenced_turn == self.turn || references.contains(i)
+                self.efforts.list[*i].last_referenced_turn == self.turn || references.contains(i)
             })
-            .map(|i| self.efforts[i].id.clone())
+            .map(|i| self.efforts.list[i].id.clone())
             .collect();
         for id in mentioned {
             for prefix in ["summary", "effort"] {
-                *self.activation.entry(format!("{prefix}:{id}")).or_insert(0) += 2000;
+                *self
+                    .pins
+                    .activation
+                    .entry(format!("{prefix}:{id}"))
+                    .or_insert(0) += 2000;
             }
         }
-        self.activation.retain(|_, value| *value >= 50);
+        self.pins.activation.retain(|_, value| *value >= 50);
     }
 
     /// Tokens of the working context as it stands: the plan's total, from stored counts.
@@ -1385,16 +1222,13 @@ impl Session {
 
     /// Tokens currently loaded by expanded efforts.
     pub fn expansion_tokens(&self) -> u64 {
-        self.expanded
-            .iter()
-            .map(|e| self.efforts[e.effort].raw_tokens)
-            .sum()
+        self.efforts.expansion_tokens()
     }
 
     /// The ambient messages in working memory: the last `ambient_window` exchanges, as many of
     /// them as fit `ambient_token_budget` (the newest exchange is always kept, whole).
     pub fn ambient_window(&self) -> &[Message] {
-        &self.ambient[self.ambient_window_bounds().1..]
+        &self.ambient.messages[self.ambient_window_bounds().1..]
     }
 
     /// Where the ambient window starts in the loaded ambient log: `(by count, by count and
@@ -1402,32 +1236,8 @@ impl Session {
     /// out for the token budget. An exchange is the messages of one turn; the walk reads at most
     /// `ambient_window` exchanges from the end, so it costs the window, not the log.
     pub(crate) fn ambient_window_bounds(&self) -> (usize, usize) {
-        let budget = u64::from(self.config.ambient_token_budget);
-        let mut exchanges = 0;
-        let mut tokens = 0u64;
-        let mut by_count = self.ambient.len();
-        let mut by_budget = self.ambient.len();
-        let mut end = self.ambient.len();
-        while end > 0 && exchanges < self.config.ambient_window {
-            let turn = self.ambient[end - 1].turn;
-            let mut start = end - 1;
-            while start > 0 && self.ambient[start - 1].turn == turn {
-                start -= 1;
-            }
-            let exchange: u64 = self.ambient[start..end]
-                .iter()
-                .map(|m| u64::from(m.tokens))
-                .sum();
-            exchanges += 1;
-            tokens += exchange;
-            by_count = start;
-            // The newest exchange always stays; older ones stay while they fit, contiguously.
-            if by_budget == end && (exchanges == 1 || tokens <= budget) {
-                by_budget = start;
-            }
-            end = start;
-        }
-        (by_count, by_budget)
+        self.ambient
+            .window_bounds(self.config.ambient_window, self.config.ambient_token_budget)
     }
 
     fn metrics_point(&self, context_tokens: u64, events: Vec<EffortEvent>) -> TurnMetrics {
@@ -1439,11 +1249,12 @@ impl Session {
             expansion_tokens,
             naive,
             self.working_tokens(),
-            self.in_memory.len() as u64 - self.expanded.len() as u64,
+            self.efforts.placement.in_memory.len() as u64
+                - self.efforts.placement.expanded.len() as u64,
             self.ambient_window().len() as u64,
             self.expanded_ids().iter().map(|s| s.to_string()).collect(),
-            self.open.len() as u64,
-            self.evicted_count,
+            self.efforts.placement.open.len() as u64,
+            self.efforts.placement.evicted.count,
             events,
         )
     }
@@ -1470,9 +1281,13 @@ impl Session {
     pub fn resolve_effort(&self, id: Option<&str>) -> Result<&Effort, EffortError> {
         let index = match id {
             Some(id) => self.lookup(id)?,
-            None => self.active.ok_or(EffortError::NoActiveEffort)?,
+            None => self
+                .efforts
+                .placement
+                .active
+                .ok_or(EffortError::NoActiveEffort)?,
         };
-        Ok(&self.efforts[index])
+        Ok(&self.efforts.list[index])
     }
 
     /// The effort the turn in progress will be stored in, as `end_turn` will route it: the
@@ -1481,16 +1296,16 @@ impl Session {
     pub fn routing_target(&self) -> Option<&str> {
         let state = self.turn_state.as_ref()?;
         let index = route(state.opened.first().copied(), state.active_before)?;
-        Some(self.efforts[index].id.as_str())
+        Some(self.efforts.list[index].id.as_str())
     }
 
     fn lookup(&self, id: &str) -> Result<usize, EffortError> {
         let id = id.trim();
-        if let Some(&index) = self.index.get(id) {
+        if let Some(&index) = self.efforts.index.get(id) {
             return Ok(index);
         }
         // Models sometimes pass the name instead of the id; its slug finds the same effort.
-        if let Some(&index) = self.index.get(&text::slugify(id)) {
+        if let Some(&index) = self.efforts.index.get(&text::slugify(id)) {
             return Ok(index);
         }
         let known: Vec<&str> = self
@@ -1510,13 +1325,13 @@ impl Session {
     }
 
     fn state_of(&self, index: usize) -> EffortState {
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         match effort.status {
-            EffortStatus::Open if self.active == Some(index) => EffortState::Active,
-            EffortStatus::Open => EffortState::Open,
-            EffortStatus::Concluded if self.expanded.iter().any(|e| e.effort == index) => {
-                EffortState::Expanded
+            EffortStatus::Open if self.efforts.placement.active == Some(index) => {
+                EffortState::Active
             }
+            EffortStatus::Open => EffortState::Open,
+            EffortStatus::Concluded if self.efforts.is_expanded(index) => EffortState::Expanded,
             EffortStatus::Concluded if effort.evicted => EffortState::Evicted,
             EffortStatus::Concluded => EffortState::Concluded,
         }
@@ -1530,7 +1345,7 @@ impl Session {
         } else {
             // Operations outside a turn (setting up a session, the app's manual buttons) are
             // attributed to the last turn's metrics so the token curve still shows them.
-            if let Some(last) = self.history.last_mut() {
+            if let Some(last) = self.history.points.last_mut() {
                 last.events.push(event);
             }
         }
@@ -1560,7 +1375,7 @@ impl Session {
                 name: name.to_string(),
             });
         }
-        if let Some(&existing) = self.index.get(&id) {
+        if let Some(&existing) = self.efforts.index.get(&id) {
             return Err(EffortError::DuplicateId {
                 id,
                 status: state_word(self.state_of(existing)),
@@ -1573,8 +1388,8 @@ impl Session {
             .map(str::to_string);
         let header = prompt::effort_header(&id, &name, description.as_deref());
         let header_tokens = self.counter.count(&header);
-        let index = self.efforts.len();
-        self.efforts.push(Effort {
+        let index = self.efforts.list.len();
+        self.efforts.list.push(Effort {
             id: id.clone(),
             name,
             description,
@@ -1592,11 +1407,11 @@ impl Session {
             evicted_over_budget: false,
             log: LogState::Loaded,
         });
-        self.effort_raw_total += u64::from(header_tokens);
-        self.dirty_efforts.insert(index);
-        self.index.insert(id.clone(), index);
-        self.open.push(index);
-        self.active = Some(index);
+        self.efforts.placement.raw_total += u64::from(header_tokens);
+        self.saves.dirty_efforts.insert(index);
+        self.efforts.index.insert(id.clone(), index);
+        self.efforts.placement.open.push(index);
+        self.efforts.placement.active = Some(index);
         if let Some(state) = &mut self.turn_state {
             state.opened.push(index);
         }
@@ -1656,9 +1471,13 @@ impl Session {
     ) -> Result<Concluded, EffortError> {
         let index = match id {
             Some(id) => self.lookup(id)?,
-            None => self.active.ok_or(EffortError::NoActiveEffort)?,
+            None => self
+                .efforts
+                .placement
+                .active
+                .ok_or(EffortError::NoActiveEffort)?,
         };
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         if effort.status != EffortStatus::Open {
             return Err(EffortError::WrongState {
                 operation: "close",
@@ -1678,6 +1497,7 @@ impl Session {
         let rendered = prompt::summary_line(&effort.id, &text);
         let tokens = self.counter.count(&rendered);
         let terms = self
+            .efforts
             .search
             .distinctive_log_terms(effort.messages.iter().map(|m| m.content.as_str()));
         let summary = Summary {
@@ -1688,8 +1508,8 @@ impl Session {
             rendered,
             tokens,
         };
-        let concluded_seq = self.next_concluded_seq;
-        self.next_concluded_seq += 1;
+        let concluded_seq = self.efforts.placement.next_concluded_seq;
+        self.efforts.placement.next_concluded_seq += 1;
         let turn = self.turn;
         let effort = self.effort_mut(index);
         effort.status = EffortStatus::Concluded;
@@ -1709,18 +1529,21 @@ impl Session {
             summary_tokens: tokens,
             now_active: None,
         };
-        self.open.retain(|&i| i != index);
-        if self.active == Some(index) {
+        self.efforts.placement.open.retain(|&i| i != index);
+        if self.efforts.placement.active == Some(index) {
             // While efforts are open, one of them receives the messages (the specification's
             // routing table): the first one still open, as in the original implementation.
-            self.active = self.open.first().copied();
+            self.efforts.placement.active = self.efforts.placement.open.first().copied();
         }
         let report = Concluded {
             now_active: self.active_id().map(str::to_string),
             ..report
         };
-        self.in_memory.insert((concluded_seq, index));
-        self.search.insert(index, &self.efforts[index]);
+        self.efforts
+            .placement
+            .in_memory
+            .insert((concluded_seq, index));
+        self.efforts.search.insert(index, &self.efforts.list[index]);
         self.touch(index);
         let banner = match source {
             SummarySource::Provided => format!(
@@ -1743,14 +1566,14 @@ impl Session {
     /// exchange of the turn that concludes an effort is stored after the conclusion, and what
     /// was said in it must be findable too. The summary itself stays as it was shown.
     fn refresh_log_terms(&mut self, index: usize) {
-        if self.efforts[index].log != LogState::Loaded {
+        if self.efforts.list[index].log != LogState::Loaded {
             return;
         }
         // The effort is taken out of the index first, so its terms are weighed against the
         // other efforts only, as they were at its conclusion.
-        self.search.remove(index, &self.efforts[index]);
-        let terms = self.search.distinctive_log_terms(
-            self.efforts[index]
+        self.efforts.search.remove(index, &self.efforts.list[index]);
+        let terms = self.efforts.search.distinctive_log_terms(
+            self.efforts.list[index]
                 .messages
                 .iter()
                 .map(|m| m.content.as_str()),
@@ -1763,13 +1586,13 @@ impl Session {
         {
             summary.terms = terms;
         }
-        self.search.insert(index, &self.efforts[index]);
+        self.efforts.search.insert(index, &self.efforts.list[index]);
     }
 
     /// The deterministic extractive summary of an effort's raw log (what `close_effort` uses
     /// when no summary is given).
     pub fn extractive_summary_of(&self, index: usize) -> String {
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         let mut texts: Vec<&str> = Vec::with_capacity(effort.messages.len() + 1);
         if let Some(description) = &effort.description {
             texts.push(description);
@@ -1785,7 +1608,7 @@ impl Session {
     /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is open.
     pub fn reopen_effort(&mut self, id: &str) -> Result<Reopened, EffortError> {
         let index = self.lookup(id)?;
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         if effort.status != EffortStatus::Concluded {
             return Err(EffortError::WrongState {
                 operation: "reopen",
@@ -1803,18 +1626,21 @@ impl Session {
         if effort.evicted {
             self.forget_eviction(index);
         }
-        self.in_memory.remove(&key);
-        self.expanded.retain(|e| e.effort != index);
+        self.efforts.placement.in_memory.remove(&key);
+        self.efforts
+            .placement
+            .expanded
+            .retain(|e| e.effort != index);
         self.forget_decay(index);
-        self.search.remove(index, &self.efforts[index]);
+        self.efforts.search.remove(index, &self.efforts.list[index]);
         let effort = self.effort_mut(index);
         effort.status = EffortStatus::Open;
         let report = Reopened {
             id: effort.id.clone(),
             raw_tokens: effort.raw_tokens,
         };
-        self.open.push(index);
-        self.active = Some(index);
+        self.efforts.placement.open.push(index);
+        self.efforts.placement.active = Some(index);
         self.touch(index);
         self.record(
             format!("--- Reopened effort: {} ---", report.id),
@@ -1824,8 +1650,9 @@ impl Session {
     }
 
     fn forget_decay(&mut self, index: usize) {
-        if let Some(turn) = self.auto_collapsed_at.remove(&index) {
-            self.decay.decayed_resident_tokens -= self.efforts[index].raw_tokens;
+        if let Some(turn) = self.efforts.auto_collapsed_at.remove(&index) {
+            self.efforts.placement.decay.decayed_resident_tokens -=
+                self.efforts.list[index].raw_tokens;
             if let Some(state) = &mut self.turn_state {
                 state.undo.auto_collapsed_removed.push((index, turn));
             }
@@ -1840,7 +1667,7 @@ impl Session {
     /// already expanded.
     pub fn expand_effort(&mut self, id: &str) -> Result<Expanded, EffortError> {
         let index = self.lookup(id)?;
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         let refuse = |reason: &str| EffortError::WrongState {
             operation: "expand",
             id: effort.id.clone(),
@@ -1851,7 +1678,7 @@ impl Session {
                 "it is open, and open efforts are already in context",
             ));
         }
-        if self.expanded.iter().any(|e| e.effort == index) {
+        if self.efforts.is_expanded(index) {
             return Err(refuse("it is already expanded"));
         }
         if effort.log != LogState::Loaded {
@@ -1861,19 +1688,19 @@ impl Session {
             });
         }
         self.restore_to_memory(index);
-        if let Some(collapsed_at) = self.auto_collapsed_at.get(&index) {
+        if let Some(collapsed_at) = self.efforts.auto_collapsed_at.get(&index) {
             if self.turn - collapsed_at <= 2 {
-                self.decay.false_decays += 1;
+                self.efforts.placement.decay.false_decays += 1;
             }
         }
         self.forget_decay(index);
-        self.expanded.push(Expansion {
+        self.efforts.placement.expanded.push(Expansion {
             effort: index,
             expanded_turn: self.turn,
             last_referenced_turn: self.turn,
         });
         self.touch(index);
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         let report = Expanded {
             id: effort.id.clone(),
             tokens_loaded: effort.raw_tokens,
@@ -1890,10 +1717,12 @@ impl Session {
 
     /// Brings an evicted effort's summary back into working memory.
     fn restore_to_memory(&mut self, index: usize) {
-        if self.efforts[index].evicted {
+        if self.efforts.list[index].evicted {
             self.forget_eviction(index);
-            let effort = &self.efforts[index];
-            self.in_memory
+            let effort = &self.efforts.list[index];
+            self.efforts
+                .placement
+                .in_memory
                 .insert((effort.concluded_seq.unwrap_or_default(), index));
         }
     }
@@ -1905,12 +1734,7 @@ impl Session {
         effort.evicted = false;
         effort.evicted_over_budget = false;
         let tokens = effort.raw_tokens;
-        self.evicted_count -= 1;
-        self.evicted_tokens -= tokens;
-        if over_budget {
-            self.budget_evicted_count -= 1;
-            self.budget_evicted_tokens -= tokens;
-        }
+        self.efforts.placement.evicted.remove(tokens, over_budget);
     }
 
     /// Takes an expanded effort's raw log out of the context; its summary stands in again.
@@ -1919,8 +1743,14 @@ impl Session {
     /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is not expanded.
     pub fn collapse_effort(&mut self, id: &str) -> Result<Collapsed, EffortError> {
         let index = self.lookup(id)?;
-        let Some(position) = self.expanded.iter().position(|e| e.effort == index) else {
-            let effort = &self.efforts[index];
+        let Some(position) = self
+            .efforts
+            .placement
+            .expanded
+            .iter()
+            .position(|e| e.effort == index)
+        else {
+            let effort = &self.efforts.list[index];
             let reason = match effort.status {
                 EffortStatus::Open => "it is open; only expanded efforts can be collapsed (close_effort concludes an open one)",
                 EffortStatus::Concluded => "it is not expanded",
@@ -1931,10 +1761,12 @@ impl Session {
                 reason: reason.to_string(),
             });
         };
-        let expansion = self.expanded.remove(position);
-        self.decay
+        let expansion = self.efforts.placement.expanded.remove(position);
+        self.efforts
+            .placement
+            .decay
             .record_collapse(self.turn - expansion.expanded_turn, false);
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         let report = Collapsed {
             id: effort.id.clone(),
             tokens_freed: effort.raw_tokens,
@@ -1953,8 +1785,8 @@ impl Session {
     /// already active.
     pub fn switch_effort(&mut self, id: &str) -> Result<Switched, EffortError> {
         let index = self.lookup(id)?;
-        let effort = &self.efforts[index];
-        let reason = match (effort.status, self.active == Some(index)) {
+        let effort = &self.efforts.list[index];
+        let reason = match (effort.status, self.efforts.placement.active == Some(index)) {
             (EffortStatus::Concluded, _) => {
                 Some("it is concluded; reopen_effort continues it, expand_effort shows its log")
             }
@@ -1969,9 +1801,9 @@ impl Session {
             });
         }
         let previous = self.active_id().map(str::to_string);
-        self.active = Some(index);
+        self.efforts.placement.active = Some(index);
         self.touch(index);
-        let id = self.efforts[index].id.clone();
+        let id = self.efforts.list[index].id.clone();
         self.record(
             format!("--- Switched to effort: {id} ---"),
             EffortEvent::new(EventKind::Switched, &id, 0),
@@ -1984,9 +1816,14 @@ impl Session {
         let decay = u64::from(self.config.decay_threshold);
         let eviction = u64::from(self.config.summary_eviction_threshold);
         let entry = |index: usize| {
-            let effort = &self.efforts[index];
+            let effort = &self.efforts.list[index];
             let state = self.state_of(index);
-            let expansion = self.expanded.iter().find(|e| e.effort == index);
+            let expansion = self
+                .efforts
+                .placement
+                .expanded
+                .iter()
+                .find(|e| e.effort == index);
             EffortStatusEntry {
                 id: effort.id.clone(),
                 name: effort.name.clone(),
@@ -1999,19 +1836,33 @@ impl Session {
                     .then(|| (effort.last_referenced_turn + eviction).saturating_sub(self.turn)),
             }
         };
-        let mut efforts: Vec<EffortStatusEntry> = self.open.iter().map(|&i| entry(i)).collect();
-        efforts.extend(self.expanded.iter().map(|e| entry(e.effort)));
+        let mut efforts: Vec<EffortStatusEntry> = self
+            .efforts
+            .placement
+            .open
+            .iter()
+            .map(|&i| entry(i))
+            .collect();
         efforts.extend(
-            self.in_memory
+            self.efforts
+                .placement
+                .expanded
                 .iter()
-                .filter(|(_, i)| !self.expanded.iter().any(|e| e.effort == *i))
+                .map(|e| entry(e.effort)),
+        );
+        efforts.extend(
+            self.efforts
+                .placement
+                .in_memory
+                .iter()
+                .filter(|(_, i)| !self.efforts.is_expanded(*i))
                 .map(|&(_, i)| entry(i)),
         );
         StatusReport {
             turn: self.turn,
             active: self.active_id().map(str::to_string),
             efforts,
-            evicted_count: self.evicted_count,
+            evicted_count: self.efforts.placement.evicted.count,
             expansion_tokens: self.expansion_tokens(),
         }
     }
@@ -2027,7 +1878,7 @@ impl Session {
             // A hit on what the effort is about is a reference to it; a hit only on words said
             // in its log is shown, but does not bring it back into working memory.
             if hit.about {
-                let index = self.index[&hit.id];
+                let index = self.efforts.index[&hit.id];
                 self.restore_to_memory(index);
                 self.touch(index);
             }
@@ -2043,15 +1894,16 @@ impl Session {
     /// [`EffortError::EmptyQuery`] when the query has no searchable word.
     pub fn find_efforts(&self, query: &str) -> Result<SearchResults, EffortError> {
         let ranked = self
+            .efforts
             .search
-            .search(query, &self.index, Session::SEARCH_LIMIT)
+            .search(query, &self.efforts.index, Session::SEARCH_LIMIT)
             .ok_or_else(|| EffortError::EmptyQuery {
                 query: query.to_string(),
             })?;
         let results = ranked
             .into_iter()
             .map(|hit| {
-                let effort = &self.efforts[hit.effort];
+                let effort = &self.efforts.list[hit.effort];
                 SearchHit {
                     id: effort.id.clone(),
                     name: effort.name.clone(),
@@ -2089,5 +1941,133 @@ fn state_word(state: EffortState) -> &'static str {
         EffortState::Expanded => "concluded and expanded",
         EffortState::Concluded => "concluded",
         EffortState::Evicted => "concluded, out of working memory",
+    }
+}
+
+impl Session {
+    /// The session-wide state the exported document and the stored header share: read here,
+    /// and only here, from the parts that own it.
+    pub fn state(&self) -> SessionState {
+        let placement = &self.efforts.placement;
+        SessionState {
+            counted_with: self.counter.name().to_string(),
+            config: self.config.clone(),
+            turn: self.turn,
+            next_seq: self.next_seq,
+            next_concluded_seq: placement.next_concluded_seq,
+            active: self.active_id().map(str::to_string),
+            open: self.open_ids().into_iter().map(str::to_string).collect(),
+            decay: placement.decay.clone(),
+            auto_collapsed_at: self
+                .efforts
+                .auto_collapsed_at
+                .iter()
+                .map(|(&i, &t)| (self.efforts.list[i].id.clone(), t))
+                .collect(),
+            pins: self.pins.list.clone(),
+            next_pin_id: self.pins.next_id,
+            activation: self.pins.activation.clone(),
+            next_attachment: self.attachments.next_id,
+            rolling: self.compaction.rolling.clone(),
+            compacted: self.compaction.compacted.clone(),
+            compaction_state: self.compaction.policy.state().clone(),
+            branch: self.branch.clone(),
+        }
+    }
+
+    /// Puts a stored state into a session whose efforts are already in place (an import or a
+    /// store's load): where the efforts are, the counters, decay, pins, the branch and the
+    /// compaction state. Written once for both readers; they differ only in what a problem
+    /// means: `problem` returns an error to refuse (an import) or records it and lets the
+    /// repair below go on (a store's load, which must not lock anyone out of their session).
+    pub(crate) fn install_state(
+        &mut self,
+        state: SessionState,
+        problem: &mut dyn FnMut(String) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        self.turn = state.turn;
+        self.next_seq = state.next_seq;
+        let mut placement = Placement {
+            next_concluded_seq: state.next_concluded_seq,
+            decay: state.decay,
+            ..Placement::default()
+        };
+        for id in &state.open {
+            match self.efforts.index.get(id) {
+                Some(&i) if self.efforts.list[i].status == EffortStatus::Open => {
+                    if placement.open.contains(&i) {
+                        problem(format!("effort '{id}' is listed as open twice"))?;
+                    } else {
+                        placement.open.push(i);
+                    }
+                }
+                Some(_) => problem(format!("effort '{id}' is listed as open but is not open"))?,
+                None => problem(format!("the open list names unknown effort '{id}'"))?,
+            }
+        }
+        for (i, effort) in self.efforts.list.iter().enumerate() {
+            if effort.status == EffortStatus::Open && !placement.open.contains(&i) {
+                problem(format!(
+                    "effort '{}' is open but missing from the open list",
+                    effort.id
+                ))?;
+                placement.open.push(i);
+            }
+        }
+        if let Some(id) = &state.active {
+            match self.efforts.index.get(id) {
+                Some(i) if placement.open.contains(i) => placement.active = Some(*i),
+                _ => problem(format!(
+                    "the active effort '{id}' is not an open effort; no effort is active"
+                ))?,
+            }
+        }
+        self.efforts.placement = placement;
+        for index in 0..self.efforts.list.len() {
+            self.efforts.placement.raw_total += self.efforts.list[index].raw_tokens;
+            if self.efforts.list[index].status == EffortStatus::Concluded {
+                self.efforts.place_concluded(index);
+            }
+        }
+        for (id, turn) in state.auto_collapsed_at {
+            match self.efforts.index.get(&id) {
+                Some(&i) if self.efforts.list[i].status == EffortStatus::Concluded => {
+                    self.efforts.auto_collapsed_at.insert(i, turn);
+                }
+                _ => problem(format!(
+                    "the decay record names '{id}', which is not a concluded effort"
+                ))?,
+            }
+        }
+        // Decay keeps counting what it keeps out of context, so the resident total follows the
+        // efforts that are still decayed.
+        self.efforts.placement.decay.decayed_resident_tokens = self
+            .efforts
+            .auto_collapsed_at
+            .keys()
+            .map(|&i| self.efforts.list[i].raw_tokens)
+            .sum();
+        self.pins.next_id = state.next_pin_id.max(1);
+        for pin in state.pins {
+            if pin.id >= self.pins.next_id {
+                problem(format!(
+                    "pin {} is not below next_pin_id {}",
+                    pin.id, self.pins.next_id
+                ))?;
+                self.pins.next_id = pin.id + 1;
+            }
+            self.pins.list.push(pin);
+        }
+        self.pins.activation = state.activation;
+        self.branch = state.branch;
+        self.attachments.next_id = state.next_attachment.max(1);
+        self.compaction.rolling = state.rolling;
+        self.compaction.compacted = state.compacted;
+        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
+            self.config.compaction.clone(),
+            state.compaction_state,
+        )
+        .map_err(|e| SnapshotError::Inconsistent(format!("compaction: {e}")))?;
+        Ok(())
     }
 }

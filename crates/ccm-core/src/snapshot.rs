@@ -10,8 +10,8 @@ use crate::error::SnapshotError;
 use crate::metrics::{DecayStats, TurnMetrics};
 use crate::model::{Effort, EffortStatus, Message, Role};
 use crate::prompt;
-use crate::search::SearchIndex;
 use crate::session::Session;
+use crate::state::SessionState;
 use crate::text;
 use crate::tokens::TokenCounter;
 use serde::{Deserialize, Serialize};
@@ -67,7 +67,7 @@ pub struct SessionDocument {
     pub activation: BTreeMap<String, u32>,
     /// Every attachment, with its full text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attachments: Vec<crate::compact::SessionAttachment>,
+    pub attachments: Vec<crate::compaction::SessionAttachment>,
     /// Next attachment number.
     #[serde(default = "first_pin_id")]
     pub next_attachment: u64,
@@ -82,14 +82,89 @@ pub struct SessionDocument {
     pub compaction_state: crate::compaction::PolicyState,
     /// The session's branch: its name and, for a fork, its parent and fork turn.
     #[serde(
-        default = "crate::branch::BranchInfo::main",
-        skip_serializing_if = "crate::branch::BranchInfo::is_main"
+        default = "crate::state::BranchInfo::main",
+        skip_serializing_if = "crate::state::BranchInfo::is_main"
     )]
-    pub branch: crate::branch::BranchInfo,
+    pub branch: crate::state::BranchInfo,
 }
 
 fn first_pin_id() -> u64 {
     1
+}
+
+/// The bulk records of a document: what its [`SessionState`] does not hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocumentRecords {
+    /// Every effort in opening order, with its full raw log.
+    pub efforts: Vec<Effort>,
+    /// The full ambient log.
+    pub ambient: Vec<Message>,
+    /// The per-turn metrics.
+    pub history: Vec<TurnMetrics>,
+    /// Every attachment, with its full text.
+    pub attachments: Vec<crate::compaction::SessionAttachment>,
+}
+
+impl SessionDocument {
+    /// The document of a state and its records, in this version's layout.
+    pub fn assemble(state: SessionState, records: DocumentRecords) -> SessionDocument {
+        SessionDocument {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            counted_with: state.counted_with,
+            config: state.config,
+            turn: state.turn,
+            next_seq: state.next_seq,
+            next_concluded_seq: state.next_concluded_seq,
+            active: state.active,
+            open: state.open,
+            efforts: records.efforts,
+            ambient: records.ambient,
+            decay: state.decay,
+            auto_collapsed_at: state.auto_collapsed_at,
+            history: records.history,
+            pins: state.pins,
+            next_pin_id: state.next_pin_id,
+            activation: state.activation,
+            attachments: records.attachments,
+            next_attachment: state.next_attachment,
+            rolling: state.rolling,
+            compacted: state.compacted,
+            compaction_state: state.compaction_state,
+            branch: state.branch,
+        }
+    }
+
+    /// The document's state and records (its format and version are the reader's to check).
+    pub fn into_parts(self) -> (SessionState, DocumentRecords) {
+        (
+            SessionState {
+                counted_with: self.counted_with,
+                config: self.config,
+                turn: self.turn,
+                next_seq: self.next_seq,
+                next_concluded_seq: self.next_concluded_seq,
+                active: self.active,
+                open: self.open,
+                decay: self.decay,
+                auto_collapsed_at: self.auto_collapsed_at,
+                pins: self.pins,
+                next_pin_id: self.next_pin_id,
+                activation: self.activation,
+                next_attachment: self.next_attachment,
+                rolling: self.rolling,
+                compacted: self.compacted,
+                compaction_state: self.compaction_state,
+                branch: self.branch,
+            },
+            DocumentRecords {
+                efforts: self.efforts,
+                ambient: self.ambient,
+                history: self.history,
+                attachments: self.attachments,
+            },
+        )
+    }
 }
 
 impl Session {
@@ -101,35 +176,15 @@ impl Session {
     /// partly loaded (export it from the store instead).
     pub fn to_document(&self) -> Result<SessionDocument, SnapshotError> {
         self.ensure_fully_loaded()?;
-        Ok(SessionDocument {
-            format: FORMAT.to_string(),
-            version: VERSION,
-            counted_with: self.counter.name().to_string(),
-            config: self.config.clone(),
-            turn: self.turn,
-            next_seq: self.next_seq,
-            next_concluded_seq: self.next_concluded_seq,
-            active: self.active_id().map(str::to_string),
-            open: self.open_ids().into_iter().map(str::to_string).collect(),
-            efforts: self.efforts.clone(),
-            ambient: self.ambient.clone(),
-            decay: self.decay.clone(),
-            auto_collapsed_at: self
-                .auto_collapsed_at
-                .iter()
-                .map(|(&i, &t)| (self.efforts[i].id.clone(), t))
-                .collect(),
-            history: self.history.clone(),
-            pins: self.pins.clone(),
-            next_pin_id: self.next_pin_id,
-            activation: self.activation.clone(),
-            attachments: self.attachments.values().cloned().collect(),
-            next_attachment: self.next_attachment,
-            rolling: self.rolling.clone(),
-            compacted: self.compacted.clone(),
-            compaction_state: self.compaction.state().clone(),
-            branch: self.branch.clone(),
-        })
+        Ok(SessionDocument::assemble(
+            self.state(),
+            DocumentRecords {
+                efforts: self.efforts.list.clone(),
+                ambient: self.ambient.messages.clone(),
+                history: self.history.points.clone(),
+                attachments: self.attachments.by_id.values().cloned().collect(),
+            },
+        ))
     }
 
     /// The session as versioned JSON.
@@ -210,15 +265,16 @@ impl Session {
         counter: Arc<dyn TokenCounter>,
     ) -> Result<Session, SnapshotError> {
         let inconsistent = |message: String| Err(SnapshotError::Inconsistent(message));
-        let mut session = Session::with_counter(document.config, counter)?;
-        let recount = document.counted_with != session.counter.name();
+        let (state, records) = document.into_parts();
+        let mut session = Session::with_counter(state.config.clone(), counter)?;
+        let recount = state.counted_with != session.counter.name();
 
         let mut seqs = BTreeSet::new();
         let mut check_message = |m: &Message, owner: &str| {
-            if m.seq >= document.next_seq {
+            if m.seq >= state.next_seq {
                 return Err(SnapshotError::Inconsistent(format!(
                     "message {} in {owner} is not below next_seq {}",
-                    m.seq, document.next_seq
+                    m.seq, state.next_seq
                 )));
             }
             if !seqs.insert(m.seq) {
@@ -230,16 +286,16 @@ impl Session {
             if m.role == Role::System {
                 return Err(SnapshotError::Inconsistent(format!("message {} in {owner} has role system; raw logs hold user and assistant messages", m.seq)));
             }
-            if m.turn > document.turn {
+            if m.turn > state.turn {
                 return Err(SnapshotError::Inconsistent(format!(
                     "message {} in {owner} is from turn {}, after the session's turn {}",
-                    m.seq, m.turn, document.turn
+                    m.seq, m.turn, state.turn
                 )));
             }
             Ok(())
         };
 
-        let mut efforts = document.efforts;
+        let mut efforts = records.efforts;
         for effort in &efforts {
             if effort.id.is_empty() || text::slugify(&effort.id) != effort.id {
                 return inconsistent(format!("effort id {:?} is not a valid id", effort.id));
@@ -248,27 +304,33 @@ impl Session {
                 check_message(m, &format!("effort '{}'", effort.id))?;
             }
         }
-        for m in &document.ambient {
+        for m in &records.ambient {
             check_message(m, "the ambient log")?;
         }
-        if seqs.len() as u64 != document.next_seq {
+        if seqs.len() as u64 != state.next_seq {
             // Gaps would mean messages were lost: refuse rather than hide it.
             return inconsistent(format!(
                 "{} messages stored but next_seq is {}; messages are missing",
                 seqs.len(),
-                document.next_seq
+                state.next_seq
             ));
         }
 
         let counter = session.counter.clone();
+        let mut concluded_seqs = BTreeSet::new();
         for (index, effort) in efforts.iter_mut().enumerate() {
-            if session.index.insert(effort.id.clone(), index).is_some() {
+            if session
+                .efforts
+                .index
+                .insert(effort.id.clone(), index)
+                .is_some()
+            {
                 return inconsistent(format!("effort id '{}' appears twice", effort.id));
             }
-            if effort.last_referenced_turn > document.turn {
+            if effort.last_referenced_turn > state.turn {
                 return inconsistent(format!(
                     "effort '{}' was referenced in turn {}, after the session's turn {}",
-                    effort.id, effort.last_referenced_turn, document.turn
+                    effort.id, effort.last_referenced_turn, state.turn
                 ));
             }
             // Derived fields are rebuilt rather than trusted, so a hand-edited document cannot
@@ -306,11 +368,14 @@ impl Session {
                             effort.id
                         ));
                     }
-                    if seq >= document.next_concluded_seq {
+                    if seq >= state.next_concluded_seq {
                         return inconsistent(format!(
                             "effort '{}' has conclusion number {seq}, not below {}",
-                            effort.id, document.next_concluded_seq
+                            effort.id, state.next_concluded_seq
                         ));
+                    }
+                    if !concluded_seqs.insert(seq) {
+                        return inconsistent(format!("conclusion number {seq} appears twice"));
                     }
                     summary.rendered = prompt::summary_line(&effort.id, &summary.text);
                     summary.keywords = text::extract_keywords(&summary.text);
@@ -336,120 +401,21 @@ impl Session {
                 ));
             }
         }
-        let mut ambient = document.ambient;
+        let mut ambient = records.ambient;
         if recount {
             for m in &mut ambient {
                 m.tokens = counter.count(&m.content);
             }
         }
-
-        let mut open = Vec::with_capacity(document.open.len());
-        for id in &document.open {
-            match session.index.get(id) {
-                Some(&i) if efforts[i].status == EffortStatus::Open && !open.contains(&i) => {
-                    open.push(i)
-                }
-                Some(_) => {
-                    return inconsistent(format!(
-                        "effort '{id}' is listed as open twice or is not open"
-                    ))
-                }
-                None => return inconsistent(format!("open list names unknown effort '{id}'")),
-            }
-        }
-        let open_count = efforts
-            .iter()
-            .filter(|e| e.status == EffortStatus::Open)
-            .count();
-        if open_count != open.len() {
-            return inconsistent(format!(
-                "{open_count} efforts are open but the open list has {}",
-                open.len()
-            ));
-        }
-        let active = match &document.active {
-            None => None,
-            Some(id) => match session.index.get(id) {
-                Some(&i) if open.contains(&i) => Some(i),
-                _ => return inconsistent(format!("active effort '{id}' is not an open effort")),
-            },
-        };
-        let mut concluded_seqs = BTreeSet::new();
-        for (index, effort) in efforts.iter().enumerate() {
-            if let (EffortStatus::Concluded, Some(seq)) = (effort.status, effort.concluded_seq) {
-                if !concluded_seqs.insert(seq) {
-                    return inconsistent(format!("conclusion number {seq} appears twice"));
-                }
-                if effort.evicted {
-                    session.evicted_count += 1;
-                    session.evicted_tokens += effort.raw_tokens;
-                    if effort.evicted_over_budget {
-                        session.budget_evicted_count += 1;
-                        session.budget_evicted_tokens += effort.raw_tokens;
-                    }
-                } else {
-                    session.in_memory.insert((seq, index));
-                }
-            }
-            session.effort_raw_total += effort.raw_tokens;
-        }
-        let mut auto_collapsed_at = BTreeMap::new();
-        for (id, turn) in &document.auto_collapsed_at {
-            match session.index.get(id) {
-                Some(&i) if efforts[i].status == EffortStatus::Concluded => {
-                    auto_collapsed_at.insert(i, *turn);
-                }
-                _ => {
-                    return inconsistent(format!(
-                        "decay record names '{id}', which is not a concluded effort"
-                    ))
-                }
-            }
-        }
-
-        let mut search = SearchIndex::default();
-        for (index, effort) in efforts.iter().enumerate() {
-            if effort.status == EffortStatus::Concluded {
-                search.insert(index, effort);
-            }
-        }
-        session.ambient_tokens = ambient.iter().map(|m| u64::from(m.tokens)).sum();
-        session.turn = document.turn;
-        session.next_seq = document.next_seq;
-        session.next_concluded_seq = document.next_concluded_seq;
-        session.efforts = efforts;
-        session.ambient = ambient;
-        session.open = open;
-        session.active = active;
-        session.search = search;
-        session.decay = document.decay;
-        // Decay keeps counting what it keeps out of context, so the resident total follows the
-        // efforts that are still decayed.
-        session.decay.decayed_resident_tokens = auto_collapsed_at
-            .keys()
-            .map(|&i| session.efforts[i].raw_tokens)
-            .sum();
-        session.auto_collapsed_at = auto_collapsed_at;
-        session.history = document.history;
-        session.next_pin_id = document.next_pin_id.max(1);
-        for pin in document.pins {
-            if pin.id >= session.next_pin_id {
-                return inconsistent(format!(
-                    "pin {} is not below next_pin_id {}",
-                    pin.id, session.next_pin_id
-                ));
-            }
-            session.pins.push(pin);
-        }
-        session.activation = document.activation;
-        session.branch = document.branch;
-        session.restore_compaction_state(
-            document.attachments,
-            document.next_attachment,
-            document.rolling,
-            document.compacted,
-            document.compaction_state,
-        )?;
+        session.ambient.tokens = ambient.iter().map(|m| u64::from(m.tokens)).sum();
+        session.ambient.messages = ambient;
+        session.efforts.list = efforts;
+        session.history.points = records.history;
+        // A document is refused at its first problem: nothing is half-imported.
+        session.install_state(state, &mut |message| {
+            Err(SnapshotError::Inconsistent(message))
+        })?;
+        session.restore_attachments(records.attachments)?;
         Ok(session)
     }
 }

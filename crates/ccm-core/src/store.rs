@@ -25,9 +25,9 @@ use crate::error::{SnapshotError, TurnError};
 use crate::metrics::{DecayStats, TurnMetrics};
 use crate::model::{Effort, EffortStatus, LogState, Message, Role};
 use crate::prompt;
-use crate::search::SearchIndex;
 use crate::session::Session;
 use crate::snapshot::SessionDocument;
+use crate::state::SessionState;
 use crate::text;
 use crate::tokens::TokenCounter;
 use serde::{Deserialize, Serialize};
@@ -42,15 +42,7 @@ pub const RECORD_SCHEMA_VERSION: u32 = 1;
 /// points stay stored.
 pub const HISTORY_TAIL: u64 = 500;
 
-/// Which log a stored message belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "effort", rename_all = "snake_case")]
-pub enum LogRef {
-    /// The ambient log.
-    Ambient,
-    /// The raw log of the effort with this id.
-    Effort(String),
-}
+pub use crate::model::LogRef;
 
 /// The per-session record: everything but efforts, messages and metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,8 +100,8 @@ pub struct SessionHeader {
     #[serde(default)]
     pub compaction_state: crate::compaction::PolicyState,
     /// The session's branch.
-    #[serde(default = "crate::branch::BranchInfo::main")]
-    pub branch: crate::branch::BranchInfo,
+    #[serde(default = "crate::state::BranchInfo::main")]
+    pub branch: crate::state::BranchInfo,
 }
 
 /// An effort's record: its metadata, summary and the size of its log, without the messages.
@@ -150,7 +142,7 @@ pub struct WriteBatch {
     pub telemetry: Vec<crate::telemetry::TurnTelemetry>,
     /// Attachments added or changed (mode, references) since the last save.
     #[serde(default)]
-    pub attachments: Vec<crate::compact::SessionAttachment>,
+    pub attachments: Vec<crate::compaction::SessionAttachment>,
 }
 
 impl WriteBatch {
@@ -173,6 +165,82 @@ pub struct LoadRequest {
     pub ambient_tail: u64,
     /// How many of the newest metrics points to read.
     pub history_tail: u64,
+}
+
+/// What a header records about the bulk records it does not hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordCounts {
+    /// Stored ambient messages.
+    pub ambient_messages: u64,
+    /// Tokens of every stored ambient message.
+    pub ambient_tokens: u64,
+    /// Stored metrics points (one per turn).
+    pub history_len: u64,
+    /// Stored efforts.
+    pub effort_count: u64,
+}
+
+impl SessionHeader {
+    /// The header of a state at `revision`, in this schema's layout.
+    pub fn assemble(state: SessionState, revision: u64, counts: RecordCounts) -> SessionHeader {
+        SessionHeader {
+            schema: RECORD_SCHEMA_VERSION,
+            revision,
+            counted_with: state.counted_with,
+            config: state.config,
+            turn: state.turn,
+            next_seq: state.next_seq,
+            next_concluded_seq: state.next_concluded_seq,
+            active: state.active,
+            open: state.open,
+            decay: state.decay,
+            auto_collapsed_at: state.auto_collapsed_at,
+            ambient_messages: counts.ambient_messages,
+            ambient_tokens: counts.ambient_tokens,
+            history_len: counts.history_len,
+            effort_count: counts.effort_count,
+            pins: state.pins,
+            next_pin_id: state.next_pin_id,
+            activation: state.activation,
+            next_attachment: state.next_attachment,
+            rolling: state.rolling,
+            compacted: state.compacted,
+            compaction_state: state.compaction_state,
+            branch: state.branch,
+        }
+    }
+
+    /// The header's state, revision and counts (its schema is the reader's to check).
+    pub fn into_parts(self) -> (SessionState, u64, RecordCounts) {
+        (
+            SessionState {
+                counted_with: self.counted_with,
+                config: self.config,
+                turn: self.turn,
+                next_seq: self.next_seq,
+                next_concluded_seq: self.next_concluded_seq,
+                active: self.active,
+                open: self.open,
+                decay: self.decay,
+                auto_collapsed_at: self.auto_collapsed_at,
+                pins: self.pins,
+                next_pin_id: self.next_pin_id,
+                activation: self.activation,
+                next_attachment: self.next_attachment,
+                rolling: self.rolling,
+                compacted: self.compacted,
+                compaction_state: self.compaction_state,
+                branch: self.branch,
+            },
+            self.revision,
+            RecordCounts {
+                ambient_messages: self.ambient_messages,
+                ambient_tokens: self.ambient_tokens,
+                history_len: self.history_len,
+                effort_count: self.effort_count,
+            },
+        )
+    }
 }
 
 impl SessionHeader {
@@ -203,7 +271,7 @@ pub struct LoadedRecords {
     pub unreadable: Vec<String>,
     /// The attachment records (every one: they are few next to messages, and each knows
     /// whether its message is in the working set).
-    pub attachments: Vec<crate::compact::SessionAttachment>,
+    pub attachments: Vec<crate::compaction::SessionAttachment>,
 }
 
 /// What opening a session had to repair or skip. Empty when everything was read.
@@ -231,40 +299,21 @@ fn effort_record(position: usize, effort: &Effort) -> EffortRecord {
 impl Session {
     /// The revision of the last save (0 if never saved).
     pub fn revision(&self) -> u64 {
-        self.revision
+        self.saves.revision
     }
 
     /// The header record of the current state.
     pub fn header(&self) -> SessionHeader {
-        SessionHeader {
-            schema: RECORD_SCHEMA_VERSION,
-            revision: self.revision + 1,
-            counted_with: self.counter.name().to_string(),
-            config: self.config.clone(),
-            turn: self.turn,
-            next_seq: self.next_seq,
-            next_concluded_seq: self.next_concluded_seq,
-            active: self.active_id().map(str::to_string),
-            open: self.open_ids().into_iter().map(str::to_string).collect(),
-            decay: self.decay.clone(),
-            auto_collapsed_at: self
-                .auto_collapsed_at
-                .iter()
-                .map(|(&i, &t)| (self.efforts[i].id.clone(), t))
-                .collect(),
-            ambient_messages: self.ambient_offset + self.ambient.len() as u64,
-            ambient_tokens: self.ambient_tokens,
-            history_len: self.history_offset + self.history.len() as u64,
-            effort_count: self.efforts.len() as u64,
-            pins: self.pins.clone(),
-            next_pin_id: self.next_pin_id,
-            activation: self.activation.clone(),
-            next_attachment: self.next_attachment,
-            rolling: self.rolling.clone(),
-            compacted: self.compacted.clone(),
-            compaction_state: self.compaction.state().clone(),
-            branch: self.branch.clone(),
-        }
+        SessionHeader::assemble(
+            self.state(),
+            self.saves.revision + 1,
+            RecordCounts {
+                ambient_messages: self.ambient.offset + self.ambient.messages.len() as u64,
+                ambient_tokens: self.ambient.tokens,
+                history_len: self.history.offset + self.history.points.len() as u64,
+                effort_count: self.efforts.list.len() as u64,
+            },
+        )
     }
 
     /// What changed since the last save. The session is not changed: call
@@ -278,34 +327,37 @@ impl Session {
             return Err(TurnError::AlreadyInTurn { turn: self.turn });
         }
         let messages = self
+            .saves
             .unsaved_messages
             .iter()
             .map(|&(log, position)| match log {
                 Some(index) => StoredMessage {
-                    log: LogRef::Effort(self.efforts[index].id.clone()),
-                    message: self.efforts[index].messages[position].clone(),
+                    log: LogRef::Effort(self.efforts.list[index].id.clone()),
+                    message: self.efforts.list[index].messages[position].clone(),
                 },
                 None => StoredMessage {
                     log: LogRef::Ambient,
-                    message: self.ambient[position].clone(),
+                    message: self.ambient.messages[position].clone(),
                 },
             })
             .collect();
         Ok(WriteBatch {
-            base_revision: self.revision,
+            base_revision: self.saves.revision,
             header: self.header(),
             efforts: self
+                .saves
                 .dirty_efforts
                 .iter()
-                .map(|&i| effort_record(i, &self.efforts[i]))
+                .map(|&i| effort_record(i, &self.efforts.list[i]))
                 .collect(),
             messages,
-            metrics: self.history[self.history_saved..].to_vec(),
-            telemetry: self.telemetry[self.telemetry_saved..].to_vec(),
+            metrics: self.history.points[self.saves.history_saved..].to_vec(),
+            telemetry: self.history.telemetry[self.saves.telemetry_saved..].to_vec(),
             attachments: self
+                .saves
                 .dirty_attachments
                 .iter()
-                .filter_map(|id| self.attachments.get(id))
+                .filter_map(|id| self.attachments.by_id.get(id))
                 .filter(|a| a.log.is_some())
                 .cloned()
                 .collect(),
@@ -327,13 +379,14 @@ impl Session {
         self.ensure_fully_loaded()?;
         let mut messages: Vec<StoredMessage> = self
             .ambient
+            .messages
             .iter()
             .map(|m| StoredMessage {
                 log: LogRef::Ambient,
                 message: m.clone(),
             })
             .collect();
-        for effort in &self.efforts {
+        for effort in &self.efforts.list {
             messages.extend(effort.messages.iter().map(|m| StoredMessage {
                 log: LogRef::Effort(effort.id.clone()),
                 message: m.clone(),
@@ -341,18 +394,19 @@ impl Session {
         }
         messages.sort_by_key(|m| m.message.seq);
         Ok(WriteBatch {
-            base_revision: self.revision,
+            base_revision: self.saves.revision,
             header: self.header(),
             efforts: self
                 .efforts
+                .list
                 .iter()
                 .enumerate()
                 .map(|(i, e)| effort_record(i, e))
                 .collect(),
             messages,
-            metrics: self.history.clone(),
-            telemetry: self.telemetry.clone(),
-            attachments: self.attachments.values().cloned().collect(),
+            metrics: self.history.points.clone(),
+            telemetry: self.history.telemetry.clone(),
+            attachments: self.attachments.by_id.values().cloned().collect(),
         })
     }
 
@@ -362,38 +416,41 @@ impl Session {
     /// [`SnapshotError::Inconsistent`] when the batch is not the session's pending one (its
     /// revision does not follow the session's).
     pub fn mark_saved(&mut self, batch: &WriteBatch) -> Result<(), SnapshotError> {
-        if batch.base_revision != self.revision {
+        if batch.base_revision != self.saves.revision {
             return Err(SnapshotError::Inconsistent(format!(
                 "batch builds on revision {} but the session is at revision {}",
-                batch.base_revision, self.revision
+                batch.base_revision, self.saves.revision
             )));
         }
-        self.revision = batch.header.revision;
+        self.saves.revision = batch.header.revision;
         // Only what the batch held is saved: a change made while the batch was being written
         // (another turn, a changed effort record) stays pending for the next save.
         for record in &batch.efforts {
             let index = record.position as usize;
-            if index < self.efforts.len() && effort_record(index, &self.efforts[index]) == *record {
-                self.dirty_efforts.remove(&index);
+            if index < self.efforts.list.len()
+                && effort_record(index, &self.efforts.list[index]) == *record
+            {
+                self.saves.dirty_efforts.remove(&index);
             }
         }
         let saved_seqs: BTreeSet<u64> = batch.messages.iter().map(|m| m.message.seq).collect();
-        let efforts = &self.efforts;
-        let ambient = &self.ambient;
-        self.unsaved_messages.retain(|&(log, position)| {
+        let efforts = &self.efforts.list;
+        let ambient = &self.ambient.messages;
+        self.saves.unsaved_messages.retain(|&(log, position)| {
             let seq = match log {
                 Some(index) => efforts[index].messages[position].seq,
                 None => ambient[position].seq,
             };
             !saved_seqs.contains(&seq)
         });
-        self.history_saved = (self.history_saved + batch.metrics.len()).min(self.history.len());
-        self.telemetry_saved =
-            (self.telemetry_saved + batch.telemetry.len()).min(self.telemetry.len());
+        self.saves.history_saved =
+            (self.saves.history_saved + batch.metrics.len()).min(self.history.points.len());
+        self.saves.telemetry_saved =
+            (self.saves.telemetry_saved + batch.telemetry.len()).min(self.history.telemetry.len());
         for attachment in &batch.attachments {
             let id = &attachment.attachment.id;
-            if self.attachments.get(id) == Some(attachment) {
-                self.dirty_attachments.remove(id);
+            if self.attachments.by_id.get(id) == Some(attachment) {
+                self.saves.dirty_attachments.remove(id);
             }
         }
         Ok(())
@@ -401,9 +458,9 @@ impl Session {
 
     /// Whether every raw log and every stored message and metrics point is in memory.
     pub fn is_fully_loaded(&self) -> bool {
-        self.ambient_offset == 0
-            && self.history_offset == 0
-            && self.efforts.iter().all(|e| e.log == LogState::Loaded)
+        self.ambient.offset == 0
+            && self.history.offset == 0
+            && self.efforts.list.iter().all(|e| e.log == LogState::Loaded)
     }
 
     pub(crate) fn ensure_fully_loaded(&self) -> Result<(), SnapshotError> {
@@ -412,13 +469,14 @@ impl Session {
         }
         let missing: Vec<&str> = self
             .efforts
+            .list
             .iter()
             .filter(|e| e.log != LogState::Loaded)
             .map(|e| e.id.as_str())
             .collect();
         Err(SnapshotError::Inconsistent(format!(
             "the session is only partly loaded ({} older ambient messages, {} older metrics points, raw logs of {:?} not in memory); export it from its store, which reads every record",
-            self.ambient_offset, self.history_offset, missing
+            self.ambient.offset, self.history.offset, missing
         )))
     }
 
@@ -450,10 +508,10 @@ impl Session {
         id: &str,
         messages: Vec<Message>,
     ) -> Result<(), SnapshotError> {
-        let index = *self.index.get(id).ok_or_else(|| {
+        let index = *self.efforts.index.get(id).ok_or_else(|| {
             SnapshotError::Inconsistent(format!("no effort with id '{id}' to attach a log to"))
         })?;
-        let effort = &self.efforts[index];
+        let effort = &self.efforts.list[index];
         let LogState::NotLoaded { messages: expected } = effort.log else {
             return Ok(());
         };
@@ -472,7 +530,7 @@ impl Session {
             )));
         }
         // Loading is not a change of state: no dirty mark, no undo record.
-        let effort = &mut self.efforts[index];
+        let effort = &mut self.efforts.list[index];
         effort.messages = messages;
         effort.log = LogState::Loaded;
         Ok(())
@@ -580,62 +638,11 @@ impl Session {
                 ));
                 effort.status = EffortStatus::Open;
             }
-            session.index.insert(effort.id.clone(), index);
-            session.efforts.push(effort);
+            session.efforts.index.insert(effort.id.clone(), index);
+            session.efforts.list.push(effort);
         }
 
-        for id in &header.open {
-            match session.index.get(id) {
-                Some(&i) if session.efforts[i].status == EffortStatus::Open => {
-                    if !session.open.contains(&i) {
-                        session.open.push(i);
-                    }
-                }
-                _ => report
-                    .problems
-                    .push(format!("open effort '{id}' could not be found")),
-            }
-        }
-        for (i, effort) in session.efforts.iter().enumerate() {
-            if effort.status == EffortStatus::Open && !session.open.contains(&i) {
-                session.open.push(i);
-            }
-        }
-        session.active = header
-            .active
-            .as_ref()
-            .and_then(|id| session.index.get(id).copied())
-            .filter(|i| session.open.contains(i));
-        if header.active.is_some() && session.active.is_none() {
-            report.problems.push(format!(
-                "the active effort {:?} is not open; no effort is active",
-                header.active
-            ));
-        }
-
-        let mut concluded_seqs = BTreeSet::new();
-        let mut search = SearchIndex::default();
-        for (index, effort) in session.efforts.iter().enumerate() {
-            session.effort_raw_total += effort.raw_tokens;
-            if effort.status != EffortStatus::Concluded {
-                continue;
-            }
-            let seq = effort.concluded_seq.unwrap_or(u64::MAX - index as u64);
-            concluded_seqs.insert(seq);
-            if effort.evicted {
-                session.evicted_count += 1;
-                session.evicted_tokens += effort.raw_tokens;
-                if effort.evicted_over_budget {
-                    session.budget_evicted_count += 1;
-                    session.budget_evicted_tokens += effort.raw_tokens;
-                }
-            } else {
-                session.in_memory.insert((seq, index));
-            }
-            search.insert(index, effort);
-        }
-        session.search = search;
-
+        let (state, revision, counts) = header.into_parts();
         let ambient = records.ambient_tail;
         if ambient.iter().any(|m| m.role == Role::System)
             || ambient.windows(2).any(|w| w[0].seq >= w[1].seq)
@@ -644,33 +651,23 @@ impl Session {
                 .problems
                 .push("the ambient messages read were out of order or malformed".to_string());
         }
-        session.ambient_offset = header.ambient_messages.saturating_sub(ambient.len() as u64);
-        session.ambient = ambient;
-        session.ambient_tokens = header.ambient_tokens;
-        session.history_offset = header
+        session.ambient.offset = counts.ambient_messages.saturating_sub(ambient.len() as u64);
+        session.ambient.messages = ambient;
+        session.ambient.tokens = counts.ambient_tokens;
+        session.history.offset = counts
             .history_len
             .saturating_sub(records.history_tail.len() as u64);
-        session.history = records.history_tail;
-        session.history_saved = session.history.len();
-        session.turn = header.turn;
-        session.next_seq = header.next_seq;
-        session.next_concluded_seq = header.next_concluded_seq;
-        session.decay = header.decay;
-        for (id, turn) in header.auto_collapsed_at {
-            if let Some(&i) = session.index.get(&id) {
-                session.auto_collapsed_at.insert(i, turn);
-            }
+        session.history.points = records.history_tail;
+        session.saves.history_saved = session.history.points.len();
+        session.saves.revision = revision;
+        // A store's load repairs and reports: every problem is noted and the session opens.
+        let problems = &mut report.problems;
+        if let Err(error) = session.install_state(state, &mut |message| {
+            problems.push(message);
+            Ok(())
+        }) {
+            report.problems.push(error.to_string());
         }
-        session.decay.decayed_resident_tokens = session
-            .auto_collapsed_at
-            .keys()
-            .map(|&i| session.efforts[i].raw_tokens)
-            .sum();
-        session.revision = header.revision;
-        session.next_pin_id = header.next_pin_id.max(1);
-        session.pins = header.pins;
-        session.activation = header.activation;
-        session.branch = header.branch.clone();
         let mut attachments = records.attachments;
         attachments.retain(|a| match &a.log {
             Some(LogRef::Effort(effort)) if session.effort(effort).is_none() => {
@@ -682,13 +679,7 @@ impl Session {
             }
             _ => true,
         });
-        if let Err(error) = session.restore_compaction_state(
-            attachments,
-            header.next_attachment,
-            header.rolling,
-            header.compacted,
-            header.compaction_state,
-        ) {
+        if let Err(error) = session.restore_attachments(attachments) {
             report.problems.push(error.to_string());
         }
         Ok((session, report))
@@ -732,31 +723,18 @@ impl SessionDocument {
                 },
             }
         }
-        Ok(SessionDocument {
-            format: crate::snapshot::FORMAT.to_string(),
-            version: crate::snapshot::VERSION,
-            counted_with: header.counted_with,
-            config: header.config,
-            turn: header.turn,
-            next_seq: header.next_seq,
-            next_concluded_seq: header.next_concluded_seq,
-            active: header.active,
-            open: header.open,
-            efforts,
-            ambient,
-            decay: header.decay,
-            auto_collapsed_at: header.auto_collapsed_at,
-            history,
-            pins: header.pins,
-            next_pin_id: header.next_pin_id.max(1),
-            activation: header.activation,
-            attachments: Vec::new(),
-            next_attachment: header.next_attachment.max(1),
-            rolling: header.rolling,
-            compacted: header.compacted,
-            compaction_state: header.compaction_state,
-            branch: header.branch,
-        })
+        let (mut state, _, _) = header.into_parts();
+        state.next_pin_id = state.next_pin_id.max(1);
+        state.next_attachment = state.next_attachment.max(1);
+        Ok(SessionDocument::assemble(
+            state,
+            crate::snapshot::DocumentRecords {
+                efforts,
+                ambient,
+                history,
+                attachments: Vec::new(),
+            },
+        ))
     }
 }
 
@@ -771,7 +749,7 @@ pub struct MemoryStore {
     logs: BTreeMap<LogRef, BTreeSet<u64>>,
     metrics: BTreeMap<u64, TurnMetrics>,
     telemetry: BTreeMap<u64, crate::telemetry::TurnTelemetry>,
-    attachments: BTreeMap<String, crate::compact::SessionAttachment>,
+    attachments: BTreeMap<String, crate::compaction::SessionAttachment>,
     /// Records written by every batch so far, for tests of incremental saving.
     pub writes: Vec<usize>,
 }

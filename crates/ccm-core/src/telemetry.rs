@@ -136,7 +136,7 @@ pub fn diff_records(old: Option<&RequestRecord>, new: &RequestRecord) -> PlanDif
 impl Session {
     /// Telemetry of the turns kept in memory, oldest first.
     pub fn telemetry(&self) -> &[TurnTelemetry] {
-        &self.telemetry
+        &self.history.telemetry
     }
 
     /// Records a request of the turn in progress (the engine calls it for every request it
@@ -192,6 +192,7 @@ impl Session {
             requests.push(RequestRecord::of(final_plan, None));
         }
         let previous = self
+            .history
             .telemetry
             .last()
             .and_then(|t| t.requests.last())
@@ -203,11 +204,11 @@ impl Session {
             requests,
             tools,
         };
-        if self.telemetry.len() == TELEMETRY_IN_MEMORY {
-            self.telemetry.remove(0);
-            self.telemetry_saved = self.telemetry_saved.saturating_sub(1);
+        if self.history.telemetry.len() == TELEMETRY_IN_MEMORY {
+            self.history.telemetry.remove(0);
+            self.saves.telemetry_saved = self.saves.telemetry_saved.saturating_sub(1);
         }
-        self.telemetry.push(entry.clone());
+        self.history.telemetry.push(entry.clone());
         entry
     }
 }

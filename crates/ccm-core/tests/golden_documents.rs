@@ -26,8 +26,8 @@ fn golden(name: &str) -> PathBuf {
 /// A deterministic text of `words` words from a small vocabulary, different for each seed.
 fn text(seed: usize, words: usize) -> String {
     const VOCABULARY: [&str; 16] = [
-        "ledger", "invoice", "rounding", "replica", "latency", "cache", "shard", "queue",
-        "retry", "backoff", "token", "cookie", "payload", "checksum", "archive", "rollback",
+        "ledger", "invoice", "rounding", "replica", "latency", "cache", "shard", "queue", "retry",
+        "backoff", "token", "cookie", "payload", "checksum", "archive", "rollback",
     ];
     (0..words)
         .map(|i| VOCABULARY[(seed * 7 + i * 3 + i / 5) % VOCABULARY.len()])
@@ -45,25 +45,81 @@ fn everyday() -> Session {
     })
     .unwrap();
     chatter(&mut s);
-    concluded_effort(&mut s, "auth bug", "Fixed 401 errors: refresh token TTL raised to 86400 seconds.", 2);
-    concluded_effort(&mut s, "email bounce", "Soft bounces retried three times, hard bounces suppressed.", 1);
-    turn(&mut s, "Let's work on the cache layer.", &[("open_effort", r#"{"name": "cache layer"}"#)], "Started.");
-    turn(&mut s, "It evicts with LRU and a 60 second TTL.", &[], "Noted.");
-    turn(&mut s, "Done with the cache layer.", &[("close_effort", "{}")], "Concluded.");
-    turn(&mut s, "Show me the auth bug again.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "Here it is.");
+    concluded_effort(
+        &mut s,
+        "auth bug",
+        "Fixed 401 errors: refresh token TTL raised to 86400 seconds.",
+        2,
+    );
+    concluded_effort(
+        &mut s,
+        "email bounce",
+        "Soft bounces retried three times, hard bounces suppressed.",
+        1,
+    );
+    turn(
+        &mut s,
+        "Let's work on the cache layer.",
+        &[("open_effort", r#"{"name": "cache layer"}"#)],
+        "Started.",
+    );
+    turn(
+        &mut s,
+        "It evicts with LRU and a 60 second TTL.",
+        &[],
+        "Noted.",
+    );
+    turn(
+        &mut s,
+        "Done with the cache layer.",
+        &[("close_effort", "{}")],
+        "Concluded.",
+    );
+    turn(
+        &mut s,
+        "Show me the auth bug again.",
+        &[("expand_effort", r#"{"id": "auth-bug"}"#)],
+        "Here it is.",
+    );
     for _ in 0..4 {
         chatter(&mut s);
     }
-    turn(&mut s, "Start the docs.", &[("open_effort", r#"{"name": "docs"}"#), ("pin_context", r#"{"target": "summary:email-bounce", "ttl_turns": 3}"#)], "ok");
+    turn(
+        &mut s,
+        "Start the docs.",
+        &[
+            ("open_effort", r#"{"name": "docs"}"#),
+            (
+                "pin_context",
+                r#"{"target": "summary:email-bounce", "ttl_turns": 3}"#,
+            ),
+        ],
+        "ok",
+    );
     s.pin(
-        PinRequest { target: "summary:auth-bug".into(), kind: PinKind::Sticky, ttl_turns: None, task: None },
+        PinRequest {
+            target: "summary:auth-bug".into(),
+            kind: PinKind::Sticky,
+            ttl_turns: None,
+            task: None,
+        },
         PinOrigin::User,
     )
     .unwrap();
     for i in 0..24 {
-        turn(&mut s, &format!("Docs question {i}: {}", text(i, 12)), &[], &text(i + 100, 20));
+        turn(
+            &mut s,
+            &format!("Docs question {i}: {}", text(i, 12)),
+            &[],
+            &text(i + 100, 20),
+        );
     }
-    turn(&mut s, "What did we do about bounces?", &[("search_efforts", r#"{"query": "bounces retried"}"#)], "Retried three times.");
+    turn(
+        &mut s,
+        "What did we do about bounces?",
+        &[("search_efforts", r#"{"query": "bounces retried"}"#)],
+        "Retried three times.",
+    );
     s
 }
 
@@ -77,15 +133,25 @@ fn compaction() -> Session {
     })
     .unwrap();
     for t in 0..40 {
-        s.begin_turn(&format!("Turn {t}: {}", text(t, 30)), 0).unwrap();
+        s.begin_turn(&format!("Turn {t}: {}", text(t, 30)), 0)
+            .unwrap();
         if t % 4 == 0 {
-            s.attach(&format!("notes-{t}.md"), AttachmentKind::File, &text(t + 50, 600), None).unwrap();
+            s.attach(
+                &format!("notes-{t}.md"),
+                AttachmentKind::File,
+                &text(t + 50, 600),
+                None,
+            )
+            .unwrap();
         }
         if t == 10 {
             s.execute_tool("open_effort", r#"{"name": "migration"}"#);
         }
         if t == 30 {
-            s.execute_tool("close_effort", r#"{"summary": "Migrated the ledger tables."}"#);
+            s.execute_tool(
+                "close_effort",
+                r#"{"summary": "Migrated the ledger tables."}"#,
+            );
         }
         s.end_turn(&text(t + 200, 120), 0).unwrap();
     }
@@ -96,7 +162,12 @@ fn compaction() -> Session {
 fn branch() -> Session {
     let s = everyday();
     let mut fork = s.fork_at(s.turn() - 5, "what-if").unwrap();
-    turn(&mut fork, "On this branch, let's reopen the cache layer.", &[("reopen_effort", r#"{"id": "cache-layer"}"#)], "Reopened.");
+    turn(
+        &mut fork,
+        "On this branch, let's reopen the cache layer.",
+        &[("reopen_effort", r#"{"id": "cache-layer"}"#)],
+        "Reopened.",
+    );
     fork
 }
 
@@ -113,21 +184,31 @@ fn check(name: &str, session: &Session) {
         std::fs::write(&path, &json).unwrap();
         std::fs::write(&header_path, &header).unwrap();
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(json == expected, "{name}: the exported document changed; if intended, rerun with CCM_BLESS=1 and review the diff");
     // The golden document imports and exports to the same bytes.
     let again = Session::from_json(&expected).unwrap().to_json().unwrap();
-    assert!(again == expected, "{name}: the golden document did not round-trip byte for byte");
+    assert!(
+        again == expected,
+        "{name}: the golden document did not round-trip byte for byte"
+    );
     // The stored header, written and read back through the store layout, too.
     let expected_header = std::fs::read_to_string(&header_path).unwrap();
-    assert!(header == expected_header, "{name}: the stored header changed");
+    assert!(
+        header == expected_header,
+        "{name}: the stored header changed"
+    );
     let (opened, report) = Session::from_store(store.load(), session.counter().clone()).unwrap();
     assert!(report.is_clean(), "{name}: {:?}", report.problems);
     let mut reread = opened.header();
     // The header a session writes next carries the next revision; the rest must be the same.
     reread.revision = batch.header.revision;
     let reread = serde_json::to_string_pretty(&reread).unwrap();
-    assert!(reread == expected_header, "{name}: the header read back from the store differs");
+    assert!(
+        reread == expected_header,
+        "{name}: the header read back from the store differs"
+    );
 }
 
 #[test]

@@ -69,7 +69,7 @@ fn compaction_ranks_by_embeddings_from_the_endpoint() {
             "turn {t} fetched vectors"
         );
     }
-    let records: Vec<&ccm_core::compact::CompactionRecord> = session
+    let records: Vec<&ccm_core::compaction::CompactionRecord> = session
         .history()
         .iter()
         .flat_map(|m| &m.compactions)
@@ -110,7 +110,7 @@ fn a_failing_endpoint_falls_back_to_lexical_ranking() {
         let error = fetched.expect_err("a dead endpoint is an error the host can show");
         assert!(error.to_string().contains("127.0.0.1"), "turn {t}: {error}");
     }
-    let records: Vec<&ccm_core::compact::CompactionRecord> = session
+    let records: Vec<&ccm_core::compaction::CompactionRecord> = session
         .history()
         .iter()
         .flat_map(|m| &m.compactions)

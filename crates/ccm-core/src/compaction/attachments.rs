@@ -308,3 +308,16 @@ pub fn extractive_attachment_summary(name: &str, full_text: &str) -> String {
         format!("{name}: no summarisable prose {size}")
     }
 }
+
+/// An attachment kept with the session: its content and where its message lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionAttachment {
+    /// The attachment (full text, summary, both counts, mode, references).
+    pub attachment: Attachment,
+    /// Sequence number of the user message it came with.
+    pub message_seq: u64,
+    /// The turn of that message.
+    pub message_turn: u64,
+    /// The log the message was stored in; `None` while its turn is in progress.
+    pub log: Option<crate::model::LogRef>,
+}

@@ -108,7 +108,7 @@ pub mod rolling;
 
 pub use attachments::{
     detect_references, extractive_attachment_summary, stale_attachments, Attachment,
-    AttachmentKind, AttachmentMode, NewAttachment,
+    AttachmentKind, AttachmentMode, NewAttachment, SessionAttachment,
 };
 pub use error::{
     AttachmentError, CompactionConfigError, CompactionError, EmbeddingError, RelevanceError,
@@ -127,8 +127,8 @@ pub use relevance::{
     KeepSelection,
 };
 pub use report::{
-    check_applicable, thousands, CompactionEvent, MoveReason, MovedItem, MovedKind, NotApplied,
-    RollingSummaryInfo,
+    check_applicable, thousands, CompactionEvent, CompactionRecord, MoveReason, MovedItem,
+    MovedKind, NotApplied, RollingSummaryInfo,
 };
 pub use rolling::{
     describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, summary_prompt,

@@ -286,3 +286,45 @@ mod tests {
         assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }
+
+/// What one compaction did, as the token curve and the metrics keep it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    /// The level applied (1 soft, 2 hard, 3 emergency).
+    pub level: u8,
+    /// Usage that triggered it, per mille of the request budget.
+    pub trigger_per_mille: u64,
+    /// Working tokens before.
+    pub tokens_before: u64,
+    /// Working tokens after.
+    pub tokens_after: u64,
+    /// Tokens freed.
+    pub tokens_freed: u64,
+    /// Items moved out of the working set (or to a smaller form).
+    pub items_moved: u64,
+    /// The banner shown for it.
+    pub banner: String,
+    /// How older messages were ranked: `lexical` (BM25) or `embeddings`.
+    pub relevance: String,
+}
+
+impl CompactionRecord {
+    pub(crate) fn of(event: &CompactionEvent, relevance: &str) -> CompactionRecord {
+        CompactionRecord {
+            level: match event.level {
+                Level::None => 0,
+                Level::Soft => 1,
+                Level::Hard => 2,
+                Level::Emergency => 3,
+            },
+            trigger_per_mille: event.trigger_usage.working_tokens * 1000
+                / event.trigger_usage.window_tokens.max(1),
+            tokens_before: event.tokens_before,
+            tokens_after: event.tokens_after,
+            tokens_freed: event.tokens_freed,
+            items_moved: event.moved.len() as u64,
+            banner: event.banner(),
+            relevance: relevance.to_string(),
+        }
+    }
+}

@@ -841,7 +841,7 @@ impl IdbBackend {
 fn attachments_of(
     values: &JsValue,
     unreadable: &mut Vec<String>,
-) -> Vec<ccm_core::compact::SessionAttachment> {
+) -> Vec<ccm_core::compaction::SessionAttachment> {
     decode_all(
         Array::from(values).iter().map(|v| {
             let id = field(&v, "id").as_string().unwrap_or_default();

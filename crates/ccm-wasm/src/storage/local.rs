@@ -483,7 +483,7 @@ impl LocalBackend {
         id: &str,
         header: &ccm_core::store::SessionHeader,
         unreadable: &mut Vec<String>,
-    ) -> Result<Vec<ccm_core::compact::SessionAttachment>, Failure> {
+    ) -> Result<Vec<ccm_core::compaction::SessionAttachment>, Failure> {
         let mut texts = Vec::new();
         for n in 1..header.next_attachment.max(1) {
             if let Some(text) = self.get(&self.session_key(id, &format!("a/att-{n}")))? {

@@ -62,7 +62,7 @@ pub(crate) struct StoredRecords {
     pub(crate) efforts: Vec<EffortRecord>,
     pub(crate) messages: Vec<StoredMessage>,
     pub(crate) metrics: Vec<TurnMetrics>,
-    pub(crate) attachments: Vec<ccm_core::compact::SessionAttachment>,
+    pub(crate) attachments: Vec<ccm_core::compaction::SessionAttachment>,
     pub(crate) unreadable: Vec<String>,
 }
 

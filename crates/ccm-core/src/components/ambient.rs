@@ -1,0 +1,60 @@
+//! The ambient log: messages exchanged while no effort was active.
+
+use crate::model::Message;
+
+/// The ambient log of a session. A session opened from a store has the tail of it that its
+/// working set needs; `offset` older messages are stored but not loaded.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ambient {
+    /// The loaded messages, oldest first.
+    pub(crate) messages: Vec<Message>,
+    /// Tokens of every stored ambient message, loaded or not.
+    pub(crate) tokens: u64,
+    /// How many older messages are stored but not loaded.
+    pub(crate) offset: u64,
+}
+
+impl Ambient {
+    /// Where the ambient window starts in the loaded messages: `(by count, by count and
+    /// tokens)`. Messages between the two are among the last `window` exchanges but left out
+    /// for the token budget. An exchange is the messages of one turn; the walk reads at most
+    /// `window` exchanges from the end, so it costs the window, not the log.
+    pub(crate) fn window_bounds(&self, window: u32, token_budget: u32) -> (usize, usize) {
+        let messages = &self.messages;
+        let budget = u64::from(token_budget);
+        let mut exchanges = 0;
+        let mut tokens = 0u64;
+        let mut by_count = messages.len();
+        let mut by_budget = messages.len();
+        let mut end = messages.len();
+        while end > 0 && exchanges < window {
+            let turn = messages[end - 1].turn;
+            let mut start = end - 1;
+            while start > 0 && messages[start - 1].turn == turn {
+                start -= 1;
+            }
+            let exchange: u64 = messages[start..end]
+                .iter()
+                .map(|m| u64::from(m.tokens))
+                .sum();
+            exchanges += 1;
+            tokens += exchange;
+            by_count = start;
+            // The newest exchange always stays; older ones stay while they fit, contiguously.
+            if by_budget == end && (exchanges == 1 || tokens <= budget) {
+                by_budget = start;
+            }
+            end = start;
+        }
+        (by_count, by_budget)
+    }
+
+    /// Appends an exchange; returns the positions of its messages.
+    pub(crate) fn push_exchange(&mut self, user: Message, assistant: Message) -> [usize; 2] {
+        self.tokens += u64::from(user.tokens) + u64::from(assistant.tokens);
+        let first = self.messages.len();
+        self.messages.push(user);
+        self.messages.push(assistant);
+        [first, first + 1]
+    }
+}

@@ -1,0 +1,75 @@
+//! The compaction state of a session: the policy with its history, the rolling summary, the
+//! working-set items moved out, and the caches that help rank what to keep.
+
+use crate::compaction::{
+    CompactionPolicy, EmbeddingCache, HistoryText, MoveReason, RollingInput, RollingSummary,
+    SeqRange,
+};
+use std::collections::BTreeMap;
+
+/// Compaction state. The policy, the rolling summary and the moved items are persisted; the
+/// caches are not (they are recomputed on demand).
+#[derive(Debug, Clone)]
+pub(crate) struct Compaction {
+    /// The compaction policy (configuration and state).
+    pub(crate) policy: CompactionPolicy,
+    /// The rolling summary of the last level-3 compaction.
+    pub(crate) rolling: Option<RollingSummary>,
+    /// Working-set items moved out by compaction, with why.
+    pub(crate) compacted: BTreeMap<String, MoveReason>,
+    /// Embedding vectors of ambient exchanges, when the host configured an embeddings
+    /// endpoint. A cache: never persisted, recomputed on demand.
+    pub(crate) embeddings: Option<EmbeddingCache>,
+    /// The vector of the last query embedded, with its text.
+    pub(crate) query_vector: Option<(String, Vec<f32>)>,
+    /// What a model-written rolling summary needs while the current one is extractive.
+    pub(crate) rolling_upgrade: Option<RollingUpgrade>,
+}
+
+impl Compaction {
+    /// A fresh state under `policy`.
+    pub(crate) fn new(policy: CompactionPolicy) -> Compaction {
+        Compaction {
+            policy,
+            rolling: None,
+            compacted: BTreeMap::new(),
+            embeddings: None,
+            query_vector: None,
+            rolling_upgrade: None,
+        }
+    }
+
+    /// Whether compaction moved a turn of an effort's log out of the working set.
+    pub(crate) fn turn_compacted(&self, effort: &str, turn: u64) -> bool {
+        !self.compacted.is_empty()
+            && self
+                .compacted
+                .contains_key(&format!("effort:{effort}@{turn}"))
+    }
+}
+
+/// What a model-written rolling summary needs, kept while the current one is the extractive
+/// fallback: the material it summarises and the size it must stay under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RollingUpgrade {
+    pub(crate) previous_text: Option<String>,
+    pub(crate) previous_covers: Vec<SeqRange>,
+    pub(crate) history: Vec<(SeqRange, String)>,
+    pub(crate) max_words: u32,
+    /// Tokens of what the summary replaced: a model's summary must stay below them.
+    pub(crate) replaced_tokens: u64,
+}
+
+impl RollingUpgrade {
+    pub(crate) fn input(&self) -> RollingInput<'_> {
+        RollingInput {
+            previous_text: self.previous_text.as_deref(),
+            previous_covers: &self.previous_covers,
+            history: self
+                .history
+                .iter()
+                .map(|(seqs, text)| HistoryText { seqs: *seqs, text })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! What the next save must write: the revision, and everything changed since the last save.
+
+use std::collections::BTreeSet;
+
+/// Save tracking. A write batch is built from it without clearing it; `mark_saved` clears what
+/// a stored batch held, so a failed write can be retried.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Saves {
+    /// Write batches confirmed so far; a store refuses a batch built on another revision.
+    pub(crate) revision: u64,
+    /// Effort records changed since the last save.
+    pub(crate) dirty_efforts: BTreeSet<usize>,
+    /// Messages stored since the last save: (effort index or `None` for ambient, position in
+    /// that log's loaded messages).
+    pub(crate) unsaved_messages: Vec<(Option<usize>, usize)>,
+    /// Loaded metrics points already written (index into the history's points).
+    pub(crate) history_saved: usize,
+    /// Telemetry entries already written (index into the history's telemetry).
+    pub(crate) telemetry_saved: usize,
+    /// Attachments changed since the last save.
+    pub(crate) dirty_attachments: BTreeSet<String>,
+}
