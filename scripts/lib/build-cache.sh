@@ -53,7 +53,34 @@ ccm_build_cache_setup() {
     ccm_list_worktree_files "$repo_root" | (cd "$repo_root" && xargs -0 -r touch -c --)
     printf '%s\n' "$repo_root" >"$stamp"
   fi
+  ccm_prune_build_cache "$CARGO_TARGET_DIR"
   echo "build cache: CARGO_TARGET_DIR=$CARGO_TARGET_DIR"
+}
+
+# Keeps the cache from filling the disk. Every change to a workspace crate adds new test
+# binaries (hundreds of megabytes each with debug info) and new incremental-compilation
+# sessions, and cargo never removes the old ones: a cache on this machine grew to 27 GB and a
+# CI run once failed with "No space left on device". When the cache is over
+# CCM_CACHE_LIMIT_GIB (default 20) or the disk has less than 5 GiB free, the incremental state
+# goes first (it only speeds up rebuilding the workspace crates); if the cache is still over
+# the limit, all of it goes and the next build starts cold. Runs under the cache's lock, so no
+# build is using what it removes.
+ccm_prune_build_cache() {
+  local dir="$1" limit_gib="${CCM_CACHE_LIMIT_GIB:-20}" used_kib free_kib
+  local limit_kib=$((limit_gib * 1024 * 1024)) low_disk_kib=$((5 * 1024 * 1024))
+  used_kib="$(du -sk "$dir" 2>/dev/null | cut -f1)" || return 0
+  free_kib="$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')"
+  if ((used_kib <= limit_kib && free_kib >= low_disk_kib)); then
+    return 0
+  fi
+  echo "build cache: $((used_kib / 1048576)) GiB used (limit ${limit_gib} GiB), $((free_kib / 1048576)) GiB free on disk; removing incremental compilation state"
+  find "$dir" -mindepth 2 -maxdepth 3 -type d -name incremental -prune -exec rm -rf {} +
+  used_kib="$(du -sk "$dir" 2>/dev/null | cut -f1)"
+  if ((used_kib > limit_kib)); then
+    echo "build cache: still $((used_kib / 1048576)) GiB; removing it all (this build starts cold)"
+    # The lock file stays: this script holds the lock on it.
+    find "$dir" -mindepth 1 -maxdepth 1 ! -name .ccm-lock -exec rm -rf {} +
+  fi
 }
 
 # Prints, NUL-separated and relative to the work tree's root, every file that a
