@@ -127,6 +127,7 @@ impl Session {
         // A fork is a new line: its first save is a full write under its own name.
         fork.saves.revision = 0;
         fork.saves.dirty_efforts.clear();
+        fork.saves.held_positions.clear();
         fork.saves.unsaved_messages.clear();
         fork.saves.history_saved = 0;
         Ok(fork)

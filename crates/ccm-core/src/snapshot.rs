@@ -86,6 +86,11 @@ pub struct SessionDocument {
         skip_serializing_if = "crate::state::BranchInfo::is_main"
     )]
     pub branch: crate::state::BranchInfo,
+    /// What an export from damaged storage had to repair, one sentence each (records that
+    /// could not be read, placeholders put in their place); empty for every clean export. An
+    /// import carries the session, not this list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<String>,
 }
 
 fn first_pin_id() -> u64 {
@@ -103,6 +108,8 @@ pub struct DocumentRecords {
     pub history: Vec<TurnMetrics>,
     /// Every attachment, with its full text.
     pub attachments: Vec<crate::compaction::SessionAttachment>,
+    /// What an export from damaged storage had to repair (see [`SessionDocument::repairs`]).
+    pub repairs: Vec<String>,
 }
 
 impl SessionDocument {
@@ -132,6 +139,7 @@ impl SessionDocument {
             compacted: state.compacted,
             compaction_state: state.compaction_state,
             branch: state.branch,
+            repairs: records.repairs,
         }
     }
 
@@ -162,6 +170,7 @@ impl SessionDocument {
                 ambient: self.ambient,
                 history: self.history,
                 attachments: self.attachments,
+                repairs: self.repairs,
             },
         )
     }
@@ -183,6 +192,7 @@ impl Session {
                 ambient: self.ambient.messages.clone(),
                 history: self.history.points.clone(),
                 attachments: self.attachments.by_id.values().cloned().collect(),
+                repairs: Vec::new(),
             },
         ))
     }

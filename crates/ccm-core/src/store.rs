@@ -288,9 +288,9 @@ impl LoadReport {
     }
 }
 
-fn effort_record(position: usize, effort: &Effort) -> EffortRecord {
+fn effort_record(position: u64, effort: &Effort) -> EffortRecord {
     EffortRecord {
-        position: position as u64,
+        position,
         message_count: effort.message_count(),
         effort: effort.clone_without_messages(),
     }
@@ -311,7 +311,9 @@ impl Session {
                 ambient_messages: self.ambient.offset + self.ambient.messages.len() as u64,
                 ambient_tokens: self.ambient.tokens,
                 history_len: self.history.offset + self.history.points.len() as u64,
-                effort_count: self.efforts.list.len() as u64,
+                // Every position in use, held ones included, so that a backend that reads
+                // positions up to this count keeps reading (and reporting) the held records.
+                effort_count: (self.efforts.list.len() + self.saves.held_positions.len()) as u64,
             },
         )
     }
@@ -348,7 +350,7 @@ impl Session {
                 .saves
                 .dirty_efforts
                 .iter()
-                .map(|&i| effort_record(i, &self.efforts.list[i]))
+                .map(|&i| effort_record(self.saves.effort_position(i), &self.efforts.list[i]))
                 .collect(),
             messages,
             metrics: self.history.points[self.saves.history_saved..].to_vec(),
@@ -401,7 +403,7 @@ impl Session {
                 .list
                 .iter()
                 .enumerate()
-                .map(|(i, e)| effort_record(i, e))
+                .map(|(i, e)| effort_record(self.saves.effort_position(i), e))
                 .collect(),
             messages,
             metrics: self.history.points.clone(),
@@ -425,13 +427,23 @@ impl Session {
         self.saves.revision = batch.header.revision;
         // Only what the batch held is saved: a change made while the batch was being written
         // (another turn, a changed effort record) stays pending for the next save.
-        for record in &batch.efforts {
-            let index = record.position as usize;
-            if index < self.efforts.list.len()
-                && effort_record(index, &self.efforts.list[index]) == *record
-            {
-                self.saves.dirty_efforts.remove(&index);
-            }
+        let written: BTreeMap<u64, &EffortRecord> =
+            batch.efforts.iter().map(|r| (r.position, r)).collect();
+        let efforts = &self.efforts.list;
+        let saves = &self.saves;
+        let saved: Vec<usize> = saves
+            .dirty_efforts
+            .iter()
+            .copied()
+            .filter(|&index| {
+                let position = saves.effort_position(index);
+                written.get(&position).is_some_and(|record| {
+                    index < efforts.len() && effort_record(position, &efforts[index]) == **record
+                })
+            })
+            .collect();
+        for index in saved {
+            self.saves.dirty_efforts.remove(&index);
         }
         let saved_seqs: BTreeSet<u64> = batch.messages.iter().map(|m| m.message.seq).collect();
         let efforts = &self.efforts.list;
@@ -573,22 +585,39 @@ impl Session {
 
         let mut efforts = records.efforts;
         efforts.sort_by_key(|r| r.position);
+        // Every position up to the header's count (or beyond, if records say so) is in use;
+        // those not taken in below stay held, so no later save lands on them.
+        let position_bound = efforts
+            .iter()
+            .map(|r| r.position + 1)
+            .max()
+            .unwrap_or(0)
+            .max(header.effort_count);
         let mut seen = BTreeSet::new();
         efforts.retain(|r| {
             let fresh = seen.insert(r.effort.id.clone());
             if !fresh {
                 report.problems.push(format!(
-                    "a second record for effort '{}' was ignored",
-                    r.effort.id
+                    "a second record for effort '{}' (record {}) was ignored; it stays stored",
+                    r.effort.id, r.position
                 ));
             }
             fresh
         });
-        if efforts.len() as u64 != header.effort_count {
+        let taken: BTreeSet<u64> = efforts.iter().map(|r| r.position).collect();
+        session.saves.held_positions = (0..position_bound).filter(|p| !taken.contains(p)).collect();
+        if efforts.len() as u64 != position_bound {
+            let held: Vec<String> = session
+                .saves
+                .held_positions
+                .iter()
+                .map(u64::to_string)
+                .collect();
             report.problems.push(format!(
-                "{} of {} effort records could be read; the others are missing from this view but their messages stay stored",
+                "{} of {} effort records could be read; record {} stays stored as it is and later saves go around it, and the messages of an effort it held stay stored",
                 efforts.len(),
-                header.effort_count
+                position_bound,
+                held.join(", ")
             ));
         }
 
@@ -733,8 +762,230 @@ impl SessionDocument {
                 ambient,
                 history,
                 attachments: Vec::new(),
+                repairs: Vec::new(),
             },
         ))
+    }
+
+    /// The document of a session whose storage is damaged: everything readable, with a
+    /// placeholder for each message that could not be read, an open effort for messages whose
+    /// effort record could not be read, and every repair listed in
+    /// [`SessionDocument::repairs`] (`unreadable` first, as the backend described it). Unlike
+    /// [`SessionDocument::from_records`] it never refuses readable records: a user must always
+    /// be able to take their conversation out. The result imports like any document.
+    ///
+    /// # Errors
+    /// [`SnapshotError`] only if the repaired document still fails the import's checks, which
+    /// would be a bug in this repair; nothing is lost then either, the records stay stored.
+    pub fn from_damaged_records(
+        header: SessionHeader,
+        efforts: Vec<EffortRecord>,
+        messages: Vec<StoredMessage>,
+        history: Vec<TurnMetrics>,
+        attachments: Vec<crate::compaction::SessionAttachment>,
+        unreadable: Vec<String>,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<SessionDocument, SnapshotError> {
+        let mut repairs = unreadable;
+        let (mut state, _, _) = header.into_parts();
+        state.next_pin_id = state.next_pin_id.max(1);
+        state.next_attachment = state.next_attachment.max(1);
+
+        let mut records = efforts;
+        records.sort_by_key(|r| r.position);
+        let mut efforts: Vec<Effort> = Vec::with_capacity(records.len());
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for record in records {
+            if index.contains_key(&record.effort.id) {
+                repairs.push(format!(
+                    "a second record for effort '{}' (record {}) was left out",
+                    record.effort.id, record.position
+                ));
+                continue;
+            }
+            index.insert(record.effort.id.clone(), efforts.len());
+            efforts.push(record.effort);
+        }
+
+        let mut messages = messages;
+        messages.sort_by_key(|m| m.message.seq);
+        messages.dedup_by_key(|m| m.message.seq);
+        // Records newer than the header (it is written with them, so this means damage) are
+        // kept: the counters grow to hold them rather than the messages being dropped.
+        if let Some(last) = messages.last() {
+            state.next_seq = state.next_seq.max(last.message.seq + 1);
+        }
+        state.turn = messages
+            .iter()
+            .map(|m| m.message.turn)
+            .fold(state.turn, u64::max);
+        let mut ambient: Vec<Message> = Vec::new();
+        let mut expected_seq = 0;
+        // The turn of the message before a gap: a placeholder stands where its message stood.
+        let mut last_turn = 0;
+        let placeholder = |seq: u64, turn: u64, role: Role| {
+            let content = format!("[message {seq} could not be read from storage]");
+            Message {
+                seq,
+                turn,
+                role,
+                tokens: counter.count(&content),
+                content,
+                at_ms: 0,
+            }
+        };
+        for stored in messages {
+            while expected_seq < stored.message.seq {
+                let role = opposite_of_last(&ambient);
+                ambient.push(placeholder(expected_seq, last_turn, role));
+                repairs.push(format!(
+                    "message {expected_seq} could not be read; a placeholder stands in its place in the ambient log"
+                ));
+                expected_seq += 1;
+            }
+            expected_seq = stored.message.seq + 1;
+            last_turn = stored.message.turn;
+            let message = stored.message;
+            match stored.log {
+                LogRef::Ambient => ambient.push(message),
+                LogRef::Effort(id) => {
+                    let at = match index.get(&id) {
+                        Some(&at) => at,
+                        None => {
+                            repairs.push(format!(
+                                "the record of effort '{id}' could not be read; its messages are kept in an open effort of that name"
+                            ));
+                            index.insert(id.clone(), efforts.len());
+                            efforts.push(recovered_effort(&id, message.turn));
+                            if !state.open.contains(&id) {
+                                state.open.push(id.clone());
+                            }
+                            efforts.len() - 1
+                        }
+                    };
+                    efforts[at].messages.push(message);
+                }
+            }
+        }
+        while expected_seq < state.next_seq {
+            let role = opposite_of_last(&ambient);
+            ambient.push(placeholder(expected_seq, last_turn, role));
+            repairs.push(format!(
+                "message {expected_seq} could not be read; a placeholder stands in its place in the ambient log"
+            ));
+            expected_seq += 1;
+        }
+        ambient.sort_by_key(|m| m.seq);
+
+        for effort in &mut efforts {
+            effort.header =
+                prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
+            effort.header_tokens = counter.count(&effort.header);
+            let raw = u64::from(effort.header_tokens)
+                + effort
+                    .messages
+                    .iter()
+                    .map(|m| u64::from(m.tokens))
+                    .sum::<u64>();
+            effort.raw_tokens = raw;
+            effort.last_referenced_turn = effort.last_referenced_turn.min(state.turn);
+            let concluded_well = effort
+                .summary
+                .as_ref()
+                .is_some_and(|s| !s.text.trim().is_empty())
+                && effort
+                    .concluded_seq
+                    .is_some_and(|seq| seq < state.next_concluded_seq);
+            if effort.status == EffortStatus::Concluded && !concluded_well {
+                repairs.push(format!(
+                    "concluded effort '{}' had no usable summary; it is open in the export so its log stays in context",
+                    effort.id
+                ));
+                effort.status = EffortStatus::Open;
+            }
+            if effort.status == EffortStatus::Open {
+                effort.evicted = false;
+                effort.evicted_over_budget = false;
+                if !state.open.contains(&effort.id) {
+                    state.open.push(effort.id.clone());
+                }
+            }
+        }
+        let known: BTreeSet<&str> = efforts.iter().map(|e| e.id.as_str()).collect();
+        let before = state.open.len();
+        state.open.retain(|id| known.contains(id.as_str()));
+        if state.open.len() != before {
+            repairs.push(
+                "open efforts without any readable record were left out of the open list"
+                    .to_string(),
+            );
+        }
+        if state
+            .active
+            .as_ref()
+            .is_some_and(|id| !state.open.contains(id))
+        {
+            state.active = state.open.first().cloned();
+        }
+
+        let mut document = SessionDocument::assemble(
+            state,
+            crate::snapshot::DocumentRecords {
+                efforts,
+                ambient,
+                history,
+                attachments,
+                repairs,
+            },
+        );
+        // The promise of this function is an export that imports: check it the way an
+        // import does before handing it out. Attachments are checked against messages that
+        // may be placeholders now; if they no longer fit, the conversation goes out without
+        // them and says so, rather than not at all.
+        if let Err(error) = Session::from_document(document.clone(), counter.clone()) {
+            if document.attachments.is_empty() {
+                return Err(error);
+            }
+            document.repairs.push(format!(
+                "{} attachments were left out of this export: {error}",
+                document.attachments.len()
+            ));
+            document.attachments.clear();
+            Session::from_document(document.clone(), counter)?;
+        }
+        Ok(document)
+    }
+}
+
+/// The role a placeholder takes after `log`'s last message: exchanges alternate, so the
+/// opposite of the last one keeps a replayed context well formed.
+fn opposite_of_last(log: &[Message]) -> Role {
+    match log.last().map(|m| m.role) {
+        Some(Role::User) => Role::Assistant,
+        _ => Role::User,
+    }
+}
+
+/// An open effort for messages whose effort record could not be read: its id is all that is
+/// known of it.
+fn recovered_effort(id: &str, opened_turn: u64) -> Effort {
+    Effort {
+        id: id.to_string(),
+        name: id.to_string(),
+        description: Some("recovered from storage: its record could not be read".to_string()),
+        status: EffortStatus::Open,
+        opened_turn,
+        concluded_turn: None,
+        concluded_seq: None,
+        summary: None,
+        messages: Vec::new(),
+        header: String::new(),
+        header_tokens: 0,
+        raw_tokens: 0,
+        last_referenced_turn: opened_turn,
+        evicted: false,
+        evicted_over_budget: false,
+        log: LogState::Loaded,
     }
 }
 
@@ -870,6 +1121,36 @@ impl MemoryStore {
         // Attachments are records of their own; the document carries them whole.
         document.attachments = self.attachments.values().cloned().collect();
         Ok(document)
+    }
+
+    /// The whole session as one document even when records are missing or were reported
+    /// `unreadable` by the caller: see [`SessionDocument::from_damaged_records`].
+    ///
+    /// # Errors
+    /// [`SnapshotError`] when nothing is stored, or if the repair fails its own import check.
+    pub fn export_repaired(
+        &self,
+        unreadable: Vec<String>,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<SessionDocument, SnapshotError> {
+        let header = self
+            .header
+            .clone()
+            .ok_or_else(|| SnapshotError::Malformed("nothing is stored".to_string()))?;
+        SessionDocument::from_damaged_records(
+            header,
+            self.efforts.values().cloned().collect(),
+            self.messages.values().cloned().collect(),
+            self.metrics.values().cloned().collect(),
+            self.attachments.values().cloned().collect(),
+            unreadable,
+            counter,
+        )
+    }
+
+    /// Removes a stored effort record, for tests that simulate an unreadable one.
+    pub fn forget_effort(&mut self, position: u64) -> Option<EffortRecord> {
+        self.efforts.remove(&position)
     }
 
     /// Mutable access to a stored message, for tests that corrupt records.

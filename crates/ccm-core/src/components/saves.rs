@@ -19,4 +19,25 @@ pub(crate) struct Saves {
     pub(crate) telemetry_saved: usize,
     /// Attachments changed since the last save.
     pub(crate) dirty_attachments: BTreeSet<String>,
+    /// Effort record positions that hold a record this session did not take in (unreadable,
+    /// or a second record of an effort already read). Positions are assigned around them, so
+    /// a save never writes over a record the user may still want back.
+    pub(crate) held_positions: BTreeSet<u64>,
+}
+
+impl Saves {
+    /// The stored record position of the effort at `index` in opening order: the `index`-th
+    /// position that is not held.
+    pub(crate) fn effort_position(&self, index: usize) -> u64 {
+        let mut position = index as u64;
+        // Held positions are sorted; each one at or below the candidate pushes it one further.
+        for &held in &self.held_positions {
+            if held <= position {
+                position += 1;
+            } else {
+                break;
+            }
+        }
+        position
+    }
 }
