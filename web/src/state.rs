@@ -519,9 +519,19 @@ impl AppState {
         self.refresh_sessions().await;
         let last = read_local(LAST_SESSION_KEY);
         let known = self.sessions.get_untracked();
+        // A session whose header cannot be read cannot open; it stays listed for export, and
+        // the user is told rather than left wondering where it went.
+        let damaged = known.iter().filter(|s| s.damaged.is_some()).count();
+        if damaged > 0 {
+            self.notify(
+                NoticeKind::Error,
+                format!("{damaged} stored session(s) are damaged and cannot be opened. They are listed under Sessions; Export takes out everything readable."),
+            );
+        }
+        let openable = |s: &&SessionInfo| s.damaged.is_none();
         let pick = last
-            .filter(|id| known.iter().any(|s| &s.id == id))
-            .or_else(|| known.first().map(|s| s.id.clone()));
+            .filter(|id| known.iter().filter(openable).any(|s| &s.id == id))
+            .or_else(|| known.iter().find(openable).map(|s| s.id.clone()));
         match pick {
             Some(id) => self.switch_session(id).await,
             None => self.create_session("Conversation 1".to_string()).await,
@@ -599,7 +609,12 @@ impl AppState {
         }
         self.refresh_sessions().await;
         if self.session_id.get_untracked().as_deref() == Some(id.as_str()) {
-            let next = self.sessions.get_untracked().first().map(|s| s.id.clone());
+            let next = self
+                .sessions
+                .get_untracked()
+                .iter()
+                .find(|s| s.damaged.is_none())
+                .map(|s| s.id.clone());
             match next {
                 Some(next) => self.switch_session(next).await,
                 None => self.create_session("Conversation 1".to_string()).await,

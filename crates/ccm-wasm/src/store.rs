@@ -11,12 +11,14 @@ use crate::storage::{idb, local, Backend, WriteMode};
 use crate::types::to_js;
 use ccm_core::import_ccm::{self, CcmFiles};
 use ccm_core::snapshot::SessionDocument;
+use ccm_core::tokens::ApproximateCounter;
 use ccm_core::Session as CoreSession;
 use js_sys::Promise;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use tsify::{Ts, Tsify};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -50,6 +52,12 @@ pub struct SessionInfo {
     pub message_count: f64,
     /// Revision of the last save.
     pub revision: f64,
+    /// Set when the session's header record cannot be read: why, in words for the person.
+    /// Such a session cannot be opened, but `exportSession` still takes out everything
+    /// readable; its other fields are zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[tsify(optional)]
+    pub damaged: Option<String>,
 }
 
 /// What a save wrote.
@@ -96,6 +104,60 @@ fn info(row: &SessionRow) -> SessionInfo {
         turn_count: row.header.turn as f64,
         message_count: row.header.next_seq as f64,
         revision: row.header.revision as f64,
+        damaged: None,
+    }
+}
+
+/// Where a prepared save writes.
+enum SaveTarget {
+    /// The stored session of this id.
+    Existing(String),
+    /// A new stored session (the first save of a session made with `new Session()`).
+    New,
+}
+
+/// A save whose batch is taken and whose session is marked busy; [`PreparedSave::finish`]
+/// writes it.
+struct PreparedSave {
+    cell: Rc<RefCell<SessionCell>>,
+    batch: ccm_core::store::WriteBatch,
+    target: SaveTarget,
+    backend: Rc<Backend>,
+}
+
+impl PreparedSave {
+    async fn finish(self) -> Result<SaveReport, JsValue> {
+        let PreparedSave {
+            cell,
+            batch,
+            target,
+            backend,
+        } = self;
+        let outcome = match target {
+            SaveTarget::New => {
+                let id = new_id();
+                let mode = WriteMode::Create {
+                    now_ms: js_sys::Date::now(),
+                    name: String::new(),
+                };
+                backend.write(&id, &batch, mode).await.map(|_| id)
+            }
+            SaveTarget::Existing(id) => {
+                let mode = WriteMode::Save {
+                    now_ms: js_sys::Date::now(),
+                };
+                backend.write(&id, &batch, mode).await.map(|_| id)
+            }
+        };
+        let mut state = cell.borrow_mut();
+        state.busy = None;
+        let id = outcome.map_err(fail)?;
+        state.core.mark_saved(&batch).map_err(fail)?;
+        state.link = Some(StoreLink { backend, id });
+        Ok(SaveReport {
+            revision: batch.header.revision as f64,
+            records_written: batch.record_count() as f64,
+        })
     }
 }
 
@@ -189,9 +251,21 @@ impl SessionStore {
     /// # Errors
     /// A storage failure.
     pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, JsValue> {
-        let (rows, _unreadable) = self.backend.rows().await.map_err(fail)?;
+        let (rows, damaged) = self.backend.rows().await.map_err(fail)?;
         let mut sessions: Vec<SessionInfo> = rows.iter().map(info).collect();
         sessions.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
+        // Damaged sessions come last, listed rather than hidden: their records are still
+        // stored and an export takes out what is readable.
+        sessions.extend(damaged.into_iter().map(|d| SessionInfo {
+            name: format!("Damaged session {}", d.id),
+            id: d.id,
+            created_ms: 0.0,
+            updated_ms: 0.0,
+            turn_count: 0.0,
+            message_count: 0.0,
+            revision: 0.0,
+            damaged: Some(d.problem),
+        }));
         Ok(sessions)
     }
 
@@ -269,92 +343,100 @@ impl SessionStore {
     /// `conflict` when another window saved first, `quota` when storage is full, `turn`
     /// during a turn, `busy` while another save of it runs.
     pub async fn save_session(&self, session: &Session) -> Result<SaveReport, JsValue> {
+        let prepared = self.prepare_save(session)?;
+        prepared.finish().await
+    }
+
+    /// Takes what the save will write, synchronously: the state at the moment `save` is
+    /// called is what gets stored, so a `beginTurn` in the same tick (before the returned
+    /// promise first runs) neither fails the save nor slips into it.
+    fn prepare_save(&self, session: &Session) -> Result<PreparedSave, JsValue> {
         let cell = session.cell.clone();
-        let (batch, id, backend) = {
-            let mut state = cell.borrow_mut();
-            if let Some(busy) = state.busy {
-                return Err(fail(Failure::new(
-                    Code::Busy,
-                    format!("{busy} of this session is in progress; await it first"),
-                )));
-            }
-            let batch = state.core.write_batch().map_err(fail)?;
-            let id = match &state.link {
-                Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => link.id.clone(),
-                Some(_) => {
-                    return Err(fail(Failure::new(
-                        Code::Argument,
-                        "this session belongs to another store; save it with the store it was opened from",
-                    )))
-                }
-                None => String::new(),
-            };
-            state.busy = Some("a save");
-            (batch, id, self.backend.clone())
-        };
-        let outcome = if id.is_empty() {
-            // A session made with `new Session()` is stored as a new one on its first save.
-            let core_batch = {
-                let state = cell.borrow();
-                state.core.full_write_batch()
-            };
-            match core_batch {
-                Err(e) => Err(e.into()),
-                Ok(full) => {
-                    let new_id = new_id();
-                    let mode = WriteMode::Create {
-                        now_ms: js_sys::Date::now(),
-                        name: String::new(),
-                    };
-                    backend
-                        .write(&new_id, &full, mode)
-                        .await
-                        .map(|_| (new_id, full))
-                }
-            }
-        } else {
-            let mode = WriteMode::Save {
-                now_ms: js_sys::Date::now(),
-            };
-            backend.write(&id, &batch, mode).await.map(|_| (id, batch))
-        };
         let mut state = cell.borrow_mut();
-        state.busy = None;
-        let (id, written) = outcome.map_err(fail)?;
-        state.core.mark_saved(&written).map_err(fail)?;
-        state.link = Some(StoreLink { backend, id });
-        Ok(SaveReport {
-            revision: written.header.revision as f64,
-            records_written: written.record_count() as f64,
+        if let Some(busy) = state.busy {
+            return Err(fail(Failure::new(
+                Code::Busy,
+                format!("{busy} of this session is in progress; await it first"),
+            )));
+        }
+        let (batch, target) = match &state.link {
+            Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => (
+                state.core.write_batch().map_err(fail)?,
+                SaveTarget::Existing(link.id.clone()),
+            ),
+            Some(_) => return Err(fail(Failure::new(
+                Code::Argument,
+                "this session belongs to another store; save it with the store it was opened from",
+            ))),
+            // A session made with `new Session()` is stored as a new one on its first save.
+            None => (
+                state.core.full_write_batch().map_err(fail)?,
+                SaveTarget::New,
+            ),
+        };
+        state.busy = Some("a save");
+        drop(state);
+        Ok(PreparedSave {
+            cell,
+            batch,
+            target,
+            backend: self.backend.clone(),
         })
     }
 
     /// The whole stored session as one versioned document (Rust form of `exportSession`).
+    /// When records are damaged (unreadable, missing, or not adding up), the document holds
+    /// everything readable, placeholders for what is not, and lists each repair in its
+    /// `repairs` field; it imports like any other. The damaged records stay stored as they are.
     ///
     /// # Errors
-    /// An unknown id, unreadable records (listed in the message), or records that do not add
-    /// up.
+    /// An unknown id, an unreadable session header, or a storage failure.
     pub async fn export_document(&self, id: &str) -> Result<SessionDocument, JsValue> {
         let records = self.backend.read_all(id).await.map_err(fail)?;
-        if !records.unreadable.is_empty() {
-            return Err(fail(Failure::new(
-                Code::Storage,
-                format!(
-                    "session '{id}' cannot be exported losslessly: {}",
-                    records.unreadable.join("; ")
-                ),
-            )));
+        let mut unreadable = records.unreadable;
+        let header = match records.row {
+            Ok(row) => row.header,
+            Err(problem) => {
+                // Without its header the session's counters and settings are unknown: a
+                // fresh session's header stands in, and the repair below rebuilds the
+                // counters from the records themselves.
+                unreadable.insert(0, format!("{problem}; default settings stand in for it"));
+                CoreSession::with_counter(Default::default(), Arc::new(ApproximateCounter))
+                    .map_err(fail)?
+                    .header()
+            }
+        };
+        // The session's own counting rule where this build has it, so checking the export
+        // recounts nothing; otherwise the approximation (an import recounts either way).
+        let counter = counter_named(&header.counted_with, &header.config, None)
+            .unwrap_or_else(|_| Arc::new(ApproximateCounter));
+        if unreadable.is_empty() {
+            let strict = SessionDocument::from_records(
+                header.clone(),
+                records.efforts.clone(),
+                records.messages.clone(),
+                records.metrics.clone(),
+            );
+            if let Ok(mut document) = strict {
+                // Attachments are records of their own; the document carries them whole.
+                document.attachments = records.attachments.clone();
+                // An export must import: records that are all readable can still fail to add
+                // up (one missing), and then the repair below takes over.
+                if CoreSession::from_document(document.clone(), counter.clone()).is_ok() {
+                    return Ok(document);
+                }
+            }
         }
-        let mut document = SessionDocument::from_records(
-            records.row.header,
+        SessionDocument::from_damaged_records(
+            header,
             records.efforts,
             records.messages,
             records.metrics,
+            records.attachments,
+            unreadable,
+            counter,
         )
-        .map_err(fail)?;
-        // Attachments are records of their own; the document carries them whole.
-        document.attachments = records.attachments;
-        Ok(document)
+        .map_err(fail)
     }
 
     /// Stores a session restored from a document as a new session (Rust form of
@@ -455,12 +537,13 @@ impl SessionStore {
     /// made with `new Session()` is stored as a new session on its first save.
     #[wasm_bindgen(unchecked_return_type = "Promise<SaveReport>")]
     pub fn save(&self, session: &Session) -> Promise {
-        let store = self.handle();
-        let session = Session {
-            cell: session.cell.clone(),
+        // Prepared now, not when the promise first runs: see `prepare_save`.
+        let prepared = match self.handle().prepare_save(session) {
+            Ok(prepared) => prepared,
+            Err(error) => return Promise::reject(&error),
         };
         future_to_promise(async move {
-            let report = store.save_session(&session).await?;
+            let report = prepared.finish().await?;
             to_js::<_, JsValue>(&report).map_err(fail)
         })
     }
@@ -505,7 +588,9 @@ impl SessionStore {
         })
     }
 
-    /// The whole stored session as its versioned JSON document, read from every record.
+    /// The whole stored session as its versioned JSON document, read from every record. When
+    /// storage is damaged it still exports everything readable, with placeholders and a
+    /// `repairs` list in the document, and the result always imports.
     #[wasm_bindgen(js_name = exportSession, unchecked_return_type = "Promise<string>")]
     pub fn export_session(&self, id: String) -> Promise {
         let store = self.handle();

@@ -157,6 +157,7 @@ pub fn SessionsPanel() -> impl IntoView {
                                 let (open_id, delete_id, export_id, rename_id) = (id.clone(), id.clone(), id.clone(), id.clone());
                                 let name = info.name.clone();
                                 let export_name = info.name.clone();
+                                let damaged = info.damaged.is_some();
                                 let editing = move || renaming.with(|r| r.as_ref().is_some_and(|(rid, _)| *rid == rename_id));
                                 view! {
                                     <li class="row" class:active=is_current data-testid="session-row" data-session=id.clone() data-name=info.name.clone()>
@@ -188,10 +189,19 @@ pub fn SessionsPanel() -> impl IntoView {
                                                 </form>
                                             </Show>
                                             {is_current.then(|| view! { <span class="badge active">"open"</span> })}
-                                            <span class="tokens">{format!("{} turns · {} messages", info.turn_count, info.message_count)}</span>
+                                            {match info.damaged.clone() {
+                                                // A session whose header cannot be read cannot open, but its records
+                                                // are still stored: say so, and leave Export as the way out.
+                                                Some(problem) => view! {
+                                                    <span class="badge damaged" data-testid="damaged-session" title=problem>"damaged: export to rescue it"</span>
+                                                }.into_any(),
+                                                None => view! {
+                                                    <span class="tokens">{format!("{} turns · {} messages", info.turn_count, info.message_count)}</span>
+                                                }.into_any(),
+                                            }}
                                         </div>
                                         <div class="row-actions">
-                                            <button type="button" class="small" data-testid="open-session" disabled=move || is_current || busy() on:click=move |_| {
+                                            <button type="button" class="small" data-testid="open-session" disabled=move || is_current || damaged || busy() on:click=move |_| {
                                                 let id = open_id.clone();
                                                 spawn_local(async move { state.switch_session(id).await });
                                             }>"Open"</button>

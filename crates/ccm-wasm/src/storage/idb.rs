@@ -24,7 +24,7 @@
 //! previous request), which browsers guarantee keeps the transaction open.
 
 use super::records::{decode, decode_all, encode, log_key, SessionRow};
-use super::{StoredRecords, WriteMode};
+use super::{DamagedSession, StoredRecords, WriteMode};
 use crate::error::{js_message, Code, Failure};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
@@ -508,7 +508,7 @@ impl IdbBackend {
     }
 
     /// Every session row, with a problem description for each one that cannot be read.
-    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<String>), Failure> {
+    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), Failure> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let store = tx
             .object_store(SESSIONS)
@@ -516,15 +516,18 @@ impl IdbBackend {
         let all = request(store.get_all())
             .await
             .map_err(|e| idb_failure("could not list the sessions", &e))?;
-        let mut unreadable = Vec::new();
-        let rows = decode_all(
-            Array::from(&all).iter().map(|v| {
-                let id = field(&v, "id").as_string().unwrap_or_default();
-                record_text(&v, "row", format!("the record of session '{id}'"))
-            }),
-            &mut unreadable,
-        );
-        Ok((rows, unreadable))
+        let mut rows = Vec::new();
+        let mut damaged = Vec::new();
+        for value in Array::from(&all).iter() {
+            // The id is the record's key, readable even when the row inside is not.
+            let id = field(&value, "id").as_string().unwrap_or_default();
+            match stored_row(&value) {
+                Some(Ok(row)) => rows.push(row),
+                Some(Err(problem)) => damaged.push(DamagedSession { id, problem }),
+                None => {}
+            }
+        }
+        Ok((rows, damaged))
     }
 
     /// Writes a batch in one transaction; see the module documentation for the revision check.
@@ -736,7 +739,10 @@ impl IdbBackend {
         let value = request(store(SESSIONS)?.get(&id.into()))
             .await
             .map_err(fail)?;
-        let row = super::existing_row(id, stored_row(&value))?;
+        let row = match stored_row(&value) {
+            None => return Err(super::not_found(id)),
+            Some(row) => row,
+        };
         let range = session_range(id).map_err(fail)?;
         let efforts = request(store(EFFORTS)?.get_all_with_key(&range));
         let messages = request(store(MESSAGES)?.get_all_with_key(&range));

@@ -26,7 +26,7 @@
 //! interleave their saves.
 
 use super::records::{decode, decode_all, encode, log_key, SessionRow};
-use super::{StoredRecords, WriteMode};
+use super::{DamagedSession, StoredRecords, WriteMode};
 use crate::error::{js_message, Code, Failure};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
@@ -158,11 +158,47 @@ impl LocalBackend {
         Failure::new(Code::Storage, format!("{context}: {}", js_message(error)))
     }
 
+    /// The ids of the stored sessions. The index key is a list kept for speed; the records
+    /// are the truth, so when the index is missing or unreadable while records exist, the ids
+    /// are found from the record keys instead (and the next save writes the index again).
     fn session_ids(&self) -> Result<Vec<String>, Failure> {
-        let text = self.get(&self.key("sessions"))?;
-        Ok(text
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default())
+        let indexed: Option<Vec<String>> = self
+            .get(&self.key("sessions"))?
+            .and_then(|t| serde_json::from_str(&t).ok());
+        match indexed {
+            Some(ids) => Ok(ids),
+            None => self.scanned_session_ids(),
+        }
+    }
+
+    /// Every key under this namespace, without the `ns/` prefix.
+    fn keys(&self) -> Result<Vec<String>, Failure> {
+        let prefix = format!("{}/", self.ns);
+        let length = self
+            .storage
+            .length()
+            .map_err(|e| self.failure("could not read localStorage", &e))?;
+        let mut keys = Vec::new();
+        for i in 0..length {
+            let key = self
+                .storage
+                .key(i)
+                .map_err(|e| self.failure("could not read localStorage", &e))?;
+            if let Some(rest) = key.as_deref().and_then(|k| k.strip_prefix(&prefix)) {
+                keys.push(rest.to_string());
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The ids that own a record key (`<id>/...`), in sorted order.
+    fn scanned_session_ids(&self) -> Result<Vec<String>, Failure> {
+        let ids: std::collections::BTreeSet<String> = self
+            .keys()?
+            .into_iter()
+            .filter_map(|key| key.split_once('/').map(|(id, _)| id.to_string()))
+            .collect();
+        Ok(ids.into_iter().collect())
     }
 
     fn row(&self, id: &str) -> Result<Option<Result<SessionRow, String>>, Failure> {
@@ -170,18 +206,21 @@ impl LocalBackend {
         Ok(text.map(|t| decode("the session's header record", Some(&t))))
     }
 
-    /// Every session row, with a problem description for each one that cannot be read.
-    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<String>), Failure> {
+    /// Every session row, and the sessions whose row cannot be read (listed as damaged).
+    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), Failure> {
         let mut rows = Vec::new();
-        let mut unreadable = Vec::new();
+        let mut damaged = Vec::new();
         for id in self.session_ids()? {
             match self.row(&id)? {
                 Some(Ok(row)) => rows.push(row),
-                Some(Err(problem)) => unreadable.push(format!("session '{id}': {problem}")),
-                None => unreadable.push(format!("session '{id}' is listed but has no record")),
+                Some(Err(problem)) => damaged.push(DamagedSession { id, problem }),
+                None => damaged.push(DamagedSession {
+                    problem: format!("session '{id}' has records but no header record"),
+                    id,
+                }),
             }
         }
-        Ok((rows, unreadable))
+        Ok((rows, damaged))
     }
 
     /// Writes a batch, under a Web Lock where the API exists.
@@ -311,7 +350,11 @@ impl LocalBackend {
         }
         if let WriteMode::Create { .. } = mode {
             let mut ids = self.session_ids().map_err(JsValue::from)?;
-            ids.push(id.to_string());
+            // Without an index (a first save, or a damaged index) the ids come from the record
+            // keys, which by now include this session's own.
+            if !ids.iter().any(|known| known == id) {
+                ids.push(id.to_string());
+            }
             undo.set(self.key("sessions"), &encode(&ids))?;
         }
         // The row goes last: until it is written, the stored revision is the old one and the
@@ -437,11 +480,21 @@ impl LocalBackend {
         Ok((messages, unreadable))
     }
 
-    /// Every record of a session, for an export.
+    /// Every record of a session, for an export. With a readable row, its counts say which
+    /// records must exist (so missing ones are reported); without one, every record key of the
+    /// session is read.
     pub(crate) fn read_all(&self, id: &str) -> Result<StoredRecords, Failure> {
-        let row = super::existing_row(id, self.row(id)?)?;
-        let header = &row.header;
+        let row = match self.row(id)? {
+            Some(row) => row,
+            None if self.scanned_session_ids()?.iter().any(|s| s == id) => {
+                Err(format!("session '{id}' has records but no header record"))
+            }
+            None => return Err(super::not_found(id)),
+        };
         let mut unreadable = Vec::new();
+        let Ok(header) = &row else {
+            return self.read_all_without_header(id, row, unreadable);
+        };
         // The texts of records `<kind>/0` … `<kind>/<count - 1>`, each with what it is.
         let texts = |kind: &str, count: u64, what: fn(u64) -> String| {
             (0..count)
@@ -451,6 +504,7 @@ impl LocalBackend {
                 })
                 .collect::<Result<Vec<_>, Failure>>()
         };
+        let header = &header.header;
         let efforts = decode_all(
             texts("e", header.effort_count, |p| format!("effort record {p}"))?,
             &mut unreadable,
@@ -466,6 +520,51 @@ impl LocalBackend {
             &mut unreadable,
         );
         let attachments = self.attachments(id, header, &mut unreadable)?;
+        Ok(StoredRecords {
+            row,
+            efforts,
+            messages,
+            metrics,
+            attachments,
+            unreadable,
+        })
+    }
+
+    /// Every record of a session whose row cannot be read, found by its keys.
+    fn read_all_without_header(
+        &self,
+        id: &str,
+        row: Result<SessionRow, String>,
+        mut unreadable: Vec<String>,
+    ) -> Result<StoredRecords, Failure> {
+        let prefix = format!("{id}/");
+        let mut by_kind: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
+        for key in self.keys()? {
+            let Some((kind, name)) = key
+                .strip_prefix(&prefix)
+                .and_then(|rest| rest.split_once('/'))
+            else {
+                continue;
+            };
+            let what = match kind {
+                "e" => format!("effort record {name}"),
+                "m" => format!("message {name}"),
+                "x" => format!("the metrics point at {name}"),
+                "a" => format!("attachment {name}"),
+                _ => continue,
+            };
+            let text = self.get(&self.session_key(id, &format!("{kind}/{name}")))?;
+            by_kind
+                .entry(kind.to_string())
+                .or_default()
+                .push((what, text));
+        }
+        let mut take = |kind: &str| by_kind.remove(kind).unwrap_or_default();
+        let efforts = decode_all(take("e"), &mut unreadable);
+        let messages = decode_all(take("m"), &mut unreadable);
+        let mut metrics: Vec<TurnMetrics> = decode_all(take("x"), &mut unreadable);
+        metrics.sort_by_key(|point| point.turn);
+        let attachments = decode_all(take("a"), &mut unreadable);
         Ok(StoredRecords {
             row,
             efforts,

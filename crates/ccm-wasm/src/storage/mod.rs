@@ -58,12 +58,23 @@ pub(crate) enum WriteMode {
 
 /// Every record of a session, as read for an export.
 pub(crate) struct StoredRecords {
-    pub(crate) row: SessionRow,
+    /// The session row, or why it could not be read (the other records are read regardless,
+    /// so a session with a damaged header can still be exported).
+    pub(crate) row: Result<SessionRow, String>,
     pub(crate) efforts: Vec<EffortRecord>,
     pub(crate) messages: Vec<StoredMessage>,
     pub(crate) metrics: Vec<TurnMetrics>,
     pub(crate) attachments: Vec<ccm_core::compaction::SessionAttachment>,
     pub(crate) unreadable: Vec<String>,
+}
+
+/// A stored session whose row (header) cannot be read: it is still listed, marked damaged.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DamagedSession {
+    /// Its id in the store.
+    pub(crate) id: String,
+    /// Why its row could not be read, for the person.
+    pub(crate) problem: String,
 }
 
 /// The message of the error a second writer gets.
@@ -87,11 +98,13 @@ pub(crate) fn existing_row(
             Code::Storage,
             format!("session '{id}' cannot be opened: {problem}. Its other records are untouched; an export lists what is readable"),
         )),
-        None => Err(Failure::new(
-            Code::NotFound,
-            format!("no stored session with id '{id}'"),
-        )),
+        None => Err(not_found(id)),
     }
+}
+
+/// The error for an id that names no stored session.
+pub(crate) fn not_found(id: &str) -> Failure {
+    Failure::new(Code::NotFound, format!("no stored session with id '{id}'"))
 }
 
 /// The row to write with `batch`, after checking the write rules against the stored row.
@@ -155,7 +168,7 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<String>), Failure> {
+    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), Failure> {
         match self {
             Backend::Idb(b) => b.rows().await,
             Backend::Local(b) => b.rows(),
