@@ -7,6 +7,7 @@ use ccm_core::{Config, Session};
 use ccm_web::chart::{self, CurvePoint, Marker, MarkerKind};
 use ccm_web::components::curves::TokenCurves;
 use ccm_web::components::inspector::Inspector;
+use ccm_web::components::modal::Modal;
 use ccm_web::components::rich_text::RichText;
 use ccm_web::components::tiers::TierView;
 use ccm_web::view_model::{self, EffortAction};
@@ -325,4 +326,126 @@ async fn rich_text_never_injects_html_and_adds_copy_buttons() {
     let block = one(&root, "[data-testid=code-block]");
     assert!(text(&block).contains("fn main() {}"));
     assert_eq!(text(&one(&root, "[data-testid=copy-code]")), "Copy");
+}
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+/// The element that has the focus, if any.
+fn focused() -> Option<web_sys::Element> {
+    document().active_element()
+}
+
+fn press(target: &web_sys::HtmlElement, key: &str, shift: bool) {
+    let init = web_sys::KeyboardEventInit::new();
+    init.set_key(key);
+    init.set_shift_key(shift);
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    let event =
+        web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
+    target.dispatch_event(&event).unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
+    let root = container();
+    let opener: web_sys::HtmlElement = document()
+        .create_element("button")
+        .unwrap()
+        .unchecked_into();
+    opener.set_text_content(Some("Open"));
+    root.append_child(&opener).unwrap();
+    opener.focus().unwrap();
+
+    let open = RwSignal::new(false);
+    let closes: Arc<Mutex<u32>> = Arc::default();
+    let log = closes.clone();
+    let mount = container();
+    let _handle = leptos::mount::mount_to(mount.clone(), move || {
+        let log = log.clone();
+        let close = Callback::new(move |()| {
+            *log.lock().unwrap() += 1;
+            open.set(false);
+        });
+        move || {
+            open.get().then(|| {
+                view! {
+                    <Modal title="A question" test_id="test-dialog" on_close=close>
+                        <input data-testid="answer" />
+                        <button type="button" data-testid="ok">"OK"</button>
+                    </Modal>
+                }
+            })
+        }
+    });
+    leptos::task::tick().await;
+    assert!(all(&mount, "dialog").is_empty(), "closed at first");
+
+    open.set(true);
+    leptos::task::tick().await;
+    let dialog: web_sys::HtmlDialogElement = one(&mount, "dialog").unchecked_into();
+    assert!(dialog.open(), "shown");
+    assert!(dialog.matches(":modal").unwrap(), "shown as a modal");
+    let title_id = dialog.get_attribute("aria-labelledby").unwrap();
+    assert_eq!(
+        document()
+            .get_element_by_id(&title_id)
+            .unwrap()
+            .text_content()
+            .as_deref(),
+        Some("A question")
+    );
+    // The first control (the close button in the title bar) has the focus.
+    let close = one(&mount, "[data-testid=dialog-close]");
+    assert_eq!(
+        focused().as_ref(),
+        Some(close.unchecked_ref::<web_sys::Element>())
+    );
+
+    // Tab from the last control wraps to the first; Shift+Tab from the first to the last.
+    let ok = one(&mount, "[data-testid=ok]");
+    ok.focus().unwrap();
+    press(&ok, "Tab", false);
+    assert_eq!(
+        focused().as_ref(),
+        Some(close.unchecked_ref::<web_sys::Element>())
+    );
+    press(&close, "Tab", true);
+    assert_eq!(
+        focused().as_ref(),
+        Some(ok.unchecked_ref::<web_sys::Element>())
+    );
+    // Between two controls the browser moves the focus itself: the trap leaves it alone.
+    let answer = one(&mount, "[data-testid=answer]");
+    answer.focus().unwrap();
+    press(&answer, "Tab", false);
+    assert_eq!(
+        focused().as_ref(),
+        Some(answer.unchecked_ref::<web_sys::Element>())
+    );
+
+    // Escape closes it, and the focus goes back to the opener.
+    press(&answer, "Escape", false);
+    leptos::task::tick().await;
+    assert_eq!(*closes.lock().unwrap(), 1);
+    assert!(all(&mount, "dialog").is_empty(), "gone after Escape");
+    assert_eq!(
+        focused().as_ref(),
+        Some(opener.unchecked_ref::<web_sys::Element>())
+    );
+
+    // A click on the backdrop (the dialog element itself) closes it too; one inside does not.
+    open.set(true);
+    leptos::task::tick().await;
+    one(&mount, "[data-testid=answer]").click();
+    assert_eq!(*closes.lock().unwrap(), 1);
+    one(&mount, "dialog").click();
+    leptos::task::tick().await;
+    assert_eq!(*closes.lock().unwrap(), 2);
+    assert!(
+        all(&mount, "dialog").is_empty(),
+        "gone after a backdrop click"
+    );
 }

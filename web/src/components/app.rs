@@ -89,6 +89,17 @@ pub fn App() -> impl IntoView {
     provide_context(state);
     spawn_local(start(state));
 
+    let concluding = RwSignal::new(None::<String>);
+    // A dialog belongs to the panel it was opened from: switching panels closes it.
+    Effect::new(move |previous: Option<Panel>| {
+        let panel = state.panel.get();
+        if previous.is_some_and(|p| p != panel) {
+            concluding.set(None);
+            state.open_log.set(None);
+        }
+        panel
+    });
+
     // Alt+M cycles the context mode and opens the budget breakdown, from anywhere.
     let hotkey = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.alt_key() && !ev.ctrl_key() && !ev.meta_key() && ev.code() == "KeyM" {
@@ -117,7 +128,6 @@ pub fn App() -> impl IntoView {
             .derive(|core| core.build_plan().meter.line)
             .unwrap_or_default()
     });
-    let concluding = RwSignal::new(None::<String>);
     let on_action = Callback::new(move |(action, id): (EffortAction, String)| {
         run_action(state, concluding, action, id)
     });

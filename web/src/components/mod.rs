@@ -1,7 +1,7 @@
 //! The app's components.
 //!
-//! Presentational components (`RichText`, `ChatLog`, `TierView`, `Inspector`, `TokenCurves`)
-//! take data as props and report intents through callbacks, so they can be mounted alone in a
+//! Presentational components (`RichText`, `ChatLog`, `TierView`, `Inspector`, `TokenCurves`,
+//! `Modal`) take data as props and report intents through callbacks, so they can be mounted alone in a
 //! test. Container components (`App`, `ChatPanel`, `SessionsPanel`, `SettingsPanel`,
 //! `ConcludeDialog`, `LogViewer`) read the `AppState` context and wire the two together.
 
@@ -10,6 +10,7 @@ pub mod chat;
 pub mod curves;
 pub mod dialogs;
 pub mod inspector;
+pub mod modal;
 pub mod rich_text;
 pub mod sessions;
 pub mod settings;
