@@ -5,12 +5,14 @@
 
 use ccm_core::{Config, Session};
 use ccm_web::chart::{self, CurvePoint, Marker, MarkerKind};
+use ccm_web::components::chat::ChatLog;
 use ccm_web::components::curves::TokenCurves;
 use ccm_web::components::inspector::Inspector;
 use ccm_web::components::modal::Modal;
 use ccm_web::components::rich_text::RichText;
 use ccm_web::components::tiers::TierView;
-use ccm_web::view_model::{self, EffortAction};
+use ccm_web::components::welcome::{NextExample, Welcome, EXAMPLES};
+use ccm_web::view_model::{self, EffortAction, TurnGroup};
 use leptos::prelude::*;
 use std::sync::{Arc, Mutex};
 use wasm_bindgen::JsCast;
@@ -447,5 +449,96 @@ async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
     assert!(
         all(&mount, "dialog").is_empty(),
         "gone after a backdrop click"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_welcome_offers_the_tour_in_order() {
+    let picked: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let log = picked.clone();
+    let offline = RwSignal::new(true);
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        let log = log.clone();
+        view! { <Welcome offline=offline on_pick=Callback::new(move |i| log.lock().unwrap().push(i)) /> }
+    });
+    leptos::task::tick().await;
+    let buttons = all(&root, "[data-testid=example-prompt]");
+    let texts: Vec<String> = buttons.iter().map(text).collect();
+    let expected: Vec<String> = EXAMPLES.iter().map(|e| e.text.to_string()).collect();
+    assert_eq!(texts, expected);
+    assert!(text(&root).contains("efforts"));
+    assert!(!all(&root, "[data-testid=welcome-offline]").is_empty());
+    buttons[2].click();
+    assert_eq!(*picked.lock().unwrap(), vec![2]);
+    // With a real model the welcome does not talk about the demo model's phrases.
+    offline.set(false);
+    leptos::task::tick().await;
+    assert!(all(&root, "[data-testid=welcome-offline]").is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn the_next_example_follows_the_tour_and_can_be_ended() {
+    let picked: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let ended: Arc<Mutex<u32>> = Arc::default();
+    let (pick_log, end_log) = (picked.clone(), ended.clone());
+    let next = RwSignal::new(Some(1));
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        let pick_log = pick_log.clone();
+        let end_log = end_log.clone();
+        view! {
+            <NextExample
+                next=next
+                on_pick=Callback::new(move |i| pick_log.lock().unwrap().push(i))
+                on_dismiss=Callback::new(move |()| *end_log.lock().unwrap() += 1)
+            />
+        }
+    });
+    leptos::task::tick().await;
+    let strip = text(&one(&root, "[data-testid=next-example]"));
+    assert!(strip.contains("2 of 5"), "{strip}");
+    assert_eq!(
+        text(&one(&root, "[data-testid=next-example-prompt]")),
+        EXAMPLES[1].text
+    );
+    one(&root, "[data-testid=next-example-prompt]").click();
+    one(&root, "[data-testid=end-tour]").click();
+    assert_eq!(*picked.lock().unwrap(), vec![1]);
+    assert_eq!(*ended.lock().unwrap(), 1);
+    // Past the last example, nothing is offered.
+    next.set(Some(EXAMPLES.len()));
+    leptos::task::tick().await;
+    assert!(all(&root, "[data-testid=next-example]").is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn the_chat_log_is_a_focusable_log_with_a_view_for_an_empty_chat() {
+    let transcript = view_model::transcript(&session());
+    let groups = RwSignal::new(Vec::<TurnGroup>::new());
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! {
+            <ChatLog
+                groups=groups
+                hidden=Signal::stored(0)
+                live=Signal::stored(None)
+                empty=|| view! { <p data-testid="empty-view">"Nothing yet"</p> }
+            />
+        }
+    });
+    leptos::task::tick().await;
+    let log = one(&root, "[data-testid=chat-log]");
+    assert_eq!(log.get_attribute("role").as_deref(), Some("log"));
+    assert_eq!(log.get_attribute("aria-live").as_deref(), Some("polite"));
+    assert_eq!(log.tab_index(), 0, "keyboard users can scroll it");
+    assert!(!all(&root, "[data-testid=empty-view]").is_empty());
+
+    groups.set(view_model::turn_groups(&transcript, &Default::default()));
+    leptos::task::tick().await;
+    assert!(all(&root, "[data-testid=empty-view]").is_empty());
+    assert_eq!(
+        all(&root, "[data-testid=message]").len(),
+        transcript.messages.len()
     );
 }

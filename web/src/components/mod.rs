@@ -1,7 +1,7 @@
 //! The app's components.
 //!
 //! Presentational components (`RichText`, `ChatLog`, `TierView`, `Inspector`, `TokenCurves`,
-//! `Modal`) take data as props and report intents through callbacks, so they can be mounted alone in a
+//! `Welcome`, `Modal`) take data as props and report intents through callbacks, so they can be mounted alone in a
 //! test. Container components (`App`, `ChatPanel`, `SessionsPanel`, `SettingsPanel`,
 //! `ConcludeDialog`, `LogViewer`) read the `AppState` context and wire the two together.
 
@@ -15,3 +15,4 @@ pub mod rich_text;
 pub mod sessions;
 pub mod settings;
 pub mod tiers;
+pub mod welcome;
