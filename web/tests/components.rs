@@ -10,6 +10,7 @@ use ccm_web::components::curves::TokenCurves;
 use ccm_web::components::inspector::Inspector;
 use ccm_web::components::modal::Modal;
 use ccm_web::components::rich_text::RichText;
+use ccm_web::components::theme::{ThemeSwitch, THEME_KEY};
 use ccm_web::components::tiers::TierView;
 use ccm_web::components::welcome::{NextExample, Welcome, EXAMPLES};
 use ccm_web::view_model::{self, EffortAction, TurnGroup};
@@ -350,6 +351,14 @@ fn press(target: &web_sys::HtmlElement, key: &str, shift: bool) {
     target.dispatch_event(&event).unwrap();
 }
 
+fn change_select(select: &web_sys::HtmlElement, value: &str) {
+    let select: &web_sys::HtmlSelectElement = select.unchecked_ref();
+    select.set_value(value);
+    select
+        .dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+}
+
 #[wasm_bindgen_test]
 async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
     let root = container();
@@ -450,6 +459,50 @@ async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
         all(&mount, "dialog").is_empty(),
         "gone after a backdrop click"
     );
+}
+
+#[wasm_bindgen_test]
+async fn the_theme_switch_applies_the_choice_and_remembers_it() {
+    let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    storage.remove_item(THEME_KEY).unwrap();
+    let html = document().document_element().unwrap();
+    let system_dark = web_sys::window()
+        .unwrap()
+        .match_media("(prefers-color-scheme: dark)")
+        .unwrap()
+        .unwrap()
+        .matches();
+    let system = if system_dark { "dark" } else { "light" };
+
+    let root = container();
+    let handle = leptos::mount::mount_to(root.clone(), || view! { <ThemeSwitch /> });
+    leptos::task::tick().await;
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(system));
+
+    let select = one(&root, "[data-testid=theme-select]");
+    let other = if system_dark { "light" } else { "dark" };
+    change_select(&select, other);
+    leptos::task::tick().await;
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(other));
+    assert_eq!(storage.get_item(THEME_KEY).unwrap().as_deref(), Some(other));
+    drop(handle);
+
+    // A new page (here: a new switch) starts from the remembered choice.
+    let again = container();
+    let _handle = leptos::mount::mount_to(again.clone(), || view! { <ThemeSwitch /> });
+    leptos::task::tick().await;
+    let select = one(&again, "[data-testid=theme-select]");
+    assert_eq!(
+        select.unchecked_ref::<web_sys::HtmlSelectElement>().value(),
+        other
+    );
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(other));
+
+    // Back to the system's theme: nothing is remembered, the system decides.
+    change_select(&select, "system");
+    leptos::task::tick().await;
+    assert_eq!(storage.get_item(THEME_KEY).unwrap(), None);
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(system));
 }
 
 #[wasm_bindgen_test]

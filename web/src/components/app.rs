@@ -8,6 +8,7 @@ use crate::components::dialogs::{run_action, ConcludeDialog, LogViewer};
 use crate::components::inspector::Inspector;
 use crate::components::sessions::SessionsPanel;
 use crate::components::settings::SettingsPanel;
+use crate::components::theme::ThemeSwitch;
 use crate::components::tiers::TierView;
 use crate::state::{AppState, NoticeKind, Panel, Startup};
 use crate::transport::{js_error_text, timeout};
@@ -165,6 +166,9 @@ pub fn App() -> impl IntoView {
                         Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
                     }}
                     {move || state.busy.get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
+                </span>
+                <span class="header-tools">
+                    <ThemeSwitch />
                 </span>
             </header>
             <div class="notices" data-testid="notices">
