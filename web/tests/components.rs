@@ -10,6 +10,7 @@ use ccm_web::components::curves::TokenCurves;
 use ccm_web::components::inspector::Inspector;
 use ccm_web::components::modal::Modal;
 use ccm_web::components::rich_text::RichText;
+use ccm_web::components::shortcuts::{ShortcutsDialog, SHORTCUTS};
 use ccm_web::components::theme::{ThemeSwitch, THEME_KEY};
 use ccm_web::components::tiers::TierView;
 use ccm_web::components::welcome::{NextExample, Welcome, EXAMPLES};
@@ -459,6 +460,30 @@ async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
         all(&mount, "dialog").is_empty(),
         "gone after a backdrop click"
     );
+}
+
+#[wasm_bindgen_test]
+async fn the_shortcuts_dialog_lists_every_shortcut_and_closes() {
+    let open = RwSignal::new(true);
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <ShortcutsDialog open=open /> }
+    });
+    leptos::task::tick().await;
+    let rows = all(&root, "[data-testid=shortcut]");
+    assert_eq!(rows.len(), SHORTCUTS.len());
+    for (row, (keys, what)) in rows.iter().zip(SHORTCUTS) {
+        let shown: Vec<String> = all(row, "kbd")
+            .iter()
+            .map(|k| k.text_content().unwrap_or_default())
+            .collect();
+        assert_eq!(shown, keys.to_vec());
+        assert!(text(row).contains(what), "{}", text(row));
+    }
+    one(&root, "[data-testid=close-shortcuts]").click();
+    leptos::task::tick().await;
+    assert!(!open.get_untracked());
+    assert!(all(&root, "[data-testid=shortcuts-dialog]").is_empty());
 }
 
 #[wasm_bindgen_test]

@@ -275,7 +275,7 @@ pub fn ChatPanel() -> impl IntoView {
                     node_ref=textarea
                     rows="2"
                     placeholder="Message (Enter to send, Shift+Enter for a new line)"
-                    aria-keyshortcuts="Enter"
+                    aria-keyshortcuts="/ Shift+Escape"
                     prop:value=move || state.draft.get()
                     on:input=move |ev| state.draft.set(event_target_value(&ev))
                     on:keydown=move |ev| {
@@ -310,6 +310,8 @@ pub fn ChatPanel() -> impl IntoView {
                         class="stop"
                         data-testid="stop"
                         aria-label="Stop the reply"
+                        aria-keyshortcuts="Escape"
+                        title="Stop the reply (Esc)"
                         on:click=move |_| turn::stop(state)
                     >
                         "Stop"

@@ -1,9 +1,10 @@
 //! The app's components.
 //!
 //! Presentational components (`RichText`, `ChatLog`, `TierView`, `Inspector`, `TokenCurves`,
-//! `Welcome`, `Modal`, `ThemeSwitch`) take data as props and report intents through callbacks, so they can be mounted alone in a
-//! test. Container components (`App`, `ChatPanel`, `SessionsPanel`, `SettingsPanel`,
-//! `ConcludeDialog`, `LogViewer`) read the `AppState` context and wire the two together.
+//! `Welcome`, `Modal`, `ThemeSwitch`) take data as props and report intents through callbacks,
+//! so they can be mounted alone in a test. Container components (`App`, `ChatPanel`,
+//! `SessionsPanel`, `SettingsPanel`, `ConcludeDialog`, `LogViewer`, `ShortcutsDialog`) read
+//! the `AppState` context and wire the two together.
 
 pub mod app;
 pub mod chat;
@@ -15,6 +16,7 @@ pub mod modal;
 pub mod rich_text;
 pub mod sessions;
 pub mod settings;
+pub mod shortcuts;
 pub mod theme;
 pub mod tiers;
 pub mod welcome;
