@@ -10,7 +10,8 @@
 //   CCM_SCREENSHOTS   where screenshots go (default: <repo>/docs/screenshots)
 
 import { spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
@@ -99,8 +100,8 @@ export function launchBrowser() {
  * A fresh browser profile (its own IndexedDB) with a page on the app. Console errors and page
  * errors are collected in `errors`; `allow` lists message fragments a test expects.
  */
-export async function openApp(browser, appUrl, { viewport = { width: 1440, height: 900 } } = {}) {
-  const { context, page, errors } = await newPage(browser, appUrl, { viewport });
+export async function openApp(browser, appUrl, { viewport = { width: 1440, height: 900 }, colorScheme } = {}) {
+  const { context, page, errors } = await newPage(browser, appUrl, { viewport, colorScheme });
   await page.goto(appUrl);
   await waitReady(page);
   return { context, page, errors };
@@ -110,8 +111,10 @@ export async function openApp(browser, appUrl, { viewport = { width: 1440, heigh
  * A fresh browser context and page for the app, not yet navigated (so a test can route
  * requests first), collecting console errors and page errors into `errors`.
  */
-export async function newPage(browser, appUrl, { viewport = { width: 1440, height: 900 } } = {}) {
-  const context = await browser.newContext({ viewport, acceptDownloads: true });
+export async function newPage(browser, appUrl, { viewport = { width: 1440, height: 900 }, colorScheme = 'light' } = {}) {
+  // The system colour scheme is fixed (light unless a test asks), so the "System" theme and
+  // the screenshots do not depend on the machine.
+  const context = await browser.newContext({ viewport, colorScheme, acceptDownloads: true });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(appUrl).origin });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
@@ -168,6 +171,30 @@ export async function useMock(page, mockUrl, { stream = true } = {}) {
 export async function screenshot(page, name) {
   await mkdir(screenshotDir, { recursive: true });
   await page.screenshot({ path: path.join(screenshotDir, `${name}.png`) });
+}
+
+const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core (the npm package, injected into the page) on the whole page as it is and
+ * resolves to its violations: [{ id, impact, help, nodes: [selector…] }]. It is evaluated
+ * through the DevTools protocol, which the page's Content-Security-Policy does not govern, so
+ * the app runs under its real policy.
+ */
+export async function axe(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(await axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.map((v) => ({
+    id: v.id,
+    impact: v.impact,
+    help: v.help,
+    nodes: v.nodes.map((n) => n.target.join(' ')),
+  }));
+}
+
+/** The `data-testid` of the focused element, or of the closest ancestor that has one. */
+export function focusedTestId(page) {
+  return page.evaluate(() => document.activeElement?.closest('[data-testid]')?.dataset.testid ?? null);
 }
 
 /** Console errors that are not expected by the test. */

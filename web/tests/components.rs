@@ -5,11 +5,16 @@
 
 use ccm_core::{Config, Session};
 use ccm_web::chart::{self, CurvePoint, Marker, MarkerKind};
+use ccm_web::components::chat::ChatLog;
 use ccm_web::components::curves::TokenCurves;
 use ccm_web::components::inspector::Inspector;
+use ccm_web::components::modal::Modal;
 use ccm_web::components::rich_text::RichText;
+use ccm_web::components::shortcuts::{ShortcutsDialog, SHORTCUTS};
+use ccm_web::components::theme::{ThemeSwitch, THEME_KEY};
 use ccm_web::components::tiers::TierView;
-use ccm_web::view_model::{self, EffortAction};
+use ccm_web::components::welcome::{NextExample, Welcome, EXAMPLES};
+use ccm_web::view_model::{self, EffortAction, TurnGroup};
 use leptos::prelude::*;
 use std::sync::{Arc, Mutex};
 use wasm_bindgen::JsCast;
@@ -325,4 +330,293 @@ async fn rich_text_never_injects_html_and_adds_copy_buttons() {
     let block = one(&root, "[data-testid=code-block]");
     assert!(text(&block).contains("fn main() {}"));
     assert_eq!(text(&one(&root, "[data-testid=copy-code]")), "Copy");
+}
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+/// The element that has the focus, if any.
+fn focused() -> Option<web_sys::Element> {
+    document().active_element()
+}
+
+fn press(target: &web_sys::HtmlElement, key: &str, shift: bool) {
+    let init = web_sys::KeyboardEventInit::new();
+    init.set_key(key);
+    init.set_shift_key(shift);
+    init.set_bubbles(true);
+    init.set_cancelable(true);
+    let event =
+        web_sys::KeyboardEvent::new_with_keyboard_event_init_dict("keydown", &init).unwrap();
+    target.dispatch_event(&event).unwrap();
+}
+
+fn change_select(select: &web_sys::HtmlElement, value: &str) {
+    let select: &web_sys::HtmlSelectElement = select.unchecked_ref();
+    select.set_value(value);
+    select
+        .dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
+    let root = container();
+    let opener: web_sys::HtmlElement = document()
+        .create_element("button")
+        .unwrap()
+        .unchecked_into();
+    opener.set_text_content(Some("Open"));
+    root.append_child(&opener).unwrap();
+    opener.focus().unwrap();
+
+    let open = RwSignal::new(false);
+    let closes: Arc<Mutex<u32>> = Arc::default();
+    let log = closes.clone();
+    let mount = container();
+    let _handle = leptos::mount::mount_to(mount.clone(), move || {
+        let log = log.clone();
+        let close = Callback::new(move |()| {
+            *log.lock().unwrap() += 1;
+            open.set(false);
+        });
+        move || {
+            open.get().then(|| {
+                view! {
+                    <Modal title="A question" test_id="test-dialog" on_close=close>
+                        <input data-testid="answer" />
+                        <button type="button" data-testid="ok">"OK"</button>
+                    </Modal>
+                }
+            })
+        }
+    });
+    leptos::task::tick().await;
+    assert!(all(&mount, "dialog").is_empty(), "closed at first");
+
+    open.set(true);
+    leptos::task::tick().await;
+    let dialog: web_sys::HtmlDialogElement = one(&mount, "dialog").unchecked_into();
+    assert!(dialog.open(), "shown");
+    assert!(dialog.matches(":modal").unwrap(), "shown as a modal");
+    let title_id = dialog.get_attribute("aria-labelledby").unwrap();
+    assert_eq!(
+        document()
+            .get_element_by_id(&title_id)
+            .unwrap()
+            .text_content()
+            .as_deref(),
+        Some("A question")
+    );
+    // The first control (the close button in the title bar) has the focus.
+    let close = one(&mount, "[data-testid=dialog-close]");
+    assert_eq!(
+        focused().as_ref(),
+        Some(close.unchecked_ref::<web_sys::Element>())
+    );
+
+    // Tab from the last control wraps to the first; Shift+Tab from the first to the last.
+    let ok = one(&mount, "[data-testid=ok]");
+    ok.focus().unwrap();
+    press(&ok, "Tab", false);
+    assert_eq!(
+        focused().as_ref(),
+        Some(close.unchecked_ref::<web_sys::Element>())
+    );
+    press(&close, "Tab", true);
+    assert_eq!(
+        focused().as_ref(),
+        Some(ok.unchecked_ref::<web_sys::Element>())
+    );
+    // Between two controls the browser moves the focus itself: the trap leaves it alone.
+    let answer = one(&mount, "[data-testid=answer]");
+    answer.focus().unwrap();
+    press(&answer, "Tab", false);
+    assert_eq!(
+        focused().as_ref(),
+        Some(answer.unchecked_ref::<web_sys::Element>())
+    );
+
+    // Escape closes it, and the focus goes back to the opener.
+    press(&answer, "Escape", false);
+    leptos::task::tick().await;
+    assert_eq!(*closes.lock().unwrap(), 1);
+    assert!(all(&mount, "dialog").is_empty(), "gone after Escape");
+    assert_eq!(
+        focused().as_ref(),
+        Some(opener.unchecked_ref::<web_sys::Element>())
+    );
+
+    // A click on the backdrop (the dialog element itself) closes it too; one inside does not.
+    open.set(true);
+    leptos::task::tick().await;
+    one(&mount, "[data-testid=answer]").click();
+    assert_eq!(*closes.lock().unwrap(), 1);
+    one(&mount, "dialog").click();
+    leptos::task::tick().await;
+    assert_eq!(*closes.lock().unwrap(), 2);
+    assert!(
+        all(&mount, "dialog").is_empty(),
+        "gone after a backdrop click"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_shortcuts_dialog_lists_every_shortcut_and_closes() {
+    let open = RwSignal::new(true);
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! { <ShortcutsDialog open=open /> }
+    });
+    leptos::task::tick().await;
+    let rows = all(&root, "[data-testid=shortcut]");
+    assert_eq!(rows.len(), SHORTCUTS.len());
+    for (row, (keys, what)) in rows.iter().zip(SHORTCUTS) {
+        let shown: Vec<String> = all(row, "kbd")
+            .iter()
+            .map(|k| k.text_content().unwrap_or_default())
+            .collect();
+        assert_eq!(shown, keys.to_vec());
+        assert!(text(row).contains(what), "{}", text(row));
+    }
+    one(&root, "[data-testid=close-shortcuts]").click();
+    leptos::task::tick().await;
+    assert!(!open.get_untracked());
+    assert!(all(&root, "[data-testid=shortcuts-dialog]").is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn the_theme_switch_applies_the_choice_and_remembers_it() {
+    let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    storage.remove_item(THEME_KEY).unwrap();
+    let html = document().document_element().unwrap();
+    let system_dark = web_sys::window()
+        .unwrap()
+        .match_media("(prefers-color-scheme: dark)")
+        .unwrap()
+        .unwrap()
+        .matches();
+    let system = if system_dark { "dark" } else { "light" };
+
+    let root = container();
+    let handle = leptos::mount::mount_to(root.clone(), || view! { <ThemeSwitch /> });
+    leptos::task::tick().await;
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(system));
+
+    let select = one(&root, "[data-testid=theme-select]");
+    let other = if system_dark { "light" } else { "dark" };
+    change_select(&select, other);
+    leptos::task::tick().await;
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(other));
+    assert_eq!(storage.get_item(THEME_KEY).unwrap().as_deref(), Some(other));
+    drop(handle);
+
+    // A new page (here: a new switch) starts from the remembered choice.
+    let again = container();
+    let _handle = leptos::mount::mount_to(again.clone(), || view! { <ThemeSwitch /> });
+    leptos::task::tick().await;
+    let select = one(&again, "[data-testid=theme-select]");
+    assert_eq!(
+        select.unchecked_ref::<web_sys::HtmlSelectElement>().value(),
+        other
+    );
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(other));
+
+    // Back to the system's theme: nothing is remembered, the system decides.
+    change_select(&select, "system");
+    leptos::task::tick().await;
+    assert_eq!(storage.get_item(THEME_KEY).unwrap(), None);
+    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(system));
+}
+
+#[wasm_bindgen_test]
+async fn the_welcome_offers_the_tour_in_order() {
+    let picked: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let log = picked.clone();
+    let offline = RwSignal::new(true);
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        let log = log.clone();
+        view! { <Welcome offline=offline on_pick=Callback::new(move |i| log.lock().unwrap().push(i)) /> }
+    });
+    leptos::task::tick().await;
+    let buttons = all(&root, "[data-testid=example-prompt]");
+    let texts: Vec<String> = buttons.iter().map(text).collect();
+    let expected: Vec<String> = EXAMPLES.iter().map(|e| e.text.to_string()).collect();
+    assert_eq!(texts, expected);
+    assert!(text(&root).contains("efforts"));
+    assert!(!all(&root, "[data-testid=welcome-offline]").is_empty());
+    buttons[2].click();
+    assert_eq!(*picked.lock().unwrap(), vec![2]);
+    // With a real model the welcome does not talk about the demo model's phrases.
+    offline.set(false);
+    leptos::task::tick().await;
+    assert!(all(&root, "[data-testid=welcome-offline]").is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn the_next_example_follows_the_tour_and_can_be_ended() {
+    let picked: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let ended: Arc<Mutex<u32>> = Arc::default();
+    let (pick_log, end_log) = (picked.clone(), ended.clone());
+    let next = RwSignal::new(Some(1));
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        let pick_log = pick_log.clone();
+        let end_log = end_log.clone();
+        view! {
+            <NextExample
+                next=next
+                on_pick=Callback::new(move |i| pick_log.lock().unwrap().push(i))
+                on_dismiss=Callback::new(move |()| *end_log.lock().unwrap() += 1)
+            />
+        }
+    });
+    leptos::task::tick().await;
+    let strip = text(&one(&root, "[data-testid=next-example]"));
+    assert!(strip.contains("2 of 5"), "{strip}");
+    assert_eq!(
+        text(&one(&root, "[data-testid=next-example-prompt]")),
+        EXAMPLES[1].text
+    );
+    one(&root, "[data-testid=next-example-prompt]").click();
+    one(&root, "[data-testid=end-tour]").click();
+    assert_eq!(*picked.lock().unwrap(), vec![1]);
+    assert_eq!(*ended.lock().unwrap(), 1);
+    // Past the last example, nothing is offered.
+    next.set(Some(EXAMPLES.len()));
+    leptos::task::tick().await;
+    assert!(all(&root, "[data-testid=next-example]").is_empty());
+}
+
+#[wasm_bindgen_test]
+async fn the_chat_log_is_a_focusable_log_with_a_view_for_an_empty_chat() {
+    let transcript = view_model::transcript(&session());
+    let groups = RwSignal::new(Vec::<TurnGroup>::new());
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! {
+            <ChatLog
+                groups=groups
+                hidden=Signal::stored(0)
+                live=Signal::stored(None)
+                empty=|| view! { <p data-testid="empty-view">"Nothing yet"</p> }
+            />
+        }
+    });
+    leptos::task::tick().await;
+    let log = one(&root, "[data-testid=chat-log]");
+    assert_eq!(log.get_attribute("role").as_deref(), Some("log"));
+    assert_eq!(log.get_attribute("aria-live").as_deref(), Some("polite"));
+    assert_eq!(log.tab_index(), 0, "keyboard users can scroll it");
+    assert!(!all(&root, "[data-testid=empty-view]").is_empty());
+
+    groups.set(view_model::turn_groups(&transcript, &Default::default()));
+    leptos::task::tick().await;
+    assert!(all(&root, "[data-testid=empty-view]").is_empty());
+    assert_eq!(
+        all(&root, "[data-testid=message]").len(),
+        transcript.messages.len()
+    );
 }

@@ -1,13 +1,17 @@
-//! The root component: start-up (tokenizer table, storage, last session), the header, notices, the
-//! chat and the side panel, and the mode hotkey.
+//! The root component: start-up (tokenizer table, storage, last session), the header (a plain
+//! status line, the theme switch, the shortcuts), notices, the chat and the side panel, and
+//! the keyboard shortcuts.
 
-use crate::chart;
+use crate::chart::{self, format_tokens};
 use crate::components::chat::ChatPanel;
 use crate::components::curves::TokenCurves;
 use crate::components::dialogs::{run_action, ConcludeDialog, LogViewer};
 use crate::components::inspector::Inspector;
+use crate::components::media::{media_query, PHONE_QUERY};
 use crate::components::sessions::SessionsPanel;
 use crate::components::settings::SettingsPanel;
+use crate::components::shortcuts::{command_for, takes_text, Command, KeyPress, ShortcutsDialog};
+use crate::components::theme::ThemeSwitch;
 use crate::components::tiers::TierView;
 use crate::state::{AppState, NoticeKind, Panel, Startup};
 use crate::transport::{js_error_text, timeout};
@@ -15,6 +19,7 @@ use crate::view_model::{self, EffortAction};
 use ccm_core::tokens::Encoding;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
 
 /// Where the app's server has the rank tables (Trunk copies them next to index.html).
 fn table_url(encoding: Encoding) -> String {
@@ -82,22 +87,129 @@ fn tokenizer_progress(phase: &str, done: usize, total: usize) -> String {
     }
 }
 
+/// The header's status in plain words: how much the model is sent against its budget, and
+/// how many efforts are open, expanded and summarised in its memory.
+pub fn plain_status(
+    context_tokens: u64,
+    request_budget: u64,
+    open: usize,
+    expanded: usize,
+    summaries: usize,
+) -> String {
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let sent = format!(
+        "The model sees {} of {} tokens",
+        format_tokens(context_tokens),
+        format_tokens(request_budget)
+    );
+    let mut parts = vec![sent];
+    if open + expanded + summaries == 0 {
+        parts.push("no effort open".to_string());
+    }
+    if open > 0 {
+        parts.push(count(open, "effort open", "efforts open"));
+    }
+    if expanded > 0 {
+        parts.push(format!("{expanded} expanded"));
+    }
+    if summaries > 0 {
+        parts.push(count(summaries, "summary", "summaries"));
+    }
+    parts.join(" · ")
+}
+
+/// Focuses an element by its id once the view has caught up with a panel switch (a panel
+/// hidden by the layout cannot take the focus until it is shown).
+fn focus_soon(id: &'static str) {
+    spawn_local(async move {
+        timeout(0.0).await;
+        let element = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(id))
+            .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+        if let Some(element) = element {
+            let _ = element.focus();
+        }
+    });
+}
+
+/// Whether a dialog is open; it owns the keyboard then.
+fn dialog_open() -> bool {
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("dialog[open]").ok().flatten())
+        .is_some()
+}
+
 /// The app.
 #[component]
 pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
+    // A phone shows one panel at a time: it starts on the chat, with the message box in view.
+    let narrow = media_query(PHONE_QUERY);
+    if narrow.get_untracked() {
+        state.panel.set(Panel::Chat);
+    }
     spawn_local(start(state));
 
-    // Alt+M cycles the context mode and opens the budget breakdown, from anywhere.
-    let hotkey = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.alt_key() && !ev.ctrl_key() && !ev.meta_key() && ev.code() == "KeyM" {
-            ev.prevent_default();
-            state.panel.set(Panel::Context);
-            state.cycle_mode();
+    let help_open = RwSignal::new(false);
+    let concluding = RwSignal::new(None::<String>);
+    // A dialog belongs to the panel it was opened from: switching panels closes it.
+    Effect::new(move |previous: Option<Panel>| {
+        let panel = state.panel.get();
+        if previous.is_some_and(|p| p != panel) {
+            concluding.set(None);
+            state.open_log.set(None);
+            help_open.set(false);
+        }
+        panel
+    });
+
+    // The keyboard shortcuts (components::shortcuts lists them), from anywhere but a dialog.
+    let hotkeys = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.default_prevented() || ev.is_composing() || dialog_open() {
+            return;
+        }
+        let typing = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|el| takes_text(&el));
+        let (key, code) = (ev.key(), ev.code());
+        let press = KeyPress {
+            key: &key,
+            code: &code,
+            alt: ev.alt_key(),
+            ctrl: ev.ctrl_key(),
+            meta: ev.meta_key(),
+            shift: ev.shift_key(),
+            typing,
+        };
+        let Some(command) = command_for(&press, state.in_turn()) else {
+            return;
+        };
+        ev.prevent_default();
+        match command {
+            Command::Stop => crate::turn::stop(state),
+            Command::FocusMessage => {
+                if narrow.get_untracked() {
+                    state.panel.set(Panel::Chat);
+                }
+                focus_soon("message-box");
+            }
+            Command::OpenSettings => {
+                state.panel.set(Panel::Settings);
+                focus_soon("side-panel");
+            }
+            Command::CycleMode => {
+                state.panel.set(Panel::Context);
+                state.cycle_mode();
+            }
+            Command::Help => help_open.set(true),
         }
     });
-    on_cleanup(move || hotkey.remove());
+    on_cleanup(move || hotkeys.remove());
     // A turn still running when the app goes away is cancelled, so no request outlives it.
     on_cleanup(move || crate::turn::stop(state));
 
@@ -112,12 +224,38 @@ pub fn App() -> impl IntoView {
             .derive(|core| chart::curve_points(core.history(), core.telemetry()))
             .unwrap_or_default()
     });
-    let meter = Memo::new(move |_| {
+    // The plan's meter line and totals: the header says them in plain words, and keeps the
+    // meter's own line as its tooltip.
+    let plan_totals = Memo::new(move |_| {
         state
-            .derive(|core| core.build_plan().meter.line)
+            .derive(|core| {
+                let plan = core.build_plan();
+                (
+                    plan.meter.line,
+                    plan.totals.context_tokens,
+                    plan.budget.request_budget,
+                )
+            })
             .unwrap_or_default()
     });
-    let concluding = RwSignal::new(None::<String>);
+    let status_line = Memo::new(move |_| {
+        let (_, context, budget) = plan_totals.get();
+        tiers.with(|t| {
+            plain_status(
+                context,
+                budget,
+                t.open.len(),
+                t.expanded.len(),
+                t.summaries.len(),
+            )
+        })
+    });
+    let status_title = move || {
+        format!(
+            "{} (Alt+M switches the context mode)",
+            plan_totals.with(|(line, _, _)| line.clone())
+        )
+    };
     let on_action = Callback::new(move |(action, id): (EffortAction, String)| {
         run_action(state, concluding, action, id)
     });
@@ -143,7 +281,7 @@ pub fn App() -> impl IntoView {
                 <span class="provider" data-testid="provider-label" title=move || state.provider.with(|p| p.choice.label().to_string())>
                     {move || state.provider.with(|p| p.short_label())}
                 </span>
-                <span class="meter-line" data-testid="header-meter" title="Budget meter (Alt+M cycles the mode)">{meter}</span>
+                <span class="plain-status" data-testid="header-status" title=status_title>{status_line}</span>
                 <span class="status" role="status" data-testid="startup">
                     {move || match state.startup.get() {
                         Startup::Tokenizer { phase, done, total } => view! {
@@ -155,6 +293,20 @@ pub fn App() -> impl IntoView {
                         Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
                     }}
                     {move || state.busy.get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
+                </span>
+                <span class="header-tools">
+                    <ThemeSwitch />
+                    <button
+                        type="button"
+                        class="secondary"
+                        data-testid="open-shortcuts"
+                        aria-label="Keyboard shortcuts"
+                        aria-keyshortcuts="?"
+                        title="Keyboard shortcuts (?)"
+                        on:click=move |_| help_open.set(true)
+                    >
+                        "?"
+                    </button>
                 </span>
             </header>
             <div class="notices" data-testid="notices">
@@ -188,7 +340,15 @@ pub fn App() -> impl IntoView {
                                 type="button"
                                 class=if panel == Panel::Chat { "tab chat-tab" } else { "tab" }
                                 data-testid=format!("tab-{}", panel.key())
-                                aria-pressed=move || (state.panel.get() == panel).to_string()
+                                aria-keyshortcuts=(panel == Panel::Settings).then_some("Alt+S")
+                                // Beside the chat (wider than a phone) the chat panel shows the
+                                // memory tiers, so the Memory tab is the one pressed.
+                                aria-pressed=move || {
+                                    let shown = state.panel.get();
+                                    let pressed = shown == panel
+                                        || (panel == Panel::Memory && shown == Panel::Chat && !narrow.get());
+                                    pressed.to_string()
+                                }
                                 on:click=move |_| state.panel.set(panel)
                             >
                                 {panel.label()}
@@ -201,7 +361,7 @@ pub fn App() -> impl IntoView {
                 <section class="chat" aria-label="Chat">
                     <ChatPanel />
                 </section>
-                <aside class="side" aria-label="Context management">
+                <aside class="side" id="side-panel" tabindex="-1" aria-label="Context management">
                     {move || match state.panel.get() {
                         Panel::Memory | Panel::Chat => view! { <TierView tiers=tiers on_action=on_action /> }.into_any(),
                         Panel::Context => view! {
@@ -216,13 +376,30 @@ pub fn App() -> impl IntoView {
             </main>
             <ConcludeDialog effort=concluding />
             <LogViewer />
+            <ShortcutsDialog open=help_open />
         </div>
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tokenizer_progress;
+    use super::{plain_status, tokenizer_progress};
+
+    #[test]
+    fn the_plain_status_counts_what_the_model_sees() {
+        assert_eq!(
+            plain_status(850, 126_976, 0, 0, 0),
+            "The model sees 850 of 127k tokens · no effort open"
+        );
+        assert_eq!(
+            plain_status(1_234, 7_168, 1, 0, 1),
+            "The model sees 1.2k of 7.2k tokens · 1 effort open · 1 summary"
+        );
+        assert_eq!(
+            plain_status(5_000, 126_976, 2, 1, 3),
+            "The model sees 5k of 127k tokens · 2 efforts open · 1 expanded · 3 summaries"
+        );
+    }
 
     #[test]
     fn tokenizer_progress_says_what_happens_and_how_far() {

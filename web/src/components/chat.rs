@@ -1,7 +1,10 @@
-//! The chat: the conversation so far, the reply being written, a failed turn with Retry, and
-//! the message box (Enter sends, Shift+Enter adds a line).
+//! The chat: the conversation so far (a welcome with example messages while it is empty), the
+//! reply being written, a failed turn with Retry, and the message box (Enter sends,
+//! Shift+Enter adds a line).
 
 use crate::components::rich_text::RichText;
+use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
+use crate::provider::ProviderChoice;
 use crate::state::{AppState, FailedTurn, LiveTurn, Startup};
 use crate::turn;
 use crate::view_model::{self, ChatEntry, TurnGroup};
@@ -21,18 +24,34 @@ pub fn ChatLog(
     /// The turn in progress, if any.
     #[prop(into)]
     live: Signal<Option<LiveTurn>>,
+    /// What to show while the conversation is empty (nothing by default).
+    #[prop(optional, into)]
+    empty: ViewFn,
 ) -> impl IntoView {
     let log = NodeRef::<html::Div>::new();
-    // The newest message stays in view as turns complete and text streams in.
+    let is_empty =
+        move || hidden.get() == 0 && live.with(Option::is_none) && groups.with(Vec::is_empty);
+    // The newest message stays in view as turns complete and text streams in. An empty chat
+    // is read from the top instead: its welcome starts with what CCM is.
     Effect::new(move |_| {
-        groups.track();
-        live.track();
+        let empty = is_empty();
         if let Some(el) = log.get() {
-            el.set_scroll_top(el.scroll_height());
+            el.set_scroll_top(if empty { 0 } else { el.scroll_height() });
         }
     });
+    // Focusable, so keyboard users can scroll it with the arrow keys; a log, so screen readers
+    // announce new messages politely.
     view! {
-        <div class="chat-log" node_ref=log data-testid="chat-log" role="log" aria-live="polite" aria-label="Conversation">
+        <div
+            class="chat-log"
+            node_ref=log
+            data-testid="chat-log"
+            role="log"
+            aria-live="polite"
+            aria-label="Conversation"
+            tabindex="0"
+        >
+            <Show when=is_empty>{empty.run()}</Show>
             <Show when=move || { hidden.get() > 0 }>
                 <p class="hint" data-testid="hidden-messages">
                     {move || {
@@ -173,6 +192,28 @@ pub fn ChatPanel() -> impl IntoView {
             turn::send_message(state, text);
         }
     };
+    // The tour of examples: the index of the one to offer next, once the first was used.
+    let tour = RwSignal::new(None::<usize>);
+    let pick_example = Callback::new(move |index: usize| {
+        let Some(example) = EXAMPLES.get(index) else {
+            return;
+        };
+        if state.in_turn() {
+            return;
+        }
+        state.draft.set(example.text.to_string());
+        tour.set(Some(index + 1));
+        if ready.get_untracked() {
+            send();
+        } else if let Some(el) = textarea.get_untracked() {
+            // Not ready to send yet: the example waits in the box, where Enter sends it.
+            let _ = el.focus();
+        }
+    });
+    let offline =
+        Signal::derive(move || state.provider.with(|p| p.choice == ProviderChoice::Offline));
+    let next_example =
+        Signal::derive(move || tour.get().filter(|_| state.live.with(Option::is_none)));
     // The message box gets the focus back when a reply ends, so a conversation stays
     // keyboard-only; focus the person moved to another field stays where it is.
     Effect::new(move |_| {
@@ -191,7 +232,12 @@ pub fn ChatPanel() -> impl IntoView {
     });
     view! {
         <div class="chat-panel">
-            <ChatLog groups=groups hidden=hidden live=state.live />
+            <ChatLog
+                groups=groups
+                hidden=hidden
+                live=state.live
+                empty=move || view! { <Welcome offline=offline on_pick=pick_example /> }
+            />
             {move || {
                 state
                     .failed
@@ -212,6 +258,7 @@ pub fn ChatPanel() -> impl IntoView {
                         }
                     })
             }}
+            <NextExample next=next_example on_pick=pick_example on_dismiss=Callback::new(move |()| tour.set(None)) />
             <form
                 class="composer"
                 on:submit=move |ev| {
@@ -228,7 +275,7 @@ pub fn ChatPanel() -> impl IntoView {
                     node_ref=textarea
                     rows="2"
                     placeholder="Message (Enter to send, Shift+Enter for a new line)"
-                    aria-keyshortcuts="Enter"
+                    aria-keyshortcuts="/ Shift+Escape"
                     prop:value=move || state.draft.get()
                     on:input=move |ev| state.draft.set(event_target_value(&ev))
                     on:keydown=move |ev| {
@@ -263,6 +310,8 @@ pub fn ChatPanel() -> impl IntoView {
                         class="stop"
                         data-testid="stop"
                         aria-label="Stop the reply"
+                        aria-keyshortcuts="Escape"
+                        title="Stop the reply (Esc)"
                         on:click=move |_| turn::stop(state)
                     >
                         "Stop"

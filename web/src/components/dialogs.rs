@@ -1,6 +1,7 @@
 //! Dialogs over the side panel: concluding an effort with an editable summary, and reading an
-//! effort's raw log.
+//! effort's raw log. Both are [`Modal`]s: focus moves in, stays in, and returns on close.
 
+use crate::components::modal::Modal;
 use crate::state::{AppState, NoticeKind};
 use crate::turn;
 use crate::view_model::EffortAction;
@@ -88,9 +89,9 @@ fn ConcludeForm(
                 .await;
         });
     };
+    let close = Callback::new(move |()| effort.set(None));
     view! {
-        <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="conclude-title" data-testid="conclude-dialog">
-            <h2 id="conclude-title">{format!("Conclude {id}")}</h2>
+        <Modal title=format!("Conclude {id}") test_id="conclude-dialog" on_close=close>
             <p class="hint">
                 "The raw log leaves the context and this summary stands in for it. Nothing is deleted: you can expand or reopen the effort later."
             </p>
@@ -99,6 +100,7 @@ fn ConcludeForm(
                 id="conclude-summary"
                 data-testid="conclude-summary"
                 rows="5"
+                autofocus=true
                 prop:value=move || summary.get()
                 on:input=move |ev| summary.set(event_target_value(&ev))
             ></textarea>
@@ -110,11 +112,11 @@ fn ConcludeForm(
                 <button type="button" class="secondary" data-testid="conclude-write" on:click=write disabled=move || writing.get()>
                     {move || if writing.get() { "Writing the summary…" } else { "Write with the model" }}
                 </button>
-                <button type="button" class="secondary" on:click=move |_| effort.set(None)>
+                <button type="button" class="secondary" data-testid="conclude-cancel" on:click=move |_| effort.set(None)>
                     "Cancel"
                 </button>
             </div>
-        </div>
+        </Modal>
     }
 }
 
@@ -128,9 +130,14 @@ pub fn LogViewer() -> impl IntoView {
                 .open_log
                 .get()
                 .map(|log| {
+                    let close = Callback::new(move |()| state.open_log.set(None));
                     view! {
-                        <div class="dialog log-viewer" role="dialog" aria-modal="true" aria-labelledby="log-title" data-testid="log-viewer">
-                            <h2 id="log-title">{format!("Raw log of {} ({} messages)", log.id, log.messages.len())}</h2>
+                        <Modal
+                            title=format!("Raw log of {} ({} messages)", log.id, log.messages.len())
+                            test_id="log-viewer"
+                            class="log-viewer"
+                            on_close=close
+                        >
                             <ol class="log">
                                 {log
                                     .messages
@@ -148,7 +155,7 @@ pub fn LogViewer() -> impl IntoView {
                             <button type="button" data-testid="close-log" on:click=move |_| state.open_log.set(None)>
                                 "Close"
                             </button>
-                        </div>
+                        </Modal>
                     }
                 })
         }}

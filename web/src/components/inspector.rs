@@ -188,7 +188,8 @@ pub fn Inspector(
             }
         };
         let compactions = if s.compactions.is_empty() {
-            view! { <p class="empty">"No compaction so far."</p> }.into_any()
+            // An item of the list it stands in for: a list may hold only <li> elements.
+            view! { <li class="empty">"No compaction so far."</li> }.into_any()
         } else {
             s.compactions
                 .iter()
@@ -211,7 +212,7 @@ pub fn Inspector(
                 .into_any()
         };
         let pins = if s.pins.is_empty() {
-            view! { <p class="empty">"Nothing pinned. Pin an item below to keep it in every request."</p> }.into_any()
+            view! { <li class="empty">"Nothing pinned. Pin an item below to keep it in every request."</li> }.into_any()
         } else {
             s.pins
                 .iter()
@@ -276,7 +277,7 @@ pub fn Inspector(
                 }
             >
                 <summary>{format!("Included: {} items · Excluded: {}", s.included.len(), s.excluded.len())}</summary>
-                <h4>"Included, in context order"</h4>
+                <h3>"Included, in context order"</h3>
                 <div class="table-wrap">
                     <table class="items" data-testid="included-items">
                         <thead>
@@ -295,7 +296,7 @@ pub fn Inspector(
                         <tbody>{included}</tbody>
                     </table>
                 </div>
-                <h4>"Excluded"</h4>
+                <h3>"Excluded"</h3>
                 <div class="table-wrap">
                     <table class="items" data-testid="excluded-items">
                         <thead>
