@@ -135,9 +135,9 @@ pub fn NextExample(
 #[cfg(test)]
 mod tests {
     use super::EXAMPLES;
-    use ccm_core::engine::{run_turn, EngineSettings};
-    use ccm_core::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
     use ccm_core::{Config, Session};
+    use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
+    use ccm_engine::{run_turn, EngineSettings};
 
     /// The tour does with the offline demo model what each step says it shows.
     #[test]
