@@ -54,6 +54,7 @@ pub mod anthropic;
 mod config;
 pub mod embeddings;
 mod error;
+mod fragment;
 pub mod openai;
 mod retry;
 pub mod sse;
