@@ -249,7 +249,16 @@ impl Reception<'_> {
                 .as_ref()
                 .is_some_and(|(status, _)| (200..300).contains(status));
             match event {
-                Event::Head { status, headers } => head = Some((status, headers)),
+                Event::Head { status, headers } => {
+                    if let Some(stream) = &mut self.stream {
+                        let content_type = headers
+                            .iter()
+                            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+                            .map(|(_, value)| value.as_str());
+                        stream.set_content_type(content_type);
+                    }
+                    head = Some((status, headers));
+                }
                 Event::Chunk(bytes) => match (&mut self.stream, success) {
                     (Some(stream), true) => {
                         for delta in stream.push(&bytes)? {

@@ -148,6 +148,56 @@ fn a_stream_that_stalls_midway_ends_as_cut_off() {
     assert!(started.elapsed() < Duration::from_millis(2_500));
 }
 
+/// A login page of a proxy in front of the API, served with `200 OK`.
+const LOGIN_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title>\
+    <style>body { color: red }</style><script>var x = 1 < 2;</script></head>\n\
+    <body><h1>Sign in to continue</h1>\n<p>Your session has   expired.</p></body></html>";
+
+#[test]
+fn an_html_page_instead_of_a_stream_is_reported_as_one() {
+    for kind in KINDS {
+        let server = server();
+        script_failure(
+            &server,
+            ScriptedReply::fault(Fault::body(LOGIN_PAGE, "text/html; charset=utf-8")),
+        );
+        let error = assert_fails_cleanly(&mut transport(&server, kind), true, |e| {
+            e.to_string().contains("HTML page")
+        });
+        assert_eq!(
+            error.to_string(),
+            "The provider answered with an HTML page, not an event stream: \"Sign in Sign in \
+             to continue Your session has expired.\". Check the base URL: it may lead to a web \
+             page, a login page or a proxy rather than to the API.",
+            "{kind:?}"
+        );
+        assert!(!error.is_transient(), "an HTML page is not retried");
+    }
+}
+
+#[test]
+fn a_plain_text_body_instead_of_a_stream_is_reported_as_one() {
+    let server = server();
+    script_failure(
+        &server,
+        ScriptedReply::fault(Fault::body(
+            "Service is starting,\nplease wait.",
+            "text/plain",
+        )),
+    );
+    let error = assert_fails_cleanly(
+        &mut transport(&server, ProviderKind::OpenAiCompatible),
+        true,
+        |e| e.to_string().contains("not an event stream"),
+    );
+    assert_eq!(
+        error.to_string(),
+        "The provider answered with text/plain content, not an event stream: \"Service is \
+         starting, please wait.\". Check the base URL and that the server speaks the \
+         provider's protocol."
+    );
+}
+
 #[test]
 fn a_refused_connection_leaves_the_session_unchanged() {
     // A port that was just free: bound, then closed, so nothing listens there.

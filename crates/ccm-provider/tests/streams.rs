@@ -3,7 +3,7 @@
 
 mod common;
 
-use ccm_provider::{ProviderKind, ProviderResponse, ProviderStream, StreamDelta};
+use ccm_provider::{ProviderError, ProviderKind, ProviderResponse, ProviderStream, StreamDelta};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -131,5 +131,73 @@ portable_tests! {
             assert_eq!(response.text, "crab 🦀 ok", "cut at byte {cut}");
             assert_eq!(shown.concat(), "crab 🦀 ok", "cut at byte {cut}");
         }
+    }
+
+    /// Without a `Content-Type` (a transport that does not pass it on), the first bytes tell
+    /// an HTML page.
+    fn an_html_page_is_recognised_by_its_first_bytes() {
+        let page = "\n<!doctype HTML><html><head><TITLE>502 Bad Gateway</TITLE></head>\
+                    <body><!-- nginx --><center><h1>502 Bad Gateway</h1></center></body></html>";
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream.push(page.as_bytes()).unwrap();
+        let error = stream.finish().unwrap_err();
+        assert_eq!(
+            error,
+            ProviderError::NotAStream {
+                content_type: None,
+                html: true,
+                excerpt: "502 Bad Gateway 502 Bad Gateway".into(),
+            }
+        );
+    }
+
+    /// A body that calls itself an event stream but brought no event was cut off, whatever it
+    /// holds; and a JSON document is still read as a whole answer.
+    fn the_content_type_decides_before_the_first_bytes() {
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream.set_content_type(Some("text/event-stream; charset=utf-8"));
+        stream.push(b"<html>").unwrap();
+        assert!(matches!(
+            stream.finish(),
+            Err(ProviderError::StreamTruncated { events: 0, .. })
+        ));
+
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream.set_content_type(Some("application/json"));
+        stream
+            .push(br#"{"choices":[{"message":{"content":"whole"},"finish_reason":"stop"}]}"#)
+            .unwrap();
+        assert_eq!(stream.finish().unwrap().text, "whole");
+
+        let mut stream = ProviderStream::new(ProviderKind::Anthropic);
+        stream.set_content_type(Some("Text/Plain"));
+        stream.push(b"upstream   connect error").unwrap();
+        let error = stream.finish().unwrap_err();
+        assert_eq!(
+            error,
+            ProviderError::NotAStream {
+                content_type: Some("text/plain".into()),
+                html: false,
+                excerpt: "upstream connect error".into(),
+            }
+        );
+    }
+
+    /// A page too large to be kept whole is still quoted from its beginning.
+    fn a_large_html_page_is_quoted_from_its_beginning() {
+        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
+        stream.set_content_type(Some("text/html"));
+        stream
+            .push(b"<html><style>p { margin: 0 }</style><p>Welcome to the router</p>")
+            .unwrap();
+        let filler = "<p>more words</p>".repeat(100_000);
+        stream.push(filler.as_bytes()).unwrap();
+        let error = stream.finish().unwrap_err();
+        let ProviderError::NotAStream { excerpt, html, .. } = &error else {
+            panic!("not reported as a page: {error}");
+        };
+        assert!(html);
+        assert!(excerpt.starts_with("Welcome to the router more words"), "{excerpt}");
+        assert!(excerpt.ends_with('…'), "{excerpt}");
     }
 }

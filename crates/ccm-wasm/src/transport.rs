@@ -103,6 +103,10 @@ pub async fn send(
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut stream = ProviderStream::new(kind);
+    // `Content-Type` is readable cross-origin without being exposed, so an HTML page or any
+    // other answer that is not an event stream is reported as what it is.
+    let content_type = response.headers().get("content-type").ok().flatten();
+    stream.set_content_type(content_type.as_deref());
     let show = request.purpose.is_answer();
     loop {
         let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
