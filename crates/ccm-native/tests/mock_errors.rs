@@ -127,7 +127,7 @@ fn a_timeout_leaves_the_session_unchanged() {
 }
 
 #[test]
-fn a_stream_that_stalls_midway_ends_as_cut_off() {
+fn a_stream_that_stalls_midway_ends_with_a_clear_error() {
     let server = server();
     script_failure(
         &server,
@@ -142,10 +142,26 @@ fn a_stream_that_stalls_midway_ends_as_cut_off() {
         },
     );
     let started = Instant::now();
-    assert_fails_cleanly(&mut impatient, true, |e| {
-        matches!(e, ProviderError::StreamTruncated { .. })
-    });
+    // The person's text comes back and the session is as before (checked by the helper).
+    let error = assert_fails_cleanly(
+        &mut impatient,
+        true,
+        |e| matches!(e, ProviderError::StreamStalled { after_ms: 300, events, .. } if *events > 0),
+    );
     assert!(started.elapsed() < Duration::from_millis(2_500));
+    assert!(
+        error.to_string().starts_with(
+            "The provider sent nothing for 300 ms in the middle of its answer (after "
+        ),
+        "{error}"
+    );
+    assert!(!error.is_transient());
+}
+
+#[test]
+fn the_idle_timeout_is_a_minute_by_default() {
+    assert_eq!(Timeouts::default().idle, Duration::from_secs(60));
+    assert_eq!(ccm_provider::DEFAULT_IDLE_TIMEOUT_MS, 60_000);
 }
 
 /// A login page of a proxy in front of the API, served with `200 OK`.

@@ -127,6 +127,25 @@ pub enum ProviderError {
         /// How many tool calls had started.
         tool_calls: usize,
     },
+    /// The response stream stopped sending for the transport's idle timeout in the middle of
+    /// the answer, and the wait was ended: the answer is incomplete. Like a cut-off stream, it
+    /// is not retried by itself, since its beginning may already be on screen.
+    #[error(
+        "The provider sent nothing for {} in the middle of its answer (after {events} events, \
+         {text_chars} characters of text and {tool_calls} tool calls), so the wait was ended; \
+         the answer is incomplete.",
+        format_duration(*.after_ms)
+    )]
+    StreamStalled {
+        /// How long the stream had been silent.
+        after_ms: u64,
+        /// How many events had arrived.
+        events: usize,
+        /// How many characters of answer text had arrived.
+        text_chars: usize,
+        /// How many tool calls had started.
+        tool_calls: usize,
+    },
     /// A stream was asked for, but the provider answered with something else: most often an
     /// HTML page (a web server's, a login page or a proxy's) because the base URL leads there
     /// rather than to the API.

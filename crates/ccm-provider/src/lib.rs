@@ -63,7 +63,7 @@ mod wire;
 
 pub use config::{
     normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
-    ToolChoice, DEFAULT_MAX_TOKENS,
+    ToolChoice, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_TOKENS,
 };
 pub use embeddings::{EmbeddingsEndpoint, EmbeddingsEndpointError};
 pub use error::{ErrorContext, ProviderError};
@@ -400,6 +400,29 @@ impl ProviderStream {
         match self.accumulator {
             Accumulator::OpenAi(stream) => stream.finish(),
             Accumulator::Anthropic(stream) => stream.finish(),
+        }
+    }
+
+    /// Ends a stream whose body stopped arriving for `after_ms` milliseconds (the transport's
+    /// idle timeout) and returns the whole answer if it was in fact complete.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::StreamStalled`] when the answer is incomplete, or any other error
+    /// [`finish`](Self::finish) reports.
+    pub fn finish_stalled(self, after_ms: u64) -> Result<ProviderResponse, ProviderError> {
+        match self.finish() {
+            Err(ProviderError::StreamTruncated {
+                events,
+                text_chars,
+                tool_calls,
+            }) => Err(ProviderError::StreamStalled {
+                after_ms,
+                events,
+                text_chars,
+                tool_calls,
+            }),
+            other => other,
         }
     }
 
