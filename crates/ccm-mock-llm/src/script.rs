@@ -573,7 +573,16 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         let replies = parse_script(&example).unwrap_or_else(|e| panic!("{e}\n{example}"));
-        assert_eq!(replies.len(), 9);
+        assert_eq!(replies.len(), 10);
+        let page = replies[9]
+            .fault
+            .as_ref()
+            .expect("the last reply is a fault");
+        assert_eq!(page.content_type.as_deref(), Some("text/html"));
+        assert!(page
+            .body
+            .as_deref()
+            .is_some_and(|body| body.starts_with("<html>")));
         assert_eq!(
             replies[2].tool_calls[1].arguments,
             ToolArguments::Raw("{\"id\": ".into())
