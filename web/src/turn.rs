@@ -51,7 +51,9 @@ impl Transport {
     ) -> Result<ProviderResponse, ProviderError> {
         match self {
             Transport::Http(config) => {
-                ccm_wasm::transport::send(config, request, Some(signal), on_delta).await
+                let idle_timeout_ms = ccm_provider::DEFAULT_IDLE_TIMEOUT_MS;
+                ccm_wasm::transport::send(config, request, Some(signal), idle_timeout_ms, on_delta)
+                    .await
             }
             Transport::Offline => {
                 let response = session.with_core(|core| {

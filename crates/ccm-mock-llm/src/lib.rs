@@ -73,7 +73,8 @@
 //!     {"text": "slow and cut", "fault": {"chunk_delay_ms": 50, "truncate_after_chunks": 3}},
 //!     {"fault": {"delay_ms": 2000}},
 //!     {"text": "broken", "fault": {"malformed_json": true}},
-//!     {"fault": {"close_without_response": true}}
+//!     {"fault": {"close_without_response": true}},
+//!     {"fault": {"body": "<html><title>Sign in</title></html>", "content_type": "text/html"}}
 //!   ]
 //! }
 //! ```
@@ -88,7 +89,8 @@
 //! - `fault` ([`Fault`]): `status` with `error_type`, `message`, `code`, `retry_after`
 //!   (provider-shaped error body); `delay_ms` (before the headers); `chunk_delay_ms`;
 //!   `truncate_after_chunks` (+ `truncate_abruptly`); `malformed_json` / `malformed_chunk`;
-//!   `close_without_response`.
+//!   `close_without_response`; `body` with `content_type` (a `200` answer that is not the
+//!   protocol's, such as an HTML page).
 //!
 //! # What the responses contain
 //!

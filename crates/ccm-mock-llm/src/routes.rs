@@ -345,6 +345,20 @@ fn serve(
             .collect();
         return finish(send_json(stream, status, &body, &extra, Some(seq)));
     }
+    if let Some(body) = &fault.body {
+        let content_type = fault
+            .content_type
+            .as_deref()
+            .unwrap_or("text/html; charset=utf-8");
+        return finish(send(
+            stream,
+            200,
+            content_type,
+            body.as_bytes(),
+            &[],
+            Some(seq),
+        ));
+    }
     let planned = PlannedReply::new(reply, seq, protocol);
     let ctx = RenderContext {
         id: match protocol {

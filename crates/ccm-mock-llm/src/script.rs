@@ -246,7 +246,8 @@ pub struct ReplyMatch {
 /// A fault injected while serving a scripted reply. All fields are optional and combine.
 ///
 /// The order of effects is: `delay_ms`, then `close_without_response`, then `status` (an
-/// error response ends it there), then the normal reply with the other faults applied.
+/// error response ends it there), then `body` (which ends it too), then the normal reply with
+/// the other faults applied.
 /// `delay_ms` and `close_without_response` also apply to non-streaming requests; the
 /// `chunk_delay_ms` and truncation faults only affect streams.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -302,9 +303,26 @@ pub struct Fault {
     /// Read the request, then close the connection without sending a single byte.
     #[serde(default, skip_serializing_if = "is_false")]
     pub close_without_response: bool,
+    /// Answer `200` with this body instead of the reply, whatever the request asked for: what
+    /// a web server, a login page or a proxy in front of the API sends (for example an HTML
+    /// page). Its type is `content_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The `Content-Type` of `body`; `text/html; charset=utf-8` when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
 }
 
 impl Fault {
+    /// A `200` answer with `body` of type `content_type` instead of the reply.
+    pub fn body(body: impl Into<String>, content_type: impl Into<String>) -> Self {
+        Self {
+            body: Some(body.into()),
+            content_type: Some(content_type.into()),
+            ..Self::default()
+        }
+    }
+
     /// An error response with this status.
     pub fn status(status: u16) -> Self {
         Self {
@@ -555,7 +573,16 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         let replies = parse_script(&example).unwrap_or_else(|e| panic!("{e}\n{example}"));
-        assert_eq!(replies.len(), 9);
+        assert_eq!(replies.len(), 10);
+        let page = replies[9]
+            .fault
+            .as_ref()
+            .expect("the last reply is a fault");
+        assert_eq!(page.content_type.as_deref(), Some("text/html"));
+        assert!(page
+            .body
+            .as_deref()
+            .is_some_and(|body| body.starts_with("<html>")));
         assert_eq!(
             replies[2].tool_calls[1].arguments,
             ToolArguments::Raw("{\"id\": ".into())

@@ -33,19 +33,20 @@ pub struct Timeouts {
     /// whole, after the model has finished writing it, so this is generous by default.
     pub first_byte: Duration,
     /// The longest silence between two chunks of a body once the head arrived. A stream that
-    /// stalls after part of the answer arrived is reported as cut off
-    /// ([`ProviderError::StreamTruncated`]), not as a timeout, so it is not retried while its
-    /// beginning may be on screen.
+    /// stalls after part of the answer arrived ends with [`ProviderError::StreamStalled`], not
+    /// with a timeout, so it is not retried while its beginning may be on screen; a body that
+    /// never starts is a [`ProviderError::Timeout`], which is retried.
     pub idle: Duration,
 }
 
 impl Default for Timeouts {
-    /// 10 s to connect, 5 minutes to the first byte, 2 minutes of silence mid-body.
+    /// 10 s to connect, 5 minutes to the first byte, and a minute of silence mid-body
+    /// ([`ccm_provider::DEFAULT_IDLE_TIMEOUT_MS`], the same as in the browser).
     fn default() -> Timeouts {
         Timeouts {
             connect: Duration::from_secs(10),
             first_byte: Duration::from_secs(300),
-            idle: Duration::from_secs(120),
+            idle: Duration::from_millis(ccm_provider::DEFAULT_IDLE_TIMEOUT_MS),
         }
     }
 }
@@ -222,13 +223,14 @@ impl Reception<'_> {
             let waited = last_event.elapsed();
             if waited >= limit {
                 if self.answer_started(&head) {
-                    // A stream that stalls after part of the answer arrived ends like one that
-                    // was cut off: the answer may be on screen, so it is not retried blindly.
+                    // A stream that stalls after part of the answer arrived is not retried
+                    // blindly: the answer may be on screen. If it was in fact complete (the
+                    // server only failed to close the connection), it is used.
                     return self
                         .stream
                         .take()
                         .expect("answer_started checked it")
-                        .finish();
+                        .finish_stalled(limit_ms);
                 }
                 return Err(ProviderError::Timeout { after_ms: limit_ms });
             }
@@ -249,7 +251,16 @@ impl Reception<'_> {
                 .as_ref()
                 .is_some_and(|(status, _)| (200..300).contains(status));
             match event {
-                Event::Head { status, headers } => head = Some((status, headers)),
+                Event::Head { status, headers } => {
+                    if let Some(stream) = &mut self.stream {
+                        let content_type = headers
+                            .iter()
+                            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+                            .map(|(_, value)| value.as_str());
+                        stream.set_content_type(content_type);
+                    }
+                    head = Some((status, headers));
+                }
                 Event::Chunk(bytes) => match (&mut self.stream, success) {
                     (Some(stream), true) => {
                         for delta in stream.push(&bytes)? {

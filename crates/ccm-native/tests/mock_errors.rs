@@ -127,7 +127,7 @@ fn a_timeout_leaves_the_session_unchanged() {
 }
 
 #[test]
-fn a_stream_that_stalls_midway_ends_as_cut_off() {
+fn a_stream_that_stalls_midway_ends_with_a_clear_error() {
     let server = server();
     script_failure(
         &server,
@@ -142,10 +142,76 @@ fn a_stream_that_stalls_midway_ends_as_cut_off() {
         },
     );
     let started = Instant::now();
-    assert_fails_cleanly(&mut impatient, true, |e| {
-        matches!(e, ProviderError::StreamTruncated { .. })
-    });
+    // The person's text comes back and the session is as before (checked by the helper).
+    let error = assert_fails_cleanly(
+        &mut impatient,
+        true,
+        |e| matches!(e, ProviderError::StreamStalled { after_ms: 300, events, .. } if *events > 0),
+    );
     assert!(started.elapsed() < Duration::from_millis(2_500));
+    assert!(
+        error.to_string().starts_with(
+            "The provider sent nothing for 300 ms in the middle of its answer (after "
+        ),
+        "{error}"
+    );
+    assert!(!error.is_transient());
+}
+
+#[test]
+fn the_idle_timeout_is_a_minute_by_default() {
+    assert_eq!(Timeouts::default().idle, Duration::from_secs(60));
+    assert_eq!(ccm_provider::DEFAULT_IDLE_TIMEOUT_MS, 60_000);
+}
+
+/// A login page of a proxy in front of the API, served with `200 OK`.
+const LOGIN_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title>\
+    <style>body { color: red }</style><script>var x = 1 < 2;</script></head>\n\
+    <body><h1>Sign in to continue</h1>\n<p>Your session has   expired.</p></body></html>";
+
+#[test]
+fn an_html_page_instead_of_a_stream_is_reported_as_one() {
+    for kind in KINDS {
+        let server = server();
+        script_failure(
+            &server,
+            ScriptedReply::fault(Fault::body(LOGIN_PAGE, "text/html; charset=utf-8")),
+        );
+        let error = assert_fails_cleanly(&mut transport(&server, kind), true, |e| {
+            e.to_string().contains("HTML page")
+        });
+        assert_eq!(
+            error.to_string(),
+            "The provider answered with an HTML page, not an event stream: \"Sign in Sign in \
+             to continue Your session has expired.\". Check the base URL: it may lead to a web \
+             page, a login page or a proxy rather than to the API.",
+            "{kind:?}"
+        );
+        assert!(!error.is_transient(), "an HTML page is not retried");
+    }
+}
+
+#[test]
+fn a_plain_text_body_instead_of_a_stream_is_reported_as_one() {
+    let server = server();
+    script_failure(
+        &server,
+        ScriptedReply::fault(Fault::body(
+            "Service is starting,\nplease wait.",
+            "text/plain",
+        )),
+    );
+    let error = assert_fails_cleanly(
+        &mut transport(&server, ProviderKind::OpenAiCompatible),
+        true,
+        |e| e.to_string().contains("not an event stream"),
+    );
+    assert_eq!(
+        error.to_string(),
+        "The provider answered with text/plain content, not an event stream: \"Service is \
+         starting, please wait.\". Check the base URL and that the server speaks the \
+         provider's protocol."
+    );
 }
 
 #[test]

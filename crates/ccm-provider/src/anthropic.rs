@@ -29,6 +29,7 @@
 
 use super::config::{ProviderConfig, RequestOptions, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
+use super::fragment::{Fragment, TextJoiner};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
@@ -448,8 +449,9 @@ struct StartMessageDto {
 struct DeltaDto {
     #[serde(rename = "type")]
     kind: Option<String>,
-    text: Option<String>,
-    partial_json: Option<String>,
+    /// Fragments are read as bytes, so that one holding half of a character is not refused.
+    text: Option<Fragment>,
+    partial_json: Option<Fragment>,
     stop_reason: Option<String>,
 }
 
@@ -464,6 +466,8 @@ enum PartialBlock {
         initial_input: String,
         /// The concatenated `partial_json` fragments.
         json: String,
+        /// The end of `json` that may still become a character.
+        pending: TextJoiner,
     },
     /// A block this crate does not use (`thinking`, server tools, …).
     Other,
@@ -479,6 +483,8 @@ enum PartialBlock {
 #[derive(Debug, Clone, Default)]
 pub struct AnthropicStream {
     text: String,
+    /// The end of the text that may still become a character.
+    pending: TextJoiner,
     blocks: BTreeMap<u64, PartialBlock>,
     stop_reason: Option<String>,
     usage: UsageParts,
@@ -538,7 +544,7 @@ impl AnthropicStream {
                 let index = dto.index.unwrap_or(self.blocks.len() as u64);
                 let block = match dto.content_block {
                     Some(block) if block.kind == "text" => {
-                        let initial = block.text.unwrap_or_default();
+                        let initial = self.pending.push(block.text.unwrap_or_default().as_bytes());
                         if !initial.is_empty() {
                             self.text.push_str(&initial);
                             deltas.push(StreamDelta::Text(initial));
@@ -557,6 +563,7 @@ impl AnthropicStream {
                             name,
                             initial_input: input_text(block.input.as_ref()),
                             json: String::new(),
+                            pending: TextJoiner::default(),
                         }
                     }
                     _ => PartialBlock::Other,
@@ -569,7 +576,7 @@ impl AnthropicStream {
                 };
                 match delta.kind.as_deref() {
                     Some("text_delta") => {
-                        let text = delta.text.unwrap_or_default();
+                        let text = self.pending.push(&delta.text.unwrap_or_default().0);
                         if !text.is_empty() {
                             self.text.push_str(&text);
                             deltas.push(StreamDelta::Text(text));
@@ -578,8 +585,9 @@ impl AnthropicStream {
                     Some("input_json_delta") => {
                         let index = dto.index.unwrap_or(0);
                         match self.blocks.get_mut(&index) {
-                            Some(PartialBlock::ToolUse { json, .. }) => {
-                                json.push_str(delta.partial_json.as_deref().unwrap_or_default());
+                            Some(PartialBlock::ToolUse { json, pending, .. }) => {
+                                let fragment = delta.partial_json.unwrap_or_default();
+                                json.push_str(&pending.push(&fragment.0));
                             }
                             _ => {
                                 return Err(ProviderError::Protocol(format!(
@@ -601,15 +609,35 @@ impl AnthropicStream {
                     self.usage.update(usage);
                 }
             }
-            "message_stop" => self.stopped = true,
+            // A character never spans two blocks: what is held back at a block's end is broken.
+            "content_block_stop" => self.flush(&mut deltas),
+            "message_stop" => {
+                self.stopped = true;
+                self.flush(&mut deltas);
+            }
             "error" => {
                 return Err(embedded_error(dto.error.as_ref().unwrap_or(&Value::Null)));
             }
-            // `ping`, `content_block_stop` (a block's content is complete as it arrives) and
-            // event types added after this was written.
+            // `ping` and event types added after this was written.
             _ => {}
         }
         Ok(deltas)
+    }
+
+    /// Ends the text and the tool inputs received so far: what was held back will not be
+    /// completed any more.
+    fn flush(&mut self, deltas: &mut Vec<StreamDelta>) {
+        for block in self.blocks.values_mut() {
+            if let PartialBlock::ToolUse { json, pending, .. } = block {
+                let rest = pending.finish();
+                json.push_str(&rest);
+            }
+        }
+        let rest = self.pending.finish();
+        if !rest.is_empty() {
+            self.text.push_str(&rest);
+            deltas.push(StreamDelta::Text(rest));
+        }
     }
 
     /// Whether `message_stop` arrived.
@@ -644,6 +672,7 @@ impl AnthropicStream {
                     name,
                     initial_input,
                     json,
+                    ..
                 } => Some(ToolCall {
                     id,
                     name,

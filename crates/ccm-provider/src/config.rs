@@ -288,6 +288,13 @@ pub fn normalize_base_url(kind: ProviderKind, url: &str) -> String {
     base.trim_end_matches('/').to_string()
 }
 
+/// How long a transport waits, by default, for the next bytes of a response body before it
+/// gives up on the response: a minute. A stream that stalls after part of the answer arrived
+/// then ends with [`ProviderError::StreamStalled`]. Streaming servers send something well
+/// within that while the model works (text, `ping` events, keep-alive comments), and a silent
+/// minute means a connection or a server that is stuck.
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+
 /// The output token limit used by [`RequestOptions::new`].
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 

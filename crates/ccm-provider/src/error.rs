@@ -127,6 +127,38 @@ pub enum ProviderError {
         /// How many tool calls had started.
         tool_calls: usize,
     },
+    /// The response stream stopped sending for the transport's idle timeout in the middle of
+    /// the answer, and the wait was ended: the answer is incomplete. Like a cut-off stream, it
+    /// is not retried by itself, since its beginning may already be on screen.
+    #[error(
+        "The provider sent nothing for {} in the middle of its answer (after {events} events, \
+         {text_chars} characters of text and {tool_calls} tool calls), so the wait was ended; \
+         the answer is incomplete.",
+        format_duration(*.after_ms)
+    )]
+    StreamStalled {
+        /// How long the stream had been silent.
+        after_ms: u64,
+        /// How many events had arrived.
+        events: usize,
+        /// How many characters of answer text had arrived.
+        text_chars: usize,
+        /// How many tool calls had started.
+        tool_calls: usize,
+    },
+    /// A stream was asked for, but the provider answered with something else: most often an
+    /// HTML page (a web server's, a login page or a proxy's) because the base URL leads there
+    /// rather than to the API.
+    #[error("{}", not_a_stream_message(.content_type.as_deref(), *.html, .excerpt))]
+    NotAStream {
+        /// The `Content-Type` of the answer, if it named one.
+        content_type: Option<String>,
+        /// Whether the answer is an HTML page (by its type, or by its first bytes when it
+        /// named no type).
+        html: bool,
+        /// The first words of the answer: for a page its text without the markup.
+        excerpt: String,
+    },
     /// The provider reported an error inside a successful response: an `error` event in a
     /// stream, or an error object with a 2xx status.
     #[error("The provider reported an error{}: {message}", error_type_hint(.error_type))]
@@ -167,6 +199,30 @@ fn unauthorized_message(message: &str, api_key_given: bool) -> String {
             "The provider requires an API key (HTTP 401 Unauthorized), but none is set: \
              {message}."
         )
+    }
+}
+
+fn not_a_stream_message(content_type: Option<&str>, html: bool, excerpt: &str) -> String {
+    let quoted = if excerpt.is_empty() {
+        String::new()
+    } else {
+        format!(": \"{excerpt}\"")
+    };
+    if html {
+        return format!(
+            "The provider answered with an HTML page, not an event stream{quoted}. Check the \
+             base URL: it may lead to a web page, a login page or a proxy rather than to the API."
+        );
+    }
+    match content_type.map(str::trim).filter(|kind| !kind.is_empty()) {
+        Some(kind) => format!(
+            "The provider answered with {kind} content, not an event stream{quoted}. Check the \
+             base URL and that the server speaks the provider's protocol."
+        ),
+        None => format!(
+            "The provider answered with something other than an event stream{quoted}. Check the \
+             base URL and that the server speaks the provider's protocol."
+        ),
     }
 }
 

@@ -54,6 +54,7 @@ pub mod anthropic;
 mod config;
 pub mod embeddings;
 mod error;
+mod fragment;
 pub mod openai;
 mod retry;
 pub mod sse;
@@ -62,7 +63,7 @@ mod wire;
 
 pub use config::{
     normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
-    ToolChoice, DEFAULT_MAX_TOKENS,
+    ToolChoice, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_TOKENS,
 };
 pub use embeddings::{EmbeddingsEndpoint, EmbeddingsEndpointError};
 pub use error::{ErrorContext, ProviderError};
@@ -254,6 +255,12 @@ pub fn parse_response(kind: ProviderKind, body: &str) -> Result<ProviderResponse
 /// [`ProviderStream::finish`].
 const PLAIN_BODY_LIMIT: usize = 1 << 20;
 
+/// How much of a larger body without events is kept, to quote its first words.
+const EXCERPT_BYTES: usize = 4096;
+
+/// How many characters of a body that is not a stream an error message quotes.
+const EXCERPT_CHARS: usize = 200;
+
 #[derive(Debug, Clone)]
 enum Accumulator {
     OpenAi(openai::OpenAiStream),
@@ -275,8 +282,14 @@ pub struct ProviderStream {
     events: usize,
     /// The body so far, kept only until the first event arrives (and at most
     /// [`PLAIN_BODY_LIMIT`] bytes), so that a server which ignores `stream: true` and answers
-    /// with one JSON document can still be understood.
+    /// with one JSON document can still be understood, and an answer that is not a stream at
+    /// all can be quoted.
     plain_body: Vec<u8>,
+    /// The body outgrew [`PLAIN_BODY_LIMIT`] before any event: only its first
+    /// [`EXCERPT_BYTES`] are kept, to quote.
+    plain_body_cut: bool,
+    /// The response's `Content-Type`, when the transport passed it on.
+    content_type: Option<String>,
 }
 
 impl ProviderStream {
@@ -293,7 +306,16 @@ impl ProviderStream {
             bytes: 0,
             events: 0,
             plain_body: Vec::new(),
+            plain_body_cut: false,
+            content_type: None,
         }
+    }
+
+    /// Tells the stream the response's `Content-Type`, so that an answer that is not an event
+    /// stream (an HTML page, plain text) is reported as what it is rather than as a stream that
+    /// was cut off. Without it, the first bytes decide.
+    pub fn set_content_type(&mut self, content_type: Option<&str>) {
+        self.content_type = content_type.map(str::to_string);
     }
 
     /// Feeds the next chunk of the response body and returns what can be shown already.
@@ -307,12 +329,19 @@ impl ProviderStream {
     /// [`finish`](Self::finish) return the same error.
     pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<StreamDelta>, ProviderError> {
         self.bytes += chunk.len();
-        if self.events == 0 && self.bytes <= PLAIN_BODY_LIMIT {
-            self.plain_body.extend_from_slice(chunk);
-        } else {
-            // Either events are flowing, or the body is too large to be a plain answer: a
-            // partial copy would only produce a misleading JSON error, so none is kept.
+        if self.events > 0 {
+            // Events are flowing: the body is a stream.
             self.plain_body = Vec::new();
+        } else if self.bytes <= PLAIN_BODY_LIMIT {
+            self.plain_body.extend_from_slice(chunk);
+        } else if !self.plain_body_cut {
+            // Too large to be a plain answer: parsing a partial copy would only produce a
+            // misleading JSON error, so only the beginning is kept, to quote.
+            let room = EXCERPT_BYTES.saturating_sub(self.plain_body.len());
+            self.plain_body
+                .extend_from_slice(&chunk[..room.min(chunk.len())]);
+            self.plain_body.truncate(EXCERPT_BYTES);
+            self.plain_body_cut = true;
         }
         let mut deltas = Vec::new();
         for event in self.decoder.push(chunk) {
@@ -347,6 +376,8 @@ impl ProviderStream {
     ///
     /// # Errors
     ///
+    /// [`ProviderError::NotAStream`] when no event arrived and the body is something else
+    /// (its `Content-Type` is not `text/event-stream`, or without one it looks like HTML),
     /// [`ProviderError::StreamTruncated`] when the end-of-stream marker (`data: [DONE]` or
     /// `message_stop`) never arrived, or any error [`push`](Self::push) reported.
     pub fn finish(mut self) -> Result<ProviderResponse, ProviderError> {
@@ -359,13 +390,39 @@ impl ProviderStream {
         }
         if self.events == 0 && !self.plain_body.is_empty() {
             let body = String::from_utf8_lossy(&self.plain_body);
-            if body.trim_start().starts_with('{') {
+            if body.trim_start().starts_with('{') && !self.plain_body_cut {
                 return parse_response(self.kind, &body);
+            }
+            if let Some(error) = not_a_stream(self.content_type.as_deref(), &body) {
+                return Err(error);
             }
         }
         match self.accumulator {
             Accumulator::OpenAi(stream) => stream.finish(),
             Accumulator::Anthropic(stream) => stream.finish(),
+        }
+    }
+
+    /// Ends a stream whose body stopped arriving for `after_ms` milliseconds (the transport's
+    /// idle timeout) and returns the whole answer if it was in fact complete.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::StreamStalled`] when the answer is incomplete, or any other error
+    /// [`finish`](Self::finish) reports.
+    pub fn finish_stalled(self, after_ms: u64) -> Result<ProviderResponse, ProviderError> {
+        match self.finish() {
+            Err(ProviderError::StreamTruncated {
+                events,
+                text_chars,
+                tool_calls,
+            }) => Err(ProviderError::StreamStalled {
+                after_ms,
+                events,
+                text_chars,
+                tool_calls,
+            }),
+            other => other,
         }
     }
 
@@ -386,6 +443,84 @@ impl ProviderStream {
             Accumulator::Anthropic(stream) => stream.text(),
         }
     }
+}
+
+/// The error for a body without events that is not an event stream, if it is not one: its
+/// `Content-Type` says something else, or without one it starts like an HTML page. A body
+/// that claims to be an event stream but brought no event stays a cut-off stream.
+fn not_a_stream(content_type: Option<&str>, body: &str) -> Option<ProviderError> {
+    let mime = content_type
+        .and_then(|value| value.split(';').next())
+        .map(|mime| mime.trim().to_ascii_lowercase())
+        .filter(|mime| !mime.is_empty());
+    let start: String = body.trim_start().chars().take(15).collect();
+    let looks_html = {
+        let start = start.to_ascii_lowercase();
+        start.starts_with("<!doctype html") || start.starts_with("<html")
+    };
+    let html = match mime.as_deref() {
+        Some("text/event-stream") => return None,
+        Some("text/html" | "application/xhtml+xml") => true,
+        Some(_) => false,
+        None if looks_html => true,
+        None => return None,
+    };
+    let text = if html {
+        page_text(body)
+    } else {
+        body.to_string()
+    };
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(ProviderError::NotAStream {
+        content_type: mime,
+        html,
+        excerpt: snippet(&words, EXCERPT_CHARS),
+    })
+}
+
+/// The readable text of an HTML page: the markup, comments, scripts and styles left out, so
+/// that an error message quotes what a person would see. It stops once there is enough text to
+/// quote.
+fn page_text(html: &str) -> String {
+    let mut text = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push(' ');
+        if text.len() > EXCERPT_CHARS * 8 {
+            return text;
+        }
+        let tag = &rest[open..];
+        let close = if starts_with_ignoring_case(tag, "<!--") {
+            "-->"
+        } else if starts_with_ignoring_case(tag, "<script") {
+            "</script>"
+        } else if starts_with_ignoring_case(tag, "<style") {
+            "</style>"
+        } else {
+            ">"
+        };
+        match find_ignoring_case(tag, close) {
+            Some(at) => rest = &tag[at + close.len()..],
+            None => return text,
+        }
+    }
+    text.push_str(rest);
+    text
+}
+
+fn starts_with_ignoring_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|start| start.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+/// Where the ASCII `needle` first occurs in `text`, letters compared without case. The offset
+/// is a character boundary, since the needle starts with an ASCII byte.
+fn find_ignoring_case(text: &str, needle: &str) -> Option<usize> {
+    text.as_bytes()
+        .windows(needle.len())
+        .position(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// The headers every request starts with, followed by the configuration's extra headers (an

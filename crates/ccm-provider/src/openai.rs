@@ -8,11 +8,13 @@
 
 use super::config::{ProviderConfig, RequestOptions, TokenLimitField, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
+use super::fragment::{fragment_of, text_of, Fragment, TextJoiner};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
 use super::{StreamDelta, Usage};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -238,7 +240,8 @@ struct ToolCallDto {
 #[derive(Deserialize)]
 struct FunctionDto {
     name: Option<String>,
-    arguments: Option<Value>,
+    /// Read raw, so that a string fragment holding half of a character is not refused.
+    arguments: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -268,13 +271,43 @@ fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-/// Arguments as text: normally a string (possibly a fragment); some servers send an object.
-fn arguments_text(arguments: Option<&Value>) -> String {
-    match arguments {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
+/// Arguments as bytes: normally a string (possibly a fragment that ends or starts inside a
+/// character); some servers send an object, which is taken as its compact JSON text.
+fn arguments_fragment(arguments: Option<&RawValue>) -> Result<Vec<u8>, ProviderError> {
+    fragment_of(arguments, |json| {
+        let value: Value = serde_json::from_str(json)?;
+        Ok(match value {
+            Value::Null => Vec::new(),
+            other => other.to_string().into_bytes(),
+        })
+    })
+    .map_err(|error| {
+        let json = arguments.map_or("", RawValue::get);
+        ProviderError::invalid_json("tool call arguments", &error, json)
+    })
+}
+
+/// Text of a streamed `content` value: a string, or an array of `{"type": "text", "text": …}`
+/// parts; each may start or end inside a character.
+fn content_fragment(content: Option<&RawValue>) -> Result<Vec<u8>, ProviderError> {
+    #[derive(Deserialize)]
+    struct Part {
+        text: Option<Fragment>,
     }
+    fragment_of(content, |json| {
+        if !json.starts_with('[') {
+            return Ok(Vec::new());
+        }
+        let parts: Vec<Part> = serde_json::from_str(json)?;
+        Ok(parts
+            .into_iter()
+            .flat_map(|part| part.text.unwrap_or_default().0)
+            .collect())
+    })
+    .map_err(|error| {
+        let json = content.map_or("", RawValue::get);
+        ProviderError::invalid_json("stream chunk content", &error, json)
+    })
 }
 
 /// The id a call gets when the server sent none, so that its result can still refer to it.
@@ -335,15 +368,15 @@ pub fn parse_response(body: &str) -> Result<ProviderResponse, ProviderError> {
                         name: None,
                         arguments: None,
                     });
-                    ToolCall {
+                    Ok(ToolCall {
                         id: call.id.filter(|id| !id.is_empty()).unwrap_or_else(|| {
                             fallback_call_id(call.index.map_or(position, |i| i as usize))
                         }),
                         name: function.name.unwrap_or_default(),
-                        arguments: arguments_text(function.arguments.as_ref()),
-                    }
+                        arguments: text_of(&arguments_fragment(function.arguments.as_deref())?),
+                    })
                 })
-                .collect();
+                .collect::<Result<_, ProviderError>>()?;
             (content_text(message.content.as_ref()), calls)
         }
         None => (String::new(), Vec::new()),
@@ -372,7 +405,8 @@ struct ChunkChoice {
 
 #[derive(Deserialize)]
 struct ChunkDelta {
-    content: Option<Value>,
+    /// Read raw, so that a fragment holding half of a character is not refused.
+    content: Option<Box<RawValue>>,
     tool_calls: Option<Vec<ToolCallDto>>,
 }
 
@@ -382,6 +416,8 @@ struct PartialCall {
     id: String,
     name: String,
     arguments: String,
+    /// The end of the arguments that may still become a character.
+    pending: TextJoiner,
     /// Whether [`StreamDelta::ToolCallStarted`] was emitted for it.
     announced: bool,
 }
@@ -395,6 +431,8 @@ struct PartialCall {
 #[derive(Debug, Clone, Default)]
 pub struct OpenAiStream {
     text: String,
+    /// The end of the text that may still become a character.
+    pending: TextJoiner,
     calls: BTreeMap<u32, PartialCall>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
@@ -436,7 +474,7 @@ impl OpenAiStream {
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
-            return Ok(Vec::new());
+            return Ok(self.flush());
         }
         if data.is_empty() {
             return Ok(Vec::new());
@@ -454,13 +492,15 @@ impl OpenAiStream {
         let choices = chunk.choices.unwrap_or_default();
         for choice in choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
             if let Some(delta) = choice.delta {
-                let text = content_text(delta.content.as_ref());
+                let text = self
+                    .pending
+                    .push(&content_fragment(delta.content.as_deref())?);
                 if !text.is_empty() {
                     self.text.push_str(&text);
                     deltas.push(StreamDelta::Text(text));
                 }
                 for call in delta.tool_calls.unwrap_or_default() {
-                    self.apply_tool_call(call, &mut deltas);
+                    self.apply_tool_call(call, &mut deltas)?;
                 }
             }
             if let Some(reason) = choice.finish_reason {
@@ -470,7 +510,25 @@ impl OpenAiStream {
         Ok(deltas)
     }
 
-    fn apply_tool_call(&mut self, call: ToolCallDto, deltas: &mut Vec<StreamDelta>) {
+    /// Ends the text and the arguments: what was held back will not be completed any more.
+    fn flush(&mut self) -> Vec<StreamDelta> {
+        for call in self.calls.values_mut() {
+            let rest = call.pending.finish();
+            call.arguments.push_str(&rest);
+        }
+        let rest = self.pending.finish();
+        if rest.is_empty() {
+            return Vec::new();
+        }
+        self.text.push_str(&rest);
+        vec![StreamDelta::Text(rest)]
+    }
+
+    fn apply_tool_call(
+        &mut self,
+        call: ToolCallDto,
+        deltas: &mut Vec<StreamDelta>,
+    ) -> Result<(), ProviderError> {
         let id = call.id.filter(|id| !id.is_empty());
         // Servers that omit `index` send each call whole or in order: a new id starts a new
         // call, anything else continues the latest one.
@@ -496,9 +554,9 @@ impl OpenAiStream {
                     partial.name = name;
                 }
             }
-            partial
-                .arguments
-                .push_str(&arguments_text(function.arguments.as_ref()));
+            let fragment = arguments_fragment(function.arguments.as_deref())?;
+            let arguments = partial.pending.push(&fragment);
+            partial.arguments.push_str(&arguments);
         }
         if !partial.announced && !partial.name.is_empty() {
             partial.announced = true;
@@ -514,6 +572,7 @@ impl OpenAiStream {
                 name: partial.name.clone(),
             });
         }
+        Ok(())
     }
 
     /// Whether `data: [DONE]` arrived.

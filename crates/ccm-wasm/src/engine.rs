@@ -71,6 +71,11 @@ pub struct TurnOptions {
     /// Delay before the first retry, doubled for each further one. Default 1000.
     #[tsify(optional)]
     pub initial_retry_delay_ms: Option<u32>,
+    /// How long a streamed answer may send nothing before the turn gives up on it with a
+    /// `provider` error (the person's text is kept in `userText`); 0 waits for ever. Default
+    /// 60000 (a minute).
+    #[tsify(optional)]
+    pub idle_timeout_ms: Option<u32>,
     /// Cancels the turn: the session is restored and the thrown error has `code: "cancelled"`.
     #[tsify(optional, type = "AbortSignal")]
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
@@ -87,7 +92,8 @@ pub struct TurnOptions {
 
 enum Transport {
     Offline(OfflineModel),
-    Http(ProviderConfig),
+    /// A provider, and the idle timeout of its streams in milliseconds.
+    Http(ProviderConfig, u64),
 }
 
 /// Every `provider` `runTurn` accepts (the `Provider` type in TypeScript), as the error for an
@@ -150,7 +156,10 @@ impl TurnOptions {
             config = config.with_header(header.clone(), value.clone());
         }
         config.validate().map_err(|e| invalid(e.to_string()))?;
-        Ok(Transport::Http(config))
+        let idle_timeout_ms = self
+            .idle_timeout_ms
+            .map_or(ccm_provider::DEFAULT_IDLE_TIMEOUT_MS, u64::from);
+        Ok(Transport::Http(config, idle_timeout_ms))
     }
 
     fn settings(&self, offline: bool) -> Result<EngineSettings, Failure> {
@@ -300,8 +309,15 @@ pub(crate) async fn run_turn(
                         }
                         Ok(response)
                     }
-                    Transport::Http(config) => {
-                        send(config, &request, signal.as_ref(), &on_delta).await
+                    Transport::Http(config, idle_timeout_ms) => {
+                        send(
+                            config,
+                            &request,
+                            signal.as_ref(),
+                            *idle_timeout_ms,
+                            &on_delta,
+                        )
+                        .await
                     }
                 };
                 let outcome = match outcome {
@@ -330,8 +346,8 @@ pub(crate) async fn run_turn(
                             let state = cell.borrow();
                             Ok(model.respond(&request, &SessionFacts::of(&state.core)))
                         }
-                        Transport::Http(config) => {
-                            send(config, &request, signal.as_ref(), &|_| {}).await
+                        Transport::Http(config, idle_timeout_ms) => {
+                            send(config, &request, signal.as_ref(), *idle_timeout_ms, &|_| {}).await
                         }
                     };
                     if let Ok(response) = answer {

@@ -4,12 +4,14 @@
 //! Only bytes move here. The request comes from `LlmRequest::to_http`, streamed bodies go
 //! through ccm-provider's `ProviderStream` exactly as they arrive, and HTTP errors become its
 //! typed `ProviderError`, which decides about retries. Cancellation is the host's:
-//! the `AbortSignal` is given to `fetch`, which aborts the request and the body read.
+//! the `AbortSignal` is given to `fetch`, which aborts the request and the body read. A body
+//! that sends nothing for the idle timeout is given up on here, since `fetch` has no timeout
+//! of its own and would wait for ever.
 
 use crate::error::js_message;
 use ccm_engine::LlmRequest;
 use ccm_provider::{ProviderConfig, ProviderError, ProviderResponse, ProviderStream, StreamDelta};
-use js_sys::{Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -24,20 +26,31 @@ extern "C" {
 
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(handler: &Function, ms: f64) -> JsValue;
+
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue);
 }
 
 /// Sends `request` to the provider of `config` with `fetch`. Streamed deltas are passed to
 /// `on_delta` as they arrive, but only for requests whose text is the reply the person waits
 /// for (`RequestPurpose::is_answer`); a summary request's text is not shown as a reply.
 ///
+/// A streamed body that sends nothing for `idle_timeout_ms` milliseconds
+/// ([`ccm_provider::DEFAULT_IDLE_TIMEOUT_MS`] is the usual value; 0 waits for ever) is given
+/// up on.
+///
 /// # Errors
 ///
 /// The provider's typed error: HTTP status errors (with the retry headers the policy reads),
-/// network failures, a cut-off stream, or [`ProviderError::Cancelled`] when `signal` aborted.
+/// network failures, a cut-off stream, a body that is not an event stream,
+/// [`ProviderError::StreamStalled`] when the stream went silent in the middle of the answer
+/// ([`ProviderError::Timeout`] when it went silent before sending anything), or
+/// [`ProviderError::Cancelled`] when `signal` aborted.
 pub async fn send(
     config: &ProviderConfig,
     request: &LlmRequest,
     signal: Option<&AbortSignal>,
+    idle_timeout_ms: u64,
     on_delta: &dyn Fn(StreamDelta),
 ) -> Result<ProviderResponse, ProviderError> {
     let http = request.to_http(config)?;
@@ -103,9 +116,29 @@ pub async fn send(
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut stream = ProviderStream::new(kind);
+    // `Content-Type` is readable cross-origin without being exposed, so an HTML page or any
+    // other answer that is not an event stream is reported as what it is.
+    let content_type = response.headers().get("content-type").ok().flatten();
+    stream.set_content_type(content_type.as_deref());
     let show = request.purpose.is_answer();
     loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
+        let Some(chunk) = read_within(&reader, idle_timeout_ms)
+            .await
+            .map_err(network)?
+        else {
+            // Stop the body's download; whatever the cancellation reports changes nothing.
+            let cancelled = reader.cancel();
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = JsFuture::from(cancelled).await;
+            });
+            return if stream.bytes_received() > 0 {
+                stream.finish_stalled(idle_timeout_ms)
+            } else {
+                Err(ProviderError::Timeout {
+                    after_ms: idle_timeout_ms,
+                })
+            };
+        };
         let done = Reflect::get(&chunk, &"done".into())
             .ok()
             .and_then(|d| d.as_bool())
@@ -125,6 +158,27 @@ pub async fn send(
         }
     }
     stream.finish()
+}
+
+/// The next read of `reader`, or `None` when nothing arrived within `timeout_ms` milliseconds
+/// (0: no limit).
+async fn read_within(
+    reader: &ReadableStreamDefaultReader,
+    timeout_ms: u64,
+) -> Result<Option<JsValue>, JsValue> {
+    let read = reader.read();
+    if timeout_ms == 0 {
+        return JsFuture::from(read).await.map(Some);
+    }
+    let mut timer = JsValue::UNDEFINED;
+    // The timer resolves with `undefined`, while a read always resolves with an object.
+    let expired = Promise::new(&mut |resolve, _| {
+        timer = set_timeout(&resolve, timeout_ms as f64);
+    });
+    let first = JsFuture::from(Promise::race(&Array::of2(&read, &expired))).await;
+    clear_timeout(&timer);
+    let value = first?;
+    Ok((!value.is_undefined()).then_some(value))
 }
 
 /// Waits `ms` milliseconds, or less when `signal` aborts (checked every 50 ms, so a Stop

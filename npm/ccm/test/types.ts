@@ -83,6 +83,7 @@ const options: TurnOptions = {
   baseUrl: "http://127.0.0.1:8080/v1",
   model: "m",
   headers: { "x-team": "ml" },
+  idleTimeoutMs: 30_000,
   onText: (text) => void text.length,
   onRetry: (retry) => void retry.delay_ms,
 };
