@@ -2,6 +2,8 @@
 //! that rescans everything on every step. Native only (proptest).
 #![cfg(not(target_arch = "wasm32"))]
 
+// The one piece of product text code the reference uses: the wording of the fallback summary,
+// which is tested on its own in `text.rs`; keywords, references and search are the reference's.
 use ccm_core::text::extractive_summary;
 use ccm_core::{Config, ContextMessage, ReferenceRule, Role, Session, TokenCounter};
 use proptest::prelude::*;
