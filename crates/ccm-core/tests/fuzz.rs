@@ -86,6 +86,9 @@ impl Tally {
     }
 }
 
+/// One scripted turn: the user's text, the tool calls, the answer.
+type Step<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 /// A session with every kind of record: concluded, expanded and open efforts, ambient chat,
 /// a pin, an attachment. Saved into a store after every turn.
 fn base() -> &'static (String, MemoryStore) {
@@ -98,7 +101,7 @@ fn base() -> &'static (String, MemoryStore) {
             store.apply(&batch).unwrap();
             s.mark_saved(&batch).unwrap();
         };
-        let script: [(&str, &[(&str, &str)], &str); 7] = [
+        let script: [Step; 7] = [
             (
                 "Let's fix the auth bug.",
                 &[("open_effort", r#"{"name": "auth bug"}"#)],
@@ -279,7 +282,7 @@ fn walk<'a>(mut value: &'a mut Value, path: &[usize]) -> (&'a mut Value, usize) 
     (value, *last)
 }
 
-fn child<'a>(container: &'a mut Value, at: usize) -> Option<&'a mut Value> {
+fn child(container: &mut Value, at: usize) -> Option<&mut Value> {
     match container {
         Value::Array(a) if !a.is_empty() => {
             let n = a.len();
