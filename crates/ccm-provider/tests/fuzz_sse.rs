@@ -25,8 +25,8 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
 }
 
@@ -102,7 +102,7 @@ fn random_bytes_decode_the_same_however_they_are_chunked() {
             if rng.below(4) == 0 {
                 input.push(rng.next() as u8);
             } else {
-                input.extend_from_slice(*rng.pick(&PIECES));
+                input.extend_from_slice(rng.pick(&PIECES));
             }
         }
         inputs += 1;
@@ -156,7 +156,7 @@ fn encoded_events_come_out_once_in_order_and_intact() {
         }
         for _ in 0..count {
             let newlines: [&[u8]; 3] = [b"\n", b"\r", b"\r\n"];
-            let newline: &[u8] = *rng.pick(&newlines);
+            let newline: &[u8] = rng.pick(&newlines);
             if rng.below(3) == 0 {
                 input.extend_from_slice(b": keep-alive");
                 input.extend_from_slice(newline);
@@ -166,7 +166,7 @@ fn encoded_events_come_out_once_in_order_and_intact() {
                 input.extend_from_slice(format!("event: {name}").as_bytes());
                 input.extend_from_slice(newline);
             }
-            let lines: Vec<&str> = (0..1 + rng.below(3)).map(|_| *rng.pick(&TEXTS)).collect();
+            let lines: Vec<&str> = (0..1 + rng.below(3)).map(|_| rng.pick(&TEXTS)).collect();
             for line in &lines {
                 input.extend_from_slice(format!("data: {line}").as_bytes());
                 input.extend_from_slice(newline);
