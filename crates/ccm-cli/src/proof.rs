@@ -772,6 +772,13 @@ pub struct CompactionProof {
     /// Bytes of every stored message and attachment text at the end: all of them, since
     /// nothing is deleted.
     pub stored_bytes: usize,
+    /// Every message text the run sent, in the order sent (user, then assistant, per turn):
+    /// what the session must still hold byte for byte. Not part of the printed proof.
+    #[serde(skip)]
+    pub messages_sent: Vec<String>,
+    /// Every attachment the run made, as (id, full text). Not part of the printed proof.
+    #[serde(skip)]
+    pub attachments_sent: Vec<(String, String)>,
 }
 
 impl CompactionProof {
@@ -868,6 +875,9 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
     let mut session = Session::with_counter(config, counter).expect("proof configuration is valid");
     let mut peak = 0u64;
     let mut attachments = 0usize;
+    let mut rows = Vec::new();
+    let mut messages_sent = Vec::new();
+    let mut attachments_sent = Vec::new();
     for t in 0..turns as usize {
         let w = |k: usize| PROOF_WORDS[k % PROOF_WORDS.len()];
         let user = format!(
@@ -879,6 +889,7 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
         session
             .begin_turn(&user, at)
             .expect("proof turns never overlap");
+        messages_sent.push(user);
         if t % 40 == 5 {
             session.execute_tool("open_effort", &format!(r#"{{"name": "topic {t}"}}"#));
         }
@@ -897,21 +908,31 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
         };
         if let Some((name, text)) = attached {
             let kind = ccm_core::compaction::AttachmentKind::File;
-            if session.attach(&name, kind, &text, None).is_ok() {
+            if let Ok(id) = session.attach(&name, kind, &text, None) {
                 attachments += 1;
+                attachments_sent.push((id, text));
             }
         }
         peak = peak.max(session.working_tokens());
+        let answer = format!("Answer {t}: keep the {} simple and measure it.", w(t * 3));
         session
-            .end_turn(
-                &format!("Answer {t}: keep the {} simple and measure it.", w(t * 3)),
-                at + 5_000,
-            )
+            .end_turn(&answer, at + 5_000)
             .expect("a turn was begun");
+        messages_sent.push(answer);
         peak = peak.max(session.working_tokens());
-    }
-    let mut rows = Vec::new();
-    for point in session.history() {
+        // The turn's compactions, with the messages the session holds once the turn is stored:
+        // counted, not derived from the turn number, so a lost or doubled message shows.
+        // (Not `stored_message_count`, which is the next sequence number.)
+        let stored = session.ambient().len()
+            + session
+                .efforts()
+                .iter()
+                .map(|e| e.messages.len())
+                .sum::<usize>();
+        let point = session
+            .history()
+            .last()
+            .expect("every turn records a point");
         for record in &point.compactions {
             rows.push(CompactionRow {
                 turn: point.turn,
@@ -920,7 +941,7 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
                 tokens_before: record.tokens_before,
                 tokens_after: record.tokens_after,
                 items_moved: record.items_moved,
-                stored_messages: (2 * point.turn) as usize,
+                stored_messages: stored,
             });
         }
     }
@@ -948,6 +969,8 @@ pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (Compaction
         peak_tokens: peak,
         attachments,
         stored_bytes,
+        messages_sent,
+        attachments_sent,
     };
     (proof, session)
 }

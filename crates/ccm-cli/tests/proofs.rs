@@ -157,6 +157,7 @@ fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
 #[test]
 fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
     for config in both_rules() {
+        let default_rule = config == Config::default();
         let (run, session) = proof::slice4_long(config, o200k(), 1000, 200);
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
         assert_eq!(session.efforts().len(), 200);
@@ -211,7 +212,44 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
             .collect();
         seqs.sort_unstable();
         assert!(seqs.iter().copied().eq(0..2000));
+        if default_rule {
+            assert_readme_matches_slice4_long(&run, &session);
+        }
     }
+}
+
+/// The README's "Slice 4 at scale" figures are those of the run under the default rule:
+/// the working context's lowest and highest values each rounded to fifty tokens, the naive
+/// baseline to a thousand, the saving to a whole percent.
+fn assert_readme_matches_slice4_long(run: &ProofRun, session: &ccm_core::Session) {
+    let readme = readme();
+    assert_readme_says(
+        &readme,
+        &format!(
+            "{} turns, {} efforts, {} stored messages",
+            grouped(session.turn()),
+            grouped(session.efforts().len() as u64),
+            grouped(session.stored_message_count() as u64)
+        ),
+    );
+    let contexts = || run.rows.iter().map(|r| r.context_tokens);
+    let nearest_50 = |n: u64| (n + 25) / 50 * 50;
+    let low = nearest_50(contexts().min().unwrap());
+    let high = nearest_50(contexts().max().unwrap());
+    assert_readme_says(
+        &readme,
+        &format!("stays between about {low} and {high} tokens"),
+    );
+    let last = run.rows.last().unwrap();
+    let naive = (last.naive_tokens as f64 / 1000.0).round() as u64 * 1000;
+    let saved = (100.0 * (1.0 - last.context_tokens as f64 / last.naive_tokens as f64)).round();
+    assert_readme_says(
+        &readme,
+        &format!(
+            "grows to about {} tokens ({saved}% saved at the end)",
+            grouped(naive)
+        ),
+    );
 }
 
 /// The same proof run counted with cl100k_base (the original CCM's encoding) shows the same
@@ -238,6 +276,35 @@ fn proofs_run_with_cl100k_too() {
     );
 }
 
+/// The README, with every run of whitespace made one space, so that its sentences can be
+/// searched whatever their line breaks.
+fn readme() -> String {
+    include_str!("../../../README.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A number as the README writes it: thousands separated by commas.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn assert_readme_says(readme: &str, sentence: &str) {
+    assert!(
+        readme.contains(sentence),
+        "the README's proof section does not say {sentence:?}; update it from `ccm proof all`"
+    );
+}
+
 /// The long compaction run: 300 turns with attachments of several thousand tokens against an
 /// 8k window never exceeds the budget, fires every level, and deletes nothing.
 #[test]
@@ -257,7 +324,73 @@ fn compaction_run_stays_in_budget_fires_every_level_and_keeps_every_byte() {
     }
     assert!(run.rows.iter().all(|r| r.tokens_after < r.tokens_before));
     assert!(run.attachments >= 50);
-    assert_eq!(session.stored_message_count(), 600);
+    assert_eq!(run.attachments, run.attachments_sent.len());
+
+    // Every byte: the stored messages, in sequence order, are exactly the texts sent, and every
+    // attachment keeps its full text.
+    let mut stored: Vec<&ccm_core::Message> = session
+        .ambient()
+        .iter()
+        .chain(session.efforts().iter().flat_map(|e| e.messages.iter()))
+        .collect();
+    stored.sort_by_key(|m| m.seq);
+    assert_eq!(stored.len(), run.messages_sent.len());
+    for (message, sent) in stored.iter().zip(&run.messages_sent) {
+        assert!(
+            message.content == *sent,
+            "message {} changed: {:?} stored, {sent:?} sent",
+            message.seq,
+            message.content
+        );
+    }
+    for (id, text) in &run.attachments_sent {
+        let kept = &session.attachments()[id].attachment.full_text;
+        assert!(kept == text, "attachment {id} lost bytes");
+    }
+    let sent_bytes: usize = run.messages_sent.iter().map(String::len).sum::<usize>()
+        + run
+            .attachments_sent
+            .iter()
+            .map(|(_, t)| t.len())
+            .sum::<usize>();
+    assert_eq!(run.stored_bytes, sent_bytes);
+
+    // The "stored messages" column counts what is stored after each compaction's turn: the
+    // messages of that turn and of every turn before it.
+    for row in &run.rows {
+        let expected = stored.iter().filter(|m| m.turn <= row.turn).count();
+        assert_eq!(row.stored_messages, expected, "turn {}", row.turn);
+    }
     let table = run.to_markdown();
     assert!(table.contains("| 3 emergency |"), "{table}");
+
+    // The README's figures are this run's.
+    let readme = readme();
+    assert_readme_says(
+        &readme,
+        &format!("{} turns with {} attachments", run.turns, run.attachments),
+    );
+    assert_readme_says(
+        &readme,
+        &format!(
+            "{}-token window ({}-token request budget)",
+            grouped(u64::from(run.context_window)),
+            grouped(run.request_budget)
+        ),
+    );
+    assert_readme_says(
+        &readme,
+        &format!(
+            "{} compactions at all three levels, a peak working context of {} tokens",
+            run.rows.len(),
+            grouped(run.peak_tokens)
+        ),
+    );
+    assert_readme_says(
+        &readme,
+        &format!(
+            "all {} KB of messages and attachment texts",
+            (run.stored_bytes as f64 / 1000.0).round()
+        ),
+    );
 }

@@ -624,6 +624,15 @@ impl Session {
         let mut logs = records.effort_logs;
         for (index, record) in efforts.into_iter().enumerate() {
             let mut effort = record.effort;
+            if effort.last_referenced_turn > header.turn {
+                // Salience counts turns since the last reference; a reference after the
+                // session's turn (a damaged header) would make that count negative.
+                report.problems.push(format!(
+                    "effort '{}' was referenced in turn {}, after the session's turn {}; it counts as referenced now",
+                    effort.id, effort.last_referenced_turn, header.turn
+                ));
+                effort.last_referenced_turn = header.turn;
+            }
             effort.header =
                 prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
             if let Some(summary) = effort.summary.as_mut().map(std::sync::Arc::make_mut) {

@@ -131,9 +131,26 @@ portable_tests! {
     fn only_recent_turns_can_be_rewound() {
         let mut s = session();
         concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
-        let earliest = s.earliest_fork_turn();
-        assert_eq!(earliest, 0);
+        assert_eq!(s.earliest_fork_turn(), 0);
         assert!(s.fork_at(0, "start").is_ok());
+        let stopped_json = s.to_json().unwrap();
+        let stopped_turn = s.turn();
+        // Exactly REWIND_TURNS more turns: the turn the effort was concluded in is now the
+        // earliest that can be rewound to, and the one before it is out of reach.
+        let limit = Session::REWIND_TURNS as u64;
+        for _ in 0..limit {
+            chatter(&mut s);
+        }
+        assert_eq!(s.earliest_fork_turn(), stopped_turn);
+        let oldest = s.fork_at(stopped_turn, "oldest").expect("the earliest turn can be forked");
+        // Rewinding all 1,000 turns gives the session as it was then, its branch aside.
+        let mut forked: serde_json::Value = serde_json::from_str(&oldest.to_json().unwrap()).unwrap();
+        forked.as_object_mut().unwrap().remove("branch");
+        let stopped: serde_json::Value = serde_json::from_str(&stopped_json).unwrap();
+        assert!(forked == stopped, "a fork 1,000 turns back differs from the session then");
+        let error = s.fork_at(stopped_turn - 1, "too-old").unwrap_err();
+        assert!(matches!(error, BranchError::BadTurn { turn, .. } if turn == stopped_turn - 1), "{error}");
+        assert!(error.to_string().contains("only the last 1000 turns can be rewound"), "{error}");
     }
 
     fn a_fork_remembers_its_parent_through_export_and_storage() {

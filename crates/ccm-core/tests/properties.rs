@@ -2,7 +2,9 @@
 //! that rescans everything on every step. Native only (proptest).
 #![cfg(not(target_arch = "wasm32"))]
 
-use ccm_core::text::{extract_keywords, extractive_summary, slugify, PreparedText};
+// The one piece of product text code the reference uses: the wording of the fallback summary,
+// which is tested on its own in `text.rs`; keywords, references and search are the reference's.
+use ccm_core::text::extractive_summary;
 use ccm_core::{Config, ContextMessage, ReferenceRule, Role, Session, TokenCounter};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -112,6 +114,72 @@ struct Naive {
     counter: Arc<dyn TokenCounter>,
 }
 
+/// The specification's stopwords among the words this test's texts, names, queries and
+/// fallback summaries use. The reference keeps its own list so that it does not share the
+/// product's keyword code; `the_reference_stopwords_are_the_specifications` checks the list
+/// against every word of the pool.
+const REFERENCE_STOPWORDS: [&str; 8] =
+    ["about", "again", "for", "no", "the", "there", "this", "was"];
+
+/// Lowercase words with punctuation stripped from both ends, written independently of
+/// `ccm_core::text::words` (the pool's punctuation is all at word edges).
+fn naive_words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Summary keywords: words of three or more characters that are not stopwords.
+fn naive_keywords(text: &str) -> BTreeSet<String> {
+    naive_words(text)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 3 && !REFERENCE_STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// An effort id: the runs of letters and digits of the lowercased name, joined by hyphens.
+/// The pool's names are short, so the product's length cut never applies.
+fn naive_slug(name: &str) -> String {
+    let lower = name.to_lowercase();
+    let runs: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|r| !r.is_empty())
+        .collect();
+    runs.join("-")
+}
+
+/// Search terms: words of two or more characters that are not stopwords.
+fn naive_search_terms(text: &str) -> BTreeSet<String> {
+    naive_words(text)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 2 && !REFERENCE_STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_reference_stopwords_are_the_specifications() {
+    let mut pool: Vec<&str> = TEXTS.to_vec();
+    pool.extend(NAMES);
+    pool.extend(IDS);
+    pool.extend(QUERIES);
+    pool.extend(SUMMARIES.iter().flatten());
+    // The extractive summary of an effort without messages.
+    pool.push("(no conversation was recorded for this effort)");
+    for text in pool {
+        for word in naive_words(text) {
+            assert_eq!(
+                REFERENCE_STOPWORDS.contains(&word.as_str()),
+                ccm_core::text::is_stopword(&word),
+                "{word:?} in {text:?}"
+            );
+        }
+    }
+}
+
 /// Whether `text` names `id` as whole words (with hyphens or spaces), checked at every place
 /// the id occurs.
 fn mentions_as_words(text: &str, id: &str) -> bool {
@@ -135,7 +203,7 @@ impl Naive {
         self.efforts
             .iter()
             .position(|e| e.id == id)
-            .or_else(|| self.efforts.iter().position(|e| e.id == slugify(id)))
+            .or_else(|| self.efforts.iter().position(|e| e.id == naive_slug(id)))
     }
 
     fn is_expanded(&self, id: &str) -> bool {
@@ -151,7 +219,7 @@ impl Naive {
     fn apply(&mut self, op: &Op, search_hits: &[(String, bool)]) -> bool {
         match *op {
             Op::Open(n) => {
-                let id = slugify(NAMES[n]);
+                let id = naive_slug(NAMES[n]);
                 if id.is_empty() || self.find(&id).is_some_and(|i| self.efforts[i].id == id) {
                     return false;
                 }
@@ -268,14 +336,13 @@ impl Naive {
                 if QUERIES[q] == "the" {
                     return false;
                 }
-                for (hit, about) in search_hits {
-                    let i = self.find(hit).expect("hits name stored efforts");
-                    assert!(
-                        !self.efforts[i].open,
-                        "search must only return concluded efforts"
-                    );
+                let expected = self.search(QUERIES[q]);
+                let found: BTreeSet<(String, bool)> = search_hits.iter().cloned().collect();
+                assert_eq!(found, expected, "hits for {:?}", QUERIES[q]);
+                for (hit, about) in expected {
                     // Only a hit on what the effort is about counts as a reference.
-                    if *about {
+                    if about {
+                        let i = self.find(&hit).expect("hits name stored efforts");
                         self.efforts[i].evicted = false;
                         self.touch(i);
                     }
@@ -378,24 +445,31 @@ impl Naive {
     /// The concluded efforts (indices) that `text` refers to under the configured rule,
     /// checked against every concluded effort, one by one.
     fn referenced_by(&self, text: &str) -> BTreeSet<usize> {
-        let prepared = PreparedText::new(text);
+        let lower = text.to_lowercase();
+        let words: BTreeSet<String> = naive_words(text).into_iter().collect();
         let min = self.config.min_keyword_overlap as usize;
         let concluded: Vec<usize> = (0..self.efforts.len())
             .filter(|&i| !self.efforts[i].open)
             .collect();
-        let keywords =
-            |i: usize| extract_keywords(self.efforts[i].summary.as_deref().unwrap_or(""));
+        let keywords = |i: usize| naive_keywords(self.efforts[i].summary.as_deref().unwrap_or(""));
         match self.config.reference_rule {
+            // The literal rule: the id (with hyphens or spaces) anywhere in the text, or enough
+            // summary keywords among its words.
             ReferenceRule::Seed => concluded
                 .into_iter()
-                .filter(|&i| prepared.references(&self.efforts[i].id, &keywords(i), min))
+                .filter(|&i| {
+                    let id = &self.efforts[i].id;
+                    lower.contains(id.as_str())
+                        || lower.contains(&id.replace('-', " "))
+                        || keywords(i).intersection(&words).count() >= min
+                })
                 .collect(),
             ReferenceRule::Distinctive => {
                 let n = concluded.len() as f64;
                 let df = |word: &str| {
                     concluded
                         .iter()
-                        .filter(|&&j| keywords(j).iter().any(|k| k == word))
+                        .filter(|&&j| keywords(j).contains(word))
                         .count()
                 };
                 concluded
@@ -404,7 +478,7 @@ impl Naive {
                     .filter(|&i| {
                         let score: f64 = keywords(i)
                             .iter()
-                            .filter(|k| prepared.keyword_overlap(std::slice::from_ref(k)) == 1)
+                            .filter(|k| words.contains(*k))
                             .map(|k| {
                                 let df = df(k);
                                 if df > 32 {
@@ -419,6 +493,37 @@ impl Naive {
                     .collect()
             }
         }
+    }
+
+    /// The hits `search_efforts` must give for `query`, as (id, about) pairs: every concluded
+    /// effort with a query term among what it is about (id parts, name, summary) or among the
+    /// words of its raw log, or whose id the query names. The pool has at most four efforts
+    /// and few log words, so the product's result limit and log-term cap never apply.
+    fn search(&self, query: &str) -> BTreeSet<(String, bool)> {
+        let terms = naive_search_terms(query);
+        let slug = naive_slug(query);
+        self.efforts
+            .iter()
+            .filter(|e| !e.open)
+            .filter_map(|e| {
+                let mut described: BTreeSet<String> =
+                    e.id.split('-')
+                        .filter(|p| p.chars().count() >= 2)
+                        .map(str::to_string)
+                        .collect();
+                described.extend(naive_search_terms(&e.name));
+                described.extend(naive_search_terms(e.summary.as_deref().unwrap_or("")));
+                let logged: BTreeSet<String> = e
+                    .messages
+                    .iter()
+                    .flat_map(|(_, text)| naive_keywords(text))
+                    .filter(|w| w.chars().any(char::is_alphabetic))
+                    .collect();
+                let names_id = terms.contains(&e.id) || slug == e.id;
+                let about = names_id || terms.iter().any(|t| described.contains(t));
+                (about || terms.iter().any(|t| logged.contains(t))).then(|| (e.id.clone(), about))
+            })
+            .collect()
     }
 
     /// The ambient messages in the window: at most `ambient_window` exchanges from the end,
@@ -763,7 +868,7 @@ proptest! {
             }
             check_plan_invariants(&session)?;
         }
-        let target = format!("{}:{}", if pin_summary { "summary" } else { "effort" }, slugify(IDS[pin_choice]));
+        let target = format!("{}:{}", if pin_summary { "summary" } else { "effort" }, naive_slug(IDS[pin_choice]));
         let request = ccm_core::pins::PinRequest { target, kind: ccm_core::pins::PinKind::Sticky, ttl_turns: None, task: None };
         let _ = session.pin(request, ccm_core::pins::PinOrigin::User);
         session.begin_turn(TEXTS[user], 0).unwrap();
