@@ -197,6 +197,25 @@ export function focusedTestId(page) {
   return page.evaluate(() => document.activeElement?.closest('[data-testid]')?.dataset.testid ?? null);
 }
 
+/**
+ * The test id that holds the focus once a focus move has settled. The app moves the focus in a
+ * task after the key press or click (`focus_soon`, a dialog giving the focus back), so a check
+ * right after the press can still see the element before; this waits up to two seconds for
+ * `expected` and then returns whatever holds the focus, for the assertion to report.
+ */
+export async function settledFocusTestId(page, expected, timeout = 2000) {
+  try {
+    await page.waitForFunction(
+      (id) => document.activeElement?.closest('[data-testid]')?.dataset.testid === id,
+      expected,
+      { timeout },
+    );
+  } catch {
+    // Timed out: the caller's assertion names the element that holds the focus instead.
+  }
+  return focusedTestId(page);
+}
+
 /** Console errors that are not expected by the test. */
 export function unexpected(errors, allow = []) {
   return errors.filter((e) => !allow.some((fragment) => e.includes(fragment)));

@@ -14,7 +14,7 @@ import {
   banners,
   useMock,
   axe,
-  focusedTestId,
+  settledFocusTestId,
   screenshot,
   unexpected,
   waitReady,
@@ -249,11 +249,11 @@ test('keyboard: shortcuts, and dialogs that take the focus, keep it, close on Es
   await help.waitFor();
   await page.keyboard.press('Escape');
   await help.waitFor({ state: 'detached' });
-  assert.equal(await focusedTestId(page), 'open-shortcuts');
+  assert.equal(await settledFocusTestId(page, 'open-shortcuts'), 'open-shortcuts');
 
   // "/" goes to the message box; Enter sends.
   await page.keyboard.press('/');
-  assert.equal(await focusedTestId(page), 'message-input');
+  assert.equal(await settledFocusTestId(page, 'message-input'), 'message-input');
   await page.keyboard.type("Let's work on the auth bug: users get 401 errors after an hour.");
   await page.keyboard.press('Enter');
   await page.getByTestId('banner').filter({ hasText: '--- Started effort: auth-bug ---' }).waitFor();
@@ -264,7 +264,7 @@ test('keyboard: shortcuts, and dialogs that take the focus, keep it, close on Es
   await page.getByTestId('settings-panel').waitFor();
   await page.getByTestId('cfg-eviction').focus();
   await page.keyboard.press('Shift+Escape');
-  assert.equal(await focusedTestId(page), 'message-input');
+  assert.equal(await settledFocusTestId(page, 'message-input'), 'message-input');
 
   // The conclude dialog: the summary takes the focus, Tab stays inside, Escape closes it, and
   // the focus returns to the button that opened it.
@@ -273,14 +273,14 @@ test('keyboard: shortcuts, and dialogs that take the focus, keep it, close on Es
   await conclude.click();
   const dialog = page.getByTestId('conclude-dialog');
   await dialog.waitFor();
-  assert.equal(await focusedTestId(page), 'conclude-summary');
+  assert.equal(await settledFocusTestId(page, 'conclude-summary'), 'conclude-summary');
   for (let i = 0; i < 8; i++) await page.keyboard.press('Tab');
   assert.ok(await focusInside(page, 'conclude-dialog'));
   // The page behind is inert: a click on a tab does not reach it.
   await assert.rejects(page.getByTestId('tab-context').click({ timeout: 1000 }));
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
-  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'action-conclude-auth-bug');
+  assert.equal(await settledFocusTestId(page, 'action-conclude-auth-bug'), 'action-conclude-auth-bug');
   assert.equal(await page.getByTestId('open-effort').count(), 1, 'Escape concluded nothing');
 
   // A dialog does not outlive a switch of panels.
