@@ -328,16 +328,29 @@ impl Session {
         self.change(|s| s.abort_turn())
     }
 
-    /// Executes a model's tool call by name with its JSON arguments. Never throws for bad
-    /// calls: an unknown tool, malformed arguments or a refused operation give
-    /// `{ ok: false, result: { error } }` and change nothing.
+    /// Executes a model's tool call by name. `args` is the call's arguments as the JSON text a
+    /// provider sends, or as the object an SDK has already parsed from it (omitted: no
+    /// arguments). Never throws for bad calls: an unknown tool, malformed arguments or a
+    /// refused operation give `{ ok: false, result: { error } }` and change nothing. It throws
+    /// (`code: "argument"`) only when `name` is not a string or `args` is neither a string nor a
+    /// plain object, which is a mistake in the calling code rather than in the model's call.
     #[wasm_bindgen(js_name = executeTool)]
     pub fn execute_tool(
         &self,
-        name: &str,
-        #[wasm_bindgen(js_name = argsJson)] args_json: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | Record<string, unknown>")] args: JsValue,
     ) -> JsResult<JsToolOutcome> {
-        let outcome = self.change(|s| Ok::<_, Failure>(s.execute_tool(name, args_json)))?;
+        let name = name.as_string().ok_or_else(|| {
+            fail(Failure::new(
+                Code::Argument,
+                format!(
+                    "executeTool: the tool name must be a string, not {}",
+                    describe_js_type(&name)
+                ),
+            ))
+        })?;
+        let args_json = tool_arguments_json(args).map_err(fail)?;
+        let outcome = self.change(|s| Ok::<_, Failure>(s.execute_tool(&name, &args_json)))?;
         to_js(&outcome).map_err(fail)
     }
 
@@ -452,5 +465,48 @@ impl Session {
                 .map_err(fail)?;
             Ok(result.into())
         })
+    }
+}
+
+/// The JSON text of a tool call's arguments as JavaScript hands them over: the text itself, or
+/// an object an SDK parsed from it (stringified back, so the core checks it like any call).
+fn tool_arguments_json(args: JsValue) -> Result<String, Failure> {
+    if args.is_undefined() {
+        return Ok("{}".to_string());
+    }
+    if let Some(text) = args.as_string() {
+        return Ok(text);
+    }
+    let plain_object = args.is_object() && !js_sys::Array::is_array(&args);
+    let refused = |what: String| {
+        Failure::new(
+            Code::Argument,
+            format!(
+                "executeTool: the arguments must be a JSON string or a plain object, not {what}"
+            ),
+        )
+    };
+    if !plain_object {
+        return Err(refused(describe_js_type(&args)));
+    }
+    js_sys::JSON::stringify(&args)
+        .ok()
+        .and_then(|text| text.as_string())
+        .ok_or_else(|| refused("an object JSON cannot represent (a BigInt or a cycle)".to_string()))
+}
+
+/// How a value's type reads in an error message: "a number", "null", "an array", ...
+fn describe_js_type(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".to_string();
+    }
+    if js_sys::Array::is_array(value) {
+        return "an array".to_string();
+    }
+    match value.js_typeof().as_string().as_deref() {
+        Some("undefined") => "undefined".to_string(),
+        Some("object") => "an object".to_string(),
+        Some(kind) => format!("a {kind}"),
+        None => "a value of unknown type".to_string(),
     }
 }

@@ -147,6 +147,39 @@ test("runTurn's records have the shapes its TypeScript declarations give them", 
   assert.ok(whys.length > 0 && whys.every((why) => codes.includes(why)), whys.join(", "));
 });
 
+test("executeTool takes the arguments as JSON text or as an SDK's parsed object, and refuses other types with code argument", () => {
+  const s = new Session();
+  s.beginTurn("Let's work on the billing export");
+  // What the official SDKs hand over after parsing a tool call: an object.
+  const opened = s.executeTool("open_effort", { name: "billing export" });
+  assert.equal(opened.ok, true);
+  assert.equal(opened.result.id, "billing-export");
+  // The raw JSON text a provider sends still works, and so does an omitted argument.
+  assert.equal(s.executeTool("effort_status", "{}").ok, true);
+  assert.equal(s.executeTool("effort_status").ok, true);
+  // A bad call from the model is a refused call, not an exception.
+  assert.equal(s.executeTool("open_effort", "{not json").ok, false);
+  const before = JSON.stringify(s.effortStatus());
+  for (const [name, args] of [
+    [42, "{}"],
+    [null, "{}"],
+    ["open_effort", 7],
+    ["open_effort", true],
+    ["open_effort", null],
+    ["open_effort", ["billing"]],
+    ["open_effort", 10n],
+    ["open_effort", { name: 10n }],
+  ]) {
+    assert.throws(
+      () => s.executeTool(name, args),
+      (error) => error.code === "argument" && /executeTool: the (tool name|arguments) must be/.test(error.message),
+      `executeTool(${typeof name}, ${Array.isArray(args) ? "array" : typeof args})`,
+    );
+  }
+  assert.equal(JSON.stringify(s.effortStatus()), before, "refused calls changed nothing");
+  s.endTurn("Opened.");
+});
+
 test("CommonJS callers get the same module", () => {
   const require = createRequire(import.meta.url);
   const cjs = require("cognitive-context");

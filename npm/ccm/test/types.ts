@@ -50,6 +50,8 @@ session.attach("notes.txt", "text", "upload");
 
 // Tool outcomes narrow by `ok` and `name`; nothing in them is `any`.
 const outcome = session.executeTool("search_efforts", '{"query": "auth"}');
+const parsedOutcome = session.executeTool("search_efforts", { query: "auth" });
+notAny(parsedOutcome.result);
 notAny(outcome.result);
 if (outcome.ok && outcome.name === "search_efforts") {
   const hits: number = outcome.result.results.length;
