@@ -832,26 +832,35 @@ impl SessionDocument {
         let mut expected_seq = 0;
         // The turn of the message before a gap: a placeholder stands where its message stood.
         let mut last_turn = 0;
-        let placeholder = |seq: u64, turn: u64, role: Role| {
-            let content = format!("[message {seq} could not be read from storage]");
-            Message {
-                seq,
-                turn,
-                role,
-                tokens: counter.count(&content),
-                content,
-                at_ms: 0,
+        // Placeholders for the messages `seqs` that could not be read, appended to the ambient
+        // log in sequence order, where they stood.
+        let fill_gap = |ambient: &mut Vec<Message>,
+                        repairs: &mut Vec<String>,
+                        seqs: std::ops::Range<u64>,
+                        turn: u64| {
+            for seq in seqs {
+                let content = format!("[message {seq} could not be read from storage]");
+                let role = opposite_of_last(ambient);
+                ambient.push(Message {
+                    seq,
+                    turn,
+                    role,
+                    tokens: counter.count(&content),
+                    content,
+                    at_ms: 0,
+                });
+                repairs.push(format!(
+                    "message {seq} could not be read; a placeholder stands in its place in the ambient log"
+                ));
             }
         };
         for stored in messages {
-            while expected_seq < stored.message.seq {
-                let role = opposite_of_last(&ambient);
-                ambient.push(placeholder(expected_seq, last_turn, role));
-                repairs.push(format!(
-                    "message {expected_seq} could not be read; a placeholder stands in its place in the ambient log"
-                ));
-                expected_seq += 1;
-            }
+            fill_gap(
+                &mut ambient,
+                &mut repairs,
+                expected_seq..stored.message.seq,
+                last_turn,
+            );
             expected_seq = stored.message.seq + 1;
             last_turn = stored.message.turn;
             let message = stored.message;
@@ -876,15 +885,12 @@ impl SessionDocument {
                 }
             }
         }
-        while expected_seq < state.next_seq {
-            let role = opposite_of_last(&ambient);
-            ambient.push(placeholder(expected_seq, last_turn, role));
-            repairs.push(format!(
-                "message {expected_seq} could not be read; a placeholder stands in its place in the ambient log"
-            ));
-            expected_seq += 1;
-        }
-        ambient.sort_by_key(|m| m.seq);
+        fill_gap(
+            &mut ambient,
+            &mut repairs,
+            expected_seq..state.next_seq,
+            last_turn,
+        );
 
         for effort in &mut efforts {
             effort.header =
