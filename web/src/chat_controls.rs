@@ -101,11 +101,17 @@ pub fn attach_pending(state: AppState, session: &ccm_wasm::Session) {
     }
 }
 
-/// The last turn's number and the person's message in it, when a turn can be redone now.
+/// The last turn's number and the person's message in it, when the turn can be redone now:
+/// the session is not in a turn, and can be rewound to before it (a session opened from
+/// storage keeps no rewind history, so only turns taken since it was opened qualify).
 pub fn last_exchange(state: &AppState) -> Option<(u64, String)> {
     state.with_core(|core| {
         let turn = core.turn();
-        if turn == 0 || core.in_turn() {
+        if turn == 0
+            || core.in_turn()
+            || !core.is_fully_loaded()
+            || turn - 1 < core.earliest_fork_turn()
+        {
             return None;
         }
         let in_turn = |m: &&ccm_core::Message| m.turn == turn && m.role == Role::User;
