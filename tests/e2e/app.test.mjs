@@ -308,20 +308,47 @@ test('a reload restores the session, and export then import gives the same state
   await send(page, "The auth bug is resolved, we're done.");
   await send(page, 'What is a good name for a grey cat?');
   const transcript = await transcriptOf(page);
-  const manifest = await manifestOf(page);
   assert.equal(transcript.length, 10);
+  const concludedBefore = (await banners(page)).find((b) => b.includes('Concluded effort: auth-bug'));
+  const summary = concludedBefore.split('\n')[1]?.trim();
+  assert.ok(summary, `the conclusion's banner has a summary: ${JSON.stringify(concludedBefore)}`);
+  // Expand the concluded effort: expansions are not stored, so the reload must say so.
+  await openPanel(page, 'memory');
+  await page.locator('[data-testid=manifest-row][data-effort=auth-bug] [data-testid=action-expand-auth-bug]').click();
+  await page.locator('[data-testid=expanded-effort][data-effort=auth-bug]').waitFor();
+  const manifest = await manifestOf(page);
+  assert.ok(manifest.includes('auth-bug=expanded'), JSON.stringify(manifest));
 
   await page.reload();
   await page.getByTestId('ready').waitFor({ timeout: 120_000 });
-  await page.getByTestId('message').first().waitFor();
-  // A reload loads concluded efforts' logs only on demand: the chat says how many are stored.
-  const reloaded = await transcriptOf(page);
-  const hidden = await page.getByTestId('hidden-messages').count();
-  if (hidden === 0) {
-    assert.deepEqual(reloaded, transcript);
-  } else {
-    assert.ok(transcript.join('\n').includes(reloaded.join('\n').split('\n').slice(-2).join('\n')));
-  }
+  // The session opens with the concluded effort's log still in storage; the chat reads the
+  // stored conversation and shows every exchange in order, that effort's included.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=message]').length >= 10);
+  assert.deepEqual(await transcriptOf(page), transcript);
+  assert.equal(await page.getByTestId('hidden-messages').count(), 0);
+  // A session opened from storage keeps no rewind history: its last turn cannot be redone, so
+  // Regenerate and Edit are not offered.
+  assert.equal(await page.getByTestId('last-turn-controls').count(), 0);
+  // The conclusion's notice keeps its summary.
+  const concludedAfter = (await banners(page)).find((b) => b.includes('Concluded effort: auth-bug'));
+  assert.ok(concludedAfter?.includes(summary), `after the reload: ${JSON.stringify(concludedAfter)}`);
+  await screenshot(page, 'chat-after-reload');
+
+  // The concluded effort's messages fold away and come back.
+  const fold = page.locator('[data-testid=effort-fold][data-effort=auth-bug]');
+  assert.match(await fold.innerText(), /auth-bug \(concluded\) · 4 messages/);
+  await fold.getByRole('button').click();
+  await page.locator('[data-testid=effort-fold][data-effort=auth-bug][data-folded=true]').waitFor();
+  assert.equal(await page.getByTestId('message').count(), 6);
+  await fold.getByRole('button').click();
+  await page.locator('[data-testid=effort-fold][data-effort=auth-bug][data-folded=false]').waitFor();
+  assert.deepEqual(await transcriptOf(page), transcript);
+
+  // The lost expansion is named, and one click expands it again.
+  const before = page.getByTestId('expanded-before');
+  assert.match(await before.innerText(), /Expanded before the reload, collapsed now.*auth-bug/);
+  await page.locator('[data-testid=expand-again][data-effort=auth-bug]').click();
+  await before.waitFor({ state: 'detached' });
   assert.deepEqual(await manifestOf(page), manifest);
   await page.getByTestId('read-log-auth-bug').click();
   const log = await page.getByTestId('log-viewer').innerText();
@@ -347,7 +374,11 @@ test('a reload restores the session, and export then import gives the same state
   await openPanel(fresh.page, 'sessions');
   await fresh.page.getByTestId('import-json').setInputFiles(file);
   await fresh.page.getByText(/^Imported /).waitFor();
-  assert.deepEqual(await manifestOf(fresh.page), manifest);
+  // Expansions are not part of a session document: the imported effort is back in memory.
+  assert.deepEqual(
+    await manifestOf(fresh.page),
+    manifest.map((row) => row.replace('=expanded', '=in memory')),
+  );
   await fresh.page.getByTestId('message').first().waitFor();
   const imported = await transcriptOf(fresh.page);
   assert.deepEqual(imported.slice(-2), transcript.slice(-2));
@@ -512,9 +543,15 @@ test('the tokenizer table loads with progress while the message box already take
   await box.fill("Let's work on the auth bug: users get 401 errors after an hour.");
   assert.equal(await page.getByTestId('send').textContent(), 'Loading…');
   assert.equal(await page.getByTestId('send').isDisabled(), true);
+  // No session is open yet: the header says so instead of counting "0 of 0 tokens".
+  const status = page.getByTestId('header-status');
+  assert.equal(await status.innerText(), 'Opening your conversation…');
+  assert.equal(await status.getAttribute('data-loading'), 'true');
   await screenshot(page, 'tokenizer-loading');
   release();
   await page.getByTestId('ready').waitFor();
+  await page.locator('[data-testid=header-status][data-loading=false]').waitFor();
+  assert.match(await status.innerText(), /^The model sees [\d.,]+k? of [\d.,]+k tokens/);
   const note = await page.getByTestId('ready').getAttribute('title');
   assert.match(note, /^Tokenizer o200k_base loaded in \d+ ms$/);
   // The text typed during the load is still there and goes out as the first message.

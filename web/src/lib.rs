@@ -10,10 +10,14 @@
 //! (`tests/components.rs`) and the whole app end to end with Playwright (`tests/e2e/`).
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod chart;
+pub mod chat_controls;
 pub mod components;
 pub mod import;
 pub mod markdown;
+pub mod model_fetch;
+pub mod models;
 pub mod provider;
 pub mod state;
 pub mod transport;

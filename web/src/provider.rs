@@ -5,6 +5,7 @@
 //! browser, never in a session document. The API key is not part of them at all; it lives in
 //! memory for the tab and is stored only when the person asks (see `state::KeyStore`).
 
+use crate::models::{known_model, ModelInfo};
 use ccm_engine::offline::OFFLINE_MODEL_NAME;
 use ccm_engine::EngineSettings;
 use ccm_provider::{normalize_base_url, Preset, ProviderConfig, ProviderKind, RetryPolicy};
@@ -107,6 +108,10 @@ pub struct ProviderSettings {
     pub stream: bool,
     /// Keep the API key in this browser's localStorage instead of only in memory.
     pub remember_key: bool,
+    /// US dollars per million prompt tokens, overriding the app's table (`None`: the table's).
+    pub input_price: Option<f64>,
+    /// US dollars per million answer tokens, overriding the app's table.
+    pub output_price: Option<f64>,
 }
 
 impl Default for ProviderSettings {
@@ -124,6 +129,33 @@ impl ProviderSettings {
             model: choice.default_model().to_string(),
             stream: true,
             remember_key: false,
+            input_price: None,
+            output_price: None,
+        }
+    }
+
+    /// The model's context window and prices: the app's table, with the person's prices over
+    /// it. `None` when neither knows the model (the offline model costs nothing).
+    pub fn model_info(&self) -> Option<ModelInfo> {
+        if self.is_offline() {
+            return Some(ModelInfo {
+                context_window: ccm_core::config::DEFAULT_CONTEXT_WINDOW,
+                input_per_million: 0.0,
+                output_per_million: 0.0,
+            });
+        }
+        let known = known_model(&self.model);
+        match (known, self.input_price, self.output_price) {
+            (None, None, None) => None,
+            (known, input, output) => Some(ModelInfo {
+                context_window: known.map_or(0, |k| k.context_window),
+                input_per_million: input
+                    .or(known.map(|k| k.input_per_million))
+                    .unwrap_or_default(),
+                output_per_million: output
+                    .or(known.map(|k| k.output_per_million))
+                    .unwrap_or_default(),
+            }),
         }
     }
 
@@ -249,6 +281,30 @@ mod tests {
         anthropic.base_url = "http://127.0.0.1:9999/v1".into();
         let config = anthropic.provider_config(Some("k")).unwrap().unwrap();
         assert_eq!(config.kind, ProviderKind::Anthropic);
+    }
+
+    #[test]
+    fn prices_come_from_the_table_unless_the_person_sets_them() {
+        let mut settings = ProviderSettings::for_choice(ProviderChoice::CustomOpenAi);
+        settings.model = "gpt-4".into();
+        let info = settings.model_info().unwrap();
+        assert_eq!(info.context_window, 8_192);
+        assert_eq!(info.input_per_million, 30.0);
+        settings.input_price = Some(1.0);
+        assert_eq!(settings.model_info().unwrap().input_per_million, 1.0);
+        assert_eq!(settings.model_info().unwrap().output_per_million, 60.0);
+        settings.model = "my-own-model".into();
+        let own = settings.model_info().unwrap();
+        assert_eq!((own.context_window, own.input_per_million), (0, 1.0));
+        settings.input_price = None;
+        assert_eq!(settings.model_info(), None);
+        assert_eq!(
+            ProviderSettings::default()
+                .model_info()
+                .unwrap()
+                .input_per_million,
+            0.0
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub const STORE_NAME: &str = "ccm-app";
 const LAST_SESSION_KEY: &str = "ccm.app.lastSession";
 const PROVIDER_KEY: &str = "ccm.app.provider";
 const API_KEY_PREFIX: &str = "ccm.app.apiKey.";
+const TEMPERATURE_PREFIX: &str = "ccm.app.temperature.";
 
 /// How a notice looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,6 +285,20 @@ pub struct AppState {
     pub open_log: RwSignal<Option<OpenLog>>,
     /// Set by the mode hotkey: the inspector opens its budget breakdown.
     pub breakdown_open: RwSignal<bool>,
+    /// What the chat shows of a session opened from storage beyond what is in memory.
+    pub archive: RwSignal<crate::archive::ArchiveState>,
+    /// Set when a save of the current session was refused because another tab saved a newer
+    /// revision: no turn is taken into it until the person loads the newer version or keeps
+    /// this one as a branch.
+    pub conflict: RwSignal<bool>,
+    /// The sampling temperature of the current session (`None`: the provider's default). Kept
+    /// in this browser's localStorage by session id: it is how this app talks to the model,
+    /// not part of the session's stored format.
+    pub temperature: RwSignal<Option<f64>>,
+    /// Files waiting to go out with the next message.
+    pub attachments: RwSignal<Vec<crate::chat_controls::PendingAttachment>>,
+    /// The turn whose message is being edited in the box (sending then redoes that turn).
+    pub editing: RwSignal<Option<u64>>,
     next_notice: StoredValue<u64>,
 }
 
@@ -345,6 +360,11 @@ impl AppState {
             busy: RwSignal::new(None),
             open_log: RwSignal::new(None),
             breakdown_open: RwSignal::new(false),
+            archive: RwSignal::new(crate::archive::ArchiveState::default()),
+            conflict: RwSignal::new(false),
+            temperature: RwSignal::new(None),
+            attachments: RwSignal::new(Vec::new()),
+            editing: RwSignal::new(None),
             next_notice: StoredValue::new(1),
         }
     }
@@ -364,6 +384,7 @@ impl AppState {
     /// Marks the session changed, so every derived view recomputes.
     pub fn changed(&self) {
         self.version.update(|v| *v += 1);
+        crate::archive::remember_expansions(*self);
     }
 
     /// Shows a notice.
@@ -424,6 +445,56 @@ impl AppState {
         self.api_key.set(key);
     }
 
+    /// The engine settings of the next turn: the provider's, with this session's temperature.
+    pub fn engine_settings(&self) -> ccm_engine::EngineSettings {
+        let mut settings = self.provider.with_untracked(|p| p.engine_settings());
+        settings.temperature = self.temperature.get_untracked();
+        settings
+    }
+
+    /// Sets the current session's temperature (`None`: the provider's default) and keeps it.
+    pub fn set_temperature(&self, temperature: Option<f64>) {
+        self.temperature.set(temperature);
+        if let Some(id) = self.session_id.get_untracked() {
+            let key = format!("{TEMPERATURE_PREFIX}{id}");
+            let value = temperature.map(|t| t.to_string());
+            if let Err(e) = write_local(&key, value.as_deref()) {
+                self.notify(
+                    NoticeKind::Error,
+                    format!(
+                        "The temperature applies to this tab only: it could not be stored ({e})."
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Makes the session's context window follow the chosen model, when the model's window is
+    /// known (from the app's table or the provider's list): an 8K model gets an 8K budget, so
+    /// compaction starts where that model needs it. Says what changed.
+    pub async fn follow_model_window(&self, model: &str, window: u32) {
+        let Some(mut config) = self.with_core(|core| core.config().clone()) else {
+            return;
+        };
+        if window == 0 || config.context_window == window {
+            return;
+        }
+        config.context_window = window;
+        // The answer's reserve must leave room for a prompt in a small window.
+        if config.reserved_output_tokens >= window / 2 {
+            config.reserved_output_tokens = window / 4;
+        }
+        match self.apply_config(config).await {
+            Ok(()) => self.notify(
+                NoticeKind::Info,
+                format!(
+                    "This session's context window is now {window} tokens, the window of {model}. Settings › This session can change it."
+                ),
+            ),
+            Err(e) => self.notify(NoticeKind::Error, e),
+        }
+    }
+
     /// Saves what changed in the current session. Failures are shown, and nothing stored is
     /// damaged by them (the store writes a turn in one transaction).
     pub async fn save(&self) {
@@ -432,6 +503,12 @@ impl AppState {
             return;
         };
         if let Err(error) = store.save_session(&session).await {
+            if crate::components::conflict::is_conflict(&error) {
+                // The conflict card explains it and offers the ways on.
+                self.conflict.set(true);
+                self.refresh_sessions().await;
+                return;
+            }
             let text = js_error_text(&error);
             let hint = if text.contains("conflict") || text.contains("another window") {
                 " Open the session again from Sessions to continue with its latest state."
@@ -476,10 +553,18 @@ impl AppState {
         if let Some(id) = &id {
             let _ = write_local(LAST_SESSION_KEY, Some(id));
         }
+        self.temperature.set(
+            id.as_deref()
+                .and_then(|id| read_local(&format!("{TEMPERATURE_PREFIX}{id}")))
+                .and_then(|t| t.parse().ok()),
+        );
         self.session_id.set(id);
         self.banners.set(BTreeMap::new());
         self.failed.set(None);
         self.open_log.set(None);
+        self.conflict.set(false);
+        self.editing.set(None);
+        crate::archive::read_after_adopt(*self);
         self.changed();
     }
 

@@ -82,6 +82,10 @@ pub fn send_message(state: AppState, text: String) {
     if text.trim().is_empty() || state.in_turn() || state.session.with_value(Option::is_none) {
         return;
     }
+    // Another tab saved a newer revision: a turn taken here could not be saved either.
+    if state.conflict.get_untracked() {
+        return;
+    }
     spawn_local(drive(state, text));
 }
 
@@ -135,10 +139,13 @@ async fn drive(state: AppState, text: String) {
     state.failed.set(None);
     state.draft.set(String::new());
     state.live.set(Some(LiveTurn::new(text.clone())));
-    let begun = session
-        .with_core(|core| TurnEngine::begin(core, &text, now_ms(), settings.engine_settings()));
+    let begun =
+        session.with_core(|core| TurnEngine::begin(core, &text, now_ms(), state.engine_settings()));
     match begun {
-        Ok(mut engine) => run(state, &session, &transport, &mut engine, &signal).await,
+        Ok(mut engine) => {
+            crate::chat_controls::attach_pending(state, &session);
+            run(state, &session, &transport, &mut engine, &signal).await
+        }
         Err(error) => {
             state.live.set(None);
             state.failed.set(Some(FailedTurn {
@@ -240,6 +247,8 @@ async fn run(
                     );
                 });
                 set_phase(state, Phase::Saving);
+                // The files went out with this turn.
+                state.attachments.set(Vec::new());
                 state.changed();
                 state.save().await;
                 state.live.set(None);

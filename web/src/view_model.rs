@@ -11,7 +11,7 @@ use ccm_core::model::Role;
 use ccm_core::pins::{LeaseScope, PinKind};
 use ccm_core::plan::{InclusionReason, Section, TtlState};
 use ccm_core::session::EffortState;
-use ccm_core::Session;
+use ccm_core::{Effort, EffortStatus, Session, TurnMetrics};
 use std::collections::BTreeMap;
 
 /// What a person can do with an effort from the tier view.
@@ -236,6 +236,8 @@ pub struct TranscriptMessage {
     pub tokens: u32,
     /// The effort whose log holds it, or `None` for the ambient log.
     pub effort: Option<String>,
+    /// Files attached to it: name and tokens.
+    pub attachments: Vec<(String, u32)>,
 }
 
 /// The messages a session has in memory, in the order they were stored.
@@ -250,34 +252,164 @@ pub struct Transcript {
     pub hidden: u64,
     /// Notices per turn, derived from the turn's recorded effort events and compactions.
     pub notices: BTreeMap<u64, Vec<String>>,
+    /// The concluded efforts, whose messages the chat can fold away.
+    pub concluded: std::collections::BTreeSet<String>,
 }
 
-/// The transcript of a session.
+/// The transcript of a session, from what it holds in memory.
 pub fn transcript(session: &Session) -> Transcript {
-    let mut messages: Vec<TranscriptMessage> =
-        session.ambient().iter().map(|m| message(m, None)).collect();
-    for effort in session.efforts() {
+    let attachments: Vec<&ccm_core::compaction::SessionAttachment> =
+        session.attachments().values().collect();
+    transcript_of(
+        session.ambient(),
+        session.efforts(),
+        session.history(),
+        &attachments,
+        session.stored_message_count() as u64,
+    )
+}
+
+/// The transcript of a stored session's whole document (every message and every recorded
+/// turn), read after a reload so the chat shows what the session keeps out of memory.
+pub fn transcript_of_document(document: &ccm_core::snapshot::SessionDocument) -> Transcript {
+    let stored: usize = document.ambient.len()
+        + document
+            .efforts
+            .iter()
+            .map(|e| e.messages.len())
+            .sum::<usize>();
+    let attachments: Vec<&ccm_core::compaction::SessionAttachment> =
+        document.attachments.iter().collect();
+    transcript_of(
+        &document.ambient,
+        &document.efforts,
+        &document.history,
+        &attachments,
+        stored as u64,
+    )
+}
+
+/// The transcript of an ambient log, effort logs and recorded turns; `stored` is the number
+/// of messages stored in all, so the ones not among these are counted as hidden.
+pub fn transcript_of(
+    ambient: &[ccm_core::Message],
+    efforts: &[Effort],
+    history: &[TurnMetrics],
+    attachments: &[&ccm_core::compaction::SessionAttachment],
+    stored: u64,
+) -> Transcript {
+    let mut messages: Vec<TranscriptMessage> = ambient.iter().map(|m| message(m, None)).collect();
+    for effort in efforts {
         messages.extend(effort.messages.iter().map(|m| message(m, Some(&effort.id))));
     }
     messages.sort_by_key(|m| m.seq);
-    let hidden = (session.stored_message_count() as u64).saturating_sub(messages.len() as u64);
+    for attached in attachments {
+        if let Ok(index) = messages.binary_search_by_key(&attached.message_seq, |m| m.seq) {
+            messages[index].attachments.push((
+                attached.attachment.name.clone(),
+                attached.attachment.full_tokens,
+            ));
+        }
+    }
+    let hidden = stored.saturating_sub(messages.len() as u64);
     let mut notices: BTreeMap<u64, Vec<String>> = BTreeMap::new();
-    for point in session.history() {
+    for point in history {
         let lines: Vec<String> = point
             .events
             .iter()
-            .map(event_notice)
+            .map(|event| event_notice_with_summary(event, point.turn, efforts))
             .chain(point.compactions.iter().map(|c| c.banner.clone()))
             .collect();
         if !lines.is_empty() {
             notices.insert(point.turn, lines);
         }
     }
+    let concluded = efforts
+        .iter()
+        .filter(|e| e.status == EffortStatus::Concluded)
+        .map(|e| e.id.clone())
+        .collect();
     Transcript {
         messages,
         hidden,
         notices,
+        concluded,
     }
+}
+
+/// The transcript shown after a reload: the stored `archive` (the whole document, read once
+/// after opening) merged with what the session holds in memory now. The session wins for the
+/// messages and notices it has (it is newer: turns taken since the archive was read).
+pub fn merge_transcripts(live: &Transcript, archive: &Transcript) -> Transcript {
+    let mut by_seq: BTreeMap<u64, TranscriptMessage> = archive
+        .messages
+        .iter()
+        .map(|m| (m.seq, m.clone()))
+        .collect();
+    for m in &live.messages {
+        by_seq.insert(m.seq, m.clone());
+    }
+    let mut notices = archive.notices.clone();
+    for (turn, lines) in &live.notices {
+        notices.insert(*turn, lines.clone());
+    }
+    let messages: Vec<TranscriptMessage> = by_seq.into_values().collect();
+    // Messages the session stored since the archive was read are in memory (a turn's messages
+    // stay in memory until it is saved), so nothing is hidden any more.
+    Transcript {
+        hidden: 0,
+        messages,
+        notices,
+        concluded: live.concluded.clone(),
+    }
+}
+
+/// A reconstructed notice for a recorded effort event; a conclusion shows the effort's summary
+/// when it is the effort's latest conclusion (the one whose summary the record keeps).
+fn event_notice_with_summary(event: &EffortEvent, turn: u64, efforts: &[Effort]) -> String {
+    let line = event_notice(event);
+    if event.kind != EventKind::Concluded {
+        return line;
+    }
+    let summary = efforts
+        .iter()
+        .find(|e| e.id == event.effort && e.concluded_turn == Some(turn))
+        .and_then(|e| e.summary.as_ref())
+        .map(|s| s.text.trim().to_string())
+        .filter(|s| !s.is_empty());
+    match summary {
+        Some(summary) => format!("{line}\n{summary}"),
+        None => line,
+    }
+}
+
+/// Efforts that were expanded when the session was last used and are not now: expansions
+/// are not kept when a session is stored, so after a reload they are collapsed again. Read
+/// from the recorded turns (the last expand or collapse event of each effort).
+pub fn lost_expansions(
+    history: &[TurnMetrics],
+    expanded_now: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut last: BTreeMap<&str, bool> = BTreeMap::new();
+    for point in history {
+        for event in &point.events {
+            let expanded = match event.kind {
+                EventKind::Expanded => true,
+                EventKind::Collapsed
+                | EventKind::AutoCollapsed
+                | EventKind::Concluded
+                | EventKind::Reopened
+                | EventKind::Evicted
+                | EventKind::EvictedOverBudget => false,
+                EventKind::Opened | EventKind::Switched => continue,
+            };
+            last.insert(event.effort.as_str(), expanded);
+        }
+    }
+    last.into_iter()
+        .filter(|(id, expanded)| *expanded && !expanded_now(id))
+        .map(|(id, _)| id.to_string())
+        .collect()
 }
 
 fn message(m: &ccm_core::Message, effort: Option<&str>) -> TranscriptMessage {
@@ -288,6 +420,7 @@ fn message(m: &ccm_core::Message, effort: Option<&str>) -> TranscriptMessage {
         content: m.content.clone(),
         tokens: m.tokens,
         effort: effort.map(str::to_string),
+        attachments: Vec::new(),
     }
 }
 
@@ -331,6 +464,78 @@ pub enum ChatEntry {
     Message(TranscriptMessage),
     /// A quiet notice: a banner of an effort operation, salience or compaction.
     Banner(String),
+    /// Where a concluded effort's messages begin: a control that folds them away (they are
+    /// then left out of the chat) or unfolds them.
+    EffortFold {
+        /// The concluded effort.
+        effort: String,
+        /// Its messages in the transcript.
+        count: usize,
+        /// Whether they are folded away.
+        folded: bool,
+    },
+}
+
+/// Marks where each concluded effort's messages begin and leaves out the messages of the
+/// efforts in `folded`. Turns left with nothing to show are dropped.
+pub fn fold_efforts(
+    groups: Vec<TurnGroup>,
+    concluded: &std::collections::BTreeSet<String>,
+    folded: &std::collections::BTreeSet<String>,
+) -> Vec<TurnGroup> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for group in &groups {
+        for entry in &group.entries {
+            if let ChatEntry::Message(TranscriptMessage {
+                effort: Some(effort),
+                ..
+            }) = entry
+            {
+                if concluded.contains(effort) {
+                    *counts.entry(effort.as_str()).or_default() += 1;
+                }
+            }
+        }
+    }
+    let counts: BTreeMap<String, usize> = counts
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let mut marked: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut out = Vec::with_capacity(groups.len());
+    for group in groups {
+        let mut entries = Vec::with_capacity(group.entries.len());
+        for entry in group.entries {
+            let effort = match &entry {
+                ChatEntry::Message(TranscriptMessage {
+                    effort: Some(effort),
+                    ..
+                }) if concluded.contains(effort) => effort.clone(),
+                _ => {
+                    entries.push(entry);
+                    continue;
+                }
+            };
+            let is_folded = folded.contains(&effort);
+            if marked.insert(effort.clone()) {
+                entries.push(ChatEntry::EffortFold {
+                    count: counts.get(&effort).copied().unwrap_or_default(),
+                    effort,
+                    folded: is_folded,
+                });
+            }
+            if !is_folded {
+                entries.push(entry);
+            }
+        }
+        if !entries.is_empty() {
+            out.push(TurnGroup {
+                turn: group.turn,
+                entries,
+            });
+        }
+    }
+    out
 }
 
 /// The chat entries of one turn.
@@ -379,6 +584,100 @@ pub fn turn_groups(
         groups.push(TurnGroup { turn, entries });
     }
     groups
+}
+
+/// Tokens one turn sent and received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnUsage {
+    /// Prompt tokens of all the turn's requests: the provider's count where it reported one,
+    /// the local count otherwise.
+    pub input: u64,
+    /// Tokens of the stored replies.
+    pub output: u64,
+    /// Whether `input` is (partly) the local count rather than the provider's.
+    pub estimated: bool,
+}
+
+/// Tokens per turn. A turn taken in this tab has its requests' telemetry; a turn read from
+/// storage has only its context size, which stands in for one request's prompt.
+pub fn turn_usage(session: &Session, transcript: &Transcript) -> BTreeMap<u64, TurnUsage> {
+    let mut usage: BTreeMap<u64, TurnUsage> = BTreeMap::new();
+    for point in session.history() {
+        usage.insert(
+            point.turn,
+            TurnUsage {
+                input: point.context_tokens,
+                output: 0,
+                estimated: true,
+            },
+        );
+    }
+    for record in session.telemetry() {
+        if record.requests.is_empty() {
+            continue;
+        }
+        let input = record
+            .requests
+            .iter()
+            .map(|r| {
+                r.reported_prompt_tokens
+                    .unwrap_or(r.estimated_prompt_tokens)
+            })
+            .sum();
+        let estimated = record
+            .requests
+            .iter()
+            .any(|r| r.reported_prompt_tokens.is_none());
+        usage.insert(
+            record.turn,
+            TurnUsage {
+                input,
+                output: 0,
+                estimated,
+            },
+        );
+    }
+    for m in &transcript.messages {
+        if m.role == Role::Assistant {
+            if let Some(turn) = usage.get_mut(&m.turn) {
+                turn.output += u64::from(m.tokens);
+            }
+        }
+    }
+    usage
+}
+
+/// A turn's or session's tokens and cost for people: "≈1.2k tokens in · 56 out · $0.0004"
+/// (≈ where the local count stands in for the provider's; no cost for a model of unknown
+/// price).
+pub fn usage_text(usage: &TurnUsage, price: Option<&crate::models::ModelInfo>) -> String {
+    let approx = if usage.estimated { "≈" } else { "" };
+    let mut text = format!(
+        "{approx}{} tokens in · {} out",
+        crate::chart::format_tokens(usage.input),
+        crate::chart::format_tokens(usage.output)
+    );
+    if let Some(price) = price {
+        let dollars = crate::models::cost(price, usage.input, usage.output);
+        text.push_str(&format!(" · {}", crate::models::format_cost(dollars)));
+    }
+    text
+}
+
+/// The sum of turns' usage.
+pub fn total_usage<'a>(turns: impl IntoIterator<Item = &'a TurnUsage>) -> TurnUsage {
+    turns.into_iter().fold(
+        TurnUsage {
+            input: 0,
+            output: 0,
+            estimated: false,
+        },
+        |sum, u| TurnUsage {
+            input: sum.input + u.input,
+            output: sum.output + u.output,
+            estimated: sum.estimated || u.estimated,
+        },
+    )
 }
 
 /// One included item of the plan.
@@ -724,6 +1023,7 @@ pub fn inspector(session: &Session) -> InspectorSnapshot {
 mod tests {
     use super::*;
     use ccm_core::Config;
+    use std::collections::BTreeSet;
 
     /// A session with an open effort, a concluded one and some ambient chat.
     pub(crate) fn sample() -> Session {
@@ -792,10 +1092,176 @@ mod tests {
         assert_eq!(t.messages[2].effort.as_deref(), Some("auth-bug"));
         assert_eq!(t.messages[0].effort, None);
         assert_eq!(t.notices[&2], vec!["Started effort: auth-bug".to_string()]);
+        // A conclusion's notice carries the summary the effort record keeps.
         assert_eq!(
             t.notices[&3],
-            vec!["Concluded effort: auth-bug".to_string()]
+            vec![
+                "Concluded effort: auth-bug\nRefresh token TTL 1h -> 24h fixed the 401s."
+                    .to_string()
+            ]
         );
+        assert_eq!(t.concluded.iter().collect::<Vec<_>>(), ["auth-bug"]);
+    }
+
+    #[test]
+    fn the_stored_document_fills_in_what_the_session_does_not_hold() {
+        let mut s = sample();
+        s.begin_turn("one more in billing", 9).unwrap();
+        s.end_turn("noted", 10).unwrap();
+        let document: ccm_core::snapshot::SessionDocument =
+            serde_json::from_str(&s.to_json().unwrap()).unwrap();
+        let archive = transcript_of_document(&document);
+        assert_eq!(archive.messages.len(), 10);
+        assert_eq!(archive.hidden, 0);
+
+        // What a reload holds: the concluded effort's log and the older ambient messages are
+        // not in memory, so the session alone hides them.
+        let live = Transcript {
+            messages: archive.messages[6..].to_vec(),
+            hidden: 6,
+            notices: BTreeMap::new(),
+            concluded: archive.concluded.clone(),
+        };
+        let merged = merge_transcripts(&live, &archive);
+        assert_eq!(merged.hidden, 0);
+        assert_eq!(
+            merged,
+            Transcript {
+                hidden: 0,
+                ..archive.clone()
+            }
+        );
+
+        // A turn taken after the archive was read comes from the session.
+        let mut newer = live.clone();
+        newer.messages.push(TranscriptMessage {
+            seq: 99,
+            turn: 6,
+            role: Role::User,
+            content: "new".into(),
+            tokens: 1,
+            effort: None,
+            attachments: Vec::new(),
+        });
+        newer.notices.insert(6, vec!["Started effort: x".into()]);
+        let merged = merge_transcripts(&newer, &archive);
+        assert_eq!(merged.messages.len(), 11);
+        assert_eq!(merged.messages.last().unwrap().content, "new");
+        assert_eq!(merged.notices[&6], vec!["Started effort: x".to_string()]);
+    }
+
+    #[test]
+    fn concluded_efforts_fold_and_unfold_in_place() {
+        let t = transcript(&sample());
+        let groups = turn_groups(&t, &BTreeMap::new());
+        let none = BTreeSet::new();
+        let unfolded = fold_efforts(groups.clone(), &t.concluded, &none);
+        let marks: Vec<&ChatEntry> = unfolded
+            .iter()
+            .flat_map(|g| &g.entries)
+            .filter(|e| matches!(e, ChatEntry::EffortFold { .. }))
+            .collect();
+        // auth-bug holds the exchanges of turns 2 and 3: one mark, before the first of them.
+        assert_eq!(
+            marks,
+            [&ChatEntry::EffortFold {
+                effort: "auth-bug".into(),
+                count: 4,
+                folded: false
+            }]
+        );
+        assert!(matches!(
+            unfolded[1].entries[0],
+            ChatEntry::EffortFold { .. }
+        ));
+        let messages = |groups: &[TurnGroup]| {
+            groups
+                .iter()
+                .flat_map(|g| &g.entries)
+                .filter(|e| matches!(e, ChatEntry::Message(_)))
+                .count()
+        };
+        assert_eq!(messages(&unfolded), 8);
+
+        let folded: BTreeSet<String> = ["auth-bug".to_string()].into();
+        let folded = fold_efforts(groups, &t.concluded, &folded);
+        assert_eq!(messages(&folded), 4);
+        assert_eq!(
+            folded[1].entries[0],
+            ChatEntry::EffortFold {
+                effort: "auth-bug".into(),
+                count: 4,
+                folded: true
+            }
+        );
+        // The banners of the folded turns stay.
+        assert!(folded.iter().flat_map(|g| &g.entries).any(
+            |e| matches!(e, ChatEntry::Banner(b) if b.starts_with("Concluded effort: auth-bug"))
+        ));
+    }
+
+    #[test]
+    fn usage_counts_each_turn_and_prices_it() {
+        let s = sample();
+        let t = transcript(&s);
+        let usage = turn_usage(&s, &t);
+        assert_eq!(usage.len(), 4);
+        // Turns driven without a provider have no telemetry: their context size stands in.
+        let first = usage[&1];
+        assert!(first.estimated, "no provider reported a count");
+        assert_eq!(
+            first.output,
+            u64::from(
+                t.messages
+                    .iter()
+                    .find(|m| m.turn == 1 && m.role == Role::Assistant)
+                    .unwrap()
+                    .tokens
+            )
+        );
+        // Each turn counts its requests' prompts where telemetry has them, its context
+        // otherwise; the session's total is their sum.
+        let expected: u64 = s
+            .history()
+            .iter()
+            .map(|p| {
+                s.telemetry()
+                    .iter()
+                    .find(|t| t.turn == p.turn && !t.requests.is_empty())
+                    .map_or(p.context_tokens, |t| {
+                        t.requests.iter().map(|r| r.estimated_prompt_tokens).sum()
+                    })
+            })
+            .sum();
+        let total = total_usage(usage.values());
+        assert_eq!(total.input, expected);
+        assert_eq!(total.output, usage.values().map(|u| u.output).sum::<u64>());
+        let price = crate::models::known_model("gpt-4o").unwrap();
+        let line = usage_text(
+            &TurnUsage {
+                input: 1_200,
+                output: 56,
+                estimated: false,
+            },
+            Some(&price),
+        );
+        assert_eq!(line, "1.2k tokens in · 56 out · $0.0036");
+        assert!(usage_text(&first, None).starts_with('≈'));
+        assert!(!usage_text(&first, None).contains('$'));
+    }
+
+    #[test]
+    fn expansions_lost_in_a_reload_are_found_in_the_recorded_turns() {
+        let mut s = sample();
+        s.begin_turn("show me the auth bug again", 9).unwrap();
+        s.expand_effort("auth-bug").unwrap();
+        s.end_turn("here", 10).unwrap();
+        assert!(lost_expansions(s.history(), |id| s.expansion(id).is_some()).is_empty());
+        assert_eq!(lost_expansions(s.history(), |_| false), ["auth-bug"]);
+        s.begin_turn("collapse it", 11).unwrap();
+        s.collapse_effort("auth-bug").unwrap();
+        s.end_turn("done", 12).unwrap();
+        assert!(lost_expansions(s.history(), |_| false).is_empty());
     }
 
     #[test]
@@ -826,7 +1292,9 @@ mod tests {
         // Without exact banners, the recorded events stand in.
         assert_eq!(
             groups[2].entries[1],
-            ChatEntry::Banner("Concluded effort: auth-bug".into())
+            ChatEntry::Banner(
+                "Concluded effort: auth-bug\nRefresh token TTL 1h -> 24h fixed the 401s.".into()
+            )
         );
     }
 

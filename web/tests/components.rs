@@ -620,3 +620,75 @@ async fn the_chat_log_is_a_focusable_log_with_a_view_for_an_empty_chat() {
         transcript.messages.len()
     );
 }
+
+#[wasm_bindgen_test]
+async fn the_chat_log_folds_a_concluded_effort_and_shows_each_turns_usage() {
+    let transcript = view_model::transcript(&session());
+    let all_messages = {
+        let groups = view_model::turn_groups(&transcript, &Default::default());
+        groups
+            .iter()
+            .flat_map(|g| &g.entries)
+            .filter(|e| matches!(e, view_model::ChatEntry::Message(_)))
+            .count()
+    };
+    let folded = RwSignal::new(std::collections::BTreeSet::<String>::new());
+    let groups = Signal::derive(move || {
+        view_model::fold_efforts(
+            view_model::turn_groups(&transcript, &Default::default()),
+            &transcript.concluded,
+            &folded.get(),
+        )
+    });
+    let usage = Signal::stored(
+        [(1u64, "12 tokens in · 3 out · free".to_string())]
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let on_fold = Callback::new(move |(effort, fold): (String, bool)| {
+        record.lock().unwrap().push((effort.clone(), fold));
+        folded.update(|f| {
+            if fold {
+                f.insert(effort);
+            } else {
+                f.remove(&effort);
+            }
+        });
+    });
+    let root = container();
+    let _handle = leptos::mount::mount_to(root.clone(), move || {
+        view! {
+            <ChatLog
+                groups=groups
+                hidden=Signal::stored(0)
+                live=Signal::stored(None)
+                usage=usage
+                on_fold=on_fold
+            />
+        }
+    });
+    leptos::task::tick().await;
+    assert_eq!(all(&root, "[data-testid=message]").len(), all_messages);
+    let usage_lines = all(&root, "[data-testid=turn-usage]");
+    assert_eq!(usage_lines.len(), 1);
+    assert_eq!(text(&usage_lines[0]), "12 tokens in · 3 out · free");
+
+    let fold = one(&root, "[data-testid=effort-fold][data-effort=auth-bug]");
+    assert_eq!(fold.get_attribute("data-folded").as_deref(), Some("false"));
+    one(&fold, "button").click();
+    leptos::task::tick().await;
+    assert_eq!(*asked.lock().unwrap(), vec![("auth-bug".to_string(), true)]);
+    let folded_messages = all(&root, "[data-testid=message]").len();
+    assert!(
+        folded_messages < all_messages,
+        "the effort's messages are left out"
+    );
+    let fold = one(&root, "[data-testid=effort-fold][data-effort=auth-bug]");
+    assert_eq!(fold.get_attribute("data-folded").as_deref(), Some("true"));
+    assert_eq!(one(&fold, "button").text_content().as_deref(), Some("Show"));
+    one(&fold, "button").click();
+    leptos::task::tick().await;
+    assert_eq!(all(&root, "[data-testid=message]").len(), all_messages);
+}

@@ -119,6 +119,9 @@ pub fn plain_status(
     parts.join(" · ")
 }
 
+/// The header's status line while no session is open yet.
+const LOADING_STATUS: &str = "Opening your conversation…";
+
 /// Focuses an element by its id once the view has caught up with a panel switch (a panel
 /// hidden by the layout cannot take the focus until it is shown).
 fn focus_soon(id: &'static str) {
@@ -227,19 +230,21 @@ pub fn App() -> impl IntoView {
     // The plan's meter line and totals: the header says them in plain words, and keeps the
     // meter's own line as its tooltip.
     let plan_totals = Memo::new(move |_| {
-        state
-            .derive(|core| {
-                let plan = core.build_plan();
-                (
-                    plan.meter.line,
-                    plan.totals.context_tokens,
-                    plan.budget.request_budget,
-                )
-            })
-            .unwrap_or_default()
+        state.derive(|core| {
+            let plan = core.build_plan();
+            (
+                plan.meter.line,
+                plan.totals.context_tokens,
+                plan.budget.request_budget,
+            )
+        })
     });
+    // Until a session is open there is nothing to count: the header says it is loading rather
+    // than "0 of 0 tokens".
     let status_line = Memo::new(move |_| {
-        let (_, context, budget) = plan_totals.get();
+        let Some((_, context, budget)) = plan_totals.get() else {
+            return LOADING_STATUS.to_string();
+        };
         tiers.with(|t| {
             plain_status(
                 context,
@@ -250,11 +255,12 @@ pub fn App() -> impl IntoView {
             )
         })
     });
+    let status_loading = move || plan_totals.with(Option::is_none);
     let status_title = move || {
-        format!(
-            "{} (Alt+M switches the context mode)",
-            plan_totals.with(|(line, _, _)| line.clone())
-        )
+        plan_totals.with(|totals| match totals {
+            Some((line, _, _)) => format!("{line} (Alt+M switches the context mode)"),
+            None => "The budget meter appears once the conversation is open.".to_string(),
+        })
     };
     let on_action = Callback::new(move |(action, id): (EffortAction, String)| {
         run_action(state, concluding, action, id)
@@ -281,7 +287,7 @@ pub fn App() -> impl IntoView {
                 <span class="provider" data-testid="provider-label" title=move || state.provider.with(|p| p.choice.label().to_string())>
                     {move || state.provider.with(|p| p.short_label())}
                 </span>
-                <span class="plain-status" data-testid="header-status" title=status_title>{status_line}</span>
+                <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>
                 <span class="status" role="status" data-testid="startup">
                     {move || match state.startup.get() {
                         Startup::Tokenizer { phase, done, total } => view! {

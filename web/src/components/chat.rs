@@ -2,15 +2,21 @@
 //! reply being written, a failed turn with Retry, and the message box (Enter sends,
 //! Shift+Enter adds a line).
 
+use crate::archive::ArchiveState;
+use crate::chat_controls;
+use crate::components::conflict::ConflictCard;
 use crate::components::rich_text::RichText;
 use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
 use crate::provider::ProviderChoice;
 use crate::state::{AppState, FailedTurn, LiveTurn, Startup};
 use crate::turn;
+use crate::view_model::EffortAction;
 use crate::view_model::{self, ChatEntry, TurnGroup};
 use ccm_core::model::Role;
 use leptos::html;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The conversation, turn by turn, with banners as quiet notices between the messages.
 #[component]
@@ -21,6 +27,15 @@ pub fn ChatLog(
     /// Stored messages not loaded (concluded efforts' logs of a session opened from storage).
     #[prop(into)]
     hidden: Signal<u64>,
+    /// Whether the stored conversation beyond the session's memory is being read.
+    #[prop(optional, into)]
+    reading: Signal<bool>,
+    /// Tokens and cost per turn, as text.
+    #[prop(optional, into)]
+    usage: Signal<BTreeMap<u64, String>>,
+    /// Folds (`true`) or unfolds a concluded effort's messages.
+    #[prop(optional, into)]
+    on_fold: Option<Callback<(String, bool)>>,
     /// The turn in progress, if any.
     #[prop(into)]
     live: Signal<Option<LiveTurn>>,
@@ -53,12 +68,16 @@ pub fn ChatLog(
         >
             <Show when=is_empty>{empty.run()}</Show>
             <Show when=move || { hidden.get() > 0 }>
-                <p class="hint" data-testid="hidden-messages">
+                <p class="hint" data-testid="hidden-messages" role="status">
                     {move || {
-                        format!(
-                            "{} earlier messages belong to concluded efforts and are stored, not loaded. Read them from Memory › Raw logs.",
-                            hidden.get(),
-                        )
+                        if reading.get() {
+                            format!("Reading {} earlier messages from storage…", hidden.get())
+                        } else {
+                            format!(
+                                "{} earlier messages are stored but could not be shown here. Read them from Memory › Raw logs.",
+                                hidden.get(),
+                            )
+                        }
                     }}
                 </p>
             </Show>
@@ -68,7 +87,21 @@ pub fn ChatLog(
                 let:group
             >
                 <section class="turn" data-testid="turn" data-turn=group.turn.to_string()>
-                    {group.entries.into_iter().map(entry_view).collect_view()}
+                    {
+                        // The turn's tokens and cost follow its messages.
+                        let turn = group.turn;
+                        let entries = group
+                            .entries
+                            .into_iter()
+                            .map(|entry| entry_view(entry, on_fold))
+                            .collect_view();
+                        let usage_line = move || {
+                            usage
+                                .with(|u| u.get(&turn).cloned())
+                                .map(|text| view! { <p class="turn-usage" data-testid="turn-usage">{text}</p> })
+                        };
+                        view! { {entries} {usage_line} }
+                    }
                 </section>
             </For>
             {move || live.get().map(live_view)}
@@ -84,12 +117,49 @@ fn entries_fingerprint(entries: &[ChatEntry]) -> usize {
         .map(|e| match e {
             ChatEntry::Message(m) => m.content.len() + m.seq as usize,
             ChatEntry::Banner(b) => b.len(),
+            ChatEntry::EffortFold { count, folded, .. } => count + usize::from(*folded),
         })
         .sum()
 }
 
-fn entry_view(entry: ChatEntry) -> AnyView {
+fn entry_view(entry: ChatEntry, on_fold: Option<Callback<(String, bool)>>) -> AnyView {
     match entry {
+        ChatEntry::EffortFold {
+            effort,
+            count,
+            folded,
+        } => {
+            let label = if folded {
+                format!("Show the {count} messages of concluded effort {effort}")
+            } else {
+                format!("Fold the {count} messages of concluded effort {effort}")
+            };
+            let words = if folded {
+                format!("Effort {effort} (concluded) · {count} messages folded")
+            } else {
+                format!("Effort {effort} (concluded) · {count} messages")
+            };
+            let id = effort.clone();
+            view! {
+                <div class="effort-fold" data-testid="effort-fold" data-effort=effort data-folded=folded.to_string()>
+                    <span>{words}</span>
+                    <button
+                        type="button"
+                        class="secondary small"
+                        aria-expanded=(!folded).to_string()
+                        aria-label=label
+                        on:click=move |_| {
+                            if let Some(on_fold) = on_fold {
+                                on_fold.run((id.clone(), !folded));
+                            }
+                        }
+                    >
+                        {if folded { "Show" } else { "Fold" }}
+                    </button>
+                </div>
+            }
+            .into_any()
+        }
         ChatEntry::Banner(text) => view! {
             <div class="banner" data-testid="banner" role="note">{text}</div>
         }
@@ -110,6 +180,13 @@ fn entry_view(entry: ChatEntry) -> AnyView {
                         <span class="who">{who}</span>
                         <span class="meta">{format!("{place} · {} tokens", m.tokens)}</span>
                     </header>
+                    {(!m.attachments.is_empty()).then(|| view! {
+                        <ul class="attachments">
+                            {m.attachments.into_iter().map(|(name, tokens)| view! {
+                                <li class="attachment" data-testid="message-attachment">{format!("Attached: {name} · {tokens} tokens")}</li>
+                            }).collect_view()}
+                        </ul>
+                    })}
                     <RichText text=m.content />
                 </article>
             }
@@ -175,22 +252,98 @@ pub fn FailedCard(
 pub fn ChatPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let transcript = Memo::new(move |_| {
-        state
+        let live = state
             .derive(|core| view_model::transcript(core))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let current = state.session_id.get();
+        state.archive.with(|archive| match archive {
+            ArchiveState::Read {
+                session_id,
+                transcript,
+                ..
+            } if current.as_ref() == Some(session_id) => {
+                view_model::merge_transcripts(&live, transcript)
+            }
+            _ => live,
+        })
     });
+    // Concluded efforts whose messages the person folded away.
+    let folded = RwSignal::new(BTreeSet::<String>::new());
     let groups = Memo::new(move |_| {
         let banners = state.banners.get();
-        transcript.with(|t| view_model::turn_groups(t, &banners))
+        let folded = folded.get();
+        transcript.with(|t| {
+            view_model::fold_efforts(view_model::turn_groups(t, &banners), &t.concluded, &folded)
+        })
     });
     let hidden = Signal::derive(move || transcript.with(|t| t.hidden));
+    let reading =
+        Signal::derive(move || state.archive.with(|a| matches!(a, ArchiveState::Reading)));
+    // Tokens and cost per turn and for the session, priced for the model now chosen.
+    let turn_usage = Memo::new(move |_| {
+        transcript
+            .with(|t| state.derive(|core| view_model::turn_usage(core, t)))
+            .unwrap_or_default()
+    });
+    let price = Memo::new(move |_| state.provider.with(|p| p.model_info()));
+    let usage_lines = Signal::derive(move || {
+        let price = price.get();
+        turn_usage.with(|usage| {
+            usage
+                .iter()
+                .map(|(turn, u)| (*turn, view_model::usage_text(u, price.as_ref())))
+                .collect::<BTreeMap<u64, String>>()
+        })
+    });
+    let session_usage = Signal::derive(move || {
+        let price = price.get();
+        turn_usage.with(|usage| {
+            (!usage.is_empty()).then(|| {
+                let total = view_model::total_usage(usage.values());
+                format!(
+                    "This session: {}",
+                    view_model::usage_text(&total, price.as_ref())
+                )
+            })
+        })
+    });
+    let on_fold = Callback::new(move |(effort, fold): (String, bool)| {
+        folded.update(|f| {
+            if fold {
+                f.insert(effort);
+            } else {
+                f.remove(&effort);
+            }
+        });
+    });
     let ready = Signal::derive(move || matches!(state.startup.get(), Startup::Ready(_)));
     let textarea = NodeRef::<html::Textarea>::new();
     let send = move || {
         let text = state.draft.get_untracked();
-        if !text.trim().is_empty() && ready.get_untracked() {
+        if text.trim().is_empty() || !ready.get_untracked() || state.conflict.get_untracked() {
+            return;
+        }
+        if state.editing.get_untracked().is_some() {
+            // The edited message replaces the last one, on a new branch.
+            state.draft.set(String::new());
+            spawn_local(chat_controls::resend_edited(state, text));
+        } else {
             turn::send_message(state, text);
         }
+    };
+    // The last exchange, when it can be redone: Regenerate and Edit act on it.
+    let last = Memo::new(move |_| {
+        state.version.track();
+        if state.live.with(Option::is_some) {
+            return None;
+        }
+        chat_controls::last_exchange(&state)
+    });
+    let file_input = NodeRef::<html::Input>::new();
+    let pending_list = move || {
+        let files: Vec<(usize, chat_controls::PendingAttachment)> =
+            state.attachments.get().into_iter().enumerate().collect();
+        files
     };
     // The tour of examples: the index of the one to offer next, once the first was used.
     let tour = RwSignal::new(None::<usize>);
@@ -232,9 +385,13 @@ pub fn ChatPanel() -> impl IntoView {
     });
     view! {
         <div class="chat-panel">
+            <ExpandedBefore />
             <ChatLog
                 groups=groups
                 hidden=hidden
+                reading=reading
+                usage=usage_lines
+                on_fold=on_fold
                 live=state.live
                 empty=move || view! { <Welcome offline=offline on_pick=pick_example /> }
             />
@@ -258,6 +415,100 @@ pub fn ChatPanel() -> impl IntoView {
                         }
                     })
             }}
+            <ConflictCard />
+            {move || {
+                session_usage
+                    .get()
+                    .map(|text| view! { <p class="session-usage" data-testid="session-usage">{text}</p> })
+            }}
+            <Show when=move || {
+                last.with(Option::is_some) && state.editing.with(Option::is_none)
+                    && !state.conflict.get()
+            }>
+                <div class="row last-turn" data-testid="last-turn-controls">
+                    <button
+                        type="button"
+                        class="secondary small"
+                        data-testid="regenerate"
+                        title="Ask for the last answer again (the current one stays in Sessions)"
+                        on:click=move |_| spawn_local(chat_controls::regenerate(state))
+                    >
+                        "Regenerate the answer"
+                    </button>
+                    <button
+                        type="button"
+                        class="secondary small"
+                        data-testid="edit-last"
+                        title="Change your last message and send it again (the original stays in Sessions)"
+                        on:click=move |_| {
+                            if let Some((turn, text)) = last.get_untracked() {
+                                state.draft.set(text);
+                                state.editing.set(Some(turn));
+                                if let Some(el) = textarea.get_untracked() {
+                                    let _ = el.focus();
+                                }
+                            }
+                        }
+                    >
+                        "Edit your message"
+                    </button>
+                </div>
+            </Show>
+            {move || {
+                state
+                    .editing
+                    .get()
+                    .map(|turn| {
+                        view! {
+                            <div class="hint editing" data-testid="editing" role="status">
+                                <span>{format!("Editing your message of turn {turn}: Send replaces it on a new branch, and the original conversation stays in Sessions.")}</span>
+                                <button
+                                    type="button"
+                                    class="secondary small"
+                                    data-testid="cancel-edit"
+                                    on:click=move |_| {
+                                        state.editing.set(None);
+                                        state.draft.set(String::new());
+                                    }
+                                >
+                                    "Cancel"
+                                </button>
+                            </div>
+                        }
+                    })
+            }}
+            <Show when=move || state.attachments.with(|a| !a.is_empty())>
+                <ul class="attachments pending" data-testid="pending-attachments" aria-label="Files attached to your next message">
+                    <For
+                        each=pending_list
+                        key=|(i, a)| (*i, a.name.clone())
+                        let:item
+                    >
+                        {
+                            let (index, file) = item;
+                            let name = file.name.clone();
+                            view! {
+                                <li class="attachment" data-testid="pending-attachment" data-name=file.name.clone()>
+                                    <span>{format!("{} · {} tokens", file.name, file.tokens)}</span>
+                                    <button
+                                        type="button"
+                                        class="dismiss"
+                                        aria-label=format!("Remove {name}")
+                                        disabled=move || state.live.with(Option::is_some)
+                                        on:click=move |_| state.attachments.update(|a| {
+                                            if index < a.len() {
+                                                a.remove(index);
+                                            }
+                                        })
+                                    >
+                                        "×"
+                                    </button>
+                                </li>
+                            }
+                        }
+                    </For>
+                </ul>
+            </Show>
             <NextExample next=next_example on_pick=pick_example on_dismiss=Callback::new(move |()| tour.set(None)) />
             <form
                 class="composer"
@@ -285,6 +536,46 @@ pub fn ChatPanel() -> impl IntoView {
                         }
                     }
                 ></textarea>
+                <input
+                    type="file"
+                    class="visually-hidden"
+                    tabindex="-1"
+                    aria-hidden="true"
+                    aria-label="Attach a text file"
+                    multiple=true
+                    accept="text/*,.md,.markdown,.txt,.json,.yaml,.yml,.toml,.csv,.rs,.py,.js,.ts,.go,.java,.c,.h,.cpp,.sh,.sql,.html,.css"
+                    data-testid="attach-input"
+                    node_ref=file_input
+                    on:change=move |ev| {
+                        let input: web_sys::HtmlInputElement = event_target(&ev);
+                        let files: Vec<web_sys::File> = input
+                            .files()
+                            .map(|list| (0..list.length()).filter_map(|i| list.get(i)).collect())
+                            .unwrap_or_default();
+                        // The same file can be chosen again later.
+                        input.set_value("");
+                        spawn_local(async move {
+                            for file in files {
+                                chat_controls::add_file(state, file).await;
+                            }
+                        });
+                    }
+                />
+                <button
+                    type="button"
+                    class="secondary attach"
+                    data-testid="attach"
+                    aria-label="Attach a text file"
+                    title="Attach a text, Markdown or code file to your next message"
+                    disabled=move || state.live.with(Option::is_some)
+                    on:click=move |_| {
+                        if let Some(input) = file_input.get_untracked() {
+                            input.click();
+                        }
+                    }
+                >
+                    "Attach"
+                </button>
                 <Show
                     when=move || state.live.with(Option::is_some)
                     fallback=move || {
@@ -293,7 +584,8 @@ pub fn ChatPanel() -> impl IntoView {
                                 type="submit"
                                 data-testid="send"
                                 disabled=move || {
-                                    !ready.get() || state.draft.with(|d| d.trim().is_empty())
+                                    !ready.get() || state.conflict.get()
+                                        || state.draft.with(|d| d.trim().is_empty())
                                 }
                             >
                                 {move || match state.startup.get() {
@@ -319,5 +611,63 @@ pub fn ChatPanel() -> impl IntoView {
                 </Show>
             </form>
         </div>
+    }
+}
+
+/// Efforts that were expanded when the session was last used: expansions are not kept when a
+/// session is stored, so after a reload they are collapsed, and this says so, with a button
+/// to expand each again. An effort expanded again leaves the list.
+#[component]
+fn ExpandedBefore() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let efforts = Memo::new(move |_| {
+        let current = state.session_id.get();
+        let before = state.archive.with(|archive| match archive {
+            ArchiveState::Read {
+                session_id,
+                expanded_before,
+                ..
+            } if current.as_ref() == Some(session_id) => expanded_before.clone(),
+            _ => Vec::new(),
+        });
+        state
+            .derive(|core| {
+                before
+                    .into_iter()
+                    .filter(|id| core.expansion(id).is_none())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    });
+    view! {
+        <Show when=move || efforts.with(|e| !e.is_empty())>
+            <div class="hint expanded-before" data-testid="expanded-before" role="status">
+                <span>
+                    {move || {
+                        let list = efforts.get().join(", ");
+                        format!("Expanded before the reload, collapsed now (expansions are not kept): {list}.")
+                    }}
+                </span>
+                <For each=move || efforts.get() key=|id| id.clone() let:id>
+                    <button
+                        type="button"
+                        class="secondary small"
+                        data-testid="expand-again"
+                        data-effort=id.clone()
+                        on:click={
+                            let id = id.clone();
+                            move |_| {
+                                let id = id.clone();
+                                spawn_local(async move {
+                                    state.effort_action(EffortAction::Expand, id, None).await;
+                                });
+                            }
+                        }
+                    >
+                        {format!("Expand {id} again")}
+                    </button>
+                </For>
+            </div>
+        </Show>
     }
 }

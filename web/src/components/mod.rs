@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod chat;
+pub mod conflict;
 pub mod curves;
 pub mod dialogs;
 pub mod inspector;

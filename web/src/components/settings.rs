@@ -2,6 +2,8 @@
 //! name and the API key (in memory for the tab unless the person asks to remember it), and the
 //! current session's thresholds, budget, context mode and compaction preset.
 
+use crate::model_fetch::fetch_models;
+use crate::models::ListedModel;
 use crate::provider::{ProviderChoice, ProviderSettings};
 use crate::state::AppState;
 use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
@@ -50,26 +52,113 @@ pub fn SettingsPanel() -> impl IntoView {
     let stream = RwSignal::new(initial.stream);
     let remember = RwSignal::new(initial.remember_key);
     let key = RwSignal::new(state.api_key.get_untracked());
+    let price_text = |price: Option<f64>| price.map(|p| p.to_string()).unwrap_or_default();
+    let input_price = RwSignal::new(price_text(initial.input_price));
+    let output_price = RwSignal::new(price_text(initial.output_price));
     let provider_message = RwSignal::new(None::<(bool, String)>);
-    let save_provider = move |ev: web_sys::SubmitEvent| {
-        ev.prevent_default();
-        let settings = ProviderSettings {
+    // The provider's model list, once asked for: names for the picker, windows where listed.
+    let listed = RwSignal::new(Vec::<ListedModel>::new());
+    let list_message = RwSignal::new(None::<(bool, String)>);
+    let form_settings = move || -> Result<ProviderSettings, String> {
+        Ok(ProviderSettings {
             choice: choice.get_untracked(),
             base_url: base_url.get_untracked().trim().to_string(),
             model: model.get_untracked().trim().to_string(),
             stream: stream.get_untracked(),
             remember_key: remember.get_untracked(),
+            input_price: parse_price("The prompt price", &input_price.get_untracked())?,
+            output_price: parse_price("The answer price", &output_price.get_untracked())?,
+        })
+    };
+    let load_models = move |_| {
+        let settings = match form_settings() {
+            Ok(settings) => settings,
+            Err(e) => return list_message.set(Some((false, e))),
+        };
+        let key_text = key.get_untracked();
+        list_message.set(Some((true, "Asking the provider for its models…".into())));
+        spawn_local(async move {
+            match fetch_models(&settings, &key_text).await {
+                Ok(models) => {
+                    list_message.set(Some((
+                        true,
+                        format!(
+                            "{} models listed: pick one in the Model field, or type any name.",
+                            models.len()
+                        ),
+                    )));
+                    listed.set(models);
+                }
+                Err(e) => list_message.set(Some((false, format!("No model list: {e}")))),
+            }
+        });
+    };
+    let save_provider = move |ev: web_sys::SubmitEvent| {
+        ev.prevent_default();
+        let settings = match form_settings() {
+            Ok(settings) => settings,
+            Err(e) => return provider_message.set(Some((false, e))),
         };
         let key_text = key.get_untracked();
         match settings.provider_config(Some(&key_text)) {
             Ok(_) => {
+                // The session's window follows the model: the provider's list first (it
+                // knows its own models), then the app's table.
+                let window = listed
+                    .with_untracked(|l| {
+                        l.iter()
+                            .find(|m| m.id == settings.model)
+                            .and_then(|m| m.context_window)
+                    })
+                    .or_else(|| {
+                        settings
+                            .model_info()
+                            .map(|i| i.context_window)
+                            .filter(|w| *w > 0)
+                    });
+                let model_name = settings.engine_settings().model;
                 state.save_provider(settings, key_text);
                 provider_message.set(Some((
                     true,
                     "Saved. The next message uses this provider.".into(),
                 )));
+                if let Some(window) = window {
+                    spawn_local(async move {
+                        state.follow_model_window(&model_name, window).await;
+                    });
+                }
             }
             Err(e) => provider_message.set(Some((false, e))),
+        }
+    };
+    let model_facts = move || {
+        let settings = ProviderSettings {
+            model: model.get(),
+            choice: choice.get(),
+            input_price: parse_price("", &input_price.get()).ok().flatten(),
+            output_price: parse_price("", &output_price.get()).ok().flatten(),
+            ..ProviderSettings::default()
+        };
+        let listed_window = listed.with(|l| {
+            l.iter()
+                .find(|m| m.id == settings.model.trim())
+                .and_then(|m| m.context_window)
+        });
+        match (settings.model_info(), listed_window) {
+            (Some(info), listed_window) => {
+                let window = listed_window.unwrap_or(info.context_window);
+                let window = if window > 0 {
+                    format!("context window {window} tokens")
+                } else {
+                    "context window unknown (the session keeps its own)".to_string()
+                };
+                format!(
+                    "{window} · ${:.2} / ${:.2} per million tokens in / out",
+                    info.input_per_million, info.output_per_million
+                )
+            }
+            (None, Some(window)) => format!("context window {window} tokens (from the provider's list) · price unknown"),
+            (None, None) => "Not in the app's table: the session keeps its context window, and costs are not shown unless you enter prices below.".to_string(),
         }
     };
 
@@ -109,7 +198,27 @@ pub fn SettingsPanel() -> impl IntoView {
                     </label>
                     <label class="field">
                         <span>"Model"</span>
-                        <input data-testid="provider-model" prop:value=move || model.get() on:input=move |ev| model.set(event_target_value(&ev)) />
+                        <input data-testid="provider-model" list="model-options" autocomplete="off" prop:value=move || model.get() on:input=move |ev| model.set(event_target_value(&ev)) />
+                        <datalist id="model-options" data-testid="model-options">
+                            <For each=move || listed.get() key=|m| m.id.clone() let:m>
+                                <option value=m.id.clone()></option>
+                            </For>
+                        </datalist>
+                        <small class="hint" data-testid="model-facts">{model_facts}</small>
+                    </label>
+                    <div class="row">
+                        <button type="button" class="secondary" data-testid="load-models" on:click=load_models>
+                            "Load the model list"
+                        </button>
+                    </div>
+                    {message_view_with_id(list_message, "models-message")}
+                    <label class="field">
+                        <span>"Prompt price (US$ per million tokens)"</span>
+                        <input inputmode="decimal" data-testid="price-in" placeholder="from the app's table" prop:value=move || input_price.get() on:input=move |ev| input_price.set(event_target_value(&ev)) />
+                    </label>
+                    <label class="field">
+                        <span>"Answer price (US$ per million tokens)"</span>
+                        <input inputmode="decimal" data-testid="price-out" placeholder="from the app's table" prop:value=move || output_price.get() on:input=move |ev| output_price.set(event_target_value(&ev)) />
                     </label>
                     <label class="field">
                         <span>"API key"</span>
@@ -158,6 +267,14 @@ fn SessionForm(
     let reserved = RwSignal::new(config.reserved_output_tokens.to_string());
     let mode = RwSignal::new(config.context_mode.label().to_lowercase());
     let preset = RwSignal::new(named.to_string());
+    let system_prompt = RwSignal::new(config.system_prompt.clone().unwrap_or_default());
+    let temperature = RwSignal::new(
+        state
+            .temperature
+            .get_untracked()
+            .map(|t| t.to_string())
+            .unwrap_or_default(),
+    );
     let encoding = config.encoding.name();
     let base = config;
     let apply = move |ev: web_sys::SubmitEvent| {
@@ -178,6 +295,8 @@ fn SessionForm(
                 parse("Reserved answer tokens", &reserved.get_untracked())?;
             config.context_mode =
                 ContextMode::from_name(&mode.get_untracked()).map_err(|e| e.to_string())?;
+            let prompt = system_prompt.get_untracked();
+            config.system_prompt = (!prompt.trim().is_empty()).then(|| prompt.trim().to_string());
             if let Ok(p) = ThresholdPreset::from_name(&preset.get_untracked()) {
                 if CompactionConfig::preset(p) != base.compaction {
                     config.compaction = CompactionConfig::preset(p);
@@ -185,9 +304,11 @@ fn SessionForm(
             }
             Ok(config)
         })();
-        match built {
+        let temperature_value = parse_temperature(&temperature.get_untracked());
+        match built.and_then(|config| Ok((config, temperature_value?))) {
             Err(e) => message.set(Some((false, e))),
-            Ok(config) => {
+            Ok((config, temperature_value)) => {
+                state.set_temperature(temperature_value);
                 spawn_local(async move {
                     match state.apply_config(config).await {
                         Ok(()) => {
@@ -202,6 +323,16 @@ fn SessionForm(
     view! {
         <form on:submit=apply aria-labelledby="session-settings-title">
             <h2 id="session-settings-title">"This session"</h2>
+            <label class="field">
+                <span>"System prompt"</span>
+                <textarea data-testid="cfg-system-prompt" rows="3" placeholder="Instructions the model gets before every conversation of this session (optional)" prop:value=move || system_prompt.get() on:input=move |ev| system_prompt.set(event_target_value(&ev))></textarea>
+                <small class="hint">"Replaces the opening paragraph of the system prompt in every request of this session; CCM's instructions about efforts always follow it."</small>
+            </label>
+            <label class="field">
+                <span>"Temperature"</span>
+                <input inputmode="decimal" data-testid="cfg-temperature" placeholder="the provider's default" prop:value=move || temperature.get() on:input=move |ev| temperature.set(event_target_value(&ev)) />
+                <small class="hint">"0 answers the same way every time, higher values vary more (0 to 2). Blank keeps the provider's default."</small>
+            </label>
             <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
             <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
             <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
@@ -247,12 +378,48 @@ fn SessionForm(
     }
 }
 
+/// Reads the temperature field: blank means the provider's default.
+fn parse_temperature(text: &str) -> Result<Option<f64>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<f64>() {
+        Ok(t) if (0.0..=2.0).contains(&t) => Ok(Some(t)),
+        _ => Err(format!(
+            "The temperature must be a number from 0 to 2 (or blank for the provider's default), got “{text}”"
+        )),
+    }
+}
+
+/// Reads a price field: blank means "the table's".
+fn parse_price(field: &str, text: &str) -> Result<Option<f64>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    match text.parse::<f64>() {
+        Ok(price) if price.is_finite() && price >= 0.0 => Ok(Some(price)),
+        _ => Err(format!(
+            "{field} must be a number of dollars per million tokens (or blank for the app's table), got “{text}”"
+        )),
+    }
+}
+
 /// The result line of a form.
 fn message_view(message: RwSignal<Option<(bool, String)>>) -> impl IntoView {
+    message_view_with_id(message, "settings-message")
+}
+
+/// The result line of a form, with its own `data-testid`.
+fn message_view_with_id(
+    message: RwSignal<Option<(bool, String)>>,
+    test_id: &'static str,
+) -> impl IntoView {
     move || {
         message.get().map(|(ok, text)| {
             view! {
-                <p class=if ok { "ok" } else { "error" } role=if ok { "status" } else { "alert" } data-testid="settings-message">
+                <p class=if ok { "ok" } else { "error" } role=if ok { "status" } else { "alert" } data-testid=test_id>
                     {text}
                 </p>
             }

@@ -1,0 +1,207 @@
+// End-to-end tests of the chat's controls against the mock provider: the model picker filled
+// from the provider's /models list, the context window following the chosen model (an 8K
+// model compacts), cost per turn and per session, the session's system prompt and
+// temperature; regenerate, edit and resend, attached files; and the losing tab of two tabs
+// saving the same session.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  serveApp,
+  startMock,
+  launchBrowser,
+  openApp,
+  newPage,
+  send,
+  openPanel,
+  banners,
+  useMock,
+  screenshot,
+  unexpected,
+  waitReady,
+} from './harness.mjs';
+
+let app;
+let mock;
+let browser;
+
+before(async () => {
+  app = await serveApp();
+  mock = await startMock();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await mock?.stop();
+  await app?.close();
+});
+
+/** The chat's messages as "role: text". */
+function transcriptOf(page) {
+  return page.getByTestId('message').evaluateAll((nodes) =>
+    nodes.map((n) => `${n.dataset.role}: ${n.querySelector('.rich').innerText.trim()}`),
+  );
+}
+
+/** The chat requests the mock served since `from` (its log index). */
+async function chatRequestsSince(from) {
+  const log = await mock.requests();
+  return log.slice(from).filter((r) => r.kind === 'openai_chat' && !r.summary_request);
+}
+
+/** A message of about `tokens` tokens that mentions nothing of any effort. */
+const filler = (i, tokens) => `Note ${i}: ${Array.from({ length: tokens }, (_, k) => `w${(k * 7 + i) % 97}`).join(' ')}`;
+
+test('the model picker lists the provider models; the window, compaction and cost follow the model', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  await useMock(page, mock.url);
+
+  // The provider's list fills the picker; free text stays possible.
+  await page.getByTestId('load-models').click();
+  await page.getByTestId('models-message').filter({ hasText: '1 models listed' }).waitFor();
+  assert.deepEqual(
+    await page.locator('[data-testid=model-options] option').evaluateAll((o) => o.map((x) => x.value)),
+    ['mock-model'],
+  );
+  assert.match(await page.getByTestId('model-facts').innerText(), /Not in the app's table/);
+
+  // A known 8K model: its window and prices come from the app's table.
+  await page.getByTestId('provider-model').fill('gpt-4');
+  assert.match(await page.getByTestId('model-facts').innerText(), /context window 8192 tokens · \$30\.00 \/ \$60\.00 per million/);
+  await page.getByTestId('save-provider').click();
+  await page.getByText(/context window is now 8192 tokens, the window of gpt-4/).waitFor();
+  assert.equal(await page.getByTestId('cfg-window').inputValue(), '8192');
+  await screenshot(page, 'settings-model-picker');
+
+  // The session's system prompt and temperature go out with the next request.
+  await page.getByTestId('cfg-system-prompt').fill('You answer like a ship captain.');
+  await page.getByTestId('cfg-temperature').fill('0.3');
+  await page.getByTestId('apply-config').click();
+  await page.getByText('Applied from the next request on.').waitFor();
+  const before = (await mock.requests()).length;
+  await send(page, 'Hello there, how are you?');
+  const [first] = await chatRequestsSince(before);
+  assert.equal(first.body.model, 'gpt-4');
+  assert.equal(first.body.temperature, 0.3);
+  assert.match(first.body.messages[0].content, /^You answer like a ship captain\./);
+
+  // Tokens and cost per turn and for the session, at gpt-4's prices.
+  assert.match(await page.getByTestId('turn-usage').first().innerText(), /tokens in · \d+ out · \$0\.\d+/);
+  assert.match(await page.getByTestId('session-usage').innerText(), /^This session: .*tokens in · .* out · \$/);
+
+  // Attached files fill an 8K window: stale ones are compressed to their summaries (a 128K
+  // window would hold them all).
+  for (let i = 1; i <= 6 && !(await banners(page)).some((b) => b.includes('Compacted context')); i++) {
+    await page.getByTestId('attach-input').setInputFiles({
+      name: `notes-${i}.txt`,
+      mimeType: 'text/plain',
+      buffer: Buffer.from(filler(i, 700)),
+    });
+    await page.getByTestId('pending-attachment').waitFor();
+    await send(page, `Here are my notes, part ${i}.`);
+  }
+  assert.ok((await banners(page)).some((b) => b.includes('Compacted context')), JSON.stringify(await banners(page)));
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('regenerate the answer, edit and resend the message, attach a file', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  await useMock(page, mock.url);
+  await mock.enqueue([{ text: 'The first answer about cats.' }]);
+  await send(page, 'Tell me about cats.');
+
+  // Regenerate: the answer is asked for again on a branch; the first stays in Sessions.
+  await mock.enqueue([{ text: 'A second answer about cats.' }]);
+  await page.getByTestId('regenerate').click();
+  await page.locator('[data-testid=message][data-role=assistant]', { hasText: 'A second answer about cats.' }).waitFor();
+  await page.getByTestId('live-turn').waitFor({ state: 'detached' });
+  assert.deepEqual(await transcriptOf(page), ['user: Tell me about cats.', 'assistant: A second answer about cats.']);
+  assert.match(await page.getByTestId('session-name').innerText(), /⎇ regenerated$/);
+
+  // Edit: the message comes back into the box; sending replaces it on a branch.
+  await page.getByTestId('edit-last').click();
+  const box = page.getByTestId('message-input');
+  assert.equal(await box.inputValue(), 'Tell me about cats.');
+  await page.getByTestId('editing').waitFor();
+  await mock.enqueue([{ text: 'Dogs are loyal.' }]);
+  await box.fill('Tell me about dogs.');
+  await box.press('Enter');
+  await page.locator('[data-testid=message][data-role=assistant]', { hasText: 'Dogs are loyal.' }).waitFor();
+  await page.getByTestId('live-turn').waitFor({ state: 'detached' });
+  assert.deepEqual(await transcriptOf(page), ['user: Tell me about dogs.', 'assistant: Dogs are loyal.']);
+  await openPanel(page, 'sessions');
+  const names = await page.getByTestId('session-row').evaluateAll((rows) => rows.map((r) => r.dataset.name));
+  assert.equal(names.length, 3, JSON.stringify(names));
+
+  // Attach a Markdown file: its tokens are shown before sending, and it goes to the model.
+  await page.getByTestId('attach-input').setInputFiles({
+    name: 'notes.md',
+    mimeType: 'text/markdown',
+    buffer: Buffer.from('# Cache notes\n\nThe cache TTL is 24h since the outage in March.\n'),
+  });
+  const chip = page.getByTestId('pending-attachment');
+  assert.match(await chip.innerText(), /notes\.md · \d+ tokens/);
+  const before = (await mock.requests()).length;
+  await mock.enqueue([{ text: 'Your notes say the TTL is 24h.' }]);
+  await send(page, 'What do my notes say?');
+  const [request] = await chatRequestsSince(before);
+  assert.match(JSON.stringify(request.body.messages), /The cache TTL is 24h since the outage in March/);
+  assert.match(await page.getByTestId('message-attachment').innerText(), /notes\.md · \d+ tokens/);
+  assert.equal(await chip.count(), 0, 'the file went out with the message');
+  // A file that is not text is refused in words.
+  await page.getByTestId('attach-input').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: Buffer.from([137, 80, 78, 71]) });
+  await page.getByText('photo.png is not a text file: attach text, Markdown or code.').waitFor();
+  await screenshot(page, 'chat-controls');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('the losing tab stops, keeps the typed text, and offers the newer version or a branch', async () => {
+  // Two tabs of one browser profile on the same session.
+  const { context, page: first, errors } = await newPage(browser, app.url);
+  await first.goto(app.url);
+  await waitReady(first);
+  const second = await context.newPage();
+  second.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await second.goto(app.url);
+  await waitReady(second);
+
+  await send(first, "Let's work on the auth bug: users get 401 errors after an hour.");
+  // The second tab still builds on the older revision: its turn cannot be saved.
+  await send(second, 'Hello from the second tab.');
+  const card = second.getByTestId('save-conflict');
+  await card.waitFor();
+  assert.match(await card.innerText(), /Another tab saved a newer version of this conversation/);
+  const box = second.getByTestId('message-input');
+  await box.fill('Words I typed and do not want to lose.');
+  assert.equal(await second.getByTestId('send').isDisabled(), true);
+  await box.press('Enter');
+  assert.equal(await second.getByTestId('live-turn').count(), 0, 'no turn is taken');
+  assert.equal(await box.inputValue(), 'Words I typed and do not want to lose.');
+  await screenshot(second, 'save-conflict');
+
+  // Load the newer version: the first tab's turn shows, the second tab's does not, the text stays.
+  await second.getByTestId('conflict-load-newer').click();
+  await card.waitFor({ state: 'detached' });
+  const newer = await transcriptOf(second);
+  assert.ok(newer.some((m) => m.includes('401 errors')), JSON.stringify(newer));
+  assert.ok(!newer.some((m) => m.includes('Hello from the second tab')), JSON.stringify(newer));
+  assert.equal(await box.inputValue(), 'Words I typed and do not want to lose.');
+
+  // Again, and this time keep the second tab's version as a branch.
+  await send(first, 'The refresh token TTL is 1h.');
+  await send(second, 'My own idea from the second tab.');
+  await card.waitFor();
+  await second.getByTestId('conflict-keep-branch').click();
+  await card.waitFor({ state: 'detached' });
+  assert.match(await second.getByTestId('session-name').innerText(), /\(this tab's version\)$/);
+  const mine = await transcriptOf(second);
+  assert.ok(mine.some((m) => m.includes('My own idea from the second tab.')), JSON.stringify(mine));
+  // The branch takes turns again.
+  await send(second, 'And one more.');
+  assert.equal(await card.count(), 0);
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
