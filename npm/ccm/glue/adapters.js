@@ -13,8 +13,11 @@ const ccmTurnRounds = new WeakMap();
 for (const method of ["beginTurn", "endTurn", "abortTurn"]) {
   const original = Session.prototype[method];
   Session.prototype[method] = function (...args) {
+    // Only a call that succeeded moves the session to another turn; a refused one (a
+    // beginTurn during a turn) keeps the rounds of the turn in progress.
+    const result = original.apply(this, args);
     ccmTurnRounds.delete(this);
-    return original.apply(this, args);
+    return result;
   };
 }
 

@@ -62,6 +62,9 @@ test("runToolCalls: an OpenAI message's calls run, the results come back as tool
   // The user's message of this turn comes right before the round.
   assert.deepEqual(messages[messages.length - 4], { role: "user", content: "Let's look at the billing export." });
 
+  // A refused beginTurn (a turn is in progress) keeps the rounds.
+  assert.throws(() => session.beginTurn("again"), { code: "turn" });
+  assert.equal(session.contextMessages().filter((m) => m.role === "tool").length, 2);
   // The rounds belong to the turn: ending it forgets them.
   session.endTurn("Opened.");
   assert.ok(session.contextMessages().every((m) => m.role !== "tool"));
