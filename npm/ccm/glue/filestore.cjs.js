@@ -313,4 +313,18 @@ class FileSessionStore {
   }
 }
 
+// SessionStore cannot open in Node (no IndexedDB, no localStorage); its error names the store
+// that can.
+const ccmOpenBrowserStore = SessionStore.open;
+SessionStore.open = async function (options) {
+  try {
+    return await ccmOpenBrowserStore.call(this, options);
+  } catch (error) {
+    if (error && error.code === "unavailable" && typeof error.message === "string") {
+      error.message += "; in Node, keep sessions in files with FileSessionStore.open({ directory })";
+    }
+    throw error;
+  }
+};
+
 exports.FileSessionStore = FileSessionStore;
