@@ -22,6 +22,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod adapters;
 mod counter;
 mod engine;
 mod error;
@@ -33,6 +34,7 @@ mod store;
 pub mod transport;
 mod types;
 
+pub use adapters::tool_definitions;
 pub use counter::JsTokenCounter;
 pub use engine::{JsTurnResult, TurnOptions};
 pub use options::SessionOptions;
@@ -48,13 +50,6 @@ use wasm_bindgen::prelude::*;
 // come from ccm-tokens-wasm, linked in so that the engine and direct counts share one set of
 // installed tables.
 pub use ccm_tokens_wasm::{count_tokens, encoding_loaded, install_encoding};
-
-/// The effort tools as OpenAI-style function definitions (the same as
-/// `Session.toolDefinitions()`).
-#[wasm_bindgen(js_name = toolDefinitions)]
-pub fn tool_definitions() -> Result<JsToolDefinitions, JsValue> {
-    types::to_js(&ccm_core::tool_definitions()).map_err(error::fail)
-}
 
 /// Whether sessions count exactly by default (`cognitive-context`, tables loaded on first use)
 /// or with the approximate rule unless given a counter (`cognitive-context/lite`).

@@ -354,12 +354,6 @@ impl Session {
         to_js(&outcome).map_err(fail)
     }
 
-    /// The eight effort tools as OpenAI-style function definitions.
-    #[wasm_bindgen(js_name = toolDefinitions)]
-    pub fn tool_definitions(&self) -> JsResult<JsToolDefinitions> {
-        to_js(&ccm_core::tool_definitions()).map_err(fail)
-    }
-
     /// The context of the next request: its messages, token totals, and every candidate
     /// included (in order, with why) or excluded (with a reason code).
     #[wasm_bindgen(js_name = buildContext)]

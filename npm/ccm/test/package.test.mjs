@@ -187,6 +187,6 @@ test("CommonJS callers get the same module", () => {
   assert.equal(require("cognitive-context/lite").hasExactTokenCounts(), false);
 });
 
-test("storage needs a browser: Node gets a clear error", async () => {
-  await assert.rejects(SessionStore.open(), { code: "unavailable" });
+test("storage needs a browser: Node gets a clear error that names FileSessionStore", async () => {
+  await assert.rejects(SessionStore.open(), (e) => e.code === "unavailable" && e.message.includes("FileSessionStore.open"));
 });

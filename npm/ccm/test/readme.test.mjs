@@ -5,7 +5,8 @@
 // --strict checks them all with the default lib and skipLibCheck off, once for each module
 // resolution a project may use: "nodenext" (the Node build's declarations) and "bundler" (the
 // browser build's). The README's blocks then run in Node from tsc's output, with a
-// console.assert that throws; a block that starts with `// In a browser` is only checked.
+// console.assert that throws; a block that starts with `// In a browser` is only checked, and
+// one that starts with `// Recipe` is run by recipes.test.mjs against the mock provider.
 //
 // Runs in the fixture project where npm/test-package installed the tarball (typescript comes
 // from the fixtures' lock file).
@@ -24,7 +25,8 @@ const tsc = join(fixtures, "node_modules", "typescript", "bin", "tsc");
 
 const readme = readFileSync(join(packageDir, "README.md"), "utf8");
 const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
-const runnable = (code) => !code.startsWith("// In a browser");
+// Recipes talk to a model through an SDK: recipes.test.mjs runs them against the mock provider.
+const runnable = (code) => !code.startsWith("// In a browser") && !code.startsWith("// Recipe");
 
 // The project tsc checks: one module per README block, and the type assertions.
 const project = join(fixtures, "typescript");

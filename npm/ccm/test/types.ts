@@ -61,7 +61,36 @@ if (outcome.ok && outcome.name === "search_efforts") {
 if (!outcome.ok) {
   const message: string = outcome.result.error;
 }
-const toolNames: ToolName[] = toolDefinitions().map((tool) => tool.name);
+const toolNames: ToolName[] = toolDefinitions().map((tool) => tool.function.name);
+const anthropicNames: ToolName[] = toolDefinitions({ format: "anthropic" }).map((tool) => tool.name);
+const plainNames: ToolName[] = session.toolDefinitions({ format: "plain" }).map((tool) => tool.name);
+// @ts-expect-error a tool format that does not exist
+toolDefinitions({ format: "gemini" });
+// @ts-expect-error the default (OpenAI) shape has its name under `function`
+toolDefinitions()[0].name;
+// The adapters: message formats are a closed set, and each format has its own shape.
+const anthropicContext = session.contextMessages({ format: "anthropic" });
+const system: string = anthropicContext.system;
+const aiContext = session.contextMessages({ format: "ai-sdk" });
+const instructions: string = aiContext.instructions;
+notAny(session.contextMessages());
+// @ts-expect-error a message format that does not exist
+session.contextMessages({ format: "gemini" });
+async function adapterTypes() {
+  const result = await session.runToolCalls({ content: null, tool_calls: [] });
+  const toolCallId: string = result.messages[0].tool_call_id;
+  notAny(result.outcomes);
+  const closed = await session.closeEffortWith({ summarize: (request) => request.prompt });
+  notAny(closed);
+  // @ts-expect-error summarize must return text
+  await session.closeEffortWith({ summarize: () => 42 });
+  for await (const event of session.streamTurn("hi", { provider: "offline" })) {
+    if (event.type === "text") { const text: string = event.text; }
+    if (event.type === "done") { const reply: string = event.result.reply; }
+    // @ts-expect-error an event type that does not exist
+    if (event.type === "finished") { }
+  }
+}
 // @ts-expect-error tool names are a closed set
 const toolName: ToolName = "delete_effort";
 

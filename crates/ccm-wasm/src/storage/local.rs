@@ -24,15 +24,34 @@
 //! session exactly as it was. Where the Web Locks API exists, the revision check and the write
 //! run under a lock named after the namespace, so two tabs of one browser profile do not
 //! interleave their saves.
+//!
+//! Every write goes through `gloo-storage` ([`LocalStorage::set`]): it stores a record as its
+//! `serde_json` text, the same bytes [`encode`](super::records::encode) wrote before, so
+//! sessions saved by earlier versions load unchanged, and its errors keep the browser's error
+//! name, which is how a full localStorage is recognised. The rest stays on the raw
+//! `web_sys::Storage`, each for a reason gloo-storage cannot meet:
+//! - reads, removals and the key count: gloo-storage's `get`, `delete` and `length` treat a
+//!   failure of the browser as impossible and throw it through the wasm module instead of
+//!   returning it, which would leave the store's Rust state borrowed and the caller without a
+//!   coded error; the raw calls return it, so a failed read is a `storage` error and a failed
+//!   removal of a deleted session's record leaves only an unreachable key behind;
+//! - listing keys (index rebuild, delete, export of a headerless session): gloo-storage has no
+//!   key listing, and its `get_all` decodes every value in the origin's localStorage, failing
+//!   on any other script's non-JSON value;
+//! - the undo log: a rollback must put back the exact text that was there, damaged or not,
+//!   and gloo-storage's `set` would store a string as a quoted JSON string.
 
-use super::records::{decode, decode_all, encode, log_key, SessionRow};
+use super::records::{decode, decode_all, log_key, SessionRow};
 use super::{DamagedSession, StoredRecords, WriteMode};
 use crate::error::{js_message, Code, Failure};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
+use gloo_storage::errors::StorageError;
+use gloo_storage::{LocalStorage, Storage as _};
 use js_sys::{Function, Promise, Reflect};
+use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -49,14 +68,56 @@ const CHUNK: u64 = 256;
 
 /// The localStorage of this global scope, or why there is none.
 fn local_storage() -> Result<Storage, String> {
-    super::global_api("localStorage", "localStorage", "a Storage")
+    let storage = super::global_api("localStorage", "localStorage", "a Storage")?;
+    // gloo-storage's `LocalStorage` reaches the storage through `window`, and throws where
+    // there is none; checking here, once, is what keeps every later write from throwing.
+    if web_sys::window().is_none() {
+        return Err(
+            "this environment has a localStorage but no browser window, and sessions are kept in localStorage only in a window"
+                .to_string(),
+        );
+    }
+    Ok(storage)
 }
+
+/// The name browsers give a write refused for lack of space (DOMException code 22 carries
+/// this name).
+const QUOTA_ERROR: &str = "QuotaExceededError";
 
 fn is_quota_error(error: &JsValue) -> bool {
     error
         .dyn_ref::<DomException>()
-        .is_some_and(|e| e.name() == "QuotaExceededError" || e.code() == 22)
+        .is_some_and(|e| e.name() == QUOTA_ERROR || e.code() == 22)
 }
+
+/// Stores `record` as JSON text under `key`, through gloo-storage.
+fn put<T: Serialize + ?Sized>(key: &str, record: &T) -> Result<(), StorageError> {
+    LocalStorage::set(key, record)
+}
+
+/// The failure for a write gloo-storage refused: [`Code::Quota`] when localStorage is full,
+/// else [`Code::Storage`] with the browser's message.
+fn write_failure(context: &str, error: StorageError) -> Failure {
+    match error {
+        StorageError::JsError(error) if error.name == QUOTA_ERROR => quota_failure(context),
+        StorageError::JsError(error) => {
+            Failure::new(Code::Storage, format!("{context}: {}", error.message))
+        }
+        other => Failure::new(Code::Storage, format!("{context}: {other}")),
+    }
+}
+
+fn quota_failure(context: &str) -> Failure {
+    Failure::new(
+        Code::Quota,
+        format!(
+            "{context}: localStorage is full (browsers allow about 5 MB per site); nothing was changed. Delete or export old sessions and try again"
+        ),
+    )
+}
+
+/// What a failed save reports.
+const SAVE_FAILED: &str = "the session could not be saved";
 
 /// The localStorage backend of one namespace.
 #[derive(Clone)]
@@ -79,16 +140,21 @@ impl<'a> UndoLog<'a> {
         }
     }
 
-    fn set(&mut self, key: String, value: &str) -> Result<(), JsValue> {
+    /// Writes `record` under `key`, first keeping the key's text as it was.
+    fn set<T: Serialize + ?Sized>(&mut self, key: String, record: &T) -> Result<(), Failure> {
         if !self.before.contains_key(&key) {
-            let old = self.storage.get_item(&key)?;
+            let old = self
+                .storage
+                .get_item(&key)
+                .map_err(|e| read_failure(SAVE_FAILED, &e))?;
             self.before.insert(key.clone(), old);
         }
-        self.storage.set_item(&key, value)
+        put(&key, record).map_err(|e| write_failure(SAVE_FAILED, e))
     }
 
-    /// Puts every touched key back. Restoring only gives back space, so it cannot run out of
-    /// quota; removal never fails.
+    /// Puts every touched key back, as the exact text it held (raw `Storage`: the text may be
+    /// a damaged record, which is not JSON gloo-storage could store). Restoring only gives
+    /// back space, so it cannot run out of quota; removal never fails.
     fn undo(self) {
         for (key, old) in self.before.into_iter().rev() {
             let _ = match old {
@@ -122,11 +188,10 @@ impl LocalBackend {
             }
             Some(_) => {}
             None => {
-                // A fresh namespace; writing the version can itself hit the quota.
-                backend
-                    .storage
-                    .set_item(&backend.key("layout"), &LAYOUT_VERSION.to_string())
-                    .map_err(|e| backend.failure("could not prepare localStorage", &e))?;
+                // A fresh namespace; writing the version can itself hit the quota. As JSON, the
+                // number is the same text `1` earlier versions wrote.
+                put(&backend.key("layout"), &LAYOUT_VERSION)
+                    .map_err(|e| write_failure("could not prepare localStorage", e))?;
             }
         }
         Ok(backend)
@@ -143,19 +208,7 @@ impl LocalBackend {
     fn get(&self, key: &str) -> Result<Option<String>, Failure> {
         self.storage
             .get_item(key)
-            .map_err(|e| self.failure("could not read localStorage", &e))
-    }
-
-    fn failure(&self, context: &str, error: &JsValue) -> Failure {
-        if is_quota_error(error) {
-            return Failure::new(
-                Code::Quota,
-                format!(
-                    "{context}: localStorage is full (browsers allow about 5 MB per site); nothing was changed. Delete or export old sessions and try again"
-                ),
-            );
-        }
-        Failure::new(Code::Storage, format!("{context}: {}", js_message(error)))
+            .map_err(|e| read_failure("could not read localStorage", &e))
     }
 
     /// The ids of the stored sessions. The index key is a list kept for speed; the records
@@ -177,13 +230,13 @@ impl LocalBackend {
         let length = self
             .storage
             .length()
-            .map_err(|e| self.failure("could not read localStorage", &e))?;
+            .map_err(|e| read_failure("could not read localStorage", &e))?;
         let mut keys = Vec::new();
         for i in 0..length {
             let key = self
                 .storage
                 .key(i)
-                .map_err(|e| self.failure("could not read localStorage", &e))?;
+                .map_err(|e| read_failure("could not read localStorage", &e))?;
             if let Some(rest) = key.as_deref().and_then(|k| k.strip_prefix(&prefix)) {
                 keys.push(rest.to_string());
             }
@@ -258,13 +311,10 @@ impl LocalBackend {
         let row = super::next_row(id, self.row(id)?, batch, mode.clone())?;
         let mut undo = UndoLog::new(&self.storage);
         let outcome = self.write_records(&mut undo, id, batch, &row, &mode);
-        match outcome {
-            Ok(()) => Ok(()),
-            Err(error) => {
-                undo.undo();
-                Err(self.failure("the session could not be saved", &error))
-            }
+        if outcome.is_err() {
+            undo.undo();
         }
+        outcome
     }
 
     fn write_records(
@@ -274,7 +324,7 @@ impl LocalBackend {
         batch: &WriteBatch,
         row: &SessionRow,
         mode: &WriteMode,
-    ) -> Result<(), JsValue> {
+    ) -> Result<(), Failure> {
         // Where each log's new messages start: the log's size after the batch, less what the
         // batch adds to it.
         let mut added: BTreeMap<&LogRef, u64> = BTreeMap::new();
@@ -291,9 +341,12 @@ impl LocalBackend {
                     .find(|r| &r.effort.id == effort)
                     .map(|r| r.message_count)
                     .ok_or_else(|| {
-                        JsValue::from_str(&format!(
-                            "the batch adds messages to effort '{effort}' without its record"
-                        ))
+                        Failure::new(
+                            Code::Storage,
+                            format!(
+                                "{SAVE_FAILED}: the batch adds messages to effort '{effort}' without its record"
+                            ),
+                        )
                     })?,
             };
             next_position.insert(log, size.saturating_sub(*count));
@@ -301,7 +354,7 @@ impl LocalBackend {
         let mut chunks: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for stored in &batch.messages {
             let seq = stored.message.seq;
-            undo.set(self.session_key(id, &format!("m/{seq}")), &encode(stored))?;
+            undo.set(self.session_key(id, &format!("m/{seq}")), stored)?;
             let position = next_position.get_mut(&stored.log).expect("counted above");
             let chunk_key = self.session_key(
                 id,
@@ -309,7 +362,10 @@ impl LocalBackend {
             );
             *position += 1;
             if !chunks.contains_key(&chunk_key) {
-                let existing = self.storage.get_item(&chunk_key)?;
+                let existing = self
+                    .storage
+                    .get_item(&chunk_key)
+                    .map_err(|e| read_failure(SAVE_FAILED, &e))?;
                 let seqs = existing
                     .and_then(|t| serde_json::from_str(&t).ok())
                     .unwrap_or_default();
@@ -321,45 +377,44 @@ impl LocalBackend {
                 .push(seq);
         }
         for (key, seqs) in &chunks {
-            undo.set(key.clone(), &encode(seqs))?;
+            undo.set(key.clone(), seqs)?;
         }
         for record in &batch.efforts {
             undo.set(
                 self.session_key(id, &format!("e/{}", record.position)),
-                &encode(record),
+                record,
             )?;
         }
         let first_point = batch.header.history_len - batch.metrics.len() as u64;
         for (i, point) in batch.metrics.iter().enumerate() {
             undo.set(
                 self.session_key(id, &format!("x/{}", first_point + i as u64)),
-                &encode(point),
+                point,
             )?;
         }
         for entry in &batch.telemetry {
-            undo.set(
-                self.session_key(id, &format!("t/{}", entry.turn)),
-                &encode(entry),
-            )?;
+            undo.set(self.session_key(id, &format!("t/{}", entry.turn)), entry)?;
         }
         for attachment in &batch.attachments {
             undo.set(
                 self.session_key(id, &format!("a/{}", attachment.attachment.id)),
-                &encode(attachment),
+                attachment,
             )?;
         }
         if let WriteMode::Create { .. } = mode {
-            let mut ids = self.session_ids().map_err(JsValue::from)?;
+            let mut ids = self.session_ids().map_err(|failure| {
+                Failure::new(Code::Storage, format!("{SAVE_FAILED}: {}", failure.message))
+            })?;
             // Without an index (a first save, or a damaged index) the ids come from the record
             // keys, which by now include this session's own.
             if !ids.iter().any(|known| known == id) {
                 ids.push(id.to_string());
             }
-            undo.set(self.key("sessions"), &encode(&ids))?;
+            undo.set(self.key("sessions"), &ids)?;
         }
         // The row goes last: until it is written, the stored revision is the old one and the
         // records above are unreachable extras.
-        undo.set(self.session_key(id, "row"), &encode(row))
+        undo.set(self.session_key(id, "row"), row)
     }
 
     fn log_seqs(&self, id: &str, log: &LogRef, from: u64, to: u64) -> Result<Vec<u64>, Failure> {
@@ -607,9 +662,8 @@ impl LocalBackend {
         let mut row = super::existing_row(id, self.row(id)?)?;
         row.name = name.to_string();
         row.updated_ms = now_ms;
-        self.storage
-            .set_item(&self.session_key(id, "row"), &encode(&row))
-            .map_err(|e| self.failure("the session could not be renamed", &e))
+        put(&self.session_key(id, "row"), &row)
+            .map_err(|e| write_failure("the session could not be renamed", e))
     }
 
     /// Deletes a session and every key under it.
@@ -618,7 +672,7 @@ impl LocalBackend {
         let length = self
             .storage
             .length()
-            .map_err(|e| self.failure("could not read localStorage", &e))?;
+            .map_err(|e| read_failure("could not read localStorage", &e))?;
         let mut doomed = Vec::new();
         for i in 0..length {
             if let Ok(Some(key)) = self.storage.key(i) {
@@ -634,14 +688,21 @@ impl LocalBackend {
             .into_iter()
             .filter(|s| s != id)
             .collect();
-        self.storage
-            .set_item(&self.key("sessions"), &encode(&ids))
-            .map_err(|e| self.failure("the session could not be deleted", &e))?;
+        put(&self.key("sessions"), &ids)
+            .map_err(|e| write_failure("the session could not be deleted", e))?;
         for key in doomed {
             let _ = self.storage.remove_item(&key);
         }
         Ok(())
     }
+}
+
+/// The failure for an error the raw `Storage` threw.
+fn read_failure(context: &str, error: &JsValue) -> Failure {
+    if is_quota_error(error) {
+        return quota_failure(context);
+    }
+    Failure::new(Code::Storage, format!("{context}: {}", js_message(error)))
 }
 
 /// Runs `work` under the Web Lock `name` where `navigator.locks` exists, else at once. The
