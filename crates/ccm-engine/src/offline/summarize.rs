@@ -40,10 +40,15 @@ pub fn compose_summary(request_text: &str) -> String {
             *score = 0;
         }
     }
-    let goal = scores
-        .iter()
-        .position(|&s| s > 0)
-        .unwrap_or_else(|| sentences.len() - 1);
+    // Without a sentence worth a score, the first one (usually the goal) stands for the
+    // effort, unless a later one corrected it.
+    let goal = scores.iter().position(|&s| s > 0).unwrap_or_else(|| {
+        if superseded(0, &sentences) {
+            sentences.len() - 1
+        } else {
+            0
+        }
+    });
     let mut order: Vec<usize> = (0..sentences.len()).filter(|&i| i != goal).collect();
     // Highest score first; the stable sort keeps earlier sentences first among equals.
     order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
