@@ -128,6 +128,7 @@ impl Session {
         fork.saves.revision = 0;
         fork.saves.dirty_efforts.clear();
         fork.saves.held_positions.clear();
+        fork.saves.missing_messages.clear();
         fork.saves.unsaved_messages.clear();
         fork.saves.history_saved = 0;
         Ok(fork)

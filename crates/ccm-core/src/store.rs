@@ -20,6 +20,7 @@
 //! is never silently dropped: [`Session::from_store`] repairs what it can and lists every
 //! problem in its [`LoadReport`].
 
+use crate::components::saves::Saves;
 use crate::config::Config;
 use crate::error::{SnapshotError, TurnError};
 use crate::metrics::{DecayStats, TurnMetrics};
@@ -272,6 +273,10 @@ pub struct LoadedRecords {
     /// The attachment records (every one: they are few next to messages, and each knows
     /// whether its message is in the working set).
     pub attachments: Vec<crate::compaction::SessionAttachment>,
+    /// How many message records each log holds in storage, where the backend counted them
+    /// (a count of index keys, no message is read). With it a load reports messages that are
+    /// missing from logs it does not read: older ambient messages and concluded efforts' logs.
+    pub log_sizes: Option<BTreeMap<LogRef, u64>>,
 }
 
 /// What opening a session had to repair or skip. Empty when everything was read.
@@ -288,10 +293,13 @@ impl LoadReport {
     }
 }
 
-fn effort_record(position: u64, effort: &Effort) -> EffortRecord {
+/// The record of `effort` at `position`; `saves` adds the messages its stored log is known
+/// to miss, so the record goes on describing them.
+fn effort_record(saves: &Saves, position: u64, effort: &Effort) -> EffortRecord {
+    let missing = saves.missing_messages.get(&effort.id).copied().unwrap_or(0);
     EffortRecord {
         position,
-        message_count: effort.message_count(),
+        message_count: effort.message_count() + missing,
         effort: effort.clone_without_messages(),
     }
 }
@@ -350,7 +358,13 @@ impl Session {
                 .saves
                 .dirty_efforts
                 .iter()
-                .map(|&i| effort_record(self.saves.effort_position(i), &self.efforts.list[i]))
+                .map(|&i| {
+                    effort_record(
+                        &self.saves,
+                        self.saves.effort_position(i),
+                        &self.efforts.list[i],
+                    )
+                })
                 .collect(),
             messages,
             metrics: self.history.points[self.saves.history_saved..].to_vec(),
@@ -403,7 +417,7 @@ impl Session {
                 .list
                 .iter()
                 .enumerate()
-                .map(|(i, e)| effort_record(self.saves.effort_position(i), e))
+                .map(|(i, e)| effort_record(&self.saves, self.saves.effort_position(i), e))
                 .collect(),
             messages,
             metrics: self.history.points.clone(),
@@ -438,7 +452,8 @@ impl Session {
             .filter(|&index| {
                 let position = saves.effort_position(index);
                 written.get(&position).is_some_and(|record| {
-                    index < efforts.len() && effort_record(position, &efforts[index]) == **record
+                    index < efforts.len()
+                        && effort_record(saves, position, &efforts[index]) == **record
                 })
             })
             .collect();
@@ -510,26 +525,31 @@ impl Session {
         .unwrap_or_default()
     }
 
-    /// Attaches a raw log read from the store to an effort whose log was not loaded.
+    /// Attaches a raw log read from the store to an effort whose log was not loaded. A log
+    /// shorter than the effort's record says (messages missing from storage) is attached as
+    /// it is, so the readable messages show, and the returned sentences say what is missing;
+    /// the missing records are not written over.
     ///
     /// # Errors
-    /// [`SnapshotError::Inconsistent`] for an unknown effort, or a log whose size or token
-    /// total differs from the effort's record (nothing is attached then).
+    /// [`SnapshotError::Inconsistent`] for an unknown effort, a log out of sequence order, or
+    /// one with more messages or other token totals than its record (nothing is attached then).
     pub fn attach_effort_log(
         &mut self,
         id: &str,
         messages: Vec<Message>,
-    ) -> Result<(), SnapshotError> {
+    ) -> Result<Vec<String>, SnapshotError> {
         let index = *self.efforts.index.get(id).ok_or_else(|| {
             SnapshotError::Inconsistent(format!("no effort with id '{id}' to attach a log to"))
         })?;
         let effort = &self.efforts.list[index];
         let LogState::NotLoaded { messages: expected } = effort.log else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let tokens: u64 = u64::from(effort.header_tokens)
             + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
-        if messages.len() as u64 != expected || tokens != effort.raw_tokens {
+        let found = messages.len() as u64;
+        let short = found < expected;
+        if found > expected || (!short && tokens != effort.raw_tokens) {
             return Err(SnapshotError::Inconsistent(format!(
                 "the stored log of '{id}' has {} messages and {tokens} tokens, but its record says {expected} messages and {} tokens",
                 messages.len(),
@@ -541,11 +561,28 @@ impl Session {
                 "the stored log of '{id}' is not in sequence order"
             )));
         }
+        let mut problems = Vec::new();
+        if short {
+            problems.push(format!(
+                "effort '{id}' (\"{}\", {}): {} of its {expected} messages are missing from storage; the {found} readable ones are shown",
+                effort.name,
+                effort_turns(effort),
+                expected - found
+            ));
+        }
         // Loading is not a change of state: no dirty mark, no undo record.
         let effort = &mut self.efforts.list[index];
         effort.messages = messages;
         effort.log = LogState::Loaded;
-        Ok(())
+        if short {
+            // The totals follow what is in memory, so the plan never counts tokens it cannot
+            // show.
+            effort.raw_tokens = tokens;
+            self.saves
+                .missing_messages
+                .insert(id.to_string(), expected - found);
+        }
+        Ok(problems)
     }
 
     /// Opens a session from the records a backend read. Repairs what it can and reports every
@@ -562,6 +599,7 @@ impl Session {
         let mut report = LoadReport {
             problems: records.unreadable,
         };
+        let log_sizes = records.log_sizes;
         let header = records.header.ok_or_else(|| {
             SnapshotError::Malformed("the session's header record could not be read".to_string())
         })?;
@@ -656,6 +694,13 @@ impl Session {
                     // The totals follow what is actually in memory, so the plan never counts
                     // tokens it cannot show.
                     effort.raw_tokens = tokens;
+                    let missing = record.message_count.saturating_sub(messages.len() as u64);
+                    if missing > 0 {
+                        session
+                            .saves
+                            .missing_messages
+                            .insert(effort.id.clone(), missing);
+                    }
                 }
                 effort.messages = messages;
                 effort.log = LogState::Loaded;
@@ -664,6 +709,12 @@ impl Session {
                 effort.messages = Vec::new();
                 effort.log = LogState::Loaded;
                 effort.raw_tokens = u64::from(effort.header_tokens);
+                if record.message_count > 0 {
+                    session
+                        .saves
+                        .missing_messages
+                        .insert(effort.id.clone(), record.message_count);
+                }
                 report.problems.push(format!(
                     "the log of open effort '{}' could not be read; it continues with an empty log",
                     effort.id
@@ -680,6 +731,13 @@ impl Session {
             session.efforts.list.push(effort);
         }
 
+        report_missing_attachments(
+            &records.attachments,
+            header.next_attachment,
+            header.turn,
+            &mut report.problems,
+        );
+
         let (state, revision, counts) = header.into_parts();
         let ambient = records.ambient_tail;
         if ambient.iter().any(|m| m.role == Role::System)
@@ -692,6 +750,14 @@ impl Session {
         session.ambient.offset = counts.ambient_messages.saturating_sub(ambient.len() as u64);
         session.ambient.messages = ambient;
         session.ambient.tokens = counts.ambient_tokens;
+        if let Some(sizes) = &log_sizes {
+            report_missing_messages(
+                &session,
+                counts.ambient_messages,
+                sizes,
+                &mut report.problems,
+            );
+        }
         session.history.offset = counts
             .history_len
             .saturating_sub(records.history_tail.len() as u64);
@@ -776,6 +842,60 @@ impl SessionDocument {
         ))
     }
 
+    /// The document of a session from every stored record, as an export reads them: the
+    /// records as they are when they add up (the same document as
+    /// [`SessionDocument::from_records`]), and otherwise, or when records were `unreadable`
+    /// or attachments are missing, the repaired document of
+    /// [`SessionDocument::from_damaged_records`]. Either way the result has passed the
+    /// import's checks, so an export always re-imports.
+    ///
+    /// # Errors
+    /// As [`SessionDocument::from_damaged_records`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_stored_records(
+        header: SessionHeader,
+        efforts: Vec<EffortRecord>,
+        messages: Vec<StoredMessage>,
+        history: Vec<TurnMetrics>,
+        attachments: Vec<crate::compaction::SessionAttachment>,
+        unreadable: Vec<String>,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<SessionDocument, SnapshotError> {
+        let mut attachments_missing = Vec::new();
+        report_missing_attachments(
+            &attachments,
+            header.next_attachment,
+            header.turn,
+            &mut attachments_missing,
+        );
+        if unreadable.is_empty() && attachments_missing.is_empty() {
+            let strict = SessionDocument::from_records(
+                header.clone(),
+                efforts.clone(),
+                messages.clone(),
+                history.clone(),
+            );
+            if let Ok(mut document) = strict {
+                // Attachments are records of their own; the document carries them whole.
+                document.attachments = attachments.clone();
+                // Records that are all readable can still fail to add up (one missing), and
+                // then the repair below takes over.
+                if Session::from_document(document.clone(), counter.clone()).is_ok() {
+                    return Ok(document);
+                }
+            }
+        }
+        SessionDocument::from_damaged_records(
+            header,
+            efforts,
+            messages,
+            history,
+            attachments,
+            unreadable,
+            counter,
+        )
+    }
+
     /// The document of a session whose storage is damaged: everything readable, with a
     /// placeholder for each message that could not be read, an open effort for messages whose
     /// effort record could not be read, and every repair listed in
@@ -796,6 +916,12 @@ impl SessionDocument {
         counter: Arc<dyn TokenCounter>,
     ) -> Result<SessionDocument, SnapshotError> {
         let mut repairs = unreadable;
+        report_missing_attachments(
+            &attachments,
+            header.next_attachment,
+            header.turn,
+            &mut repairs,
+        );
         let (mut state, _, _) = header.into_parts();
         state.next_pin_id = state.next_pin_id.max(1);
         state.next_attachment = state.next_attachment.max(1);
@@ -891,6 +1017,23 @@ impl SessionDocument {
             expected_seq..state.next_seq,
             last_turn,
         );
+        // An attachment whose effort record and messages are all lost still has its text: it
+        // goes out in an open effort of that name rather than being dropped.
+        for stored in &attachments {
+            if let Some(LogRef::Effort(id)) = &stored.log {
+                if !index.contains_key(id) {
+                    repairs.push(format!(
+                        "the record of effort '{id}' could not be read; its attachment '{}' is kept in an open effort of that name",
+                        stored.attachment.id
+                    ));
+                    index.insert(id.clone(), efforts.len());
+                    efforts.push(recovered_effort(id, stored.message_turn));
+                    if !state.open.contains(id) {
+                        state.open.push(id.clone());
+                    }
+                }
+            }
+        }
 
         for effort in &mut efforts {
             effort.header =
@@ -979,6 +1122,127 @@ fn opposite_of_last(log: &[Message]) -> Role {
         Some(Role::User) => Role::Assistant,
         _ => Role::User,
     }
+}
+
+/// The turns an effort spans, for a person: "turn 3", "turns 3 to 7", "turns 3 on".
+fn effort_turns(effort: &Effort) -> String {
+    match effort.concluded_turn {
+        Some(end) if end == effort.opened_turn => format!("turn {end}"),
+        Some(end) => format!("turns {} to {end}", effort.opened_turn),
+        None => format!("turns {} on", effort.opened_turn),
+    }
+}
+
+/// Reports messages the header and effort records account for but storage no longer holds,
+/// in the logs a load does not read (older ambient messages, logs of concluded efforts), and
+/// messages stored under an effort whose record is gone. `sizes` is what the backend counted
+/// per log. Nothing is changed: the records stay as they are, and the report repeats on every
+/// load until they are repaired by hand.
+fn report_missing_messages(
+    session: &Session,
+    ambient_messages: u64,
+    sizes: &BTreeMap<LogRef, u64>,
+    problems: &mut Vec<String>,
+) {
+    let stored = |log: &LogRef| sizes.get(log).copied().unwrap_or(0);
+    let ambient = stored(&LogRef::Ambient);
+    if ambient < ambient_messages {
+        let missing = ambient_messages - ambient;
+        // Sequence numbers are shared by every log, so a gap among the ambient messages read
+        // does not locate the missing ones; the export, which reads every record, does.
+        let place = match session.ambient.messages.first() {
+            Some(first) if (session.ambient.messages.len() as u64) < ambient => format!(
+                " (the newest ambient messages, from turn {} on, were read)",
+                first.turn
+            ),
+            _ => String::new(),
+        };
+        problems.push(format!(
+            "{missing} of the {ambient_messages} ambient messages are missing from storage{place}; the conversation continues without them and an export marks their places"
+        ));
+    }
+    for effort in &session.efforts.list {
+        let LogState::NotLoaded { messages: expected } = effort.log else {
+            // A loaded log was compared with its record when it was read.
+            continue;
+        };
+        let found = stored(&LogRef::Effort(effort.id.clone()));
+        if found < expected {
+            problems.push(format!(
+                "effort '{}' (\"{}\", {}): {} of its {expected} messages are missing from storage; its summary stands in the context, the readable messages show when it is expanded, and an export marks the missing ones",
+                effort.id,
+                effort.name,
+                effort_turns(effort),
+                expected - found
+            ));
+        }
+    }
+    for (log, &count) in sizes {
+        if let LogRef::Effort(id) = log {
+            if count > 0 && session.effort(id).is_none() {
+                problems.push(format!(
+                    "{count} messages of effort '{id}' are stored but its record could not be read; they stay stored, and an export keeps them in an open effort of that name"
+                ));
+            }
+        }
+    }
+}
+
+/// Reports attachments the header numbered (`att-1` up to `next_attachment`) that are not
+/// among the stored `attachments`, with the turns their message lies between as far as the
+/// neighbouring attachments tell.
+fn report_missing_attachments(
+    attachments: &[crate::compaction::SessionAttachment],
+    next_attachment: u64,
+    session_turn: u64,
+    problems: &mut Vec<String>,
+) {
+    let by_number: BTreeMap<u64, &crate::compaction::SessionAttachment> = attachments
+        .iter()
+        .filter_map(|a| {
+            let number = a.attachment.id.strip_prefix("att-")?.parse::<u64>().ok()?;
+            Some((number, a))
+        })
+        .collect();
+    let numbered = next_attachment.saturating_sub(1);
+    let present = by_number.range(1..next_attachment.max(1)).count() as u64;
+    if present >= numbered {
+        return;
+    }
+    // A damaged header may claim any number; list a few ids by name and count the rest.
+    const NAMED: usize = 10;
+    let mut named = Vec::new();
+    let mut number = 1;
+    while named.len() < NAMED && number < next_attachment {
+        if !by_number.contains_key(&number) {
+            let after = by_number
+                .range(..number)
+                .next_back()
+                .map_or(0, |(_, a)| a.message_turn);
+            let before = by_number
+                .range(number + 1..)
+                .next()
+                .map_or(session_turn, |(_, a)| a.message_turn);
+            let turns = if after == before {
+                format!("turn {after}")
+            } else {
+                format!("a message of turns {after} to {before}")
+            };
+            named.push(format!("'att-{number}' (attached to {turns})"));
+        }
+        number += 1;
+    }
+    let missing = numbered - present;
+    let rest = missing.saturating_sub(named.len() as u64);
+    let more = if rest > 0 {
+        format!(" and {rest} more")
+    } else {
+        String::new()
+    };
+    problems.push(format!(
+        "attachment {}{more} is missing from storage; the message it came with is kept, without its attached text",
+        named.join(", ")
+    ));
 }
 
 /// An open effort for messages whose effort record could not be read: its id is all that is
@@ -1098,6 +1362,12 @@ impl MemoryStore {
             history_tail,
             unreadable: Vec::new(),
             attachments: self.attachments.values().cloned().collect(),
+            log_sizes: Some(
+                self.logs
+                    .iter()
+                    .map(|(log, seqs)| (log.clone(), seqs.len() as u64))
+                    .collect(),
+            ),
         }
     }
 
@@ -1139,7 +1409,8 @@ impl MemoryStore {
     }
 
     /// The whole session as one document even when records are missing or were reported
-    /// `unreadable` by the caller: see [`SessionDocument::from_damaged_records`].
+    /// `unreadable` by the caller, the way a browser backend exports: see
+    /// [`SessionDocument::from_stored_records`].
     ///
     /// # Errors
     /// [`SnapshotError`] when nothing is stored, or if the repair fails its own import check.
@@ -1152,7 +1423,7 @@ impl MemoryStore {
             .header
             .clone()
             .ok_or_else(|| SnapshotError::Malformed("nothing is stored".to_string()))?;
-        SessionDocument::from_damaged_records(
+        SessionDocument::from_stored_records(
             header,
             self.efforts.values().cloned().collect(),
             self.messages.values().cloned().collect(),
@@ -1161,6 +1432,11 @@ impl MemoryStore {
             unreadable,
             counter,
         )
+    }
+
+    /// Removes a stored attachment record, for tests that simulate a lost one.
+    pub fn forget_attachment(&mut self, id: &str) -> Option<crate::compaction::SessionAttachment> {
+        self.attachments.remove(id)
     }
 
     /// Removes a stored effort record, for tests that simulate an unreadable one.

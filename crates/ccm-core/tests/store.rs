@@ -3,6 +3,7 @@
 
 mod common;
 
+use ccm_core::compaction::AttachmentKind;
 use ccm_core::store::{MemoryStore, WriteBatch};
 use ccm_core::{LogState, Session, SnapshotError};
 use common::{chatter, session, turn};
@@ -141,13 +142,93 @@ portable_tests! {
     }
 
     fn a_log_that_does_not_match_its_record_is_refused() {
-        let (_, store) = saved_session(2);
+        let (original, store) = saved_session(2);
         let (mut opened, _) = open(&store);
+        // More messages than the record holds, or the same number out of order, are not the
+        // log the record describes.
         let mut log = store.effort_log("task-alpha-0");
-        log.pop();
+        log.push(original.ambient()[0].clone());
         let error = opened.attach_effort_log("task-alpha-0", log).unwrap_err().to_string();
-        assert!(error.contains("has 5 messages"), "{error}");
+        assert!(error.contains("has 7 messages"), "{error}");
+        let mut log = store.effort_log("task-alpha-0");
+        log.swap(0, 1);
+        let error = opened.attach_effort_log("task-alpha-0", log).unwrap_err().to_string();
+        assert!(error.contains("not in sequence order"), "{error}");
         assert!(opened.effort("task-alpha-0").unwrap().log != LogState::Loaded);
+    }
+
+    fn missing_records_are_reported_on_load_kept_as_they_are_and_exported() {
+        let (mut s, mut store) = saved_session(3);
+        for (name, text) in [("audit.md", "The audit covers billing exports."), ("roster.md", "Ana, Bo and Cy are on the roster.")] {
+            s.begin_turn(&format!("Here is {name}."), 0).unwrap();
+            s.attach(name, AttachmentKind::File, text, None).unwrap();
+            s.end_turn("Got it.", 0).unwrap();
+        }
+        save(&mut s, &mut store);
+        let counter = s.counter().clone();
+        let full = s.to_document().unwrap();
+        let alpha = full.efforts.iter().find(|e| e.id == "task-alpha-0").unwrap();
+        let lost_effort_message = alpha.messages[2].seq;
+        let lost_ambient = full.ambient[0].seq;
+        // With att-1 gone, what bounds its message is the attachment after it.
+        let next_attachment_turn = s.attachments()["att-2"].message_turn;
+        store.forget_message(lost_effort_message).unwrap();
+        store.forget_message(lost_ambient).unwrap();
+        store.forget_attachment("att-1").unwrap();
+
+        let (mut opened, report) = open(&store);
+        let problems = report.problems.join("\n");
+        assert!(problems.contains(&format!("1 of the {} ambient messages are missing from storage", full.ambient.len())), "{problems}");
+        let alpha_turns = format!("turns {} to {}", alpha.opened_turn, alpha.concluded_turn.unwrap());
+        assert!(problems.contains(&format!("effort 'task-alpha-0' (\"{}\", {alpha_turns}): 1 of its {} messages are missing from storage", alpha.name, alpha.messages.len())), "{problems}");
+        assert!(problems.contains(&format!("attachment 'att-1' (attached to a message of turns 0 to {next_attachment_turn}) is missing from storage")), "{problems}");
+        assert!(!problems.contains("att-2"), "{problems}");
+        assert!(opened.attachments().contains_key("att-2"), "the readable attachment is kept");
+
+        // The concluded log, loaded when it is expanded, shows what is readable and says what
+        // is not, instead of refusing the expansion.
+        let missing = opened.attach_effort_log("task-alpha-0", store.effort_log("task-alpha-0")).unwrap();
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].contains(&format!("the {} readable ones are shown", alpha.messages.len() - 1)), "{missing:?}");
+        opened.begin_turn("Show me alpha.", 0).unwrap();
+        let expanded = opened.execute_tool("expand_effort", r#"{"id": "task-alpha-0"}"#);
+        assert!(expanded.ok, "{}", expanded.result);
+        opened.end_turn("Here it is.", 0).unwrap();
+        assert_eq!(opened.build_plan().totals.context_tokens, opened.working_tokens());
+
+        // A save writes nothing in the missing records' places, and the next load reports them
+        // again.
+        save(&mut opened, &mut store);
+        assert!(store.message_mut(lost_ambient).is_none());
+        assert!(store.message_mut(lost_effort_message).is_none());
+        let (_, again) = open(&store);
+        for needle in ["ambient messages are missing", "effort 'task-alpha-0'", "attachment 'att-1'"] {
+            assert!(again.problems.iter().any(|p| p.contains(needle)), "{needle}: {:?}", again.problems);
+        }
+
+        // The export takes out everything readable, says what is missing, and imports.
+        let exported = store.export_repaired(Vec::new(), counter.clone()).unwrap();
+        let repairs = exported.repairs.join("\n");
+        assert!(repairs.contains("attachment 'att-1'"), "{repairs}");
+        assert!(repairs.contains(&format!("message {lost_ambient} could not be read")), "{repairs}");
+        assert!(repairs.contains(&format!("message {lost_effort_message} could not be read")), "{repairs}");
+        assert_eq!(exported.attachments.iter().map(|a| a.attachment.id.as_str()).collect::<Vec<_>>(), ["att-2"]);
+        let imported = Session::from_json_with_counter(&serde_json::to_string(&exported).unwrap(), counter.clone()).unwrap();
+        assert_eq!(imported.attachments()["att-2"].attachment.full_text, "Ana, Bo and Cy are on the roster.");
+
+        // An attachment whose effort lost its record and every message still goes out, in an
+        // open effort of that name.
+        let guild = full.efforts.iter().position(|e| e.id == "guild").unwrap() as u64;
+        let guild_messages: Vec<u64> = store.effort_log("guild").iter().map(|m| m.seq).collect();
+        store.forget_effort(guild).unwrap();
+        for seq in guild_messages {
+            store.forget_message(seq);
+        }
+        let exported = store.export_repaired(Vec::new(), counter.clone()).unwrap();
+        assert!(exported.repairs.iter().any(|r| r.contains("its attachment 'att-2' is kept")), "{:?}", exported.repairs);
+        let imported = Session::from_json_with_counter(&serde_json::to_string(&exported).unwrap(), counter).unwrap();
+        assert!(imported.effort("guild").is_some());
+        assert_eq!(imported.attachments()["att-2"].attachment.full_text, "Ana, Bo and Cy are on the roster.");
     }
 
     fn an_unreadable_record_is_reported_and_the_session_still_opens() {

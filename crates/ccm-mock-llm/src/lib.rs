@@ -88,6 +88,7 @@
 //!   replies with `"summary_request": true` answer them, and those answer nothing else.
 //! - `fault` ([`Fault`]): `status` with `error_type`, `message`, `code`, `retry_after`
 //!   (provider-shaped error body); `delay_ms` (before the headers); `chunk_delay_ms`;
+//!   `trickle_ms` (the stream one byte at a time, never silent for long, never done in time);
 //!   `truncate_after_chunks` (+ `truncate_abruptly`); `malformed_json` / `malformed_chunk`;
 //!   `close_without_response`; `body` with `content_type` (a `200` answer that is not the
 //!   protocol's, such as an HTML page).

@@ -434,7 +434,18 @@ fn stream_out(stream: &mut TcpStream, events: &[SseEvent], fault: &Fault, seq: u
                 thread::sleep(Duration::from_millis(ms));
             }
         }
-        if http::write_chunk(stream, &event.encode(malformed_at == Some(i))).is_err() {
+        let bytes = event.encode(malformed_at == Some(i));
+        if let Some(ms) = fault.trickle_ms {
+            // One chunk per byte, so a client sees a character cut between chunks too.
+            for byte in bytes {
+                thread::sleep(Duration::from_millis(ms));
+                if http::write_chunk(stream, &[byte]).is_err() {
+                    return Ending::Abort;
+                }
+            }
+            continue;
+        }
+        if http::write_chunk(stream, &bytes).is_err() {
             return Ending::Abort;
         }
     }

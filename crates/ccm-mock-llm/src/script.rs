@@ -281,6 +281,11 @@ pub struct Fault {
     /// In a stream, wait this long before every event after the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk_delay_ms: Option<u64>,
+    /// In a stream, send the body one byte at a time with this pause before each byte: a
+    /// stream that is never silent for long (so an idle timeout never fires) and takes
+    /// (bytes × pause) to finish, which is what a total deadline is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trickle_ms: Option<u64>,
     /// In a stream, send only the first N events (SSE `data:` blocks, counting every kind
     /// including `[DONE]`), then end the response without the protocol's terminator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,6 +360,14 @@ impl Fault {
     pub fn chunk_delay_ms(ms: u64) -> Self {
         Self {
             chunk_delay_ms: Some(ms),
+            ..Self::default()
+        }
+    }
+
+    /// A stream sent one byte at a time, `ms` apart.
+    pub fn trickle_ms(ms: u64) -> Self {
+        Self {
+            trickle_ms: Some(ms),
             ..Self::default()
         }
     }

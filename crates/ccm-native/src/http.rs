@@ -37,16 +37,23 @@ pub struct Timeouts {
     /// with a timeout, so it is not retried while its beginning may be on screen; a body that
     /// never starts is a [`ProviderError::Timeout`], which is retried.
     pub idle: Duration,
+    /// The longest the whole response may take, from the request to its last byte. A stream
+    /// that trickles (never silent for `idle`, never finished) ends with
+    /// [`ProviderError::StreamDeadline`] once this runs out.
+    pub total: Duration,
 }
 
 impl Default for Timeouts {
-    /// 10 s to connect, 5 minutes to the first byte, and a minute of silence mid-body
-    /// ([`ccm_provider::DEFAULT_IDLE_TIMEOUT_MS`], the same as in the browser).
+    /// 10 s to connect, 5 minutes to the first byte, a minute of silence mid-body and ten
+    /// minutes for the whole response (the same defaults as in the browser:
+    /// [`ccm_provider::DEFAULT_HEADERS_TIMEOUT_MS`], [`ccm_provider::DEFAULT_IDLE_TIMEOUT_MS`],
+    /// [`ccm_provider::DEFAULT_RESPONSE_DEADLINE_MS`]).
     fn default() -> Timeouts {
         Timeouts {
             connect: Duration::from_secs(10),
-            first_byte: Duration::from_secs(300),
+            first_byte: Duration::from_millis(ccm_provider::DEFAULT_HEADERS_TIMEOUT_MS),
             idle: Duration::from_millis(ccm_provider::DEFAULT_IDLE_TIMEOUT_MS),
+            total: Duration::from_millis(ccm_provider::DEFAULT_RESPONSE_DEADLINE_MS),
         }
     }
 }
@@ -212,9 +219,24 @@ impl Reception<'_> {
         let mut head: Option<(u16, Vec<(String, String)>)> = None;
         let mut body: Vec<u8> = Vec::new();
         let mut last_event = Instant::now();
+        let started = last_event;
         loop {
             if self.cancel.is_cancelled() {
                 return Err(ProviderError::Cancelled);
+            }
+            if started.elapsed() >= timeouts.total {
+                let total_ms = millis(timeouts.total);
+                if self.answer_started(&head) {
+                    // Still arriving, but too slowly to ever be worth the wait: what came is
+                    // used if it was in fact complete, and otherwise the answer is reported
+                    // incomplete (not retried, since its beginning may be on screen).
+                    return self
+                        .stream
+                        .take()
+                        .expect("answer_started checked it")
+                        .finish_past_deadline(total_ms);
+                }
+                return Err(ProviderError::Timeout { after_ms: total_ms });
             }
             let (limit, limit_ms) = match head {
                 None => (head_deadline, millis(timeouts.first_byte)),

@@ -158,6 +158,91 @@ fn a_stream_that_stalls_midway_ends_with_a_clear_error() {
     assert!(!error.is_transient());
 }
 
+/// The bug this pins: a stream that sends a byte every few milliseconds is never silent for
+/// the idle timeout, so without a total deadline the turn waited as long as the trickle
+/// lasted (here minutes; from a stuck proxy, for ever).
+#[test]
+fn a_stream_that_trickles_ends_at_the_total_deadline() {
+    for kind in KINDS {
+        let server = server();
+        script_failure(
+            &server,
+            ScriptedReply::text("A long answer that arrives one byte at a time. ".repeat(8))
+                .with_fault(Fault::trickle_ms(10)),
+        );
+        let mut patient_but_bounded = HttpTransport::with_timeouts(
+            config(&server, kind),
+            Timeouts {
+                idle: Duration::from_millis(500),
+                total: Duration::from_millis(1_500),
+                ..common::timeouts()
+            },
+        );
+        let started = Instant::now();
+        // The person's text comes back and the session is as before (checked by the helper).
+        let error = assert_fails_cleanly(&mut patient_but_bounded, true, |e| {
+            matches!(
+                e,
+                ProviderError::StreamDeadline {
+                    after_ms: 1_500,
+                    ..
+                }
+            )
+        });
+        let waited = started.elapsed();
+        assert!(
+            waited < Duration::from_millis(4_000),
+            "{kind:?}: {waited:?}"
+        );
+        assert!(
+            error.to_string().starts_with(
+                "The provider's answer was still arriving after 1.5 s, the longest a response may take"
+            ),
+            "{error}"
+        );
+        assert!(
+            !error.is_transient(),
+            "not retried while its start may be on screen"
+        );
+    }
+}
+
+#[test]
+fn the_total_deadline_is_ten_minutes_by_default() {
+    assert_eq!(Timeouts::default().total, Duration::from_secs(600));
+    assert_eq!(Timeouts::default().first_byte, Duration::from_secs(300));
+}
+
+/// A `200` stream whose body is empty or only a byte order mark (and blank lines) holds no
+/// answer: whatever type it claims, it ends as an empty, cut-off stream with a clear error,
+/// never as a success or as a "page" with nothing to quote.
+#[test]
+fn an_empty_or_bom_only_stream_is_a_cut_off_stream() {
+    for kind in KINDS {
+        for content_type in ["text/event-stream", "text/plain", "application/json"] {
+            for body in ["", "\u{feff}", "\u{feff}\n\n", "\r\n\r\n"] {
+                let server = server();
+                script_failure(
+                    &server,
+                    ScriptedReply::fault(Fault::body(body, content_type)),
+                );
+                let error = assert_fails_cleanly(&mut transport(&server, kind), true, |e| {
+                    *e == ProviderError::StreamTruncated {
+                        events: 0,
+                        text_chars: 0,
+                        tool_calls: 0,
+                    }
+                });
+                assert_eq!(
+                    error.to_string(),
+                    "The response stream ended before any event arrived: the provider sent an empty stream and no answer.",
+                    "{kind:?} {content_type} {body:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn the_idle_timeout_is_a_minute_by_default() {
     assert_eq!(Timeouts::default().idle, Duration::from_secs(60));

@@ -295,6 +295,18 @@ pub fn normalize_base_url(kind: ProviderKind, url: &str) -> String {
 /// minute means a connection or a server that is stuck.
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
 
+/// How long a transport waits, by default, for the response headers: five minutes. A
+/// non-streaming answer's headers come only once the model has written the whole answer, so
+/// this is generous; a server that accepts the connection and then says nothing ends with
+/// [`ProviderError::Timeout`](crate::ProviderError::Timeout) instead of a wait for ever.
+pub const DEFAULT_HEADERS_TIMEOUT_MS: u64 = 300_000;
+
+/// The longest a whole response may take by default, from the request to the last byte: ten
+/// minutes. The idle timeout cannot catch a stream that trickles (a byte every few seconds,
+/// never silent for long, never finished); this deadline does, with
+/// [`ProviderError::StreamDeadline`](crate::ProviderError::StreamDeadline).
+pub const DEFAULT_RESPONSE_DEADLINE_MS: u64 = 600_000;
+
 /// The output token limit used by [`RequestOptions::new`].
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 

@@ -115,10 +115,7 @@ pub enum ProviderError {
     #[error("Network error while talking to the provider: {0}")]
     Network(String),
     /// The response stream ended before its end-of-stream marker: the answer is incomplete.
-    #[error(
-        "The response stream ended before it was complete (after {events} events, \
-         {text_chars} characters of text and {tool_calls} tool calls); the answer is incomplete."
-    )]
+    #[error("{}", truncated_message(*.events, *.text_chars, *.tool_calls))]
     StreamTruncated {
         /// How many events had arrived.
         events: usize,
@@ -138,6 +135,25 @@ pub enum ProviderError {
     )]
     StreamStalled {
         /// How long the stream had been silent.
+        after_ms: u64,
+        /// How many events had arrived.
+        events: usize,
+        /// How many characters of answer text had arrived.
+        text_chars: usize,
+        /// How many tool calls had started.
+        tool_calls: usize,
+    },
+    /// The response was still arriving when its total deadline ran out: the stream kept
+    /// sending (so the idle timeout never fired) but too slowly to finish. The answer is
+    /// incomplete; like a stalled stream it is not retried by itself.
+    #[error(
+        "The provider's answer was still arriving after {}, the longest a response may take, \
+         so the wait was ended (after {events} events, {text_chars} characters of text and \
+         {tool_calls} tool calls); the answer is incomplete.",
+        format_duration(*.after_ms)
+    )]
+    StreamDeadline {
+        /// The deadline that ran out, from the request to the end of the response.
         after_ms: u64,
         /// How many events had arrived.
         events: usize,
@@ -241,6 +257,20 @@ fn error_type_hint(error_type: &Option<String>) -> String {
 }
 
 /// `1500` → `1.5 s`, `30000` → `30 s`, `250` → `250 ms`.
+/// The message of [`ProviderError::StreamTruncated`]: a stream that ended before any event
+/// is said to be empty, which is what a person can act on.
+fn truncated_message(events: usize, text_chars: usize, tool_calls: usize) -> String {
+    if events == 0 {
+        return "The response stream ended before any event arrived: the provider sent an empty \
+                stream and no answer."
+            .to_string();
+    }
+    format!(
+        "The response stream ended before it was complete (after {events} events, \
+         {text_chars} characters of text and {tool_calls} tool calls); the answer is incomplete."
+    )
+}
+
 fn format_duration(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")

@@ -63,7 +63,8 @@ mod wire;
 
 pub use config::{
     normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
-    ToolChoice, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_TOKENS,
+    ToolChoice, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_TOKENS,
+    DEFAULT_RESPONSE_DEADLINE_MS,
 };
 pub use embeddings::{EmbeddingsEndpoint, EmbeddingsEndpointError};
 pub use error::{ErrorContext, ProviderError};
@@ -388,7 +389,13 @@ impl ProviderStream {
             let mut ignored = Vec::new();
             self.accept(&event, &mut ignored)?;
         }
-        if self.events == 0 && !self.plain_body.is_empty() {
+        // A body of nothing but a byte order mark and blank lines holds no answer of any kind:
+        // it is an empty stream, reported as cut off below, whatever its type claimed.
+        let blank = String::from_utf8_lossy(&self.plain_body)
+            .trim_start_matches('\u{feff}')
+            .trim()
+            .is_empty();
+        if self.events == 0 && !blank {
             let body = String::from_utf8_lossy(&self.plain_body);
             if body.trim_start().starts_with('{') && !self.plain_body_cut {
                 return parse_response(self.kind, &body);
@@ -417,6 +424,30 @@ impl ProviderStream {
                 text_chars,
                 tool_calls,
             }) => Err(ProviderError::StreamStalled {
+                after_ms,
+                events,
+                text_chars,
+                tool_calls,
+            }),
+            other => other,
+        }
+    }
+
+    /// Ends a stream that was still arriving when the response's total deadline of `after_ms`
+    /// milliseconds ran out (it trickled: never silent for the idle timeout, never finished),
+    /// and returns the whole answer if it was in fact complete.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::StreamDeadline`] when the answer is incomplete, or any other error
+    /// [`finish`](Self::finish) reports.
+    pub fn finish_past_deadline(self, after_ms: u64) -> Result<ProviderResponse, ProviderError> {
+        match self.finish() {
+            Err(ProviderError::StreamTruncated {
+                events,
+                text_chars,
+                tool_calls,
+            }) => Err(ProviderError::StreamDeadline {
                 after_ms,
                 events,
                 text_chars,

@@ -9,7 +9,7 @@
 
 use crate::error::{Code, Failure};
 use crate::session::SessionCell;
-use crate::transport::{send, sleep};
+use crate::transport::{send_with_limits, sleep, Limits};
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{EngineSettings, Step, TurnEngine, TurnEvent, TurnFailure};
 use ccm_provider::{
@@ -76,6 +76,13 @@ pub struct TurnOptions {
     /// 60000 (a minute).
     #[tsify(optional)]
     pub idle_timeout_ms: Option<u32>,
+    /// The longest one provider response may take, from the request to its last byte, before
+    /// the turn gives up on it with a `provider` error (the person's text is kept in
+    /// `userText`): a stream that trickles in, never silent for `idleTimeoutMs` but never
+    /// finished, ends here, and so does a server that never sends its response headers. 0
+    /// waits for ever. Default 600000 (ten minutes).
+    #[tsify(optional)]
+    pub response_timeout_ms: Option<u32>,
     /// Cancels the turn: the session is restored and the thrown error has `code: "cancelled"`.
     #[tsify(optional, type = "AbortSignal")]
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
@@ -92,8 +99,8 @@ pub struct TurnOptions {
 
 enum Transport {
     Offline(OfflineModel),
-    /// A provider, and the idle timeout of its streams in milliseconds.
-    Http(ProviderConfig, u64),
+    /// A provider, and how long its responses may take.
+    Http(ProviderConfig, Limits),
 }
 
 /// Every `provider` `runTurn` accepts (the `Provider` type in TypeScript), as the error for an
@@ -156,10 +163,15 @@ impl TurnOptions {
             config = config.with_header(header.clone(), value.clone());
         }
         config.validate().map_err(|e| invalid(e.to_string()))?;
-        let idle_timeout_ms = self
-            .idle_timeout_ms
-            .map_or(ccm_provider::DEFAULT_IDLE_TIMEOUT_MS, u64::from);
-        Ok(Transport::Http(config, idle_timeout_ms))
+        let defaults = Limits::default();
+        let limits = Limits {
+            idle_ms: self.idle_timeout_ms.map_or(defaults.idle_ms, u64::from),
+            total_ms: self
+                .response_timeout_ms
+                .map_or(defaults.total_ms, u64::from),
+            ..defaults
+        };
+        Ok(Transport::Http(config, limits))
     }
 
     fn settings(&self, offline: bool) -> Result<EngineSettings, Failure> {
@@ -309,15 +321,9 @@ pub(crate) async fn run_turn(
                         }
                         Ok(response)
                     }
-                    Transport::Http(config, idle_timeout_ms) => {
-                        send(
-                            config,
-                            &request,
-                            signal.as_ref(),
-                            *idle_timeout_ms,
-                            &on_delta,
-                        )
-                        .await
+                    Transport::Http(config, limits) => {
+                        send_with_limits(config, &request, signal.as_ref(), *limits, &on_delta)
+                            .await
                     }
                 };
                 let outcome = match outcome {
@@ -346,8 +352,9 @@ pub(crate) async fn run_turn(
                             let state = cell.borrow();
                             Ok(model.respond(&request, &SessionFacts::of(&state.core)))
                         }
-                        Transport::Http(config, idle_timeout_ms) => {
-                            send(config, &request, signal.as_ref(), *idle_timeout_ms, &|_| {}).await
+                        Transport::Http(config, limits) => {
+                            send_with_limits(config, &request, signal.as_ref(), *limits, &|_| {})
+                                .await
                         }
                     };
                     if let Ok(response) = answer {

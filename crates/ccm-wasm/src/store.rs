@@ -185,7 +185,10 @@ pub(crate) async fn load_logs_for_tool(
         let (messages, unreadable) = backend.effort_log(&id, &effort).await?;
         let mut cell = cell.borrow_mut();
         cell.load_problems.extend(unreadable);
-        cell.core.attach_effort_log(&effort, messages)?;
+        // A log with messages missing from storage is attached as far as it is readable; what
+        // is missing joins the session's load problems.
+        let missing = cell.core.attach_effort_log(&effort, messages)?;
+        cell.load_problems.extend(missing);
     }
     Ok(())
 }
@@ -410,24 +413,10 @@ impl SessionStore {
         // recounts nothing; otherwise the approximation (an import recounts either way).
         let counter = counter_named(&header.counted_with, &header.config, None)
             .unwrap_or_else(|_| Arc::new(ApproximateCounter));
-        if unreadable.is_empty() {
-            let strict = SessionDocument::from_records(
-                header.clone(),
-                records.efforts.clone(),
-                records.messages.clone(),
-                records.metrics.clone(),
-            );
-            if let Ok(mut document) = strict {
-                // Attachments are records of their own; the document carries them whole.
-                document.attachments = records.attachments.clone();
-                // An export must import: records that are all readable can still fail to add
-                // up (one missing), and then the repair below takes over.
-                if CoreSession::from_document(document.clone(), counter.clone()).is_ok() {
-                    return Ok(document);
-                }
-            }
-        }
-        SessionDocument::from_damaged_records(
+        // The records as they are when they add up, otherwise (or with records unreadable or
+        // attachments missing) a repaired document that says what it repaired; either way one
+        // that imports.
+        SessionDocument::from_stored_records(
             header,
             records.efforts,
             records.messages,

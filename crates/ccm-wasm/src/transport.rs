@@ -4,9 +4,10 @@
 //! Only bytes move here. The request comes from `LlmRequest::to_http`, streamed bodies go
 //! through ccm-provider's `ProviderStream` exactly as they arrive, and HTTP errors become its
 //! typed `ProviderError`, which decides about retries. Cancellation is the host's:
-//! the `AbortSignal` is given to `fetch`, which aborts the request and the body read. A body
-//! that sends nothing for the idle timeout is given up on here, since `fetch` has no timeout
-//! of its own and would wait for ever.
+//! the `AbortSignal` is given to `fetch`, which aborts the request and the body read. Headers
+//! that do not come, a body that sends nothing for the idle timeout and a body still trickling
+//! in at the total deadline are given up on here ([`Limits`]), since `fetch` has no timeout of
+//! its own and would wait for ever.
 
 use crate::error::js_message;
 use ccm_engine::LlmRequest;
@@ -31,21 +32,45 @@ extern "C" {
     fn clear_timeout(id: &JsValue);
 }
 
-/// Sends `request` to the provider of `config` with `fetch`. Streamed deltas are passed to
-/// `on_delta` as they arrive, but only for requests whose text is the reply the person waits
-/// for (`RequestPurpose::is_answer`); a summary request's text is not shown as a reply.
-///
-/// A streamed body that sends nothing for `idle_timeout_ms` milliseconds
-/// ([`ccm_provider::DEFAULT_IDLE_TIMEOUT_MS`] is the usual value; 0 waits for ever) is given
-/// up on.
+/// How long [`send_with_limits`] waits, in milliseconds; 0 lifts a limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// For the response headers ([`ccm_provider::DEFAULT_HEADERS_TIMEOUT_MS`] by default): a
+    /// server that accepts the request and never answers ends with
+    /// [`ProviderError::Timeout`], since `fetch` itself would wait for ever.
+    pub headers_ms: u64,
+    /// For the next bytes of a streamed body ([`ccm_provider::DEFAULT_IDLE_TIMEOUT_MS`]).
+    pub idle_ms: u64,
+    /// For the whole response, from the request to its last byte
+    /// ([`ccm_provider::DEFAULT_RESPONSE_DEADLINE_MS`]): a stream that trickles, never silent
+    /// for `idle_ms` and never finished, ends with [`ProviderError::StreamDeadline`].
+    pub total_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            headers_ms: ccm_provider::DEFAULT_HEADERS_TIMEOUT_MS,
+            idle_ms: ccm_provider::DEFAULT_IDLE_TIMEOUT_MS,
+            total_ms: ccm_provider::DEFAULT_RESPONSE_DEADLINE_MS,
+        }
+    }
+}
+
+/// The smaller of two limits, where 0 is no limit.
+fn tighter(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, other) | (other, 0) => other,
+        (a, b) => a.min(b),
+    }
+}
+
+/// Sends `request` to the provider of `config` with `fetch`, with the default [`Limits`] but
+/// for the idle timeout. See [`send_with_limits`].
 ///
 /// # Errors
 ///
-/// The provider's typed error: HTTP status errors (with the retry headers the policy reads),
-/// network failures, a cut-off stream, a body that is not an event stream,
-/// [`ProviderError::StreamStalled`] when the stream went silent in the middle of the answer
-/// ([`ProviderError::Timeout`] when it went silent before sending anything), or
-/// [`ProviderError::Cancelled`] when `signal` aborted.
+/// As [`send_with_limits`].
 pub async fn send(
     config: &ProviderConfig,
     request: &LlmRequest,
@@ -53,6 +78,37 @@ pub async fn send(
     idle_timeout_ms: u64,
     on_delta: &dyn Fn(StreamDelta),
 ) -> Result<ProviderResponse, ProviderError> {
+    let limits = Limits {
+        idle_ms: idle_timeout_ms,
+        ..Limits::default()
+    };
+    send_with_limits(config, request, signal, limits, on_delta).await
+}
+
+/// Sends `request` to the provider of `config` with `fetch`. Streamed deltas are passed to
+/// `on_delta` as they arrive, but only for requests whose text is the reply the person waits
+/// for (`RequestPurpose::is_answer`); a summary request's text is not shown as a reply.
+///
+/// The response headers must arrive within `limits.headers_ms`, a streamed body may not be
+/// silent for `limits.idle_ms`, and the whole response must be in within `limits.total_ms`.
+///
+/// # Errors
+///
+/// The provider's typed error: HTTP status errors (with the retry headers the policy reads),
+/// network failures, a cut-off or empty stream, a body that is not an event stream,
+/// [`ProviderError::StreamStalled`] when the stream went silent in the middle of the answer
+/// ([`ProviderError::Timeout`] when it went silent before sending anything, or the headers
+/// never came), [`ProviderError::StreamDeadline`] when it was still trickling in at the total
+/// deadline, or [`ProviderError::Cancelled`] when `signal` aborted.
+pub async fn send_with_limits(
+    config: &ProviderConfig,
+    request: &LlmRequest,
+    signal: Option<&AbortSignal>,
+    limits: Limits,
+    on_delta: &dyn Fn(StreamDelta),
+) -> Result<ProviderResponse, ProviderError> {
+    let started = js_sys::Date::now();
+    let elapsed = move || (js_sys::Date::now() - started).max(0.0) as u64;
     let http = request.to_http(config)?;
     let context = request.error_context(config);
     let network = |error: JsValue| {
@@ -77,10 +133,16 @@ pub async fn send(
     }
     let fetch_request = Request::new_with_str_and_init(&http.url, &init)
         .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))?;
-    let response: Response = JsFuture::from(fetch_with_request(&fetch_request))
+    let headers_limit = tighter(limits.headers_ms, limits.total_ms);
+    let Some(response) = within(fetch_with_request(&fetch_request), headers_limit)
         .await
         .map_err(network)?
-        .unchecked_into();
+    else {
+        return Err(ProviderError::Timeout {
+            after_ms: headers_limit,
+        });
+    };
+    let response: Response = response.unchecked_into();
     if !response.ok() {
         let status = response.status();
         let mut response_headers = Vec::new();
@@ -122,7 +184,13 @@ pub async fn send(
     stream.set_content_type(content_type.as_deref());
     let show = request.purpose.is_answer();
     loop {
-        let Some(chunk) = read_within(&reader, idle_timeout_ms)
+        // The next read may wait for the idle timeout, or for what is left of the total
+        // deadline if that is sooner (at least a millisecond, so 0 keeps meaning no limit).
+        let left = match limits.total_ms {
+            0 => 0,
+            total => total.saturating_sub(elapsed()).max(1),
+        };
+        let Some(chunk) = within(reader.read(), tighter(limits.idle_ms, left))
             .await
             .map_err(network)?
         else {
@@ -131,12 +199,16 @@ pub async fn send(
             wasm_bindgen_futures::spawn_local(async move {
                 let _ = JsFuture::from(cancelled).await;
             });
-            return if stream.bytes_received() > 0 {
-                stream.finish_stalled(idle_timeout_ms)
-            } else {
-                Err(ProviderError::Timeout {
-                    after_ms: idle_timeout_ms,
-                })
+            let past_deadline = limits.total_ms != 0 && elapsed() >= limits.total_ms;
+            return match (stream.bytes_received() > 0, past_deadline) {
+                (true, true) => stream.finish_past_deadline(limits.total_ms),
+                (true, false) => stream.finish_stalled(limits.idle_ms),
+                (false, true) => Err(ProviderError::Timeout {
+                    after_ms: limits.total_ms,
+                }),
+                (false, false) => Err(ProviderError::Timeout {
+                    after_ms: limits.idle_ms,
+                }),
             };
         };
         let done = Reflect::get(&chunk, &"done".into())
@@ -160,22 +232,18 @@ pub async fn send(
     stream.finish()
 }
 
-/// The next read of `reader`, or `None` when nothing arrived within `timeout_ms` milliseconds
-/// (0: no limit).
-async fn read_within(
-    reader: &ReadableStreamDefaultReader,
-    timeout_ms: u64,
-) -> Result<Option<JsValue>, JsValue> {
-    let read = reader.read();
+/// What `promise` resolves with, or `None` when it has not settled within `timeout_ms`
+/// milliseconds (0: no limit). Every promise raced here (a `fetch`, a body read) resolves with
+/// an object, never with `undefined`, which is what the timer resolves with.
+async fn within(promise: Promise, timeout_ms: u64) -> Result<Option<JsValue>, JsValue> {
     if timeout_ms == 0 {
-        return JsFuture::from(read).await.map(Some);
+        return JsFuture::from(promise).await.map(Some);
     }
     let mut timer = JsValue::UNDEFINED;
-    // The timer resolves with `undefined`, while a read always resolves with an object.
     let expired = Promise::new(&mut |resolve, _| {
         timer = set_timeout(&resolve, timeout_ms as f64);
     });
-    let first = JsFuture::from(Promise::race(&Array::of2(&read, &expired))).await;
+    let first = JsFuture::from(Promise::race(&Array::of2(&promise, &expired))).await;
     clear_timeout(&timer);
     let value = first?;
     Ok((!value.is_undefined()).then_some(value))

@@ -1043,3 +1043,133 @@ async fn a_session_saved_by_the_previous_localstorage_backend_loads_and_is_writt
     let reloaded = store.load_session(&stored_id, None).await.unwrap();
     assert_eq!(reloaded.with_core(|s| s.turn()), 14);
 }
+
+// ----- missing records -------------------------------------------------------------------
+
+async fn delete(db: &IdbDatabase, store: &str, key: &JsValue) {
+    let tx = db
+        .transaction_with_str_and_mode(store, IdbTransactionMode::Readwrite)
+        .unwrap();
+    tx.object_store(store).unwrap().delete(key).unwrap();
+    let done = js_sys::Promise::new(&mut |resolve, reject| {
+        tx.set_oncomplete(Some(&resolve));
+        tx.set_onerror(Some(&reject));
+    });
+    JsFuture::from(done).await.unwrap();
+}
+
+/// The bug this pins: records that were gone from IndexedDB (an old ambient message, a
+/// message of a concluded effort whose log is read only when it is expanded, an attachment)
+/// were not reported on load, the concluded effort could no longer be expanded, and the
+/// attachment was lost from the export without a word.
+#[wasm_bindgen_test]
+async fn missing_indexeddb_records_are_reported_kept_and_exported() {
+    let name = "ccm-test-missing-idb";
+    let store = fresh_store("indexeddb", name).await;
+    let session = core_session();
+    // avalanche (concluded in turn 4), bluebird (concluded in turn 14), cinnamon (open).
+    for n in 1..=22 {
+        turn(&session, n);
+    }
+    session.with_core(|s| {
+        s.begin_turn("Here are the cinnamon notes.", 23).unwrap();
+        s.attach(
+            "cinnamon.md",
+            ccm_core::compaction::AttachmentKind::File,
+            "Cinnamon ships on Friday with the new ledger.",
+            None,
+        )
+        .unwrap();
+        s.end_turn("Read them.", 23).unwrap();
+    });
+    store.save_session(&session).await.unwrap();
+    let id = store_id(&session);
+    let (avalanche, lost_effort_message, lost_ambient, ambient_count) = session.with_core(|s| {
+        let avalanche = s.effort("avalanche").unwrap();
+        (
+            (
+                avalanche.name.clone(),
+                avalanche.opened_turn,
+                avalanche.concluded_turn.unwrap(),
+                avalanche.messages.len(),
+            ),
+            avalanche.messages[1].seq,
+            s.ambient()[0].seq,
+            s.ambient().len(),
+        )
+    });
+    let db = raw_db(name, None).await;
+    let key = |second: JsValue| JsValue::from(Array::of2(&id.clone().into(), &second));
+    delete(&db, "messages", &key((lost_effort_message as f64).into())).await;
+    delete(&db, "messages", &key((lost_ambient as f64).into())).await;
+    delete(&db, "attachments", &key("att-1".into())).await;
+    db.close();
+
+    let loaded = store.load_session(&id, None).await.unwrap();
+    let problems = loaded.problems().join("\n");
+    assert!(
+        problems.contains(&format!(
+            "1 of the {ambient_count} ambient messages are missing from storage"
+        )),
+        "{problems}"
+    );
+    let (effort_name, opened, concluded, count) = avalanche;
+    assert!(
+        problems.contains(&format!(
+            "effort 'avalanche' (\"{effort_name}\", turns {opened} to {concluded}): 1 of its {count} messages are missing from storage"
+        )),
+        "{problems}"
+    );
+    assert!(
+        problems.contains(
+            "attachment 'att-1' (attached to a message of turns 0 to 23) is missing from storage"
+        ),
+        "{problems}"
+    );
+
+    // The concluded effort still expands, with its readable messages.
+    let args = r#"{"id": "avalanche"}"#;
+    loaded.load_logs_for("expand_effort", args).await.unwrap();
+    assert!(
+        loaded
+            .problems()
+            .iter()
+            .any(|p| p.contains(&format!("the {} readable ones are shown", count - 1))),
+        "{:?}",
+        loaded.problems()
+    );
+    loaded.with_core(|s| {
+        s.begin_turn("Show me avalanche.", 24).unwrap();
+        let expanded = s.execute_tool("expand_effort", args);
+        assert!(expanded.ok, "{}", expanded.result_json());
+        s.end_turn("Here it is.", 24).unwrap();
+    });
+    // A save writes nothing in the missing records' places; the next load reports them again.
+    store.save_session(&loaded).await.unwrap();
+    let again = store.load_session(&id, None).await.unwrap().problems();
+    for needle in [
+        "ambient messages are missing",
+        "effort 'avalanche'",
+        "attachment 'att-1'",
+    ] {
+        assert!(
+            again.iter().any(|p| p.contains(needle)),
+            "{needle}: {again:?}"
+        );
+    }
+
+    // The export says what is missing, marks the lost messages' places, and imports.
+    let exported = store.export_document(&id).await.unwrap();
+    let repairs = exported.repairs.join("\n");
+    for needle in [
+        "attachment 'att-1'".to_string(),
+        format!("message {lost_effort_message} could not be read"),
+        format!("message {lost_ambient} could not be read"),
+    ] {
+        assert!(repairs.contains(&needle), "{needle}: {repairs}");
+    }
+    let json = serde_json::to_string(&exported).unwrap();
+    let copy = store.import_document(&json, "rescued", None).await.unwrap();
+    let reopened = store.load_session(&copy.id, None).await.unwrap();
+    assert_eq!(reopened.with_core(|s| s.turn()), 24);
+}

@@ -1,5 +1,6 @@
 //! The fetch transport against answers a real server can give, in headless Chromium: a stream
-//! that goes silent, a body that never starts, and an HTML page instead of a stream. `fetch`
+//! that goes silent, one that trickles for ever, a body that never starts, headers that never
+//! come, an empty stream, and an HTML page instead of a stream. `fetch`
 //! is replaced by a function that answers with a scripted `Response` whose body is a real
 //! `ReadableStream`, so the transport reads it exactly as it reads the network.
 
@@ -8,7 +9,7 @@
 use ccm_core::{Config, Session};
 use ccm_engine::{EngineSettings, LlmRequest, Step, TurnEngine};
 use ccm_provider::{ProviderConfig, ProviderError, ProviderKind, RetryPolicy};
-use ccm_wasm::transport::send;
+use ccm_wasm::transport::{send, send_with_limits, Limits};
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -127,4 +128,117 @@ async fn an_html_page_is_reported_as_one() {
             excerpt: "Sign in Please sign in.".into(),
         }
     );
+}
+
+/// Makes `fetch` answer `200` with a stream that sends `first` and then one space every 20 ms
+/// for as long as it is read: never silent for long, never finished.
+fn answer_with_a_trickle(first: &str) {
+    let first = serde_json::to_string(first).unwrap();
+    let fetch = Function::new_with_args(
+        "request",
+        &format!(
+            "const bytes = new TextEncoder().encode({first});
+             const body = new ReadableStream({{
+               start(controller) {{ controller.enqueue(bytes); }},
+               pull(controller) {{
+                 return new Promise((resolve) => setTimeout(() => {{
+                   controller.enqueue(new Uint8Array([32])); resolve();
+                 }}, 20));
+               }},
+             }});
+             return Promise.resolve(new Response(body, {{
+               status: 200, headers: {{ 'content-type': 'text/event-stream' }} }}));"
+        ),
+    );
+    Reflect::set(&js_sys::global(), &JsValue::from_str("fetch"), &fetch).unwrap();
+}
+
+/// The bug this pins: the idle timeout never fires on a stream that keeps sending a little,
+/// so the turn waited for as long as the trickle lasted.
+#[wasm_bindgen_test]
+async fn a_stream_that_trickles_ends_at_the_total_deadline() {
+    answer_with_a_trickle(FIRST_EVENT);
+    let limits = Limits {
+        idle_ms: 300,
+        total_ms: 1_000,
+        ..Limits::default()
+    };
+    let started = js_sys::Date::now();
+    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
+        .await
+        .unwrap_err();
+    let waited = js_sys::Date::now() - started;
+    assert_eq!(
+        error,
+        ProviderError::StreamDeadline {
+            after_ms: 1_000,
+            events: 1,
+            text_chars: 5,
+            tool_calls: 0
+        }
+    );
+    assert!(waited < 3_000.0, "waited {waited} ms");
+    assert!(!error.is_transient());
+    assert!(
+        error
+            .to_string()
+            .starts_with("The provider's answer was still arriving after 1 s"),
+        "{error}"
+    );
+}
+
+/// `fetch` has no timeout: a server that takes the request and never answers kept the turn
+/// waiting for ever.
+#[wasm_bindgen_test]
+async fn headers_that_never_come_are_a_timeout() {
+    let fetch = Function::new_with_args("request", "return new Promise(() => {});");
+    Reflect::set(&js_sys::global(), &JsValue::from_str("fetch"), &fetch).unwrap();
+    let limits = Limits {
+        headers_ms: 200,
+        ..Limits::default()
+    };
+    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(error, ProviderError::Timeout { after_ms: 200 });
+    assert_eq!(
+        error.to_string(),
+        "The provider did not answer within 200 ms."
+    );
+    // The total deadline bounds the wait for the headers too.
+    let limits = Limits {
+        total_ms: 150,
+        ..Limits::default()
+    };
+    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(error, ProviderError::Timeout { after_ms: 150 });
+}
+
+/// A body of nothing, or of only a byte order mark, holds no answer: an empty, cut-off
+/// stream with a clear error, whatever type it claims.
+#[wasm_bindgen_test]
+async fn an_empty_or_bom_only_stream_is_a_cut_off_stream() {
+    for content_type in ["text/event-stream", "text/plain"] {
+        for body in [&b""[..], b"\xEF\xBB\xBF", b"\xEF\xBB\xBF\n\n"] {
+            answer_with(&[body], content_type, true);
+            let error = send(&config(), &request(), None, 200, &|_| {})
+                .await
+                .unwrap_err();
+            assert_eq!(
+                error,
+                ProviderError::StreamTruncated {
+                    events: 0,
+                    text_chars: 0,
+                    tool_calls: 0
+                },
+                "{content_type} {body:?}"
+            );
+            assert_eq!(
+                error.to_string(),
+                "The response stream ended before any event arrived: the provider sent an empty stream and no answer."
+            );
+        }
+    }
 }

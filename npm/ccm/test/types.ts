@@ -115,6 +115,7 @@ const options: TurnOptions = {
   model: "m",
   headers: { "x-team": "ml" },
   idleTimeoutMs: 30_000,
+  responseTimeoutMs: 300_000,
   onText: (text) => void text.length,
   onRetry: (retry) => void retry.delay_ms,
 };

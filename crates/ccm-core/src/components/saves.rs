@@ -1,6 +1,6 @@
 //! What the next save must write: the revision, and everything changed since the last save.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Save tracking. A write batch is built from it without clearing it; `mark_saved` clears what
 /// a stored batch held, so a failed write can be retried.
@@ -23,6 +23,10 @@ pub(crate) struct Saves {
     /// or a second record of an effort already read). Positions are assigned around them, so
     /// a save never writes over a record the user may still want back.
     pub(crate) held_positions: BTreeSet<u64>,
+    /// Messages missing from storage per effort id, found when its log was read. Its record
+    /// keeps counting them, so a save does not make them look never written and every later
+    /// load reports them again.
+    pub(crate) missing_messages: BTreeMap<String, u64>,
 }
 
 impl Saves {

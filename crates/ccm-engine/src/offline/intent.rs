@@ -35,9 +35,31 @@ pub enum Intent {
     },
     /// "status", "what are we working on": list the efforts.
     Status,
+    /// "help", "what is CCM?", "what can you do?": explain CCM and what to try.
+    Help,
 }
 
-const CLOSE_PHRASES: [&str; 23] = [
+const CLOSE_PHRASES: [&str; 43] = [
+    "all set",
+    "that's settled",
+    "that is settled",
+    "it's settled",
+    "is settled",
+    "wrap this up",
+    "wrap it up",
+    "wrap up",
+    "let's wrap",
+    "close this",
+    "close it",
+    "close the effort",
+    "conclude",
+    "it's fixed",
+    "fixed now",
+    "mark it as done",
+    "mark it done",
+    "mark as done",
+    "that's everything",
+    "that is everything",
     "that's resolved",
     "that is resolved",
     "it's resolved",
@@ -76,7 +98,121 @@ const OPEN_PHRASES: [&str; 10] = [
     "let's dig into ",
 ];
 
-const SWITCH_PHRASES: [&str; 4] = ["back to ", "switch to ", "return to ", "continue with "];
+const SWITCH_PHRASES: [&str; 8] = [
+    "back to ",
+    "switch to ",
+    "return to ",
+    "continue with ",
+    "resume ",
+    "pick up ",
+    "revisit ",
+    "switch over to ",
+];
+
+/// Openings that lead into new work when an action verb follows ("let's plan the offsite",
+/// "we need to fix the login"): the effort is named after what follows the verb.
+const WORK_OPENERS: [&str; 17] = [
+    "let's ",
+    "let us ",
+    "lets ",
+    "i want to ",
+    "i'd like to ",
+    "i would like to ",
+    "we need to ",
+    "i need to ",
+    "we should ",
+    "we have to ",
+    "i have to ",
+    "we must ",
+    "can we ",
+    "could we ",
+    "time to ",
+    "help me ",
+    "let me ",
+];
+
+/// Verbs of new work after a [`WORK_OPENERS`] phrase, longest first so "start on" wins over
+/// "start". Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
+const ACTION_VERBS: [&str; 33] = [
+    "figure out",
+    "talk about",
+    "sort out",
+    "clean up",
+    "start on",
+    "set up",
+    "organize",
+    "organise",
+    "investigate",
+    "implement",
+    "refactor",
+    "research",
+    "schedule",
+    "prepare",
+    "migrate",
+    "discuss",
+    "design",
+    "create",
+    "update",
+    "review",
+    "deploy",
+    "debug",
+    "build",
+    "write",
+    "draft",
+    "plan",
+    "test",
+    "ship",
+    "fix",
+    "tackle",
+    "start",
+    "setup",
+    "outline",
+];
+
+/// Labels that name new work directly ("new task: hiring plan").
+const LABELLED_OPENERS: [&str; 7] = [
+    "new effort: ",
+    "new task: ",
+    "new topic: ",
+    "new project: ",
+    "next up: ",
+    "start an effort for ",
+    "open an effort for ",
+];
+
+/// Whole messages that ask what this is or how to use it.
+const HELP_MESSAGES: [&str; 12] = [
+    "help",
+    "help me",
+    "can you help",
+    "can you help me",
+    "what is this",
+    "what's this",
+    "who are you",
+    "what are you",
+    "info",
+    "instructions",
+    "how does this work",
+    "what now",
+];
+
+/// Phrases that ask what CCM is or what the model understands, anywhere in a message.
+const HELP_PHRASES: [&str; 14] = [
+    "what is ccm",
+    "what's ccm",
+    "what is cognitive context",
+    "what can you do",
+    "how does this work",
+    "how does it work",
+    "how do i use",
+    "what should i try",
+    "where do i start",
+    "what commands",
+    "what do you understand",
+    "getting started",
+    "how can you help",
+    "what can i say",
+];
 
 const COLLAPSE_PHRASES: [&str; 6] = [
     "got it",
@@ -87,7 +223,19 @@ const COLLAPSE_PHRASES: [&str; 6] = [
     "that answers it",
 ];
 
-const RECALL_PHRASES: [&str; 13] = [
+const RECALL_PHRASES: [&str; 25] = [
+    "recap",
+    "catch me up",
+    "tell me about",
+    "what do we know about",
+    "summarize",
+    "summarise",
+    "where were we",
+    "what happened with",
+    "what happened to",
+    "what was the outcome",
+    "what came of",
+    "what about",
     "remind me",
     "remember",
     "did we",
@@ -104,7 +252,23 @@ const RECALL_PHRASES: [&str; 13] = [
 ];
 
 /// Phrases that make a message a request even without a question mark.
-const ASKING_PHRASES: [&str; 4] = ["remind me", "tell me", "show me", "details of"];
+const ASKING_PHRASES: [&str; 9] = [
+    "remind me",
+    "tell me",
+    "show me",
+    "details of",
+    "recap",
+    "catch me up",
+    "summarize",
+    "summarise",
+    "what about",
+];
+
+/// First words of a yes-or-no question ("is it finished?"), which asks about a state rather
+/// than changing it.
+const YES_NO_STARTS: [&str; 9] = [
+    "is", "are", "was", "were", "has", "have", "did", "does", "do",
+];
 
 const DETAIL_PHRASES: [&str; 7] = [
     "details",
@@ -129,9 +293,11 @@ const LEADING_FILLERS: [&str; 10] = [
     "the", "a", "an", "my", "our", "this", "that", "some", "with", "on",
 ];
 
-/// Words cut from the end of a name ("billing export next" → "billing export").
-const TRAILING_FILLERS: [&str; 8] = [
-    "now", "next", "today", "please", "first", "then", "again", "effort",
+/// Words cut from the end of a name ("billing export next" → "billing export"), and words a
+/// cut-off name must not end on ("memory leak in the" → "memory leak").
+const TRAILING_FILLERS: [&str; 20] = [
+    "now", "next", "today", "please", "first", "then", "again", "effort", "the", "a", "an", "in",
+    "of", "for", "to", "at", "on", "with", "and", "from",
 ];
 
 /// Most words an effort name taken from a message keeps.
@@ -151,7 +317,15 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     let text = normalise(message);
     let mut intents = Vec::new();
     let bare = text.trim_matches(|c: char| !c.is_alphanumeric());
-    if bare == "done" || CLOSE_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
+    // "Is it finished?" asks about a state; it does not conclude anything.
+    let yes_no_question = text.trim_end().ends_with('?')
+        && text
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .is_some_and(|first| YES_NO_STARTS.contains(&first));
+    let closes = matches!(bare, "done" | "finished")
+        || CLOSE_PHRASES.iter().any(|p| contains_phrase(&text, p));
+    if closes && !yes_no_question {
         intents.push(Intent::Close {
             mention: text.clone(),
         });
@@ -166,7 +340,9 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     }
     let open = OPEN_PHRASES
         .iter()
+        .chain(LABELLED_OPENERS.iter())
         .find_map(|p| words_after(&text, p))
+        .or_else(|| WORK_OPENERS.iter().find_map(|p| work_after(&text, p)))
         .map(|words| trim_fillers(&words))
         .filter(|name| !name.is_empty());
     if let Some(name) = &open {
@@ -189,7 +365,23 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     if STATUS_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
         intents.push(Intent::Status);
     }
+    // Asking for help with something ("help me with the import") is new work, handled above.
+    let asks_for_help =
+        HELP_MESSAGES.contains(&bare) || HELP_PHRASES.iter().any(|p| contains_phrase(&text, p));
+    if open.is_none() && asks_for_help {
+        intents.push(Intent::Help);
+    }
     intents
+}
+
+/// The object of new work after `opener`: the words after an action verb that follows it
+/// directly ("let's plan the team offsite" → "the team offsite"), or `None`.
+fn work_after(text: &str, opener: &str) -> Option<String> {
+    let rest = words_after(text, opener)?;
+    ACTION_VERBS.iter().find_map(|verb| {
+        let object = rest.strip_prefix(verb)?.strip_prefix(' ')?;
+        Some(object.to_string())
+    })
 }
 
 /// Lowercase, with typographic apostrophes made plain and whitespace collapsed.
@@ -260,7 +452,7 @@ fn trim_fillers(words: &str) -> String {
         words.remove(0);
     }
     words.truncate(MAX_NAME_WORDS);
-    while words.last().is_some_and(|w| TRAILING_FILLERS.contains(w)) {
+    while words.len() > 1 && words.last().is_some_and(|w| TRAILING_FILLERS.contains(w)) {
         words.pop();
     }
     words.join(" ")
@@ -289,7 +481,7 @@ mod tests {
             ),
             (
                 "let's work on a very long name for an effort here",
-                "very long name for",
+                "very long name",
             ),
         ] {
             assert_eq!(

@@ -14,6 +14,14 @@
 //! | asks about earlier work that no summary in memory mentions | `search_efforts`, then `expand_effort` on the best hit if details were asked for |
 //! | "got it", "that's enough" | `collapse_effort` on every expanded effort |
 //! | "status", "what are we working on" | `effort_status` |
+//! | "help", "what is CCM?", "what can you do?" | nothing: it explains CCM and what to try ([`HELP_TEXT`]) |
+//! | a question it has no reading for | nothing: it says it could not tell what is wanted, and where the message was kept |
+//!
+//! Besides the fixed phrases, new work is recognised from an opening and an action verb
+//! ("let's plan the team offsite", "we need to fix the login", "new task: hiring plan"),
+//! switching from "resume …", "pick up …", "revisit …", concluding from "all set", "wrap it
+//! up", "close it", and questions about the past from "recap", "catch me up on", "tell me
+//! about"; a yes-or-no question ("is it finished?") concludes nothing.
 //!
 //! After the tool results come back it writes a short plain answer saying what it did (and,
 //! for recall, what the summary or the expanded log says). It answers summary requests with a
@@ -361,6 +369,8 @@ fn first_calls(intents: &[Intent], facts: &SessionFacts) -> Vec<(&'static str, V
                 }
             }
             Intent::Status => calls.push(("effort_status", json!({}))),
+            // Answered in words: what CCM is and what to try.
+            Intent::Help => {}
         }
     }
     calls
@@ -463,6 +473,16 @@ fn status_sentence(status: &Value) -> String {
     )
 }
 
+/// What the model says when asked for help: what CCM does, what it understands, what to try.
+pub const HELP_TEXT: &str = "CCM (Cognitive Context Management) keeps a long conversation \
+within the model's context window: it files the chat into efforts, one per piece of work, and \
+when an effort is concluded only its short summary stays in memory, to be expanded again when \
+you ask for details. I am the offline demo model: I follow simple phrasings rather than free \
+language, and I cannot answer questions about the world. Try: \"Let's work on the launch \
+plan\" to open an effort, \"Back to the launch plan\" to switch to it, \"That's done\" to \
+conclude it with a summary, \"What did we decide about the launch plan?\" to ask about past \
+work, and \"status\" to list your efforts.";
+
 /// The answer when no tool was called.
 fn plain_answer(
     intents: &[Intent],
@@ -470,6 +490,9 @@ fn plain_answer(
     messages: &[WireMessage],
     user_text: &str,
 ) -> String {
+    if intents.contains(&Intent::Help) {
+        return HELP_TEXT.to_string();
+    }
     for intent in intents {
         if let Intent::Recall { query, .. } = intent {
             let expanded: Vec<EffortFact> = facts
@@ -496,6 +519,30 @@ fn plain_answer(
                 );
             }
         }
+    }
+    let kept_in = match &facts.active {
+        Some(active) => format!("it is kept in {active}"),
+        None => "it is kept in the conversation".to_string(),
+    };
+    // A question or request the model has no reading for is said to be one, rather than
+    // answered with a "Noted" that pretends it was understood.
+    let unclear = match intents.first() {
+        None => user_text.contains('?'),
+        Some(Intent::Switch { .. }) => true,
+        Some(_) => false,
+    };
+    if unclear {
+        let reason = match intents.first() {
+            Some(Intent::Switch { target }) => format!(
+                "I found no open or concluded effort called \"{target}\", so I could not tell what you want me to do"
+            ),
+            _ => "I could not tell what you want me to do with that: I am the offline demo model, \
+                  so I only manage efforts and cannot answer other questions"
+                .to_string(),
+        };
+        return format!(
+            "{reason}. Your message is noted; {kept_in}. Say \"help\" to see what I understand."
+        );
     }
     match &facts.active {
         Some(active) => format!("Noted, that goes into {active}."),

@@ -17,7 +17,9 @@ const DECISION_WORDS: [&str; 24] = [
 ///
 /// The offline model knows nothing of its own, so what is worth keeping was said by the person:
 /// it keeps the first sentence that states the goal and the person's sentences with the most
-/// identifiers, numbers and decision words, in their original order, within about 55 words.
+/// identifiers, numbers and decision words, in their original order, within about 55 words. A
+/// value stated again later about the same subject ("the TTL is 1h", then "make the TTL 24h")
+/// keeps only its latest statement, so a summary never reports a fact the person corrected.
 /// Sentences that only steer the conversation (switching, recalling, concluding) are left out.
 /// The result always starts with the effort's name and is never empty.
 pub fn compose_summary(request_text: &str) -> String {
@@ -30,8 +32,23 @@ pub fn compose_summary(request_text: &str) -> String {
     if sentences.is_empty() {
         return format!("{name}: worked on {name}; no details were recorded.");
     }
-    let scores: Vec<usize> = sentences.iter().map(|s| score(s)).collect();
-    let goal = scores.iter().position(|&s| s > 0).unwrap_or(0);
+    let mut scores: Vec<usize> = sentences.iter().map(|s| score(s)).collect();
+    // A fact said again later with another value ("the TTL is 1h" … "make the TTL 24h") is
+    // out of date: only the latest one is worth a place in the summary.
+    for (index, score) in scores.iter_mut().enumerate() {
+        if superseded(index, &sentences) {
+            *score = 0;
+        }
+    }
+    // Without a sentence worth a score, the first one (usually the goal) stands for the
+    // effort, unless a later one corrected it.
+    let goal = scores.iter().position(|&s| s > 0).unwrap_or_else(|| {
+        if superseded(0, &sentences) {
+            sentences.len() - 1
+        } else {
+            0
+        }
+    });
     let mut order: Vec<usize> = (0..sentences.len()).filter(|&i| i != goal).collect();
     // Highest score first; the stable sort keeps earlier sentences first among equals.
     order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
@@ -60,11 +77,16 @@ pub fn compose_summary(request_text: &str) -> String {
 /// Whether a sentence only steers the conversation ("back to the export", "remind me what the
 /// TTL was", "that's resolved"): it says nothing about the effort's subject, and its words
 /// would only make the summary match unrelated questions later. A sentence that opens an
-/// effort is kept, since it usually states the goal.
+/// effort is kept, since it usually states the goal, and so is one that concludes it while
+/// stating the outcome ("resolved: raising the TTL to 24h fixed it"), often the last fact.
 fn manages_the_conversation(sentence: &str) -> bool {
     super::detect_intents(sentence)
         .iter()
-        .any(|intent| !matches!(intent, super::Intent::Open { .. }))
+        .any(|intent| match intent {
+            super::Intent::Open { .. } => false,
+            super::Intent::Close { .. } => score(sentence) == 0,
+            _ => true,
+        })
 }
 
 /// The effort's name from the request heading ("… effort `id` (name).").
@@ -131,6 +153,49 @@ fn push_sentence(sentences: &mut Vec<String>, current: &mut String) {
         sentences.push(sentence);
     }
     current.clear();
+}
+
+/// Words too common to say what a sentence is about.
+const COMMON_WORDS: [&str; 40] = [
+    "the", "and", "for", "with", "this", "that", "was", "were", "are", "its", "it's", "our", "you",
+    "now", "not", "but", "has", "have", "had", "let's", "lets", "actually", "make", "also", "just",
+    "then", "from", "into", "about", "after", "before", "use", "set", "we're", "there", "here",
+    "what", "will", "should", "can",
+];
+
+/// The words that say what a sentence is about: alphabetic, three letters or more, not common.
+fn subject_words(sentence: &str) -> Vec<String> {
+    let mut words: Vec<String> = sentence
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| w.len() >= 3 && w.chars().all(char::is_alphabetic))
+        .map(str::to_lowercase)
+        .filter(|w| !COMMON_WORDS.contains(&w.as_str()))
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Whether the sentence at `index` states a value (a number) that a later sentence states
+/// again about the same subject: the later one shares at least half of its subject words and
+/// has a number of its own.
+fn superseded(index: usize, sentences: &[String]) -> bool {
+    let has_number = |s: &str| s.chars().any(|c| c.is_ascii_digit());
+    if !has_number(&sentences[index]) {
+        return false;
+    }
+    let subject = subject_words(&sentences[index]);
+    if subject.is_empty() {
+        return false;
+    }
+    sentences[index + 1..].iter().any(|later| {
+        if !has_number(later) {
+            return false;
+        }
+        let later = subject_words(later);
+        let shared = subject.iter().filter(|w| later.contains(w)).count();
+        shared > 0 && shared * 2 >= subject.len()
+    })
 }
 
 fn word_count(sentence: &str) -> usize {

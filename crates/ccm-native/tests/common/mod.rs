@@ -33,6 +33,7 @@ pub fn timeouts() -> Timeouts {
         connect: Duration::from_secs(5),
         first_byte: Duration::from_secs(10),
         idle: Duration::from_secs(10),
+        total: Duration::from_secs(30),
     }
 }
 

@@ -672,6 +672,21 @@ impl IdbBackend {
             }),
             &mut unreadable,
         );
+        // The size of every log the records name, counted through the index without reading
+        // a message: how a load finds messages missing from logs it does not read. Issued
+        // from the microtask of the efforts' success, while the transaction is active.
+        let mut size_reads = Vec::new();
+        let logs = std::iter::once(LogRef::Ambient)
+            .chain(efforts.iter().map(|r| LogRef::Effort(r.effort.id.clone())));
+        for log in logs {
+            let range = log_range(id, &log_key(&log)).map_err(fail)?;
+            size_reads.push((log, request(by_log.count_with_key(&range))));
+        }
+        let mut log_sizes = std::collections::BTreeMap::new();
+        for (log, read) in size_reads {
+            let count = read.await.map_err(fail)?.as_f64().unwrap_or(0.0);
+            log_sizes.insert(log, count as u64);
+        }
         let mut effort_logs = std::collections::BTreeMap::new();
         for (effort, read) in log_reads {
             let values = read.await.map_err(fail)?;
@@ -705,6 +720,7 @@ impl IdbBackend {
                 history_tail: history,
                 unreadable,
                 attachments,
+                log_sizes: Some(log_sizes),
             },
         ))
     }

@@ -508,6 +508,9 @@ impl LocalBackend {
                 history_tail,
                 unreadable,
                 attachments,
+                // The log chunks name every message's key, and a message whose key is gone
+                // is reported when it is read; logs not read here are not counted.
+                log_sizes: None,
             },
         ))
     }
