@@ -43,7 +43,6 @@ pub mod compaction;
 mod components;
 pub mod config;
 pub mod error;
-pub mod import_ccm;
 pub mod metrics;
 pub mod model;
 pub mod pins;

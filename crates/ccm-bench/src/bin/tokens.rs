@@ -49,7 +49,7 @@ fn corpora() -> Vec<(&'static str, String)> {
         include_str!("../../../ccm-core/src/store.rs"),
         include_str!("../../../ccm-cli/src/proof.rs"),
         include_str!("../../../ccm-core/src/compact.rs"),
-        include_str!("../../../ccm-core/src/import_ccm.rs"),
+        include_str!("../../../ccm-import/src/lib.rs"),
         include_str!("../../../ccm-mock-llm/src/script.rs"),
         include_str!("../../../ccm-mock-llm/src/http.rs"),
         include_str!("../../../ccm-wasm/src/session.rs"),
