@@ -38,7 +38,6 @@
 #![deny(missing_docs)]
 
 pub mod branch;
-pub mod compact;
 pub mod compaction;
 mod components;
 pub mod config;

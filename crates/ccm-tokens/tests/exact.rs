@@ -129,7 +129,8 @@ fn real_documents_of_this_repository() {
         include_str!("../src/scanner.rs"),
         include_str!("../src/bpe.rs"),
         include_str!("../../ccm-core/src/plan.rs"),
-        include_str!("../../ccm-core/src/session.rs"),
+        include_str!("../../ccm-core/src/session/mod.rs"),
+        include_str!("../../ccm-core/src/session/turn.rs"),
     ] {
         assert_exact(text);
     }

@@ -6,6 +6,7 @@
 //! the working set: attachments keep their full text, compacted messages stay in their logs,
 //! and a rolling summary records which stored messages it stands for.
 
+use super::Session;
 use crate::compaction::{
     plan_compaction, Attachment, AttachmentError, AttachmentKind, AttachmentMode, CompactionEvent,
     CompactionInput, CompactionOutcome, CompactionRecord, MoveReason, MovedKind, NewAttachment,
@@ -13,7 +14,6 @@ use crate::compaction::{
 };
 use crate::components::compaction::RollingUpgrade;
 use crate::plan::{IncludedItem, InclusionReason, Section};
-use crate::session::Session;
 use crate::store::LogRef;
 use crate::text::PreparedText;
 use std::collections::BTreeMap;
