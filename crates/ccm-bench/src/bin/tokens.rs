@@ -44,7 +44,9 @@ fn corpora() -> Vec<(&'static str, String)> {
     ]
     .concat();
     let code = [
-        include_str!("../../../ccm-core/src/plan.rs"),
+        include_str!("../../../ccm-core/src/plan/mod.rs"),
+        include_str!("../../../ccm-core/src/plan/candidates.rs"),
+        include_str!("../../../ccm-core/src/plan/fill.rs"),
         include_str!("../../../ccm-core/src/session/mod.rs"),
         include_str!("../../../ccm-core/src/session/turn.rs"),
         include_str!("../../../ccm-core/src/session/salience.rs"),

@@ -762,9 +762,4 @@ impl Session {
         }
         Ok(())
     }
-
-    /// Whether an effort's turn was compacted out of its log's working set.
-    pub(crate) fn turn_compacted(&self, effort: &str, turn: u64) -> bool {
-        self.compaction.turn_compacted(effort, turn)
-    }
 }

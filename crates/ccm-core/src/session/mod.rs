@@ -41,6 +41,7 @@ pub(crate) use turn::{TurnDelta, TurnState};
 
 mod compaction_hooks;
 mod efforts;
+mod planning;
 mod salience;
 mod turn;
 
