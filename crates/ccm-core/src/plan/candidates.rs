@@ -5,8 +5,8 @@
 
 use super::{ExcludedItem, ExclusionReason, InclusionReason, PlanInput, Section, TtlState};
 use crate::components::compaction::Compaction;
+use crate::model::LogRef;
 use crate::model::{ContextMessage, Effort, EffortStatus, Message, Role};
-use crate::store::LogRef;
 use std::collections::BTreeMap;
 
 /// How a candidate is rendered into messages.

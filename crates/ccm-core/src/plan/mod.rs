@@ -36,8 +36,8 @@ use crate::components::efforts::Efforts;
 use crate::components::pins::Pins;
 use crate::config::{Config, ContextMode};
 use crate::model::ContextMessage;
+use crate::model::LogRef;
 use crate::pins::PinKind;
-use crate::store::LogRef;
 use serde::{Deserialize, Serialize};
 
 mod auto;

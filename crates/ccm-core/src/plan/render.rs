@@ -7,8 +7,8 @@ use super::{BudgetMeter, PlanInput, RecipePart, SystemPrompt};
 use crate::components::ambient::Ambient;
 use crate::components::attachments::Attachments;
 use crate::components::efforts::Efforts;
+use crate::model::LogRef;
 use crate::model::{ContextMessage, Message, Role};
-use crate::store::LogRef;
 
 /// Appends one included item's messages and its recipe part.
 pub(super) fn render(

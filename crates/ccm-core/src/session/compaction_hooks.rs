@@ -13,8 +13,8 @@ use crate::compaction::{
     Relevance, RollingSummary, SeqRange, SessionAttachment, Usage, WorkingItem,
 };
 use crate::components::compaction::RollingUpgrade;
+use crate::model::LogRef;
 use crate::plan::{IncludedItem, InclusionReason, Section};
-use crate::store::LogRef;
 use crate::text::PreparedText;
 use std::collections::BTreeMap;
 

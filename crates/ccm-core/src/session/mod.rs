@@ -10,6 +10,7 @@
 //! - `efforts.rs` — the effort operations (open, close, reopen, expand, collapse, switch,
 //!   status, search);
 //! - `planning.rs` — the planner's inputs borrowed from the components, and the plan;
+//! - `pins.rs` and `telemetry.rs` — pinning, and the per-request records and usage;
 //! - `compaction_hooks.rs` — graduated compaction inside the session: attachments, the check
 //!   after every message, applying moves, embeddings.
 //!
@@ -41,8 +42,10 @@ pub(crate) use turn::{TurnDelta, TurnState};
 
 mod compaction_hooks;
 mod efforts;
+mod pins;
 mod planning;
 mod salience;
+mod telemetry;
 mod turn;
 
 /// A conversation under Cognitive Context Management.

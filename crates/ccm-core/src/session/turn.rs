@@ -381,8 +381,8 @@ impl Session {
             }
         }
         let log = match target {
-            Some(index) => crate::store::LogRef::Effort(self.efforts.list[index].id.clone()),
-            None => crate::store::LogRef::Ambient,
+            Some(index) => crate::model::LogRef::Effort(self.efforts.list[index].id.clone()),
+            None => crate::model::LogRef::Ambient,
         };
         self.file_pending_attachments(log);
         self.note_attachment_references(assistant_text, self.next_seq.saturating_sub(1));
