@@ -19,16 +19,7 @@ pub const TELEMETRY_IN_MEMORY: usize = 500;
 /// long; the trace needs enough to see what the model got, not a second copy of the session.
 pub const TOOL_RESULT_TRACE_BYTES: usize = 2_000;
 
-/// An included item, as telemetry keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemRef {
-    /// The item id.
-    pub id: String,
-    /// Its tokens.
-    pub tokens: u64,
-    /// Its inclusion reason code.
-    pub why: String,
-}
+pub use crate::plan::ItemRef;
 
 /// One request sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -57,15 +48,7 @@ impl RequestRecord {
             request_hash: plan.request_hash.clone(),
             estimated_prompt_tokens: plan.totals.context_tokens,
             reported_prompt_tokens,
-            included: plan
-                .included
-                .iter()
-                .map(|i| ItemRef {
-                    id: i.id.clone(),
-                    tokens: i.tokens,
-                    why: i.reason.code().to_string(),
-                })
-                .collect(),
+            included: plan.included.iter().map(ItemRef::of).collect(),
             excluded: plan.excluded.clone(),
             recipe: plan.recipe.clone(),
         }

@@ -1,21 +1,52 @@
 //! What changed between two plans (or two recorded requests): items that entered, left (and
 //! why) or changed size.
 
-use super::{ContextPlan, DiffEntry, ExcludedItem, PlanDiff};
+use super::{ContextPlan, DiffEntry, ExcludedItem, IncludedItem, PlanDiff};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// An included item, as telemetry keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRef {
+    /// The item id.
+    pub id: String,
+    /// Its tokens.
+    pub tokens: u64,
+    /// Its inclusion reason code.
+    pub why: String,
+}
+
+impl ItemRef {
+    /// An included item's id, tokens and reason code.
+    pub fn of(item: &IncludedItem) -> ItemRef {
+        ItemRef {
+            id: item.id.clone(),
+            tokens: item.tokens,
+            why: item.reason.code().to_string(),
+        }
+    }
+}
 
 /// Compares two plans: what entered, what left and why, what changed size.
 pub fn diff_plans(old: &ContextPlan, new: &ContextPlan) -> PlanDiff {
-    let old = crate::telemetry::RequestRecord::of(old, None);
-    let new = crate::telemetry::RequestRecord::of(new, None);
-    crate::telemetry::diff_records(Some(&old), &new)
+    let old_included: Vec<ItemRef> = old.included.iter().map(ItemRef::of).collect();
+    let old_items: BTreeMap<&str, &ItemRef> =
+        old_included.iter().map(|i| (i.id.as_str(), i)).collect();
+    let new_included: Vec<ItemRef> = new.included.iter().map(ItemRef::of).collect();
+    diff_items(
+        &old_items,
+        old.totals.context_tokens,
+        &new_included,
+        &new.excluded,
+        new.totals.context_tokens,
+    )
 }
 
 /// The diff of included items, shared by live plans and recorded requests.
 pub(crate) fn diff_items(
-    old_items: &BTreeMap<&str, &crate::telemetry::ItemRef>,
+    old_items: &BTreeMap<&str, &ItemRef>,
     old_total: u64,
-    new_included: &[crate::telemetry::ItemRef],
+    new_included: &[ItemRef],
     new_excluded: &[ExcludedItem],
     new_total: u64,
 ) -> PlanDiff {

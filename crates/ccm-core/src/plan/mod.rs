@@ -50,7 +50,7 @@ mod render;
 
 pub(crate) use auto::logs_needed;
 pub(crate) use diff::diff_items;
-pub use diff::diff_plans;
+pub use diff::{diff_plans, ItemRef};
 pub(crate) use ids::fnv_hex;
 pub use ids::request_hash;
 pub(crate) use render::replay;
@@ -529,10 +529,23 @@ impl PlanInput<'_> {
     }
 }
 
+thread_local! {
+    static BUILDS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many plans this thread has built so far, rendered or not. A diagnostic: tests and
+/// benchmarks read it to see how often one message makes the planner run (a plan costs about
+/// as much as the rest of a turn); nothing in the library depends on it. Per thread, so that
+/// tests running side by side do not count each other's plans.
+pub fn builds_on_this_thread() -> u64 {
+    BUILDS.with(std::cell::Cell::get)
+}
+
 /// Builds the plan for `input`, tier by tier; without `render`, messages, the recipe and the
 /// ids are left empty (what token totals need, at a fraction of the cost). The order of the
 /// steps is the order of the exclusions in the plan.
 pub(crate) fn build(input: &PlanInput<'_>, render: bool) -> ContextPlan {
+    BUILDS.with(|builds| builds.set(builds.get() + 1));
     let mut gathered = candidates::Gathered::default();
     let expanded = candidates::expansion_order(input);
     candidates::mandatory(input, &mut gathered);

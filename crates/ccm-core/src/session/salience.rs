@@ -382,9 +382,12 @@ impl Session {
             .window_bounds(self.config.ambient_window, self.config.ambient_token_budget)
     }
 
+    /// The turn's metrics point: `context_tokens` as the turn's context held them (before
+    /// salience), `working_tokens` as the working set stands now.
     pub(super) fn metrics_point(
         &self,
         context_tokens: u64,
+        working_tokens: u64,
         events: Vec<EffortEvent>,
     ) -> TurnMetrics {
         let expansion_tokens = self.expansion_tokens_of_events(&events);
@@ -394,7 +397,7 @@ impl Session {
             context_tokens,
             expansion_tokens,
             naive,
-            self.working_tokens(),
+            working_tokens,
             self.efforts.placement.in_memory.len() as u64
                 - self.efforts.placement.expanded.len() as u64,
             self.ambient_window().len() as u64,

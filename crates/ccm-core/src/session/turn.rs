@@ -394,7 +394,8 @@ impl Session {
         self.update_salience(&referenced, &state.touched, &mut banners, &mut events);
         self.update_pins_and_activation(&request_plan, &referenced.all);
         self.prune_compacted();
-        self.compact_if_needed(at_ms);
+        let mut unchanged_tokens = None;
+        self.compact_measuring(at_ms, &mut unchanged_tokens);
         let compactions = self
             .turn_state
             .as_mut()
@@ -404,7 +405,8 @@ impl Session {
             // Compaction banners of the turn were collected in the live state.
             banners.append(&mut live.banners);
         }
-        let mut metrics = self.metrics_point(before_salience, events);
+        let working_tokens = unchanged_tokens.unwrap_or_else(|| self.working_tokens());
+        let mut metrics = self.metrics_point(before_salience, working_tokens, events);
         metrics.compactions = compactions;
         self.history.points.push(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
