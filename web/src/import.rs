@@ -1,8 +1,8 @@
 //! Import of the original CCM file layout: sorts the files a person picked into the parts
-//! the core's converter expects, and turns them into a session document.
+//! the converter (ccm-import) expects, and turns them into a session document.
 
-use ccm_core::import_ccm::{self, CcmFiles};
 use ccm_core::Config;
+use ccm_import::CcmFiles;
 
 /// A file a person picked: its path as the browser reports it, and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub fn sort_files(files: &[PickedFile]) -> Result<(CcmFileSet, Vec<String>), Str
 /// The converter's message when the files cannot be read as a CCM session.
 pub fn convert(set: &CcmFileSet, config: Config) -> Result<(String, Vec<String>), String> {
     let counter = ccm_core::tokens::exact_counter(config.encoding).map_err(|e| e.to_string())?;
-    let imported = import_ccm::convert(
+    let imported = ccm_import::convert(
         &CcmFiles {
             manifest_yaml: &set.manifest,
             raw_jsonl: set.raw.as_deref().unwrap_or(""),

@@ -9,7 +9,7 @@
 use ccm_core::metrics::{EffortEvent, EventKind};
 use ccm_core::model::Role;
 use ccm_core::pins::{LeaseScope, PinKind};
-use ccm_core::plan::{InclusionReason, Section, TtlState};
+use ccm_core::plan::{ContextPlan, InclusionReason, Section, TtlState};
 use ccm_core::session::EffortState;
 use ccm_core::{Effort, EffortStatus, Session, TurnMetrics};
 use std::collections::BTreeMap;
@@ -157,8 +157,14 @@ pub struct TierSnapshot {
     pub eviction_threshold: u32,
 }
 
-/// The tier view of a session.
+/// The tier view of a session, with a plan of its own (see [`tiers_with_plan`]).
 pub fn tiers(session: &Session) -> TierSnapshot {
+    tiers_with_plan(session, &session.build_plan())
+}
+
+/// The tier view of a session; `plan` is the session's current plan, which the app builds once
+/// per change of the session and shares with the inspector and the meter.
+pub fn tiers_with_plan(session: &Session, plan: &ContextPlan) -> TierSnapshot {
     let status = session.effort_status();
     let known: BTreeMap<&str, &ccm_core::session::EffortStatusEntry> =
         status.efforts.iter().map(|e| (e.id.as_str(), e)).collect();
@@ -194,7 +200,7 @@ pub fn tiers(session: &Session) -> TierSnapshot {
         expanded: pick(&[EffortState::Expanded]),
         summaries: pick(&[EffortState::Concluded]),
         manifest: session.efforts().iter().map(row).collect(),
-        working_tokens: session.working_tokens(),
+        working_tokens: plan.totals.context_tokens,
         naive_tokens: session.naive_tokens(),
         ambient_in_memory: session.ambient_window().len(),
         evicted_count: status.evicted_count,
@@ -900,7 +906,11 @@ fn pinnable(id: &str) -> bool {
 /// The inspector's view of a session: the plan of the next request (as things stand, without
 /// the next message), the last request's exact messages and diff, compactions and pins.
 pub fn inspector(session: &Session) -> InspectorSnapshot {
-    let plan = session.build_plan();
+    inspector_with_plan(session, &session.build_plan())
+}
+
+/// The inspector's view with the session's current plan given (see [`tiers_with_plan`]).
+pub fn inspector_with_plan(session: &Session, plan: &ContextPlan) -> InspectorSnapshot {
     let pin_of = |id: &str| session.pin_for(id).map(|p| p.kind);
     let included = plan
         .included
@@ -1041,6 +1051,19 @@ mod tests {
         s.open_effort("billing export", None).unwrap();
         s.end_turn("Started billing.", 8).unwrap();
         s
+    }
+
+    /// The app builds one plan per change of the session and hands it to every view; a view
+    /// that built its own would cost a plan (about a turn's work) more per change.
+    #[test]
+    fn the_tier_and_inspector_views_build_no_plan_of_their_own() {
+        let s = sample();
+        let plan = s.build_plan();
+        let before = ccm_core::plan::builds_on_this_thread();
+        let t = tiers_with_plan(&s, &plan);
+        inspector_with_plan(&s, &plan);
+        assert_eq!(ccm_core::plan::builds_on_this_thread() - before, 0);
+        assert_eq!(t.working_tokens, s.working_tokens());
     }
 
     #[test]

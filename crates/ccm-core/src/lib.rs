@@ -38,12 +38,10 @@
 #![deny(missing_docs)]
 
 pub mod branch;
-pub mod compact;
 pub mod compaction;
 mod components;
 pub mod config;
 pub mod error;
-pub mod import_ccm;
 pub mod metrics;
 pub mod model;
 pub mod pins;
@@ -56,9 +54,13 @@ pub mod snapshot;
 pub mod state;
 pub mod store;
 pub mod telemetry;
-pub mod text;
 pub mod tokens;
 pub mod tools;
+
+/// The specification's text rules (effort ids, keywords, stopwords, prepared text, the
+/// extractive summary) live in the leaf crate `ccm-text`; they are the domain's words, so they
+/// keep their place here.
+pub use ccm_text as text;
 
 pub use config::{Config, ContextMode, ReferenceRule};
 pub use error::{ConfigError, EffortError, SnapshotError, ToolError, TurnError};

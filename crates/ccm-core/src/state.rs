@@ -2,8 +2,8 @@
 //! that decides the context except the bulk records (efforts with their logs, ambient messages,
 //! metrics, attachments), which each layout keeps in its own way.
 //!
-//! The document ([`crate::snapshot::SessionDocument`]) and the header
-//! ([`crate::store::SessionHeader`]) keep their field order, so their bytes stay what they were;
+//! The document (`SessionDocument`, in `snapshot`) and the header (`SessionHeader`, in `store`)
+//! keep their field order, so their bytes stay what they were;
 //! both are assembled from and taken apart into one [`SessionState`], so the session reads and
 //! writes its state in one place ([`crate::Session::state`] and the restore it shares between
 //! an import and a store's load). A new scalar is a field here, in both layouts, and in those

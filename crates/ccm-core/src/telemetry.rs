@@ -3,11 +3,10 @@
 //! token estimate next to the provider's reported prompt tokens.
 //!
 //! A turn driven without an LLM records one request: the plan the turn ended with. The LLM
-//! engine records each of its requests with [`Session::record_request`] and reports usage with
-//! [`Session::report_usage`] when the provider answers.
+//! engine records each of its requests with [`Session::record_request`](crate::Session::record_request) and reports usage with
+//! [`Session::report_usage`](crate::Session::report_usage) when the provider answers.
 
 use crate::plan::{ContextPlan, ExcludedItem, PlanDiff, RecipePart};
-use crate::session::Session;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -20,16 +19,7 @@ pub const TELEMETRY_IN_MEMORY: usize = 500;
 /// long; the trace needs enough to see what the model got, not a second copy of the session.
 pub const TOOL_RESULT_TRACE_BYTES: usize = 2_000;
 
-/// An included item, as telemetry keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemRef {
-    /// The item id.
-    pub id: String,
-    /// Its tokens.
-    pub tokens: u64,
-    /// Its inclusion reason code.
-    pub why: String,
-}
+pub use crate::plan::ItemRef;
 
 /// One request sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,15 +48,7 @@ impl RequestRecord {
             request_hash: plan.request_hash.clone(),
             estimated_prompt_tokens: plan.totals.context_tokens,
             reported_prompt_tokens,
-            included: plan
-                .included
-                .iter()
-                .map(|i| ItemRef {
-                    id: i.id.clone(),
-                    tokens: i.tokens,
-                    why: i.reason.code().to_string(),
-                })
-                .collect(),
+            included: plan.included.iter().map(ItemRef::of).collect(),
             excluded: plan.excluded.clone(),
             recipe: plan.recipe.clone(),
         }
@@ -108,7 +90,7 @@ pub struct TurnTelemetry {
 }
 
 /// Cuts a string at a character boundary at most `max` bytes in.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -131,84 +113,4 @@ pub fn diff_records(old: Option<&RequestRecord>, new: &RequestRecord) -> PlanDif
         &new.excluded,
         new.estimated_prompt_tokens,
     )
-}
-
-impl Session {
-    /// Telemetry of the turns kept in memory, oldest first.
-    pub fn telemetry(&self) -> &[TurnTelemetry] {
-        &self.history.telemetry
-    }
-
-    /// Records a request of the turn in progress (the engine calls it for every request it
-    /// sends). Ignored outside a turn.
-    pub fn record_request(&mut self, plan: &ContextPlan, reported_prompt_tokens: Option<u64>) {
-        if let Some(state) = &mut self.turn_state {
-            state
-                .requests
-                .push(RequestRecord::of(plan, reported_prompt_tokens));
-        }
-    }
-
-    /// Records the provider's reported prompt tokens for a request of the turn in progress.
-    /// Returns whether a request with that plan id was found.
-    pub fn report_usage(&mut self, plan_id: &str, reported_prompt_tokens: u64) -> bool {
-        let Some(state) = &mut self.turn_state else {
-            return false;
-        };
-        match state
-            .requests
-            .iter_mut()
-            .rev()
-            .find(|r| r.plan_id == plan_id)
-        {
-            Some(record) => {
-                record.reported_prompt_tokens = Some(reported_prompt_tokens);
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub(crate) fn trace_tool(&mut self, name: &str, arguments: &str, ok: bool, result: &str) {
-        if let Some(state) = &mut self.turn_state {
-            state.tools.push(ToolTrace {
-                name: name.to_string(),
-                arguments: clip(arguments, TOOL_RESULT_TRACE_BYTES),
-                ok,
-                result: clip(result, TOOL_RESULT_TRACE_BYTES),
-            });
-        }
-    }
-
-    /// Closes the turn's telemetry (called by `end_turn` with the turn's final plan).
-    pub(crate) fn finish_telemetry(
-        &mut self,
-        final_plan: &ContextPlan,
-        requests: Vec<RequestRecord>,
-        tools: Vec<ToolTrace>,
-    ) -> TurnTelemetry {
-        let mut requests = requests;
-        if requests.is_empty() {
-            requests.push(RequestRecord::of(final_plan, None));
-        }
-        let previous = self
-            .history
-            .telemetry
-            .last()
-            .and_then(|t| t.requests.last())
-            .cloned();
-        let last = requests.last().expect("at least one request");
-        let entry = TurnTelemetry {
-            turn: self.turn,
-            diff: diff_records(previous.as_ref(), last),
-            requests,
-            tools,
-        };
-        if self.history.telemetry.len() == TELEMETRY_IN_MEMORY {
-            self.history.telemetry.remove(0);
-            self.saves.telemetry_saved = self.saves.telemetry_saved.saturating_sub(1);
-        }
-        self.history.telemetry.push(entry.clone());
-        entry
-    }
 }

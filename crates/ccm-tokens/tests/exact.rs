@@ -128,8 +128,10 @@ fn real_documents_of_this_repository() {
         include_str!("../../../README.md"),
         include_str!("../src/scanner.rs"),
         include_str!("../src/bpe.rs"),
-        include_str!("../../ccm-core/src/plan.rs"),
-        include_str!("../../ccm-core/src/session.rs"),
+        include_str!("../../ccm-core/src/plan/mod.rs"),
+        include_str!("../../ccm-core/src/plan/candidates.rs"),
+        include_str!("../../ccm-core/src/session/mod.rs"),
+        include_str!("../../ccm-core/src/session/turn.rs"),
     ] {
         assert_exact(text);
     }

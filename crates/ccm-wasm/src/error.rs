@@ -195,7 +195,7 @@ core_failure! {
     ccm_core::TurnError => Code::Turn, js_words: true;
     ccm_core::SnapshotError => Code::Snapshot, js_words: false;
     ccm_engine::EngineError => Code::Turn, js_words: true;
-    ccm_core::import_ccm::ImportError => Code::Import, js_words: false;
+    ccm_import::ImportError => Code::Import, js_words: false;
     ccm_core::pins::PinError => Code::Pin, js_words: false;
     ccm_core::branch::BranchError => Code::Branch, js_words: false;
     ccm_core::compaction::AttachmentError => Code::Attachment, js_words: false;

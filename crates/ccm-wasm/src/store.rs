@@ -9,10 +9,10 @@ use crate::session::{
 use crate::storage::records::SessionRow;
 use crate::storage::{idb, local, Backend, WriteMode};
 use crate::types::to_js;
-use ccm_core::import_ccm::{self, CcmFiles};
 use ccm_core::snapshot::SessionDocument;
 use ccm_core::tokens::ApproximateCounter;
 use ccm_core::Session as CoreSession;
+use ccm_import::CcmFiles;
 use js_sys::Promise;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -643,7 +643,7 @@ impl SessionStore {
             let config = options.resolve().map_err(fail)?;
             let counter = counter_for(&config, counter).map_err(fail)?;
             let efforts = files.efforts.unwrap_or_default();
-            let imported = import_ccm::convert(
+            let imported = ccm_import::convert(
                 &CcmFiles {
                     manifest_yaml: &files.manifest,
                     raw_jsonl: files.raw.as_deref().unwrap_or(""),

@@ -216,12 +216,22 @@ pub fn App() -> impl IntoView {
     // A turn still running when the app goes away is cancelled, so no request outlives it.
     on_cleanup(move || crate::turn::stop(state));
 
+    // The plan of the next request, built once per change of the session and shared by the
+    // tiers, the inspector and the meter (a plan costs about as much as a turn).
+    let plan = Memo::new(move |_| state.derive(|core| core.build_plan()));
     let tiers = Memo::new(move |_| {
-        state
-            .derive(|core| view_model::tiers(core))
-            .unwrap_or_default()
+        plan.with(|plan| {
+            let plan = plan.as_ref()?;
+            state.derive(|core| view_model::tiers_with_plan(core, plan))
+        })
+        .unwrap_or_default()
     });
-    let inspector = Memo::new(move |_| state.derive(|core| view_model::inspector(core)));
+    let inspector = Memo::new(move |_| {
+        plan.with(|plan| {
+            let plan = plan.as_ref()?;
+            state.derive(|core| view_model::inspector_with_plan(core, plan))
+        })
+    });
     let points = Memo::new(move |_| {
         state
             .derive(|core| chart::curve_points(core.history(), core.telemetry()))
@@ -230,13 +240,14 @@ pub fn App() -> impl IntoView {
     // The plan's meter line and totals: the header says them in plain words, and keeps the
     // meter's own line as its tooltip.
     let plan_totals = Memo::new(move |_| {
-        state.derive(|core| {
-            let plan = core.build_plan();
-            (
-                plan.meter.line,
-                plan.totals.context_tokens,
-                plan.budget.request_budget,
-            )
+        plan.with(|plan| {
+            plan.as_ref().map(|plan| {
+                (
+                    plan.meter.line.clone(),
+                    plan.totals.context_tokens,
+                    plan.budget.request_budget,
+                )
+            })
         })
     });
     // Until a session is open there is nothing to count: the header says it is loading rather

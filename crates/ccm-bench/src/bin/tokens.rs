@@ -44,12 +44,17 @@ fn corpora() -> Vec<(&'static str, String)> {
     ]
     .concat();
     let code = [
-        include_str!("../../../ccm-core/src/plan.rs"),
-        include_str!("../../../ccm-core/src/session.rs"),
+        include_str!("../../../ccm-core/src/plan/mod.rs"),
+        include_str!("../../../ccm-core/src/plan/candidates.rs"),
+        include_str!("../../../ccm-core/src/plan/fill.rs"),
+        include_str!("../../../ccm-core/src/session/mod.rs"),
+        include_str!("../../../ccm-core/src/session/turn.rs"),
+        include_str!("../../../ccm-core/src/session/salience.rs"),
+        include_str!("../../../ccm-core/src/session/efforts.rs"),
         include_str!("../../../ccm-core/src/store.rs"),
         include_str!("../../../ccm-cli/src/proof.rs"),
-        include_str!("../../../ccm-core/src/compact.rs"),
-        include_str!("../../../ccm-core/src/import_ccm.rs"),
+        include_str!("../../../ccm-core/src/session/compaction_hooks.rs"),
+        include_str!("../../../ccm-import/src/lib.rs"),
         include_str!("../../../ccm-mock-llm/src/script.rs"),
         include_str!("../../../ccm-mock-llm/src/http.rs"),
         include_str!("../../../ccm-wasm/src/session.rs"),

@@ -2,7 +2,7 @@
 //! planner reads only the working set's.
 
 use crate::compaction::SessionAttachment;
-use crate::store::LogRef;
+use crate::model::LogRef;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Every attachment of a session, and where each belongs.

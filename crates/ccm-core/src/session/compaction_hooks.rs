@@ -6,15 +6,15 @@
 //! the working set: attachments keep their full text, compacted messages stay in their logs,
 //! and a rolling summary records which stored messages it stands for.
 
+use super::Session;
 use crate::compaction::{
     plan_compaction, Attachment, AttachmentError, AttachmentKind, AttachmentMode, CompactionEvent,
     CompactionInput, CompactionOutcome, CompactionRecord, MoveReason, MovedKind, NewAttachment,
     Relevance, RollingSummary, SeqRange, SessionAttachment, Usage, WorkingItem,
 };
 use crate::components::compaction::RollingUpgrade;
+use crate::model::LogRef;
 use crate::plan::{IncludedItem, InclusionReason, Section};
-use crate::session::Session;
-use crate::store::LogRef;
 use crate::text::PreparedText;
 use std::collections::BTreeMap;
 
@@ -283,11 +283,25 @@ impl Session {
     /// event when a compaction was applied. Usage is measured against the request budget (the
     /// window minus the reserved answer tokens).
     pub fn compact_if_needed(&mut self, at_ms: u64) -> Option<CompactionEvent> {
+        self.compact_measuring(at_ms, &mut None)
+    }
+
+    /// The compaction check, which also leaves in `unchanged_tokens` the working context's
+    /// tokens when it measured them and then applied nothing: the caller can use that measure
+    /// instead of building the same plan again (deciding the policy's next state changes
+    /// nothing the planner reads). `None` when the check was off or moved items.
+    pub(crate) fn compact_measuring(
+        &mut self,
+        at_ms: u64,
+        unchanged_tokens: &mut Option<u64>,
+    ) -> Option<CompactionEvent> {
+        *unchanged_tokens = None;
         if !self.compaction.policy.config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
         let plan = self.plan(false);
+        *unchanged_tokens = Some(plan.totals.context_tokens);
         let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
         if let Some(state) = &mut self.turn_state {
             state.undo_compaction(
@@ -298,6 +312,7 @@ impl Session {
         }
         let decision = self.compaction.policy.decide(usage, self.next_seq, at_ms);
         let level = decision.level_to_apply()?;
+        *unchanged_tokens = None;
 
         let owned = self.describe_working_set(&plan.included);
         let items: Vec<WorkingItem<'_>> = owned
@@ -761,10 +776,5 @@ impl Session {
             self.attachments.index(&id);
         }
         Ok(())
-    }
-
-    /// Whether an effort's turn was compacted out of its log's working set.
-    pub(crate) fn turn_compacted(&self, effort: &str, turn: u64) -> bool {
-        self.compaction.turn_compacted(effort, turn)
     }
 }

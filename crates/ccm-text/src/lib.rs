@@ -1,6 +1,9 @@
 //! Text rules of the specification: effort ids, keywords, reference detection and the
 //! extractive fallback summary. All of it is deterministic and allocation-light, because it runs
 //! on every turn.
+//!
+//! A leaf crate without dependencies: `ccm-core` re-exports it as `ccm_core::text`.
+#![deny(missing_docs)]
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -203,7 +206,7 @@ pub fn is_salient(word: &str) -> bool {
 ///
 /// # Examples
 /// ```
-/// let keywords = ccm_core::text::extract_keywords("Fixed the 401 errors: refresh token expired.");
+/// let keywords = ccm_text::extract_keywords("Fixed the 401 errors: refresh token expired.");
 /// assert_eq!(keywords, ["401", "errors", "expired", "fixed", "refresh", "token"]);
 /// ```
 pub fn extract_keywords(text: &str) -> Vec<String> {
@@ -217,9 +220,9 @@ pub fn extract_keywords(text: &str) -> Vec<String> {
 ///
 /// # Examples
 /// ```
-/// assert_eq!(ccm_core::text::slugify("Auth Bug: 401 on refresh!"), "auth-bug-401-on-refresh");
-/// assert_eq!(ccm_core::text::slugify("Größe ändern"), "größe-ändern");
-/// assert_eq!(ccm_core::text::slugify("  --  "), "");
+/// assert_eq!(ccm_text::slugify("Auth Bug: 401 on refresh!"), "auth-bug-401-on-refresh");
+/// assert_eq!(ccm_text::slugify("Größe ändern"), "größe-ändern");
+/// assert_eq!(ccm_text::slugify("  --  "), "");
 /// ```
 pub fn slugify(name: &str) -> String {
     let mut chars: Vec<char> = Vec::with_capacity(name.len());
@@ -327,7 +330,7 @@ const EXTRACTIVE_WORD_BUDGET: usize = 60;
 ///
 /// # Examples
 /// ```
-/// let summary = ccm_core::text::extractive_summary(
+/// let summary = ccm_text::extractive_summary(
 ///     "auth-bug",
 ///     &["Users get 401 errors after an hour.", "The refresh token expired early; fixed the TTL."],
 /// );
@@ -383,7 +386,7 @@ pub fn extractive_summary(name: &str, texts: &[&str]) -> String {
 }
 
 /// Splits text into trimmed sentences at `.`, `!`, `?` or a line break.
-pub(crate) fn split_sentences(text: &str) -> Vec<&str> {
+pub fn split_sentences(text: &str) -> Vec<&str> {
     let mut sentences = Vec::new();
     let mut start = 0;
     for (i, c) in text.char_indices() {
@@ -409,7 +412,7 @@ pub(crate) fn split_sentences(text: &str) -> Vec<&str> {
 }
 
 /// The first `max` words of a sentence, with an ellipsis when cut.
-pub(crate) fn clip_words(sentence: &str, max: usize) -> String {
+pub fn clip_words(sentence: &str, max: usize) -> String {
     let parts: Vec<&str> = sentence.split_whitespace().collect();
     if parts.len() <= max {
         parts.join(" ")

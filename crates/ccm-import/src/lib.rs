@@ -2,7 +2,7 @@
 //! ambient log), `efforts/<id>.jsonl` (one raw log per effort) and, when present,
 //! `session_state.json` (the turn counter). The files are given as text; the result is a
 //! [`SessionDocument`] with every token recounted by the caller's counter, ready for
-//! [`Session::from_document`](crate::Session::from_document).
+//! [`Session::from_document`](ccm_core::Session::from_document).
 //!
 //! The original layout stores less than a session document, so the converter derives the rest
 //! and says so in [`ImportedCcm::notes`]:
@@ -27,14 +27,15 @@
 //! The manifest is parsed with `yaml-rust2`, a maintained YAML 1.2 parser: the original wrote
 //! it with PyYAML, whose output includes quoted, folded and multi-line scalars that a
 //! hand-written subset parser would get wrong on real files.
+#![deny(missing_docs)]
 
-use crate::config::Config;
-use crate::metrics::DecayStats;
-use crate::model::{Effort, EffortStatus, LogState, Message, Role, Summary, SummarySource};
-use crate::prompt;
-use crate::snapshot::{SessionDocument, FORMAT, VERSION};
-use crate::text;
-use crate::tokens::TokenCounter;
+use ccm_core::config::Config;
+use ccm_core::metrics::DecayStats;
+use ccm_core::model::{Effort, EffortStatus, LogState, Message, Role, Summary, SummarySource};
+use ccm_core::prompt;
+use ccm_core::snapshot::{SessionDocument, FORMAT, VERSION};
+use ccm_core::text;
+use ccm_core::tokens::TokenCounter;
 use std::collections::{BTreeMap, BTreeSet};
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -290,7 +291,7 @@ fn parse_log(
 ///
 /// # Examples
 /// ```
-/// use ccm_core::import_ccm::{convert, CcmFiles};
+/// use ccm_import::{convert, CcmFiles};
 /// use ccm_core::{ApproximateCounter, Config, Session};
 /// use std::sync::Arc;
 ///
@@ -404,7 +405,7 @@ pub fn convert(
         .collect();
 
     let mut efforts: Vec<Effort> = Vec::with_capacity(manifest.len());
-    let mut search = crate::search::SearchIndex::default();
+    let mut search = ccm_core::search::SearchIndex::default();
     for (i, (entry, messages)) in manifest.iter().zip(logs).enumerate() {
         let opened_turn = messages.first().map_or(0, |m| m.turn);
         let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
@@ -525,8 +526,8 @@ pub fn convert(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::ApproximateCounter;
-    use crate::Session;
+    use ccm_core::tokens::ApproximateCounter;
+    use ccm_core::Session;
     use std::sync::Arc;
 
     /// A manifest as PyYAML writes it (`default_flow_style=False`): sorted keys, quoted

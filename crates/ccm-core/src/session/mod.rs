@@ -1,0 +1,596 @@
+//! The session: efforts, the ambient log, the turn counter and every effort operation.
+//!
+//! `Session` itself (this file) holds the components and the accessors; the rest lives in one
+//! file per concern, each an `impl Session` block:
+//!
+//! - `turn.rs` — the turn lifecycle: `begin_turn`, `end_turn`, `abort_turn`, the undo record
+//!   and rewinding a turn;
+//! - `salience.rs` — after a turn: references, decay, eviction, pins and activation, the
+//!   metrics point;
+//! - `efforts.rs` — the effort operations (open, close, reopen, expand, collapse, switch,
+//!   status, search);
+//! - `planning.rs` — the planner's inputs borrowed from the components, and the plan;
+//! - `pins.rs` and `telemetry.rs` — pinning, and the per-request records and usage;
+//! - `compaction_hooks.rs` — graduated compaction inside the session: attachments, the check
+//!   after every message, applying moves, embeddings.
+//!
+//! A session only ever appends messages and changes which tier an item is in. Decay, eviction
+//! and windowing move items out of the working set; nothing here removes a stored message.
+
+use crate::components::ambient::Ambient;
+use crate::components::attachments::Attachments;
+use crate::components::compaction::Compaction;
+use crate::components::efforts::{Efforts, Placement};
+use crate::components::history::History;
+use crate::components::pins::Pins;
+use crate::components::saves::Saves;
+use crate::config::Config;
+use crate::error::{EffortError, SnapshotError};
+use crate::metrics::{DecayStats, EffortEvent, EventKind, TurnMetrics};
+use crate::model::{Effort, EffortStatus, LogState, Message, Summary, SummarySource};
+use crate::prompt;
+use crate::state::SessionState;
+use crate::text;
+use crate::tokens::TokenCounter;
+use serde::Serialize;
+use std::fmt;
+use std::sync::Arc;
+
+pub use crate::components::efforts::Expansion;
+pub use turn::TurnReport;
+pub(crate) use turn::{TurnDelta, TurnState};
+
+mod compaction_hooks;
+mod efforts;
+mod pins;
+mod planning;
+mod salience;
+mod telemetry;
+mod turn;
+
+/// A conversation under Cognitive Context Management.
+///
+/// A session is composed of parts that own their fields (`components`): the efforts and
+/// where each one is, the ambient log, the pins, the attachments, the compaction state, the
+/// history of past turns and what the next save must write. The session coordinates what spans
+/// several of them: a turn, an operation, a save.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) config: Config,
+    pub(crate) counter: Arc<dyn TokenCounter>,
+    pub(crate) system_prompt: String,
+    /// FNV-1a hash of the system prompt, computed when the prompt is set: every plan's recipe
+    /// names the prompt by it.
+    pub(crate) system_hash: String,
+    pub(crate) system_tokens: u32,
+    pub(crate) turn: u64,
+    pub(crate) next_seq: u64,
+    pub(crate) efforts: Efforts,
+    pub(crate) ambient: Ambient,
+    pub(crate) pins: Pins,
+    pub(crate) attachments: Attachments,
+    pub(crate) compaction: Compaction,
+    pub(crate) history: History<TurnDelta>,
+    pub(crate) saves: Saves,
+    pub(crate) turn_state: Option<TurnState>,
+    /// Banner of the last successful operation, read back by tool dispatch.
+    pub(crate) last_banner: Option<String>,
+    /// This session's branch.
+    pub(crate) branch: crate::state::BranchInfo,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("turn", &self.turn)
+            .field("efforts", &self.efforts.list.len())
+            .field("ambient_messages", &self.ambient.messages.len())
+            .field("active", &self.active_id())
+            .field("counter", &self.counter.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The result of `open_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Opened {
+    /// The new effort's id.
+    pub id: String,
+    /// Every open effort's id, in opening order; the new one is active.
+    pub open_efforts: Vec<String>,
+}
+
+/// The result of `close_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Concluded {
+    /// The concluded effort's id.
+    pub id: String,
+    /// The summary now in working memory.
+    pub summary: String,
+    /// Who wrote the summary.
+    pub summary_source: SummarySource,
+    /// Tokens of the raw log that left the context.
+    pub raw_tokens: u64,
+    /// Tokens of the summary line that entered it.
+    pub summary_tokens: u32,
+    /// The effort active after the conclusion: when the active effort is concluded while
+    /// others stay open, the first of them becomes active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now_active: Option<String>,
+}
+
+/// The result of `reopen_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reopened {
+    /// The reopened effort's id; it is now active.
+    pub id: String,
+    /// Tokens of its raw log, back in context.
+    pub raw_tokens: u64,
+}
+
+/// The result of `expand_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Expanded {
+    /// The expanded effort's id.
+    pub id: String,
+    /// Tokens of the raw log loaded into context.
+    pub tokens_loaded: u64,
+}
+
+/// The result of `collapse_effort` (and of an auto-collapse).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Collapsed {
+    /// The collapsed effort's id.
+    pub id: String,
+    /// Tokens of the raw log that left the context.
+    pub tokens_freed: u64,
+}
+
+/// The result of `switch_effort`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Switched {
+    /// The newly active effort.
+    pub id: String,
+    /// The effort that was active before, if any.
+    pub previous: Option<String>,
+}
+
+/// Where an effort is, as `effort_status` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EffortState {
+    /// Open and receiving the new messages.
+    Active,
+    /// Open, in context, but not receiving messages.
+    Open,
+    /// Concluded, with its raw log temporarily in context.
+    Expanded,
+    /// Concluded; its summary is in working memory.
+    Concluded,
+    /// Concluded; out of working memory, findable with `search_efforts`.
+    Evicted,
+}
+
+/// One effort in `effort_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EffortStatusEntry {
+    /// The effort's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Where it is.
+    pub state: EffortState,
+    /// Tokens of its raw log (header included): the cost of expanding it.
+    pub raw_tokens: u64,
+    /// Tokens of its summary line, when concluded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_tokens: Option<u32>,
+    /// Turns until it collapses by itself, when expanded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns_until_auto_collapse: Option<u64>,
+    /// Turns until its summary leaves working memory, when concluded and in memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns_until_eviction: Option<u64>,
+}
+
+/// The result of `effort_status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusReport {
+    /// The current turn number.
+    pub turn: u64,
+    /// The active effort's id, if any.
+    pub active: Option<String>,
+    /// Open efforts (opening order), expanded efforts (expansion order) and concluded efforts in
+    /// working memory (conclusion order).
+    pub efforts: Vec<EffortStatusEntry>,
+    /// How many concluded efforts are out of working memory (find them with `search_efforts`).
+    pub evicted_count: u64,
+    /// Tokens currently added to the context by expanded efforts.
+    pub expansion_tokens: u64,
+}
+
+/// One hit of `search_efforts`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The effort's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// `concluded`, `expanded` or `evicted` (before this search brought it back).
+    pub state: EffortState,
+    /// Its summary.
+    pub summary: String,
+    /// Relevance; higher is better. Comparable within one search.
+    pub score: f64,
+    /// The query words that matched, sorted.
+    pub matched: Vec<String>,
+    /// Whether the query matched what the effort is about (its id, name or summary) rather
+    /// than only words said in its log. Only such hits count as references and return to
+    /// working memory.
+    pub about: bool,
+    /// Tokens an `expand_effort` would load.
+    pub raw_tokens: u64,
+}
+
+/// The result of `search_efforts`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    /// The query as given.
+    pub query: String,
+    /// Matches, best first; at most [`Session::SEARCH_LIMIT`].
+    pub results: Vec<SearchHit>,
+}
+
+impl Session {
+    /// Completed turns that can be rewound (for forking a branch at an earlier turn). Each
+    /// delta holds only effort metadata and working-set state, so this bounds memory while
+    /// covering any realistic "branch from here" in a conversation.
+    pub const REWIND_TURNS: usize = 1_000;
+
+    /// Most hits `search_efforts` returns. Every hit counts as a reference and returns to working
+    /// memory, so a small number keeps a vague query from flooding the context.
+    pub const SEARCH_LIMIT: usize = 5;
+
+    /// A new, empty session that counts tokens with `counter`.
+    ///
+    /// # Errors
+    /// [`crate::ConfigError`] when the configuration is invalid.
+    pub fn with_counter(
+        config: Config,
+        counter: Arc<dyn TokenCounter>,
+    ) -> Result<Session, crate::ConfigError> {
+        config.validate()?;
+        let config_compaction = config.compaction.clone();
+        let system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
+        let system_tokens = counter.count(&system_prompt);
+        let system_hash = crate::plan::fnv_hex(system_prompt.as_bytes());
+        Ok(Session {
+            config,
+            counter,
+            system_prompt,
+            system_hash,
+            system_tokens,
+            turn: 0,
+            next_seq: 0,
+            efforts: Efforts::default(),
+            ambient: Ambient::default(),
+            pins: Pins::default(),
+            attachments: Attachments::default(),
+            compaction: Compaction::new(
+                crate::compaction::CompactionPolicy::new(config_compaction)
+                    .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
+            ),
+            history: History::default(),
+            saves: Saves::default(),
+            turn_state: None,
+            last_banner: None,
+            branch: crate::state::BranchInfo::main(),
+        })
+    }
+
+    /// A new, empty session with exact token counts in the configured encoding.
+    ///
+    /// # Errors
+    /// [`crate::ConfigError`] when the configuration is invalid, or when the encoding's rank
+    /// table is neither compiled in (feature `embedded-tables`) nor installed.
+    ///
+    /// # Examples
+    /// ```
+    /// use ccm_core::{Config, Session};
+    /// let mut session = Session::new(Config::default()).unwrap();
+    /// session.begin_turn("Let's work on the auth bug", 0).unwrap();
+    /// session.open_effort("auth bug", None).unwrap();
+    /// let report = session.end_turn("Started. What do you see?", 0).unwrap();
+    /// assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
+    /// assert_eq!(report.banners, ["--- Started effort: auth-bug ---"]);
+    /// ```
+    pub fn new(config: Config) -> Result<Session, crate::ConfigError> {
+        let counter = crate::tokens::exact_counter(config.encoding)?;
+        Session::with_counter(config, counter)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Replaces the configuration between turns (the app's per-session settings). Thresholds,
+    /// the window and the context mode take effect from the next plan; a new system prompt is
+    /// counted once here.
+    ///
+    /// # Errors
+    /// [`crate::ConfigError`] when the configuration is invalid, when a turn is in progress,
+    /// or when it changes the encoding (stored counts were made with the old one: export and
+    /// import the session to recount it).
+    pub fn set_config(&mut self, config: Config) -> Result<(), crate::ConfigError> {
+        config.validate()?;
+        if self.in_turn() {
+            return Err(crate::ConfigError::Invalid(
+                "the configuration cannot change during a turn".to_string(),
+            ));
+        }
+        if config.encoding != self.config.encoding {
+            return Err(crate::ConfigError::Invalid(format!(
+                "the encoding cannot change from {} to {} in place: stored counts were made with the old one; export the session and import it with the new encoding",
+                self.config.encoding.name(),
+                config.encoding.name()
+            )));
+        }
+        if config.system_prompt != self.config.system_prompt {
+            self.system_prompt = prompt::system_prompt(config.system_prompt.as_deref());
+            self.system_tokens = self.counter.count(&self.system_prompt);
+            self.system_hash = crate::plan::fnv_hex(self.system_prompt.as_bytes());
+        }
+        // The policy keeps its history (cooldown, hysteresis) under the new thresholds.
+        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
+            config.compaction.clone(),
+            self.compaction.policy.state().clone(),
+        )
+        .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// The token counter every count of this session is made with.
+    pub fn counter(&self) -> &Arc<dyn TokenCounter> {
+        &self.counter
+    }
+
+    /// The current turn number (0 before the first turn).
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    /// Whether a turn is in progress.
+    pub fn in_turn(&self) -> bool {
+        self.turn_state.is_some()
+    }
+
+    /// The system prompt placed first in every context.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// Every effort in opening order, evicted ones included.
+    pub fn efforts(&self) -> &[Effort] {
+        &self.efforts.list
+    }
+
+    /// The effort with this id.
+    pub fn effort(&self, id: &str) -> Option<&Effort> {
+        self.efforts.get(id)
+    }
+
+    /// The loaded ambient log (messages exchanged while no effort was active). A session
+    /// created in memory or imported from a document has all of it; one opened from a store
+    /// has the tail its working set needs ([`Session::ambient_offset`] older ones are stored).
+    pub fn ambient(&self) -> &[Message] {
+        &self.ambient.messages
+    }
+
+    /// How many older ambient messages are stored but not loaded.
+    pub fn ambient_offset(&self) -> u64 {
+        self.ambient.offset
+    }
+
+    /// The active effort's id.
+    pub fn active_id(&self) -> Option<&str> {
+        self.efforts.active_id()
+    }
+
+    /// Ids of the open efforts in opening order.
+    pub fn open_ids(&self) -> Vec<&str> {
+        self.efforts.open_ids()
+    }
+
+    /// Ids of the expanded efforts in expansion order.
+    pub fn expanded_ids(&self) -> Vec<&str> {
+        self.efforts
+            .placement
+            .expanded
+            .iter()
+            .map(|e| self.efforts.list[e.effort].id.as_str())
+            .collect()
+    }
+
+    /// The expansion record of an effort, if it is expanded.
+    pub fn expansion(&self, id: &str) -> Option<&Expansion> {
+        let index = *self.efforts.index.get(id)?;
+        self.efforts
+            .placement
+            .expanded
+            .iter()
+            .find(|e| e.effort == index)
+    }
+
+    /// Ids of the concluded efforts whose summaries are in working memory, in conclusion order.
+    pub fn summary_ids_in_memory(&self) -> Vec<&str> {
+        self.efforts
+            .placement
+            .in_memory
+            .iter()
+            .map(|&(_, i)| self.efforts.list[i].id.as_str())
+            .collect()
+    }
+
+    /// Ids of the evicted efforts, in conclusion order. Walks every effort: meant for views and
+    /// tests, not for the per-turn path.
+    pub fn evicted_ids(&self) -> Vec<&str> {
+        let mut evicted: Vec<&Effort> = self.efforts.list.iter().filter(|e| e.evicted).collect();
+        evicted.sort_by_key(|e| e.concluded_seq);
+        evicted.into_iter().map(|e| e.id.as_str()).collect()
+    }
+
+    /// Per-turn metrics since the session started.
+    pub fn history(&self) -> &[TurnMetrics] {
+        &self.history.points
+    }
+
+    /// How many older metrics points are stored but not loaded.
+    pub fn history_offset(&self) -> u64 {
+        self.history.offset
+    }
+
+    /// The decay statistics of slice 3.
+    pub fn decay_stats(&self) -> &DecayStats {
+        &self.efforts.placement.decay
+    }
+
+    /// Total stored messages (ambient and every effort's log).
+    pub fn stored_message_count(&self) -> usize {
+        self.next_seq as usize
+    }
+
+    /// Tokens of everything stored: the naive baseline that keeps every message in context.
+    pub fn naive_tokens(&self) -> u64 {
+        u64::from(self.system_tokens) + self.ambient.tokens + self.efforts.placement.raw_total
+    }
+}
+
+impl Session {
+    /// The session-wide state the exported document and the stored header share: read here,
+    /// and only here, from the parts that own it.
+    pub fn state(&self) -> SessionState {
+        let placement = &self.efforts.placement;
+        SessionState {
+            counted_with: self.counter.name().to_string(),
+            config: self.config.clone(),
+            turn: self.turn,
+            next_seq: self.next_seq,
+            next_concluded_seq: placement.next_concluded_seq,
+            active: self.active_id().map(str::to_string),
+            open: self.open_ids().into_iter().map(str::to_string).collect(),
+            decay: placement.decay.clone(),
+            auto_collapsed_at: self
+                .efforts
+                .auto_collapsed_at
+                .iter()
+                .map(|(&i, &t)| (self.efforts.list[i].id.clone(), t))
+                .collect(),
+            pins: self.pins.list.clone(),
+            next_pin_id: self.pins.next_id,
+            activation: self.pins.activation.clone(),
+            next_attachment: self.attachments.next_id,
+            rolling: self.compaction.rolling.clone(),
+            compacted: self.compaction.compacted.clone(),
+            compaction_state: self.compaction.policy.state().clone(),
+            branch: self.branch.clone(),
+        }
+    }
+
+    /// Puts a stored state into a session whose efforts are already in place (an import or a
+    /// store's load): where the efforts are, the counters, decay, pins, the branch and the
+    /// compaction state. Written once for both readers; they differ only in what a problem
+    /// means: `problem` returns an error to refuse (an import) or records it and lets the
+    /// repair below go on (a store's load, which must not lock anyone out of their session).
+    pub(crate) fn install_state(
+        &mut self,
+        state: SessionState,
+        problem: &mut dyn FnMut(String) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        self.turn = state.turn;
+        self.next_seq = state.next_seq;
+        let mut placement = Placement {
+            next_concluded_seq: state.next_concluded_seq,
+            decay: state.decay,
+            ..Placement::default()
+        };
+        for id in &state.open {
+            match self.efforts.index.get(id) {
+                Some(&i) if self.efforts.list[i].status == EffortStatus::Open => {
+                    if placement.open.contains(&i) {
+                        problem(format!("effort '{id}' is listed as open twice"))?;
+                    } else {
+                        placement.open.push(i);
+                    }
+                }
+                Some(_) => problem(format!("effort '{id}' is listed as open but is not open"))?,
+                None => problem(format!("the open list names unknown effort '{id}'"))?,
+            }
+        }
+        for (i, effort) in self.efforts.list.iter().enumerate() {
+            if effort.status == EffortStatus::Open && !placement.open.contains(&i) {
+                problem(format!(
+                    "effort '{}' is open but missing from the open list",
+                    effort.id
+                ))?;
+                placement.open.push(i);
+            }
+        }
+        if let Some(id) = &state.active {
+            match self.efforts.index.get(id) {
+                Some(i) if placement.open.contains(i) => placement.active = Some(*i),
+                _ => problem(format!(
+                    "the active effort '{id}' is not an open effort; no effort is active"
+                ))?,
+            }
+        }
+        self.efforts.placement = placement;
+        for index in 0..self.efforts.list.len() {
+            self.efforts.placement.raw_total += self.efforts.list[index].raw_tokens;
+            if self.efforts.list[index].status == EffortStatus::Concluded {
+                self.efforts.place_concluded(index);
+            }
+        }
+        for (id, turn) in state.auto_collapsed_at {
+            match self.efforts.index.get(&id) {
+                Some(&i) if self.efforts.list[i].status == EffortStatus::Concluded => {
+                    self.efforts.auto_collapsed_at.insert(i, turn);
+                }
+                _ => problem(format!(
+                    "the decay record names '{id}', which is not a concluded effort"
+                ))?,
+            }
+        }
+        // Decay keeps counting what it keeps out of context, so the resident total follows the
+        // efforts that are still decayed.
+        self.efforts.placement.decay.decayed_resident_tokens = self
+            .efforts
+            .auto_collapsed_at
+            .keys()
+            .map(|&i| self.efforts.list[i].raw_tokens)
+            .sum();
+        self.pins.next_id = state.next_pin_id.max(1);
+        for pin in state.pins {
+            if pin.id >= self.pins.next_id {
+                problem(format!(
+                    "pin {} is not below next_pin_id {}",
+                    pin.id, self.pins.next_id
+                ))?;
+                self.pins.next_id = pin.id + 1;
+            }
+            self.pins.list.push(pin);
+        }
+        self.pins.activation = state.activation;
+        self.branch = state.branch;
+        self.attachments.next_id = state.next_attachment.max(1);
+        self.compaction.rolling = state.rolling;
+        self.compaction.compacted = state.compacted;
+        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
+            self.config.compaction.clone(),
+            state.compaction_state,
+        )
+        .map_err(|e| SnapshotError::Inconsistent(format!("compaction: {e}")))?;
+        Ok(())
+    }
+}
