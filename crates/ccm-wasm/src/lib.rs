@@ -22,6 +22,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod args;
 mod counter;
 mod engine;
 mod error;
