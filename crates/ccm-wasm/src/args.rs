@@ -281,6 +281,42 @@ impl Arg<'_> {
         Ok(())
     }
 
+    /// Checks the types of an options object's fields before serde reads them, so that a
+    /// wrong one is named in JavaScript's words ("options.decayThreshold must be a number, got
+    /// a string") rather than serde's. `fields` pairs each key with what it must be:
+    /// [`Field::Number`], [`Field::String`], [`Field::Boolean`] or [`Field::StringMap`].
+    /// `undefined` counts as not given.
+    pub(crate) fn check_field_types(
+        &self,
+        object: &Object,
+        fields: &[(&str, Field)],
+    ) -> Result<(), Failure> {
+        for (key, field) in fields {
+            let value = js_sys::Reflect::get(object, &JsValue::from_str(key)).unwrap_or_default();
+            if value.is_undefined() {
+                continue;
+            }
+            let (fits, expected) = match field {
+                Field::Number => (value.as_f64().is_some(), "a number"),
+                Field::String => (value.is_string(), "a string"),
+                Field::Boolean => (value.as_bool().is_some(), "a boolean"),
+                Field::StringMap => (
+                    value.is_object()
+                        && !js_sys::Array::is_array(&value)
+                        && Object::values(value.unchecked_ref::<Object>())
+                            .iter()
+                            .all(|v| v.is_string()),
+                    "an object of strings",
+                ),
+            };
+            if !fits {
+                let name = format!("{}.{key}", self.name);
+                return Err(arg(self.function, &name).wrong_type(expected, &value));
+            }
+        }
+        Ok(())
+    }
+
     /// A function (a callback), or nothing.
     pub(crate) fn optional_function(
         &self,
@@ -295,6 +331,19 @@ impl Arg<'_> {
             .map(Some)
             .ok_or_else(|| self.wrong_type("a function", value))
     }
+}
+
+/// What a field of an options object must be (see [`Arg::check_field_types`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Field {
+    /// A number (whole or not; ranges are checked where it is read).
+    Number,
+    /// A string.
+    String,
+    /// `true` or `false`.
+    Boolean,
+    /// A plain object whose values are strings (`headers`).
+    StringMap,
 }
 
 /// A token counter argument (`{ name, count(text) }`), or nothing.

@@ -7,6 +7,7 @@
 //! Cancellation: when `signal` aborts, the request in flight is aborted by `fetch` itself and
 //! the engine cancels the turn, which restores the session and returns the person's text.
 
+use crate::args::Field;
 use crate::error::{Code, Failure};
 use crate::session::SessionCell;
 use crate::transport::{send, sleep};
@@ -156,6 +157,16 @@ pub(crate) fn turn_options(value: &JsValue) -> Result<TurnOptions, Failure> {
             crate::args::arg("runTurn", "options.provider").wrong_type("a string", &provider)
         );
     }
+    options.check_field_types(
+        &object,
+        &[
+            ("model", Field::String),
+            ("baseUrl", Field::String),
+            ("apiKey", Field::String),
+            ("headers", Field::StringMap),
+            ("stream", Field::Boolean),
+        ],
+    )?;
     tsify::Ts::<TurnOptions>::new_unchecked(value.clone())
         .to_rust()
         .map_err(|e| invalid(format!("invalid runTurn options: {e}")))

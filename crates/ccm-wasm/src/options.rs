@@ -1,7 +1,7 @@
 //! Session options as JavaScript passes them: a plain object with camelCase fields, every field
 //! optional. Validation is the core's; this file only maps names and number types.
 
-use crate::args::{arg, Limits, MAX_LIMIT_CHARS};
+use crate::args::{arg, Field, Limits, MAX_LIMIT_CHARS};
 use crate::error::{Code, Failure};
 use ccm_core::config::ConfigInput;
 use ccm_core::Config;
@@ -168,6 +168,11 @@ impl SessionOptions {
         // which is checked like a message, before serde copies it.
         options.check_string_fields(value.unchecked_ref(), Limits::default().message_chars)?;
         // Unknown keys keep their `config` code and the list of options.
+        unknown_option(value)?;
+        // A value of the wrong type is an invalid option, like one out of range.
+        options
+            .check_field_types(value.unchecked_ref(), &OPTION_TYPES)
+            .map_err(|failure| Failure::new(Code::Config, failure.message))?;
         tsify::Ts::<SessionOptions>::new_unchecked(value.clone()).to_rust_checked()
     }
 
@@ -178,6 +183,27 @@ impl SessionOptions {
         Ok((options.resolve()?, limits))
     }
 }
+
+/// What each option must be, checked before serde reads them (see `Arg::check_field_types`).
+const OPTION_TYPES: [(&str, Field); 17] = [
+    ("decayThreshold", Field::Number),
+    ("summaryEvictionThreshold", Field::Number),
+    ("ambientWindow", Field::Number),
+    ("ambientTokenBudget", Field::Number),
+    ("summaryTokenBudget", Field::Number),
+    ("referenceRule", Field::String),
+    ("minKeywordOverlap", Field::Number),
+    ("encoding", Field::String),
+    ("systemPrompt", Field::String),
+    ("contextWindow", Field::Number),
+    ("reservedOutputTokens", Field::Number),
+    ("leasedTokenBudget", Field::Number),
+    ("contextMode", Field::String),
+    ("compaction", Field::String),
+    ("maxMessageChars", Field::Number),
+    ("maxNameChars", Field::Number),
+    ("maxAttachmentChars", Field::Number),
+];
 
 /// The option names, as JavaScript spells them.
 const KNOWN_OPTIONS: [&str; 17] = [
@@ -210,22 +236,27 @@ pub(crate) trait CheckedOptions {
 
 impl CheckedOptions for tsify::Ts<SessionOptions> {
     fn to_rust_checked(&self) -> Result<SessionOptions, Failure> {
-        let value = self.js_value();
-        if value.is_object() {
-            for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
-                let key = key.as_string().unwrap_or_default();
-                if !KNOWN_OPTIONS.contains(&key.as_str()) {
-                    return Err(Failure::new(
-                        Code::Config,
-                        format!(
-                            "unknown session option `{key}`; the options are {}",
-                            KNOWN_OPTIONS.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
+        unknown_option(&self.js_value())?;
         self.to_rust()
             .map_err(|e| Failure::new(Code::Config, format!("invalid session options: {e}")))
     }
+}
+
+/// Refuses the first key of an options object that is not an option, listing the options.
+fn unknown_option(value: &JsValue) -> Result<(), Failure> {
+    if value.is_object() {
+        for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
+            let key = key.as_string().unwrap_or_default();
+            if !KNOWN_OPTIONS.contains(&key.as_str()) {
+                return Err(Failure::new(
+                    Code::Config,
+                    format!(
+                        "unknown session option `{key}`; the options are {}",
+                        KNOWN_OPTIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

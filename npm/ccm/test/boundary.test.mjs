@@ -238,6 +238,18 @@ test("unknown keys are refused in every options object, naming the key", async (
   await assert.rejects(store.importCcmFiles({ manifest: "x", efforst: {} }, "n"), (e) => e.code === "argument" && e.message.includes("unknown key `efforst`"));
 });
 
+test("option values of the wrong type are named in JavaScript's words, not serde's", async () => {
+  assert.throws(() => new Session({ decayThreshold: "3" }), { code: "config", message: "new Session: options.decayThreshold must be a number, got a string" });
+  assert.throws(() => new Session({ encoding: 200 }), { code: "config", message: "new Session: options.encoding must be a string, got a number" });
+  assert.throws(() => new Session({ maxNameChars: 10n }), { code: "config", message: "new Session: options.maxNameChars must be a number, got a BigInt" });
+  const s = newSession();
+  await assert.rejects(s.runTurn("x", { provider: "offline", stream: "yes" }), { code: "argument", message: "runTurn: options.stream must be a boolean, got a string" });
+  await assert.rejects(s.runTurn("x", { provider: "offline", headers: { "x-team": 7 } }), { code: "argument", message: "runTurn: options.headers must be an object of strings, got an object" });
+  await assert.rejects(s.runTurn("x", { provider: "offline", onText: "print" }), { code: "argument", message: "runTurn: options.onText must be a function, got a string" });
+  await assert.rejects(s.runTurn("x", { provider: 1 }), { code: "argument", message: "runTurn: options.provider must be a string, got a number" });
+  assert.equal(s.inTurn, true, "the turn begun before is still the one in progress");
+});
+
 test("numbers are checked for range: no negative or huge turn, TTL or budget wraps around", async () => {
   const s = newSession();
   s.endTurn("done");
