@@ -380,11 +380,45 @@ pub(crate) fn thousands(n: u64) -> String {
 
 /// Refuses a session document with an integer JavaScript cannot hold exactly (beyond 2^53):
 /// JSON text may carry one, but every number the session later hands to JavaScript must be
-/// exact, and one that is not would fail only after a change was made.
-pub(crate) fn check_document_numbers(document: &serde_json::Value) -> Result<(), Failure> {
+/// exact, and one that is not would fail only after a change was made. Also refuses one with
+/// a text longer than any limit allows ([`MAX_LIMIT_CHARS`]): a document counted with another
+/// rule is recounted, and counting one such text could take more memory than the module has.
+pub(crate) fn check_document_values(document: &serde_json::Value) -> Result<(), Failure> {
     const SAFE: u64 = MAX_SAFE_INTEGER;
-    fn walk(value: &serde_json::Value, path: &mut Vec<String>) -> Result<(), String> {
+    let at = |path: &[String]| {
+        if path.is_empty() {
+            "the top level".to_string()
+        } else {
+            path.join(".")
+        }
+    };
+    let walk_text = |text: &str, path: &[String]| -> Result<(), Failure> {
+        // UTF-16 units never outnumber UTF-8 bytes, so short texts need no count.
+        if text.len() <= MAX_LIMIT_CHARS as usize {
+            return Ok(());
+        }
+        let units: usize = text.chars().map(char::len_utf16).sum();
+        if units <= MAX_LIMIT_CHARS as usize {
+            return Ok(());
+        }
+        Err(Failure::new(
+            Code::TooLarge,
+            format!(
+                "the session document cannot be used: the text at {} is {} characters long, more than the {} any one text may have; nothing was changed",
+                at(path),
+                thousands(units as u64),
+                thousands(u64::from(MAX_LIMIT_CHARS)),
+            ),
+        ))
+    };
+    fn walk(
+        value: &serde_json::Value,
+        path: &mut Vec<String>,
+        text: &dyn Fn(&str, &[String]) -> Result<(), Failure>,
+        at: &dyn Fn(&[String]) -> String,
+    ) -> Result<(), Failure> {
         match value {
+            serde_json::Value::String(string) => text(string, path),
             serde_json::Value::Number(number) => {
                 let too_big = match (number.as_u64(), number.as_i64()) {
                     (Some(n), _) => n > SAFE,
@@ -393,9 +427,12 @@ pub(crate) fn check_document_numbers(document: &serde_json::Value) -> Result<(),
                     (None, None) => false,
                 };
                 if too_big {
-                    return Err(format!(
-                        "the number {number} at {} is larger than JavaScript can hold exactly (2^53)",
-                        if path.is_empty() { "the top level".to_string() } else { path.join(".") }
+                    return Err(Failure::new(
+                        Code::Snapshot,
+                        format!(
+                            "the session document cannot be used: the number {number} at {} is larger than JavaScript can hold exactly (2^53); nothing was changed",
+                            at(path)
+                        ),
                     ));
                 }
                 Ok(())
@@ -403,7 +440,7 @@ pub(crate) fn check_document_numbers(document: &serde_json::Value) -> Result<(),
             serde_json::Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
                     path.push(index.to_string());
-                    walk(item, path)?;
+                    walk(item, path, text, at)?;
                     path.pop();
                 }
                 Ok(())
@@ -411,7 +448,7 @@ pub(crate) fn check_document_numbers(document: &serde_json::Value) -> Result<(),
             serde_json::Value::Object(fields) => {
                 for (key, item) in fields {
                     path.push(key.clone());
-                    walk(item, path)?;
+                    walk(item, path, text, at)?;
                     path.pop();
                 }
                 Ok(())
@@ -419,12 +456,7 @@ pub(crate) fn check_document_numbers(document: &serde_json::Value) -> Result<(),
             _ => Ok(()),
         }
     }
-    walk(document, &mut Vec::new()).map_err(|problem| {
-        Failure::new(
-            Code::Snapshot,
-            format!("the session document cannot be used: {problem}; nothing was changed"),
-        )
-    })
+    walk(document, &mut Vec::new(), &walk_text, &at)
 }
 
 #[cfg(test)]
@@ -440,16 +472,30 @@ mod tests {
     }
 
     #[test]
-    fn integers_beyond_two_to_the_53_are_refused_with_where_they_are() {
+    fn documents_with_unsafe_integers_or_overlong_texts_are_refused_with_where_they_are() {
         let fine: serde_json::Value =
             serde_json::from_str(r#"{"a":[1,9007199254740991,-9007199254740991,1.5e300]}"#)
                 .unwrap();
-        assert!(check_document_numbers(&fine).is_ok());
+        assert!(check_document_values(&fine).is_ok());
         let big: serde_json::Value =
             serde_json::from_str(r#"{"a":{"b":[0,9007199254740992]}}"#).unwrap();
-        let message = check_document_numbers(&big).unwrap_err().message;
+        let message = check_document_values(&big).unwrap_err().message;
         assert!(message.contains("a.b.1"), "{message}");
+        let long = serde_json::Value::Array(vec![serde_json::Value::String(
+            "é".repeat(MAX_LIMIT_CHARS as usize / 2 + 1)
+                + &"a".repeat(MAX_LIMIT_CHARS as usize / 2),
+        )]);
+        let refused = check_document_values(&long).unwrap_err();
+        assert_eq!(refused.code, Code::TooLarge);
+        assert!(
+            refused.message.contains("at 0 is 16,000,001 characters"),
+            "{}",
+            refused.message
+        );
+        // Two-byte characters: more bytes than the limit, not more characters.
+        let wide = serde_json::Value::String("é".repeat(MAX_LIMIT_CHARS as usize));
+        assert!(check_document_values(&wide).is_ok());
         let negative: serde_json::Value = serde_json::from_str(r#"[-9007199254740993]"#).unwrap();
-        assert!(check_document_numbers(&negative).is_err());
+        assert!(check_document_values(&negative).is_err());
     }
 }

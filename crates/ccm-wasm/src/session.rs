@@ -3,7 +3,7 @@
 //! Every method is a delegation to `ccm_core::Session`; results are plain objects (no handles
 //! to free), errors are thrown `Error`s with the core's message (see `error.rs`).
 
-use crate::args::{arg, check_document_numbers, counter_arg, Limits, Size};
+use crate::args::{arg, check_document_values, counter_arg, Limits, Size};
 use crate::counter::{check_counter, counter_for};
 use crate::engine::{self, JsTurnResult};
 use crate::error::{fail, Code, Failure, JsResult};
@@ -234,7 +234,7 @@ pub(crate) fn document_text(function: &str, input: &JsValue) -> Result<String, F
         return Err(document.wrong_type("a JSON string or a plain object", input));
     };
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
-        check_document_numbers(&value)?;
+        check_document_values(&value)?;
     }
     Ok(text)
 }

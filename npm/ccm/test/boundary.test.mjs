@@ -276,6 +276,21 @@ test("a document with integers beyond 2^53 is refused by fromJSON and importSess
   assert.equal(JSON.stringify(await store.list()), before, "nothing was stored");
 });
 
+test("a document with a text longer than any limit is refused before it is recounted", async () => {
+  const s = newSession();
+  s.endTurn("MARKER");
+  // Another counting rule, so that loading would recount every text.
+  const text = JSON.stringify(s.toJSON())
+    .replace("MARKER", "a".repeat(16_000_001))
+    .replace(/"counted_with":"[^"]*"/, '"counted_with":"approximate"');
+  const started = performance.now();
+  assert.throws(() => Session.fromJSON(text), (e) => e.code === "too_large" && e.message.includes("16,000,001 characters"));
+  const store = await SessionStore.open({ backend: "localstorage", name: "long-texts" });
+  await assert.rejects(store.importSession(text, "long"), { code: "too_large" });
+  assert.deepEqual(await store.list(), [], "nothing was stored");
+  assert.ok(performance.now() - started < 10_000, "refused without counting");
+});
+
 test("a freed object gives code freed, and so does passing one", async () => {
   const s = newSession();
   s.free();
