@@ -384,79 +384,76 @@ pub(crate) fn thousands(n: u64) -> String {
 /// a text longer than any limit allows ([`MAX_LIMIT_CHARS`]): a document counted with another
 /// rule is recounted, and counting one such text could take more memory than the module has.
 pub(crate) fn check_document_values(document: &serde_json::Value) -> Result<(), Failure> {
-    const SAFE: u64 = MAX_SAFE_INTEGER;
-    let at = |path: &[String]| {
-        if path.is_empty() {
-            "the top level".to_string()
-        } else {
-            path.join(".")
-        }
-    };
-    let walk_text = |text: &str, path: &[String]| -> Result<(), Failure> {
-        // UTF-16 units never outnumber UTF-8 bytes, so short texts need no count.
-        if text.len() <= MAX_LIMIT_CHARS as usize {
-            return Ok(());
-        }
-        let units: usize = text.chars().map(char::len_utf16).sum();
-        if units <= MAX_LIMIT_CHARS as usize {
-            return Ok(());
-        }
-        Err(Failure::new(
-            Code::TooLarge,
-            format!(
-                "the session document cannot be used: the text at {} is {} characters long, more than the {} any one text may have; nothing was changed",
-                at(path),
-                thousands(units as u64),
-                thousands(u64::from(MAX_LIMIT_CHARS)),
-            ),
-        ))
-    };
-    fn walk(
-        value: &serde_json::Value,
-        path: &mut Vec<String>,
-        text: &dyn Fn(&str, &[String]) -> Result<(), Failure>,
-        at: &dyn Fn(&[String]) -> String,
-    ) -> Result<(), Failure> {
-        match value {
-            serde_json::Value::String(string) => text(string, path),
-            serde_json::Value::Number(number) => {
-                let too_big = match (number.as_u64(), number.as_i64()) {
-                    (Some(n), _) => n > SAFE,
-                    (None, Some(n)) => n.unsigned_abs() > SAFE,
-                    // A float: exact or not, JavaScript reads it as JSON does.
-                    (None, None) => false,
-                };
-                if too_big {
-                    return Err(Failure::new(
-                        Code::Snapshot,
-                        format!(
-                            "the session document cannot be used: the number {number} at {} is larger than JavaScript can hold exactly (2^53); nothing was changed",
-                            at(path)
-                        ),
-                    ));
-                }
-                Ok(())
-            }
-            serde_json::Value::Array(items) => {
-                for (index, item) in items.iter().enumerate() {
-                    path.push(index.to_string());
-                    walk(item, path, text, at)?;
-                    path.pop();
-                }
-                Ok(())
-            }
-            serde_json::Value::Object(fields) => {
-                for (key, item) in fields {
-                    path.push(key.clone());
-                    walk(item, path, text, at)?;
-                    path.pop();
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
+    walk_document(document, &mut Vec::new())
+}
+
+/// Where in a document `path` points, for messages.
+fn document_place(path: &[String]) -> String {
+    if path.is_empty() {
+        "the top level".to_string()
+    } else {
+        path.join(".")
     }
-    walk(document, &mut Vec::new(), &walk_text, &at)
+}
+
+/// [`check_document_values`] for one value at `path` and everything in it.
+fn walk_document(value: &serde_json::Value, path: &mut Vec<String>) -> Result<(), Failure> {
+    match value {
+        serde_json::Value::String(text) => {
+            // UTF-16 units never outnumber UTF-8 bytes, so short texts need no count.
+            if text.len() <= MAX_LIMIT_CHARS as usize {
+                return Ok(());
+            }
+            let units: usize = text.chars().map(char::len_utf16).sum();
+            if units <= MAX_LIMIT_CHARS as usize {
+                return Ok(());
+            }
+            Err(Failure::new(
+                Code::TooLarge,
+                format!(
+                    "the session document cannot be used: the text at {} is {} characters long, more than the {} any one text may have; nothing was changed",
+                    document_place(path),
+                    thousands(units as u64),
+                    thousands(u64::from(MAX_LIMIT_CHARS)),
+                ),
+            ))
+        }
+        serde_json::Value::Number(number) => {
+            let too_big = match (number.as_u64(), number.as_i64()) {
+                (Some(n), _) => n > MAX_SAFE_INTEGER,
+                (None, Some(n)) => n.unsigned_abs() > MAX_SAFE_INTEGER,
+                // A float: exact or not, JavaScript reads it as JSON does.
+                (None, None) => false,
+            };
+            if too_big {
+                return Err(Failure::new(
+                    Code::Snapshot,
+                    format!(
+                        "the session document cannot be used: the number {number} at {} is larger than JavaScript can hold exactly (2^53); nothing was changed",
+                        document_place(path)
+                    ),
+                ));
+            }
+            Ok(())
+        }
+        serde_json::Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                path.push(index.to_string());
+                walk_document(item, path)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        serde_json::Value::Object(fields) => {
+            for (key, item) in fields {
+                path.push(key.clone());
+                walk_document(item, path)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
