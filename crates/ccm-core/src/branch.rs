@@ -22,7 +22,7 @@ pub use crate::state::{BranchInfo, MAIN_BRANCH};
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum BranchError {
     /// A name that is empty or taken.
-    #[error("branch name {0:?} is empty or already used")]
+    #[error("branch name '{0}' is empty or already used")]
     BadName(String),
     /// No branch by that name.
     #[error("no branch named '{name}'; branches: {known}")]

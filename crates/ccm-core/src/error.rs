@@ -6,7 +6,7 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum EffortError {
     /// `open_effort` with a name that has no letter or digit to build an id from.
-    #[error("effort name {name:?} must contain at least one letter or digit")]
+    #[error("effort name '{name}' must contain at least one letter or digit")]
     EmptyName {
         /// The name as given.
         name: String,
@@ -59,7 +59,7 @@ pub enum EffortError {
         operation: &'static str,
     },
     /// `search_efforts` with a query that has no searchable word.
-    #[error("search query {query:?} has no searchable word (words of 3+ characters that are not stopwords, or an effort id)")]
+    #[error("search query '{query}' has no searchable word (words of 3+ characters that are not stopwords, or an effort id)")]
     EmptyQuery {
         /// The query as given.
         query: String,

@@ -30,6 +30,79 @@ fn failure(code: &str, message: impl AsRef<str>) -> JsValue {
     error.into()
 }
 
+/// How a value's type reads in an error message: "a number", "null", "an array", ...
+fn describe_type(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".to_string();
+    }
+    if js_sys::Array::is_array(value) {
+        return "an array".to_string();
+    }
+    match value.js_typeof().as_string().as_deref() {
+        Some("undefined") => "undefined".to_string(),
+        Some("object") => "an object".to_string(),
+        Some("bigint") => "a BigInt".to_string(),
+        Some(kind) => format!("a {kind}"),
+        None => "a value of unknown type".to_string(),
+    }
+}
+
+/// The `argument` error for `function`'s argument `name` of the wrong type.
+fn wrong_type(function: &str, name: &str, expected: &str, value: &JsValue) -> JsValue {
+    failure(
+        "argument",
+        format!(
+            "{function}: {name} must be {expected}, got {}",
+            describe_type(value)
+        ),
+    )
+}
+
+/// The longest text `countTokens` counts, in characters (`string.length`): counting a text of
+/// one repeated character needs tens of bytes of working memory per character, and sixteen
+/// million characters is what the module's memory holds with room to spare. Longer texts are
+/// refused before anything is copied, with `code: "too_large"`.
+pub const MAX_COUNT_CHARS: u32 = 16_000_000;
+
+/// A string argument, refused (before it is copied) when it is not a string or longer than
+/// `max_chars`.
+fn string_arg(
+    function: &str,
+    name: &str,
+    value: &JsValue,
+    max_chars: u32,
+) -> Result<JsString, JsValue> {
+    let Some(text) = value.dyn_ref::<JsString>() else {
+        return Err(wrong_type(function, name, "a string", value));
+    };
+    if text.length() > max_chars {
+        return Err(failure(
+            "too_large",
+            format!(
+                "{function}: {name} is {} characters long, more than the limit of {max_chars}; split it and add the counts",
+                text.length()
+            ),
+        ));
+    }
+    Ok(text.clone())
+}
+
+/// An encoding name argument: a string naming one of the encodings.
+fn encoding_arg(function: &str, value: &JsValue) -> Result<Encoding, JsValue> {
+    // No encoding name is longer than a few characters; a long string is simply unknown.
+    let name = string_arg(function, "encoding", value, 64).map_err(|error| {
+        if value.is_string() {
+            failure(
+                "argument",
+                format!("{function}: unknown encoding; supported: o200k_base, cl100k_base"),
+            )
+        } else {
+            error
+        }
+    })?;
+    encoding_named(&String::from(name))
+}
+
 /// The encoding named `name`, or an `argument` error listing the names there are.
 fn encoding_named(name: &str) -> Result<Encoding, JsValue> {
     Encoding::from_name(name).ok_or_else(|| {
@@ -59,8 +132,14 @@ thread_local! {
 /// needed and not installed. The npm package registers one in Node; a host may register its
 /// own (any synchronous source of the `.ccmt` bytes).
 #[wasm_bindgen(js_name = setTableLoader)]
-pub fn set_table_loader(#[wasm_bindgen(unchecked_param_type = "TableLoader")] loader: Function) {
+pub fn set_table_loader(
+    #[wasm_bindgen(unchecked_param_type = "TableLoader")] loader: JsValue,
+) -> Result<(), JsValue> {
+    let loader = loader
+        .dyn_into::<Function>()
+        .map_err(|value| wrong_type("setTableLoader", "loader", "a function", &value))?;
     TABLE_LOADER.with(|slot| *slot.borrow_mut() = Some(loader));
+    Ok(())
 }
 
 /// Installs `encoding`'s rank table from the bytes of its `.ccmt` file. Installing an encoding
@@ -71,11 +150,25 @@ pub fn set_table_loader(#[wasm_bindgen(unchecked_param_type = "TableLoader")] lo
 /// bytes are not that encoding's table, with what is wrong with them.
 #[wasm_bindgen(js_name = installEncoding)]
 pub fn install_encoding(
-    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: &str,
-    table: &[u8],
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Uint8Array")] table: JsValue,
 ) -> Result<(), JsValue> {
-    let encoding = encoding_named(encoding)?;
-    ccm_tokens::install(encoding, table)
+    let encoding = encoding_arg("installEncoding", &encoding)?;
+    let table = table
+        .dyn_into::<Uint8Array>()
+        .map_err(|value| wrong_type("installEncoding", "table", "a Uint8Array", &value))?;
+    // The largest table is under 4 MB; anything far larger is not a table and is refused
+    // before it is copied.
+    if table.length() > MAX_TABLE_BYTES {
+        return Err(failure(
+            "too_large",
+            format!(
+                "installEncoding: table is {} bytes, more than any rank table ({MAX_TABLE_BYTES})",
+                table.length()
+            ),
+        ));
+    }
+    ccm_tokens::install(encoding, &table.to_vec())
         .map(|_| ())
         .map_err(|e| failure("table", table_problem(encoding, &e)))
 }
@@ -91,9 +184,9 @@ fn table_problem(encoding: Encoding, error: &ccm_tokens::LoadError) -> String {
 /// An `argument` error for an unknown encoding.
 #[wasm_bindgen(js_name = encodingLoaded)]
 pub fn encoding_loaded(
-    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: &str,
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: JsValue,
 ) -> Result<bool, JsValue> {
-    let encoding = encoding_named(encoding)?;
+    let encoding = encoding_arg("encodingLoaded", &encoding)?;
     Ok(ccm_tokens::is_installed(encoding) || ccm_tokens::embedded_table(encoding).is_some())
 }
 
@@ -126,9 +219,7 @@ fn describe(value: &JsValue) -> String {
     if let Some(error) = value.dyn_ref::<js_sys::Error>() {
         return String::from(error.message());
     }
-    value
-        .as_string()
-        .unwrap_or_else(|| format!("{value:?}").chars().take(120).collect())
+    value.as_string().unwrap_or_else(|| describe_type(value))
 }
 
 /// The exact number of tokens of `text` in `encoding` (`"o200k_base"` or `"cl100k_base"`),
@@ -139,12 +230,13 @@ fn describe(value: &JsValue) -> String {
 /// not loaded and cannot be (in browsers: `await loadEncoding(encoding)` first).
 #[wasm_bindgen(js_name = countTokens)]
 pub fn count_tokens(
-    #[wasm_bindgen(unchecked_param_type = "string")] text: &JsString,
-    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: JsValue,
 ) -> Result<u32, JsValue> {
-    let encoding = encoding_named(encoding)?;
+    let text = string_arg("countTokens", "text", &text, MAX_COUNT_CHARS)?;
+    let encoding = encoding_arg("countTokens", &encoding)?;
     let tokenizer = ensure_tokenizer(encoding).map_err(|m| failure("table", m))?;
-    let count = with_utf8(text, |text| tokenizer.count(text));
+    let count = with_utf8(&text, |text| tokenizer.count(text));
     Ok(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
@@ -211,12 +303,21 @@ fn with_utf8<R>(text: &JsString, f: impl FnOnce(&str) -> R) -> R {
 /// bytes are not the encoding's table. Nothing is installed after an error.
 #[wasm_bindgen(js_name = loadEncodingFrom)]
 pub async fn load_encoding_from(
-    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: String,
-    url: String,
+    #[wasm_bindgen(unchecked_param_type = "Encoding")] encoding: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] url: JsValue,
     #[wasm_bindgen(js_name = onProgress, unchecked_optional_param_type = "LoadProgress")]
-    on_progress: Option<Function>,
+    on_progress: JsValue,
 ) -> Result<(), JsValue> {
-    let encoding = encoding_named(&encoding)?;
+    let encoding = encoding_arg("loadEncodingFrom", &encoding)?;
+    let url = String::from(string_arg("loadEncodingFrom", "url", &url, 100_000)?);
+    let on_progress =
+        if on_progress.is_undefined() || on_progress.is_null() {
+            None
+        } else {
+            Some(on_progress.dyn_into::<Function>().map_err(|value| {
+                wrong_type("loadEncodingFrom", "onProgress", "a function", &value)
+            })?)
+        };
     load_from_url(encoding, &url, &|done, total, phase| {
         if let Some(callback) = &on_progress {
             // A throwing progress callback must not abort the load; its error is dropped.
@@ -259,6 +360,9 @@ pub async fn load_from_url(
     ccm_tokens::install_tokenizer(build.finish());
     Ok(())
 }
+
+/// The largest `.ccmt` file `installEncoding` takes (the o200k_base table is about 2 MB).
+const MAX_TABLE_BYTES: u32 = 64 * 1024 * 1024;
 
 /// Tokens indexed between two yields to the event loop (a few milliseconds of work in wasm).
 const PARSE_STEP_TOKENS: usize = 32_768;

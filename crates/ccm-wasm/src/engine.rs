@@ -7,6 +7,7 @@
 //! Cancellation: when `signal` aborts, the request in flight is aborted by `fetch` itself and
 //! the engine cancels the turn, which restores the session and returns the person's text.
 
+use crate::args::Field;
 use crate::error::{Code, Failure};
 use crate::session::SessionCell;
 use crate::transport::{send_with_limits, sleep, Limits};
@@ -95,6 +96,87 @@ pub struct TurnOptions {
     #[tsify(optional, type = "(retry: RetryNotice) => void")]
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     pub on_retry: JsValue,
+}
+
+/// Every key of `TurnOptions`, as JavaScript spells them.
+const TURN_OPTION_KEYS: [&str; 15] = [
+    "provider",
+    "model",
+    "baseUrl",
+    "apiKey",
+    "headers",
+    "stream",
+    "maxTokens",
+    "temperature",
+    "maxToolRounds",
+    "maxAttempts",
+    "initialRetryDelayMs",
+    "idleTimeoutMs",
+    "signal",
+    "onText",
+    "onRetry",
+];
+
+/// Reads `runTurn`'s options: unknown keys, numbers out of range and callbacks that are not
+/// functions are refused with `code: "argument"` naming the option, before anything runs.
+pub(crate) fn turn_options(value: &JsValue) -> Result<TurnOptions, Failure> {
+    let options = crate::args::arg("runTurn", "options");
+    if value.is_undefined() || value.is_null() {
+        return Err(options.wrong_type("an object with at least a `provider`", value));
+    }
+    let object = options
+        .options_object(value, &TURN_OPTION_KEYS, crate::args::DEFAULT_MESSAGE_CHARS)?
+        .unwrap_or_default();
+    let field =
+        |key: &str| js_sys::Reflect::get(&object, &JsValue::from_str(key)).unwrap_or_default();
+    for key in [
+        "maxTokens",
+        "maxToolRounds",
+        "maxAttempts",
+        "initialRetryDelayMs",
+        "idleTimeoutMs",
+    ] {
+        let name = format!("options.{key}");
+        crate::args::arg("runTurn", &name).optional_whole_number(
+            &field(key),
+            0,
+            u64::from(u32::MAX),
+        )?;
+    }
+    for key in ["onText", "onRetry"] {
+        let name = format!("options.{key}");
+        crate::args::arg("runTurn", &name).optional_function(&field(key))?;
+    }
+    let signal = field("signal");
+    if !(signal.is_undefined() || signal.is_null() || signal.is_instance_of::<AbortSignal>()) {
+        return Err(
+            crate::args::arg("runTurn", "options.signal").wrong_type("an AbortSignal", &signal)
+        );
+    }
+    let temperature = field("temperature");
+    if !(temperature.is_undefined() || temperature.as_f64().is_some_and(f64::is_finite)) {
+        return Err(crate::args::arg("runTurn", "options.temperature")
+            .wrong_type("a finite number", &temperature));
+    }
+    let provider = field("provider");
+    if !provider.is_string() {
+        return Err(
+            crate::args::arg("runTurn", "options.provider").wrong_type("a string", &provider)
+        );
+    }
+    options.check_field_types(
+        &object,
+        &[
+            ("model", Field::String),
+            ("baseUrl", Field::String),
+            ("apiKey", Field::String),
+            ("headers", Field::StringMap),
+            ("stream", Field::Boolean),
+        ],
+    )?;
+    tsify::Ts::<TurnOptions>::new_unchecked(value.clone())
+        .to_rust()
+        .map_err(|e| invalid(format!("invalid runTurn options: {e}")))
 }
 
 enum Transport {

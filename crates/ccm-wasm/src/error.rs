@@ -53,6 +53,8 @@ pub(crate) enum Code {
     Branch,
     /// An attachment could not be made or found.
     Attachment,
+    /// A text over its size limit (see `SessionOptions.maxMessageChars`); nothing was copied.
+    TooLarge,
 }
 
 impl Code {
@@ -78,6 +80,7 @@ impl Code {
             Code::Pin => "pin",
             Code::Branch => "branch",
             Code::Attachment => "attachment",
+            Code::TooLarge => "too_large",
         }
     }
 }
@@ -218,8 +221,16 @@ pub(crate) fn js_message(value: &JsValue) -> String {
     if let Some(text) = value.as_string() {
         return text;
     }
-    // `String(value)`, exactly what JavaScript would print for a thrown non-Error.
-    String::from(js_sys::JsString::from(value.clone()))
+    // `String(value)`, exactly what JavaScript would print for a thrown non-Error. It is called
+    // rather than assumed: a number or `undefined` is no string, and converting one as if it
+    // were threw through the module (`unwrap_throw`) with the session still borrowed. Symbols
+    // and objects whose `toString` throws get their type instead.
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("String"))
+        .ok()
+        .and_then(|string| string.dyn_into::<js_sys::Function>().ok())
+        .and_then(|string| string.call1(&JsValue::UNDEFINED, value).ok())
+        .and_then(|text| text.as_string())
+        .unwrap_or_else(|| crate::args::describe(value))
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod adapters;
+mod args;
 mod counter;
 mod engine;
 mod error;

@@ -1,12 +1,13 @@
 //! Session options as JavaScript passes them: a plain object with camelCase fields, every field
 //! optional. Validation is the core's; this file only maps names and number types.
 
+use crate::args::{arg, Field, Limits, MAX_LIMIT_CHARS};
 use crate::error::{Code, Failure};
 use ccm_core::config::ConfigInput;
 use ccm_core::Config;
 use serde::Deserialize;
 use tsify::Tsify;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 
 /// Options of a new session. Every field is optional; a missing field takes the
 /// specification's default.
@@ -68,6 +69,18 @@ pub struct SessionOptions {
     /// Default `"standard"`.
     #[tsify(optional, type = "\"standard\" | \"early\" | \"off\"")]
     pub compaction: Option<String>,
+    /// Longest message text this object accepts (`beginTurn`, `endTurn`, `runTurn`, summaries,
+    /// search queries, tool arguments), in characters as JavaScript counts them
+    /// (`string.length`). Longer texts are refused with `code: "too_large"` before anything is
+    /// copied or counted. Default 1,000,000; at most 16,000,000. Not stored with the session.
+    #[tsify(optional)]
+    pub max_message_chars: Option<f64>,
+    /// Longest name or id (effort names and ids, pin targets, branch names). Default 1,000.
+    #[tsify(optional)]
+    pub max_name_chars: Option<f64>,
+    /// Longest attachment text. Default 4,000,000.
+    #[tsify(optional)]
+    pub max_attachment_chars: Option<f64>,
 }
 
 /// JavaScript numbers are doubles: a threshold must be a whole number before the core checks
@@ -112,18 +125,88 @@ impl SessionOptions {
         Ok(input.resolve()?)
     }
 
-    /// Reads the options object (or `undefined`) JavaScript passed.
-    pub(crate) fn from_js(value: Option<tsify::Ts<SessionOptions>>) -> Result<Config, Failure> {
-        let options = match value {
-            None => SessionOptions::default(),
-            Some(value) => value.to_rust_checked()?,
+    /// The size limits these options set (the defaults for those not given).
+    pub(crate) fn limits(&self) -> Result<Limits, Failure> {
+        let defaults = Limits::default();
+        let limit = |option: &str, value: Option<f64>, default: u32| -> Result<u32, Failure> {
+            match whole(option, value)? {
+                None => Ok(default),
+                Some(n) if (1..=i64::from(MAX_LIMIT_CHARS)).contains(&n) => Ok(n as u32),
+                Some(n) => Err(Failure::new(
+                    Code::Config,
+                    format!("{option} must be from 1 to {MAX_LIMIT_CHARS}, got {n}"),
+                )),
+            }
         };
-        options.resolve()
+        Ok(Limits {
+            message_chars: limit(
+                "maxMessageChars",
+                self.max_message_chars,
+                defaults.message_chars,
+            )?,
+            name_chars: limit("maxNameChars", self.max_name_chars, defaults.name_chars)?,
+            attachment_chars: limit(
+                "maxAttachmentChars",
+                self.max_attachment_chars,
+                defaults.attachment_chars,
+            )?,
+        })
+    }
+
+    /// Reads the options argument (an object, or `undefined`) JavaScript passed to
+    /// `function`: a value that is not an object is an `argument` error; unknown or invalid
+    /// options are `config` errors naming the option.
+    pub(crate) fn read_js(function: &str, value: &JsValue) -> Result<SessionOptions, Failure> {
+        let options = arg(function, "options");
+        if value.is_undefined() || value.is_null() {
+            return Ok(SessionOptions::default());
+        }
+        if !value.is_object() || js_sys::Array::is_array(value) || value.is_function() {
+            return Err(options.wrong_type("an object of session options", value));
+        }
+        // Every string option is short (a name or an encoding) except the system prompt,
+        // which is checked like a message, before serde copies it.
+        options.check_string_fields(value.unchecked_ref(), Limits::default().message_chars)?;
+        // Unknown keys keep their `config` code and the list of options.
+        unknown_option(value)?;
+        // A value of the wrong type is an invalid option, like one out of range.
+        options
+            .check_field_types(value.unchecked_ref(), &OPTION_TYPES)
+            .map_err(|failure| Failure::new(Code::Config, failure.message))?;
+        tsify::Ts::<SessionOptions>::new_unchecked(value.clone()).to_rust_checked()
+    }
+
+    /// Reads the options argument and resolves it: the configuration and the size limits.
+    pub(crate) fn from_js(function: &str, value: &JsValue) -> Result<(Config, Limits), Failure> {
+        let options = SessionOptions::read_js(function, value)?;
+        let limits = options.limits()?;
+        Ok((options.resolve()?, limits))
     }
 }
 
+/// What each option must be, checked before serde reads them (see `Arg::check_field_types`).
+const OPTION_TYPES: [(&str, Field); 17] = [
+    ("decayThreshold", Field::Number),
+    ("summaryEvictionThreshold", Field::Number),
+    ("ambientWindow", Field::Number),
+    ("ambientTokenBudget", Field::Number),
+    ("summaryTokenBudget", Field::Number),
+    ("referenceRule", Field::String),
+    ("minKeywordOverlap", Field::Number),
+    ("encoding", Field::String),
+    ("systemPrompt", Field::String),
+    ("contextWindow", Field::Number),
+    ("reservedOutputTokens", Field::Number),
+    ("leasedTokenBudget", Field::Number),
+    ("contextMode", Field::String),
+    ("compaction", Field::String),
+    ("maxMessageChars", Field::Number),
+    ("maxNameChars", Field::Number),
+    ("maxAttachmentChars", Field::Number),
+];
+
 /// The option names, as JavaScript spells them.
-const KNOWN_OPTIONS: [&str; 14] = [
+const KNOWN_OPTIONS: [&str; 17] = [
     "decayThreshold",
     "summaryEvictionThreshold",
     "ambientWindow",
@@ -138,6 +221,9 @@ const KNOWN_OPTIONS: [&str; 14] = [
     "leasedTokenBudget",
     "contextMode",
     "compaction",
+    "maxMessageChars",
+    "maxNameChars",
+    "maxAttachmentChars",
 ];
 
 /// Reading options with a check for misspelt names. serde-wasm-bindgen reads only the fields a
@@ -150,22 +236,27 @@ pub(crate) trait CheckedOptions {
 
 impl CheckedOptions for tsify::Ts<SessionOptions> {
     fn to_rust_checked(&self) -> Result<SessionOptions, Failure> {
-        let value = self.js_value();
-        if value.is_object() {
-            for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
-                let key = key.as_string().unwrap_or_default();
-                if !KNOWN_OPTIONS.contains(&key.as_str()) {
-                    return Err(Failure::new(
-                        Code::Config,
-                        format!(
-                            "unknown session option `{key}`; the options are {}",
-                            KNOWN_OPTIONS.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
+        unknown_option(&self.js_value())?;
         self.to_rust()
             .map_err(|e| Failure::new(Code::Config, format!("invalid session options: {e}")))
     }
+}
+
+/// Refuses the first key of an options object that is not an option, listing the options.
+fn unknown_option(value: &JsValue) -> Result<(), Failure> {
+    if value.is_object() {
+        for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
+            let key = key.as_string().unwrap_or_default();
+            if !KNOWN_OPTIONS.contains(&key.as_str()) {
+                return Err(Failure::new(
+                    Code::Config,
+                    format!(
+                        "unknown session option `{key}`; the options are {}",
+                        KNOWN_OPTIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! The planner's controls on `Session`: options, context modes, pins, attachments, branches
 //! and telemetry. One-line delegations to the core, like the rest of the class.
 
+use crate::args::{arg, Size};
 use crate::error::{fail, Code, Failure, JsResult};
 use crate::options::SessionOptions;
 use crate::session::Session;
@@ -8,8 +9,10 @@ use crate::types::*;
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::ContextMode;
-use tsify::Ts;
 use wasm_bindgen::prelude::*;
+
+/// The longest lease of a pin, in turns: a million turns outlasts any session.
+const MAX_LEASE_TURNS: u32 = 1_000_000;
 
 fn pin_kind(kind: &str) -> Result<PinKind, Failure> {
     match kind {
@@ -37,9 +40,16 @@ impl Session {
     /// mode, compaction). Options not given take their defaults; the encoding cannot change
     /// in place (export and import the session to recount it).
     #[wasm_bindgen(js_name = setOptions)]
-    pub fn set_options(&self, options: Option<Ts<SessionOptions>>) -> JsResult<()> {
-        let config = SessionOptions::from_js(options).map_err(fail)?;
-        self.change(|s| s.set_config(config))
+    pub fn set_options(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
+    ) -> JsResult<()> {
+        let (config, limits) = SessionOptions::from_js("setOptions", &options).map_err(fail)?;
+        self.change(|s| s.set_config(config))?;
+        if let Ok(mut cell) = self.cell.try_borrow_mut() {
+            cell.limits = limits;
+        }
+        Ok(())
     }
 
     /// The context mode: `"off"`, `"light"` or `"heavy"`.
@@ -52,9 +62,10 @@ impl Session {
     #[wasm_bindgen(js_name = setContextMode)]
     pub fn set_context_mode(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ContextMode")] mode: &str,
+        #[wasm_bindgen(unchecked_param_type = "ContextMode")] mode: JsValue,
     ) -> JsResult<()> {
-        let mode = ContextMode::from_name(mode).map_err(fail)?;
+        let mode = self.text("setContextMode", "mode", &mode, Size::Name)?;
+        let mode = ContextMode::from_name(&mode).map_err(fail)?;
         self.change(|s| {
             let config = ccm_core::Config {
                 context_mode: mode,
@@ -91,12 +102,22 @@ impl Session {
     /// request only).
     pub fn pin(
         &self,
-        target: String,
-        #[wasm_bindgen(unchecked_param_type = "PinKind")] kind: &str,
-        #[wasm_bindgen(js_name = ttlTurns)] ttl_turns: Option<u32>,
-        task: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PinKind")] kind: JsValue,
+        #[wasm_bindgen(js_name = ttlTurns, unchecked_optional_param_type = "number")]
+        ttl_turns: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] task: JsValue,
     ) -> JsResult<JsPin> {
-        let kind = pin_kind(kind).map_err(fail)?;
+        let target = self.text("pin", "target", &target, Size::Name)?;
+        let kind = self.text("pin", "kind", &kind, Size::Name)?;
+        // A lease of more turns than a session can have is a mistake, and a negative one
+        // must not wrap around to four billion.
+        let ttl_turns = arg("pin", "ttlTurns")
+            .optional_whole_number(&ttl_turns, 1, u64::from(MAX_LEASE_TURNS))
+            .map_err(fail)?
+            .map(|turns| turns as u32);
+        let task = self.optional_text("pin", "task", &task, Size::Name)?;
+        let kind = pin_kind(&kind).map_err(fail)?;
         let request = PinRequest {
             target,
             kind,
@@ -108,8 +129,12 @@ impl Session {
     }
 
     /// Removes the pin on a target (or `pin:<n>`).
-    pub fn unpin(&self, target: &str) -> JsResult<JsPin> {
-        let pin = self.change(|s| s.unpin(target, PinOrigin::User))?;
+    pub fn unpin(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] target: JsValue,
+    ) -> JsResult<JsPin> {
+        let target = self.text("unpin", "target", &target, Size::Name)?;
+        let pin = self.change(|s| s.unpin(&target, PinOrigin::User))?;
         to_js(&pin).map_err(fail)
     }
 
@@ -124,13 +149,15 @@ impl Session {
     /// one is made when omitted).
     pub fn attach(
         &self,
-        name: &str,
-        text: &str,
-        #[wasm_bindgen(unchecked_optional_param_type = "\"file\" | \"pasted\"")] kind: Option<
-            String,
-        >,
-        #[wasm_bindgen(unchecked_optional_param_type = "string")] summary: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "\"file\" | \"pasted\"")] kind: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] summary: JsValue,
     ) -> JsResult<String> {
+        let name = self.text("attach", "name", &name, Size::Name)?;
+        let kind = self.optional_text("attach", "kind", &kind, Size::Name)?;
+        let summary = self.optional_text("attach", "summary", &summary, Size::Message)?;
+        let text = self.text("attach", "text", &text, Size::Attachment)?;
         let kind = match kind.as_deref() {
             None | Some("file") => AttachmentKind::File,
             Some("pasted") => AttachmentKind::PastedText,
@@ -141,19 +168,27 @@ impl Session {
                 )))
             }
         };
-        self.change(|s| s.attach(name, kind, text, summary.as_deref()))
+        self.change(|s| s.attach(&name, kind, &text, summary.as_deref()))
     }
 
     /// Shows an attachment's full text again after compaction compressed it.
     #[wasm_bindgen(js_name = expandAttachment)]
-    pub fn expand_attachment(&self, id: &str) -> JsResult<bool> {
-        self.change(|s| s.expand_attachment(id))
+    pub fn expand_attachment(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<bool> {
+        let id = self.text("expandAttachment", "id", &id, Size::Name)?;
+        self.change(|s| s.expand_attachment(&id))
     }
 
     /// Shows an attachment's summary instead of its text.
     #[wasm_bindgen(js_name = compressAttachment)]
-    pub fn compress_attachment(&self, id: &str) -> JsResult<bool> {
-        self.change(|s| s.compress_attachment(id))
+    pub fn compress_attachment(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<bool> {
+        let id = self.text("compressAttachment", "id", &id, Size::Name)?;
+        self.change(|s| s.compress_attachment(&id))
     }
 
     /// Telemetry of the recent turns (up to 500): each request's plan id, exclusions and
@@ -171,8 +206,19 @@ impl Session {
     /// A new session forked from this one as it was at the end of `turn` (one of the last
     /// 1,000 turns), named `name`. Nothing done on the fork changes this session. The fork is
     /// not stored until it is saved as a new session.
-    pub fn fork(&self, turn: u32, name: &str) -> JsResult<Session> {
-        let fork = self.read(|s| s.fork_at(u64::from(turn), name))?;
-        fork.map(Session::from_core_session).map_err(fail)
+    pub fn fork(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] turn: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> JsResult<Session> {
+        // Any turn JavaScript can name exactly; the core says which ones can be forked.
+        let turn = arg("fork", "turn")
+            .whole_number(&turn, 0, crate::args::MAX_SAFE_INTEGER)
+            .map_err(fail)?;
+        let name = self.text("fork", "name", &name, Size::Name)?;
+        let limits = self.limits();
+        let fork = self.read(|s| s.fork_at(turn, &name))?;
+        fork.map(|core| Session::from_core_session(core).with_limits(limits))
+            .map_err(fail)
     }
 }

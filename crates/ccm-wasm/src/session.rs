@@ -3,8 +3,9 @@
 //! Every method is a delegation to `ccm_core::Session`; results are plain objects (no handles
 //! to free), errors are thrown `Error`s with the core's message (see `error.rs`).
 
-use crate::counter::{check_counter, counter_for, JsTokenCounter};
-use crate::engine::{self, JsTurnResult, TurnOptions};
+use crate::args::{arg, check_document_values, counter_arg, Limits, Size};
+use crate::counter::{check_counter, counter_for};
+use crate::engine::{self, JsTurnResult};
 use crate::error::{fail, Code, Failure, JsResult};
 use crate::options::SessionOptions;
 use crate::storage::Backend;
@@ -14,7 +15,7 @@ use js_sys::Promise;
 use serde::{Deserialize, Serialize};
 use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
-use tsify::{Ts, Tsify};
+use tsify::Tsify;
 use wasm_bindgen::prelude::*;
 
 /// Where a stored session lives.
@@ -31,6 +32,8 @@ pub(crate) struct SessionCell {
     pub(crate) busy: Option<&'static str>,
     pub(crate) link: Option<StoreLink>,
     pub(crate) load_problems: Vec<String>,
+    /// The size limits of texts given to this object (session options, not stored).
+    pub(crate) limits: Limits,
 }
 
 /// Arguments of `closeEffort`.
@@ -89,8 +92,51 @@ impl Session {
                 busy: None,
                 link,
                 load_problems: problems,
+                limits: Limits::default(),
             })),
         }
+    }
+
+    /// The size limits of this session's texts; the defaults while a call is running.
+    pub(crate) fn limits(&self) -> Limits {
+        self.cell
+            .try_borrow()
+            .map(|cell| cell.limits)
+            .unwrap_or_default()
+    }
+
+    /// Sets the size limits (from the session options it was made or opened with).
+    pub(crate) fn with_limits(self, limits: Limits) -> Session {
+        if let Ok(mut cell) = self.cell.try_borrow_mut() {
+            cell.limits = limits;
+        }
+        self
+    }
+
+    /// A string argument of a method, checked against its size limit.
+    pub(crate) fn text(
+        &self,
+        function: &str,
+        name: &str,
+        value: &JsValue,
+        size: Size,
+    ) -> JsResult<String> {
+        arg(function, name)
+            .string(value, size, &self.limits())
+            .map_err(fail)
+    }
+
+    /// An optional string argument of a method, checked against its size limit.
+    pub(crate) fn optional_text(
+        &self,
+        function: &str,
+        name: &str,
+        value: &JsValue,
+        size: Size,
+    ) -> JsResult<Option<String>> {
+        arg(function, name)
+            .optional_string(value, size, &self.limits())
+            .map_err(fail)
     }
 
     fn cell(&self) -> Result<RefMut<'_, SessionCell>, Failure> {
@@ -168,21 +214,35 @@ extern "C" {
     pub type JsDocumentInput;
 }
 
-/// The JSON text of a document given as a string or an object.
-pub(crate) fn document_text(input: &JsValue) -> Result<String, Failure> {
-    if let Some(text) = input.as_string() {
-        return Ok(text);
+/// The JSON text of a document given as a string or an object (`function` names the call in
+/// errors). Integers JavaScript cannot hold exactly are refused here, before anything changes.
+pub(crate) fn document_text(function: &str, input: &JsValue) -> Result<String, Failure> {
+    let document = arg(function, "document");
+    let text = if input.is_string() {
+        document.string(input, Size::Fixed(MAX_DOCUMENT_CHARS), &Limits::default())?
+    } else if input.is_object() && !js_sys::Array::is_array(input) && !input.is_function() {
+        js_sys::JSON::stringify(input)
+            .ok()
+            .and_then(|s| s.as_string())
+            .ok_or_else(|| {
+                document.wrong_type(
+                    "a JSON string or a plain object JSON can represent (no BigInt, no cycle)",
+                    input,
+                )
+            })?
+    } else {
+        return Err(document.wrong_type("a JSON string or a plain object", input));
+    };
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
+        check_document_values(&value)?;
     }
-    js_sys::JSON::stringify(input)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or_else(|| {
-            Failure::new(
-                Code::Argument,
-                "a session document must be a JSON string or a plain object",
-            )
-        })
+    Ok(text)
 }
+
+/// The longest session document accepted as text, in characters: a session of a thousand
+/// turns of long messages is a few megabytes, and anything near the module's memory would
+/// abort it rather than load.
+pub(crate) const MAX_DOCUMENT_CHARS: u32 = 64_000_000;
 
 /// The configuration a document declares, for choosing its counter (the core checks the rest).
 pub(crate) fn document_config(json: &str) -> Config {
@@ -201,21 +261,26 @@ impl Session {
     /// `cognitive-context/lite`, without it the approximate counter is used).
     #[wasm_bindgen(constructor)]
     pub fn new(
-        options: Option<Ts<SessionOptions>>,
-        counter: Option<JsTokenCounter>,
+        #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenCounter")] counter: JsValue,
     ) -> JsResult<Session> {
-        let config = SessionOptions::from_js(options).map_err(fail)?;
+        let (config, limits) = SessionOptions::from_js("new Session", &options).map_err(fail)?;
+        let counter = counter_arg(arg("new Session", "counter"), &counter).map_err(fail)?;
         let counter = counter_for(&config, counter).map_err(fail)?;
         let core = CoreSession::with_counter(config, counter).map_err(fail)?;
         check_counter().map_err(fail)?;
-        Ok(Session::from_core(core, None, Vec::new()))
+        Ok(Session::from_core(core, None, Vec::new()).with_limits(limits))
     }
 
     /// Restores a session from its versioned document (a JSON string, or the object
     /// `toJSON()` returned). Counts made with another counting rule are recomputed.
     #[wasm_bindgen(js_name = fromJSON)]
-    pub fn from_json(json: JsDocumentInput, counter: Option<JsTokenCounter>) -> JsResult<Session> {
-        let text = document_text(&json).map_err(fail)?;
+    pub fn from_json(
+        #[wasm_bindgen(unchecked_param_type = "string | SessionDocument")] json: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenCounter")] counter: JsValue,
+    ) -> JsResult<Session> {
+        let counter = counter_arg(arg("Session.fromJSON", "counter"), &counter).map_err(fail)?;
+        let text = document_text("Session.fromJSON", &json).map_err(fail)?;
         let counter = counter_for(&document_config(&text), counter).map_err(fail)?;
         let core = CoreSession::from_json_with_counter(&text, counter).map_err(fail)?;
         check_counter().map_err(fail)?;
@@ -233,23 +298,43 @@ impl Session {
 
     /// Opens a new effort and makes it active.
     #[wasm_bindgen(js_name = openEffort)]
-    pub fn open_effort(&self, name: &str, description: Option<String>) -> JsResult<JsOpened> {
-        let opened = self.change(|s| s.open_effort(name, description.as_deref()))?;
+    pub fn open_effort(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] description: JsValue,
+    ) -> JsResult<JsOpened> {
+        let name = self.text("openEffort", "name", &name, Size::Name)?;
+        let description =
+            self.optional_text("openEffort", "description", &description, Size::Message)?;
+        let opened = self.change(|s| s.open_effort(&name, description.as_deref()))?;
         to_js(&opened).map_err(fail)
     }
 
     /// Concludes an open effort (the active one when `id` is omitted); its summary replaces its
     /// raw log in the context. Without a summary the extractive summary is used.
     #[wasm_bindgen(js_name = closeEffort)]
-    pub fn close_effort(&self, args: Option<Ts<CloseEffortArgs>>) -> JsResult<JsConcluded> {
-        let args = match args {
-            None => CloseEffortArgs::default(),
-            Some(args) => args.to_rust().map_err(|e| {
-                fail(Failure::new(
-                    Code::Argument,
-                    format!("closeEffort takes {{ id?, summary? }}: {e}"),
-                ))
-            })?,
+    pub fn close_effort(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "CloseEffortArgs")] args: JsValue,
+    ) -> JsResult<JsConcluded> {
+        let limits = self.limits();
+        let given = arg("closeEffort", "args")
+            .options_object(&args, &["id", "summary"], limits.message_chars)
+            .map_err(fail)?;
+        let field = |key: &str, name: &str, size: Size| -> JsResult<Option<String>> {
+            match &given {
+                None => Ok(None),
+                Some(object) => {
+                    let value = js_sys::Reflect::get(object, &JsValue::from_str(key))?;
+                    arg("closeEffort", name)
+                        .optional_string(&value, size, &limits)
+                        .map_err(fail)
+                }
+            }
+        };
+        let args = CloseEffortArgs {
+            id: field("id", "args.id", Size::Name)?,
+            summary: field("summary", "args.summary", Size::Message)?,
         };
         let concluded =
             self.change(|s| s.close_effort(args.id.as_deref(), args.summary.as_deref()))?;
@@ -259,8 +344,12 @@ impl Session {
     /// Reopens a concluded effort: it becomes open and active with its raw log in context.
     /// For a session opened from storage, `await loadLogsForTool("reopen_effort", …)` first.
     #[wasm_bindgen(js_name = reopenEffort)]
-    pub fn reopen_effort(&self, id: &str) -> JsResult<JsReopened> {
-        let reopened = self.change(|s| s.reopen_effort(id))?;
+    pub fn reopen_effort(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<JsReopened> {
+        let id = self.text("reopenEffort", "id", &id, Size::Name)?;
+        let reopened = self.change(|s| s.reopen_effort(&id))?;
         to_js(&reopened).map_err(fail)
     }
 
@@ -268,22 +357,34 @@ impl Session {
     /// decays. For a session opened from storage, `await loadLogsForTool("expand_effort", …)`
     /// first.
     #[wasm_bindgen(js_name = expandEffort)]
-    pub fn expand_effort(&self, id: &str) -> JsResult<JsExpanded> {
-        let expanded = self.change(|s| s.expand_effort(id))?;
+    pub fn expand_effort(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<JsExpanded> {
+        let id = self.text("expandEffort", "id", &id, Size::Name)?;
+        let expanded = self.change(|s| s.expand_effort(&id))?;
         to_js(&expanded).map_err(fail)
     }
 
     /// Takes an expanded effort's raw log out of the context again.
     #[wasm_bindgen(js_name = collapseEffort)]
-    pub fn collapse_effort(&self, id: &str) -> JsResult<JsCollapsed> {
-        let collapsed = self.change(|s| s.collapse_effort(id))?;
+    pub fn collapse_effort(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<JsCollapsed> {
+        let id = self.text("collapseEffort", "id", &id, Size::Name)?;
+        let collapsed = self.change(|s| s.collapse_effort(&id))?;
         to_js(&collapsed).map_err(fail)
     }
 
     /// Makes another open effort the active one (it receives the next messages).
     #[wasm_bindgen(js_name = switchEffort)]
-    pub fn switch_effort(&self, id: &str) -> JsResult<JsSwitched> {
-        let switched = self.change(|s| s.switch_effort(id))?;
+    pub fn switch_effort(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> JsResult<JsSwitched> {
+        let id = self.text("switchEffort", "id", &id, Size::Name)?;
+        let switched = self.change(|s| s.switch_effort(&id))?;
         to_js(&switched).map_err(fail)
     }
 
@@ -296,16 +397,24 @@ impl Session {
     /// Searches every concluded effort, evicted ones included. Each hit counts as a reference
     /// and returns to working memory.
     #[wasm_bindgen(js_name = searchEfforts)]
-    pub fn search_efforts(&self, query: &str) -> JsResult<JsSearchResults> {
-        let results = self.change(|s| s.search_efforts(query))?;
+    pub fn search_efforts(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> JsResult<JsSearchResults> {
+        let query = self.text("searchEfforts", "query", &query, Size::Message)?;
+        let results = self.change(|s| s.search_efforts(&query))?;
         to_js(&results).map_err(fail)
     }
 
     /// Begins a turn with the person's text (time stamped with `Date.now()`); returns the
     /// turn number.
     #[wasm_bindgen(js_name = beginTurn)]
-    pub fn begin_turn(&self, #[wasm_bindgen(js_name = userText)] user_text: &str) -> JsResult<f64> {
-        self.change(|s| s.begin_turn(user_text, now_ms()))
+    pub fn begin_turn(
+        &self,
+        #[wasm_bindgen(js_name = userText, unchecked_param_type = "string")] user_text: JsValue,
+    ) -> JsResult<f64> {
+        let user_text = self.text("beginTurn", "userText", &user_text, Size::Message)?;
+        self.change(|s| s.begin_turn(&user_text, now_ms()))
             .map(|t| t as f64)
     }
 
@@ -315,9 +424,12 @@ impl Session {
     #[wasm_bindgen(js_name = endTurn)]
     pub fn end_turn(
         &self,
-        #[wasm_bindgen(js_name = assistantText)] assistant_text: &str,
+        #[wasm_bindgen(js_name = assistantText, unchecked_param_type = "string")]
+        assistant_text: JsValue,
     ) -> JsResult<JsTurnReport> {
-        let report = self.change(|s| s.end_turn(assistant_text, now_ms()))?;
+        let assistant_text =
+            self.text("endTurn", "assistantText", &assistant_text, Size::Message)?;
+        let report = self.change(|s| s.end_turn(&assistant_text, now_ms()))?;
         to_js(&report).map_err(fail)
     }
 
@@ -340,16 +452,8 @@ impl Session {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | Record<string, unknown>")] args: JsValue,
     ) -> JsResult<JsToolOutcome> {
-        let name = name.as_string().ok_or_else(|| {
-            fail(Failure::new(
-                Code::Argument,
-                format!(
-                    "executeTool: the tool name must be a string, not {}",
-                    describe_js_type(&name)
-                ),
-            ))
-        })?;
-        let args_json = tool_arguments_json(args).map_err(fail)?;
+        let name = self.text("executeTool", "name", &name, Size::Name)?;
+        let args_json = tool_arguments_json(args, &self.limits()).map_err(fail)?;
         let outcome = self.change(|s| Ok::<_, Failure>(s.execute_tool(&name, &args_json)))?;
         to_js(&outcome).map_err(fail)
     }
@@ -423,11 +527,14 @@ impl Session {
     #[wasm_bindgen(js_name = loadLogsForTool, unchecked_return_type = "Promise<void>")]
     pub fn load_logs_for_tool(
         &self,
-        name: String,
-        #[wasm_bindgen(js_name = argsJson)] args_json: String,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(js_name = argsJson, unchecked_param_type = "string")] args_json: JsValue,
     ) -> Promise {
         let cell = self.cell.clone();
+        let name = self.text("loadLogsForTool", "name", &name, Size::Name);
+        let args_json = self.text("loadLogsForTool", "argsJson", &args_json, Size::Message);
         wasm_bindgen_futures::future_to_promise(async move {
+            let (name, args_json) = (name?, args_json?);
             crate::store::load_logs_for_tool(&cell, &name, &args_json)
                 .await
                 .map_err(fail)?;
@@ -442,18 +549,15 @@ impl Session {
     #[wasm_bindgen(js_name = runTurn, unchecked_return_type = "Promise<TurnResult>")]
     pub fn run_turn(
         &self,
-        #[wasm_bindgen(js_name = userText)] user_text: String,
-        options: Ts<TurnOptions>,
+        #[wasm_bindgen(js_name = userText, unchecked_param_type = "string")] user_text: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TurnOptions")] options: JsValue,
     ) -> Promise {
         let cell = self.cell.clone();
-        let options = options.to_rust();
+        let user_text = self.text("runTurn", "userText", &user_text, Size::Message);
+        let options = engine::turn_options(&options);
         wasm_bindgen_futures::future_to_promise(async move {
-            let options = options.map_err(|e| {
-                fail(Failure::new(
-                    Code::Argument,
-                    format!("invalid runTurn options: {e}"),
-                ))
-            })?;
+            let user_text = user_text?;
+            let options = options.map_err(fail)?;
             let result: JsTurnResult = engine::run_turn(cell, user_text, options)
                 .await
                 .map_err(fail)?;
@@ -464,43 +568,25 @@ impl Session {
 
 /// The JSON text of a tool call's arguments as JavaScript hands them over: the text itself, or
 /// an object an SDK parsed from it (stringified back, so the core checks it like any call).
-fn tool_arguments_json(args: JsValue) -> Result<String, Failure> {
+fn tool_arguments_json(args: JsValue, limits: &Limits) -> Result<String, Failure> {
+    let arguments = arg("executeTool", "args");
     if args.is_undefined() {
         return Ok("{}".to_string());
     }
-    if let Some(text) = args.as_string() {
-        return Ok(text);
+    if args.is_string() {
+        return arguments.string(&args, Size::Message, limits);
     }
-    let plain_object = args.is_object() && !js_sys::Array::is_array(&args);
-    let refused = |what: String| {
-        Failure::new(
-            Code::Argument,
-            format!(
-                "executeTool: the arguments must be a JSON string or a plain object, not {what}"
-            ),
-        )
-    };
-    if !plain_object {
-        return Err(refused(describe_js_type(&args)));
+    if !args.is_object() || js_sys::Array::is_array(&args) || args.is_function() {
+        return Err(arguments.wrong_type("a JSON string or a plain object", &args));
     }
-    js_sys::JSON::stringify(&args)
+    let text = js_sys::JSON::stringify(&args)
         .ok()
-        .and_then(|text| text.as_string())
-        .ok_or_else(|| refused("an object JSON cannot represent (a BigInt or a cycle)".to_string()))
-}
-
-/// How a value's type reads in an error message: "a number", "null", "an array", ...
-fn describe_js_type(value: &JsValue) -> String {
-    if value.is_null() {
-        return "null".to_string();
-    }
-    if js_sys::Array::is_array(value) {
-        return "an array".to_string();
-    }
-    match value.js_typeof().as_string().as_deref() {
-        Some("undefined") => "undefined".to_string(),
-        Some("object") => "an object".to_string(),
-        Some(kind) => format!("a {kind}"),
-        None => "a value of unknown type".to_string(),
-    }
+        .and_then(|text| text.dyn_into::<js_sys::JsString>().ok())
+        .ok_or_else(|| {
+            arguments.wrong_type(
+                "a JSON string or a plain object JSON can represent (no BigInt, no cycle)",
+                &args,
+            )
+        })?;
+    arguments.string(&text, Size::Message, limits)
 }

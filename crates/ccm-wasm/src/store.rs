@@ -1,11 +1,10 @@
 //! The `SessionStore` class: sessions that survive the browser, in IndexedDB or localStorage.
 
+use crate::args::{arg, counter_arg, Limits, Size};
 use crate::counter::{check_counter, counter_for, counter_named, JsTokenCounter};
 use crate::error::{fail, Code, Failure};
-use crate::options::{CheckedOptions, SessionOptions};
-use crate::session::{
-    document_config, document_text, JsDocumentInput, Session, SessionCell, StoreLink,
-};
+use crate::options::SessionOptions;
+use crate::session::{document_config, document_text, Session, SessionCell, StoreLink};
 use crate::storage::records::SessionRow;
 use crate::storage::{idb, local, Backend, WriteMode};
 use crate::types::to_js;
@@ -19,7 +18,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
-use tsify::{Ts, Tsify};
+use tsify::Tsify;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -106,6 +105,29 @@ fn info(row: &SessionRow) -> SessionInfo {
         revision: row.header.revision as f64,
         damaged: None,
     }
+}
+
+/// A name or an id argument of a `SessionStore` method, within the default name limit.
+fn name_arg(function: &str, name: &str, value: &JsValue) -> Result<String, JsValue> {
+    arg(function, name)
+        .string(value, Size::Name, &Limits::default())
+        .map_err(fail)
+}
+
+/// A promise rejected with `failure`: argument errors of the asynchronous methods reject like
+/// every other error of theirs, rather than throwing before a promise exists.
+fn rejected(failure: JsValue) -> Promise {
+    Promise::reject(&failure)
+}
+
+/// Unwraps a checked argument, or returns the rejected promise from the binding.
+macro_rules! checked {
+    ($value:expr) => {
+        match $value {
+            Ok(value) => value,
+            Err(error) => return rejected(error),
+        }
+    };
 }
 
 /// Where a prepared save writes.
@@ -452,20 +474,28 @@ impl SessionStore {
     /// Opens the session store. `backend: "auto"` (the default) uses IndexedDB, and falls back
     /// to localStorage where IndexedDB is unavailable (`fallbackReason` says why).
     #[wasm_bindgen(unchecked_return_type = "Promise<SessionStore>")]
-    pub fn open(options: Option<Ts<StoreOptions>>) -> Promise {
-        let options = options.map(|o| o.to_rust());
-        future_to_promise(async move {
-            let options = match options {
-                None => StoreOptions::default(),
-                Some(parsed) => parsed.map_err(|e| {
-                    fail(Failure::new(
-                        Code::Argument,
-                        format!("invalid store options: {e}"),
-                    ))
-                })?,
-            };
-            SessionStore::open_with(options).await.map(JsValue::from)
-        })
+    pub fn open(
+        #[wasm_bindgen(unchecked_optional_param_type = "StoreOptions")] options: JsValue,
+    ) -> Promise {
+        let given = checked!(arg("SessionStore.open", "options")
+            .options_object(&options, &["backend", "name"], Limits::default().name_chars)
+            .map_err(fail));
+        let options = match given {
+            None => StoreOptions::default(),
+            Some(_) => {
+                let field = |key: &str| -> Result<Option<String>, JsValue> {
+                    let value = js_sys::Reflect::get(&options, &JsValue::from_str(key))?;
+                    arg("SessionStore.open", &format!("options.{key}"))
+                        .optional_string(&value, Size::Name, &Limits::default())
+                        .map_err(fail)
+                };
+                StoreOptions {
+                    backend: checked!(field("backend")),
+                    name: checked!(field("name")),
+                }
+            }
+        };
+        future_to_promise(async move { SessionStore::open_with(options).await.map(JsValue::from) })
     }
 
     /// `"indexeddb"` or `"localstorage"`.
@@ -494,21 +524,22 @@ impl SessionStore {
     #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
     pub fn create(
         &self,
-        name: String,
-        options: Option<Ts<SessionOptions>>,
-        counter: Option<JsTokenCounter>,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenCounter")] counter: JsValue,
     ) -> Promise {
         let store = self.handle();
-        let options = options.map(|o| o.to_rust_checked());
+        let name = checked!(name_arg("SessionStore.create", "name", &name));
+        let options =
+            checked!(SessionOptions::read_js("SessionStore.create", &options).map_err(fail));
+        let limits = checked!(options.limits().map_err(fail));
+        let counter =
+            checked!(counter_arg(arg("SessionStore.create", "counter"), &counter).map_err(fail));
         future_to_promise(async move {
-            let options = match options {
-                None => SessionOptions::default(),
-                Some(parsed) => parsed.map_err(fail)?,
-            };
             store
                 .create_session(&name, options, counter)
                 .await
-                .map(JsValue::from)
+                .map(|session| JsValue::from(session.with_limits(limits)))
         })
     }
 
@@ -517,8 +548,15 @@ impl SessionStore {
     /// are read when a tool needs them (`Session.loadLogsForTool`, or `runTurn` by itself).
     /// Records that cannot be read are skipped and listed in `session.loadProblems`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
-    pub fn load(&self, id: String, counter: Option<JsTokenCounter>) -> Promise {
+    pub fn load(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenCounter")] counter: JsValue,
+    ) -> Promise {
         let store = self.handle();
+        let id = checked!(name_arg("SessionStore.load", "id", &id));
+        let counter =
+            checked!(counter_arg(arg("SessionStore.load", "counter"), &counter).map_err(fail));
         future_to_promise(async move { store.load_session(&id, counter).await.map(JsValue::from) })
     }
 
@@ -543,21 +581,32 @@ impl SessionStore {
         js_name = turnTelemetry,
         unchecked_return_type = "Promise<TurnTelemetry | null>"
     )]
-    pub fn turn_telemetry(&self, id: String, turn: u32) -> Promise {
+    pub fn turn_telemetry(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] turn: JsValue,
+    ) -> Promise {
         let backend = self.backend.clone();
+        let id = checked!(name_arg("SessionStore.turnTelemetry", "id", &id));
+        let turn = checked!(arg("SessionStore.turnTelemetry", "turn")
+            .whole_number(&turn, 0, crate::args::MAX_SAFE_INTEGER)
+            .map_err(fail));
         future_to_promise(async move {
-            let entry = backend
-                .telemetry(&id, u64::from(turn))
-                .await
-                .map_err(fail)?;
+            let entry = backend.telemetry(&id, turn).await.map_err(fail)?;
             to_js::<_, JsValue>(&entry).map_err(fail)
         })
     }
 
     /// Renames a stored session.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn rename(&self, id: String, name: String) -> Promise {
+    #[wasm_bindgen(js_name = rename, unchecked_return_type = "Promise<void>")]
+    pub fn rename_js(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> Promise {
         let backend = self.backend.clone();
+        let id = checked!(name_arg("SessionStore.rename", "id", &id));
+        let name = checked!(name_arg("SessionStore.rename", "name", &name));
         future_to_promise(async move {
             backend
                 .rename(&id, &name, js_sys::Date::now())
@@ -568,9 +617,13 @@ impl SessionStore {
     }
 
     /// Deletes a stored session and every record of it.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn delete(&self, id: String) -> Promise {
+    #[wasm_bindgen(js_name = delete, unchecked_return_type = "Promise<void>")]
+    pub fn delete_js(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Promise {
         let backend = self.backend.clone();
+        let id = checked!(name_arg("SessionStore.delete", "id", &id));
         future_to_promise(async move {
             backend.delete(&id).await.map_err(fail)?;
             Ok(JsValue::UNDEFINED)
@@ -581,8 +634,12 @@ impl SessionStore {
     /// storage is damaged it still exports everything readable, with placeholders and a
     /// `repairs` list in the document, and the result always imports.
     #[wasm_bindgen(js_name = exportSession, unchecked_return_type = "Promise<string>")]
-    pub fn export_session(&self, id: String) -> Promise {
+    pub fn export_session(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Promise {
         let store = self.handle();
+        let id = checked!(name_arg("SessionStore.exportSession", "id", &id));
         future_to_promise(async move {
             let document = store.export_document(&id).await?;
             serde_json::to_string(&document)
@@ -596,14 +653,17 @@ impl SessionStore {
     #[wasm_bindgen(js_name = importSession, unchecked_return_type = "Promise<SessionInfo>")]
     pub fn import_session(
         &self,
-        document: JsDocumentInput,
-        name: String,
-        counter: Option<JsTokenCounter>,
+        #[wasm_bindgen(unchecked_param_type = "string | SessionDocument")] document: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenCounter")] counter: JsValue,
     ) -> Promise {
         let store = self.handle();
-        let text = document_text(&document);
+        let text = checked!(document_text("SessionStore.importSession", &document).map_err(fail));
+        let name = checked!(name_arg("SessionStore.importSession", "name", &name));
+        let counter = checked!(
+            counter_arg(arg("SessionStore.importSession", "counter"), &counter).map_err(fail)
+        );
         future_to_promise(async move {
-            let text = text.map_err(fail)?;
             let created = store.import_document(&text, &name, counter).await?;
             to_js::<_, JsValue>(&created).map_err(fail)
         })
@@ -614,32 +674,22 @@ impl SessionStore {
     #[wasm_bindgen(js_name = importCcmFiles, unchecked_return_type = "Promise<CcmImportReport>")]
     pub fn import_ccm_files(
         &self,
-        files: Ts<CcmFileTexts>,
-        name: String,
-        options: Option<Ts<SessionOptions>>,
-        counter: Option<JsTokenCounter>,
+        #[wasm_bindgen(unchecked_param_type = "CcmFileTexts")] files: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "SessionOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenCounter")] counter: JsValue,
     ) -> Promise {
         let store = self.handle();
-        let files = files.to_rust();
-        let options = options.map(|o| o.to_rust());
+        let files = checked!(ccm_file_texts(&files).map_err(fail));
+        let name = checked!(name_arg("SessionStore.importCcmFiles", "name", &name));
+        let options = checked!(
+            SessionOptions::read_js("SessionStore.importCcmFiles", &options).map_err(fail)
+        );
+        let counter =
+            checked!(
+                counter_arg(arg("SessionStore.importCcmFiles", "counter"), &counter).map_err(fail)
+            );
         future_to_promise(async move {
-            let files = files.map_err(|e| {
-                fail(Failure::new(
-                    Code::Argument,
-                    format!(
-                        "importCcmFiles takes {{ manifest, raw?, efforts?, sessionState? }}: {e}"
-                    ),
-                ))
-            })?;
-            let options = match options {
-                None => SessionOptions::default(),
-                Some(parsed) => parsed.map_err(|e| {
-                    fail(Failure::new(
-                        Code::Config,
-                        format!("invalid session options: {e}"),
-                    ))
-                })?,
-            };
             let config = options.resolve().map_err(fail)?;
             let counter = counter_for(&config, counter).map_err(fail)?;
             let efforts = files.efforts.unwrap_or_default();
@@ -671,11 +721,96 @@ impl SessionStore {
     /// Deletes a whole IndexedDB database of sessions (default name `"ccm"`), for tests and
     /// "forget everything" buttons. Other tabs' connections let go of it by themselves.
     #[wasm_bindgen(js_name = deleteDatabase, unchecked_return_type = "Promise<void>")]
-    pub fn delete_database(name: String) -> Promise {
+    pub fn delete_database_js(
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> Promise {
+        let name = checked!(name_arg("SessionStore.deleteDatabase", "name", &name));
         future_to_promise(async move {
             idb::delete_database(&name).await.map_err(fail)?;
             Ok(JsValue::UNDEFINED)
         })
+    }
+}
+
+/// The files of `importCcmFiles`, checked: an object of the four known keys, with a text (or
+/// an object of texts) each. A session's files may be large, so each text is bounded like a
+/// session document.
+fn ccm_file_texts(value: &JsValue) -> Result<CcmFileTexts, Failure> {
+    const FUNCTION: &str = "SessionStore.importCcmFiles";
+    let bound = crate::session::MAX_DOCUMENT_CHARS;
+    let files = arg(FUNCTION, "files");
+    if value.is_undefined() || value.is_null() {
+        return Err(files.wrong_type(
+            "an object { manifest, raw?, efforts?, sessionState? }",
+            value,
+        ));
+    }
+    let object = files
+        .options_object(
+            value,
+            &["manifest", "raw", "efforts", "sessionState"],
+            bound,
+        )?
+        .unwrap_or_default();
+    let field =
+        |key: &str| js_sys::Reflect::get(&object, &JsValue::from_str(key)).unwrap_or_default();
+    let text = |key: &str, value: &JsValue| {
+        arg(FUNCTION, &format!("files.{key}")).optional_string(
+            value,
+            Size::Fixed(bound),
+            &Limits::default(),
+        )
+    };
+    let manifest = arg(FUNCTION, "files.manifest").string(
+        &field("manifest"),
+        Size::Fixed(bound),
+        &Limits::default(),
+    )?;
+    let efforts_value = field("efforts");
+    let efforts = if efforts_value.is_undefined() || efforts_value.is_null() {
+        None
+    } else {
+        let efforts_arg = arg(FUNCTION, "files.efforts");
+        if !efforts_value.is_object() || js_sys::Array::is_array(&efforts_value) {
+            return Err(efforts_arg.wrong_type("an object of texts by effort id", &efforts_value));
+        }
+        let efforts_object: js_sys::Object = efforts_value.clone().unchecked_into();
+        let mut efforts = BTreeMap::new();
+        for key in js_sys::Object::keys(&efforts_object).iter() {
+            let id = key.as_string().unwrap_or_default();
+            let value = js_sys::Reflect::get(&efforts_object, &key).unwrap_or_default();
+            let log = arg(FUNCTION, &format!("files.efforts.{id}")).string(
+                &value,
+                Size::Fixed(bound),
+                &Limits::default(),
+            )?;
+            efforts.insert(id, log);
+        }
+        Some(efforts)
+    };
+    Ok(CcmFileTexts {
+        manifest,
+        raw: text("raw", &field("raw"))?,
+        efforts,
+        session_state: text("sessionState", &field("sessionState"))?,
+    })
+}
+
+/// The Rust forms of the methods whose JavaScript forms check `JsValue` arguments.
+impl SessionStore {
+    /// Renames a stored session (Rust form of `rename`).
+    pub fn rename(&self, id: String, name: String) -> Promise {
+        self.rename_js(id.into(), name.into())
+    }
+
+    /// Deletes a stored session (Rust form of `delete`).
+    pub fn delete(&self, id: String) -> Promise {
+        self.delete_js(id.into())
+    }
+
+    /// Deletes a whole IndexedDB database of sessions (Rust form of `deleteDatabase`).
+    pub fn delete_database(name: String) -> Promise {
+        SessionStore::delete_database_js(name.into())
     }
 }
 

@@ -360,7 +360,7 @@ export type ErrorCode =
     | "config" | "effort" | "turn" | "snapshot" | "conflict" | "quota" | "blocked"
     | "version_change" | "unavailable" | "not_found" | "storage" | "busy" | "counter"
     | "argument" | "provider" | "cancelled" | "import" | "pin" | "branch" | "attachment"
-    | "table" | "network";
+    | "table" | "network" | "too_large" | "freed" | "reload_required";
 /**
  * The errors the package throws: an `Error` with a `code` to branch on. A failed `runTurn`
  * also carries the person's text in `userText` (and `cancelled`), so it can be sent again.

@@ -11,7 +11,9 @@
    * Loads `encoding`'s rank table now (Node reads it from the package; `options.url` fetches
    * it instead), so that the first count does not pay for it.
    */
-  module.exports.loadEncoding = async (encoding, options = {}) => {
+  module.exports.loadEncoding = async (encoding, options) => {
+    // Defined in guard.js, which npm/build appends after this file.
+    options = __ccmCheckLoadArguments(encoding, options);
     if (options.url !== undefined) {
       return module.exports.loadEncodingFrom(encoding, options.url, options.onProgress);
     }

@@ -14,7 +14,12 @@ const tableUrls = {
  * from; `options.onProgress(done, total, phase)` reports bytes (`"download"`) then tokens
  * (`"parse"`).
  */
-export function loadEncoding(encoding, options = {}) {
+export function loadEncoding(encoding, options) {
+  try {
+    options = __ccmCheckLoadArguments(encoding, options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const url = options.url ?? tableUrls[encoding]?.();
   if (url === undefined) {
     return Promise.reject(

@@ -172,7 +172,7 @@ test("executeTool takes the arguments as JSON text or as an SDK's parsed object,
   ]) {
     assert.throws(
       () => s.executeTool(name, args),
-      (error) => error.code === "argument" && /executeTool: the (tool name|arguments) must be/.test(error.message),
+      (error) => error.code === "argument" && /^executeTool: (name|args) must be .*, got /.test(error.message),
       `executeTool(${typeof name}, ${Array.isArray(args) ? "array" : typeof args})`,
     );
   }
