@@ -229,6 +229,17 @@ fn close_with_options(options: &JsValue) -> Result<CloseWith, Failure> {
             "closeEffortWith needs an object with a `summarize` function",
         ));
     }
+    // A misspelt key is refused, as every other options object of the module refuses it.
+    let object: &js_sys::Object = options.unchecked_ref();
+    for key in js_sys::Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !["id", "summary", "summarize"].contains(&key.as_str()) {
+            return Err(Failure::new(
+                Code::Argument,
+                format!("closeEffortWith: unknown key `{key}` in options; the keys are id, summary, summarize"),
+            ));
+        }
+    }
     let summarize = Reflect::get(options, &JsValue::from_str("summarize"))
         .unwrap_or_default()
         .dyn_into::<Function>()

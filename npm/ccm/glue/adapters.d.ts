@@ -107,7 +107,7 @@ export interface Session {
     runToolCalls(response: ProviderResponse, options?: RunToolCallsOptions): Promise<ToolCallsResult<OpenAIMessage | AnthropicMessage | AiSdkMessage>>;
     /**
      * `runTurn` as an async iterator of events: text as it streams, retries, then the turn's
-     * tool calls and banners, and `done` with the result. Leaving the loop early cancels the
+     * tool calls and banners, and `done` with the result. The turn starts at the call. Leaving the loop early cancels the
      * turn (the session is then as before it); a failed turn throws from the loop.
      */
     streamTurn(userText: string, options: TurnOptions): AsyncGenerator<TurnStreamEvent, void, undefined>;

@@ -36,6 +36,22 @@ function ccmArgumentError(message) {
   return error;
 }
 
+// An options object of an adapter: absent, or a plain object with only the keys it knows, so a
+// misspelt key is refused (as the module's own functions refuse it) instead of ignored.
+function ccmAdapterOptions(method, options, known) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== "object" || Array.isArray(options)) {
+    const what = Array.isArray(options) ? "an array" : typeof options === "bigint" ? "a BigInt" : `a ${typeof options}`;
+    throw ccmArgumentError(`${method}: options must be an object, got ${what}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw ccmArgumentError(`${method}: unknown key \`${key}\` in options; the keys are ${known.join(", ")}`);
+    }
+  }
+  return options;
+}
+
 // The arguments of a call as JSON text (what is sent back in an assistant message) and as an
 // object (Anthropic's `input`, the AI SDK's `input`). Malformed text stays text: CCM answers
 // it with an error result, and the object form is then `{}`, as ccm-provider sends it.
@@ -60,7 +76,7 @@ function ccmArguments(value) {
 // result (or its `toolCalls`), or a LangChain AIMessage. Returns the format (which decides
 // the shape of the results), the assistant's text and the calls.
 function ccmReadResponse(response) {
-  if (!response || typeof response !== "object") {
+  if (!response || typeof response !== "object" || typeof response === "function") {
     throw ccmArgumentError("runToolCalls needs a provider response: an OpenAI message, an Anthropic message, or an AI SDK result");
   }
   if (Array.isArray(response.choices)) response = response.choices[0]?.message ?? {};
@@ -126,7 +142,8 @@ function ccmResultMessages(format, results) {
   }
 }
 
-Session.prototype.runToolCalls = async function (response, options = {}) {
+Session.prototype.runToolCalls = async function (response, options) {
+  options = ccmAdapterOptions("runToolCalls", options, ["summarize"]);
   const { format, text, calls } = ccmReadResponse(response);
   const summarize = options.summarize;
   if (summarize !== undefined && typeof summarize !== "function") {
@@ -245,8 +262,8 @@ function ccmAiSdkMessages(plan, rounds) {
   return { instructions: instructions.join("\n\n"), messages };
 }
 
-Session.prototype.contextMessages = function (options = {}) {
-  const format = options?.format ?? "openai";
+Session.prototype.contextMessages = function (options) {
+  const format = ccmAdapterOptions("contextMessages", options, ["format"]).format ?? "openai";
   const rounds = this.inTurn ? ccmRoundsOf(this) : [];
   const plan = this.buildContext();
   switch (format) {
@@ -261,51 +278,66 @@ Session.prototype.contextMessages = function (options = {}) {
   }
 };
 
-// `runTurn` as an async iterator. The events come from runTurn's own callbacks (`onText`,
-// `onRetry`) as they happen; the turn's tool calls and banners are in its result, so they are
-// yielded when the turn has ended, before `done`. Leaving the loop early cancels the turn.
-Session.prototype.streamTurn = function (userText, options = {}) {
-  const session = this;
-  return (async function* () {
-    const queue = [];
-    let wake = null;
-    const push = (event) => {
-      queue.push(event);
-      if (wake) {
-        wake();
-        wake = null;
-      }
-    };
-    const controller = new AbortController();
-    const outer = options.signal;
-    if (outer) {
-      if (outer.aborted) controller.abort();
-      else outer.addEventListener("abort", () => controller.abort(), { once: true });
+// `runTurn` as an async iterator. The turn starts when `streamTurn` is called (a wrong argument
+// is refused there, synchronously, and a wrong option makes the first `next()` throw, with
+// runTurn's own message). The events come from runTurn's own callbacks (`onText`, `onRetry`)
+// as they happen; the turn's tool calls and banners are in its result, so they are yielded when
+// the turn has ended, before `done`. Leaving the loop early cancels the turn.
+Session.prototype.streamTurn = function (userText, options) {
+  if (typeof userText !== "string") {
+    const what = userText === null ? "null" : Array.isArray(userText) ? "an array" : typeof userText === "bigint" ? "a BigInt" : `a ${typeof userText}`;
+    throw ccmArgumentError(`streamTurn: userText must be a string, got ${what}`);
+  }
+  if (options !== undefined && (options === null || typeof options !== "object" || Array.isArray(options))) {
+    const what = options === null ? "null" : Array.isArray(options) ? "an array" : typeof options === "bigint" ? "a BigInt" : `a ${typeof options}`;
+    throw ccmArgumentError(`streamTurn: options must be an object, got ${what}`);
+  }
+  options = options ?? {};
+  for (const callback of ["onText", "onRetry"]) {
+    if (options[callback] !== undefined && typeof options[callback] !== "function") {
+      throw ccmArgumentError(`streamTurn: options.${callback} must be a function`);
     }
-    let settled = false;
-    session.runTurn(userText, {
-      ...options,
-      signal: controller.signal,
-      onText(text) {
-        options.onText?.(text);
-        push({ type: "text", text });
-      },
-      onRetry(retry) {
-        options.onRetry?.(retry);
-        push({ type: "retry", retry });
-      },
-    }).then(
-      (result) => {
-        settled = true;
-        for (const call of result.tool_calls) push({ type: "tool_call", call });
-        for (const banner of result.report.banners) push({ type: "banner", banner });
-        push({ type: "done", result });
-      },
-      (error) => {
-        settled = true;
-        push({ type: "error", error });
-      },
-    );
+  }
+  const queue = [];
+  let wake = null;
+  const push = (event) => {
+    queue.push(event);
+    if (wake) {
+      wake();
+      wake = null;
+    }
+  };
+  const controller = new AbortController();
+  const outer = options.signal;
+  if (outer && typeof outer.addEventListener === "function") {
+    if (outer.aborted) controller.abort();
+    else outer.addEventListener("abort", () => controller.abort(), { once: true });
+  }
+  let settled = false;
+  this.runTurn(userText, {
+    ...options,
+    signal: controller.signal,
+    onText(text) {
+      options.onText?.(text);
+      push({ type: "text", text });
+    },
+    onRetry(retry) {
+      options.onRetry?.(retry);
+      push({ type: "retry", retry });
+    },
+  }).then(
+    (result) => {
+      settled = true;
+      for (const call of result.tool_calls) push({ type: "tool_call", call });
+      for (const banner of result.report.banners) push({ type: "banner", banner });
+      push({ type: "done", result });
+    },
+    (error) => {
+      settled = true;
+      push({ type: "error", error });
+    },
+  );
+  return (async function* () {
     try {
       for (;;) {
         while (queue.length > 0) {

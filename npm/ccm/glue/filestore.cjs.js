@@ -27,6 +27,40 @@ function ccmStoreError(code, message) {
   return error;
 }
 
+// The checks every public method makes before it touches the disk, so a wrong argument is
+// refused with `code: "argument"` (as SessionStore refuses it) and nothing is written.
+const CCM_MAX_NAME_CHARS = 1000;
+
+function ccmDescribe(value) {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "bigint") return "a BigInt";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "undefined") return "undefined";
+  return `${/^[aeiou]/.test(typeof value) ? "an" : "a"} ${typeof value}`;
+}
+
+function ccmFileArgument(method, name, expected, value) {
+  return ccmStoreError("argument", `FileSessionStore.${method}: ${name} must be ${expected}, got ${ccmDescribe(value)}`);
+}
+
+function ccmCheckText(method, name, value, maxChars) {
+  if (typeof value !== "string") throw ccmFileArgument(method, name, "a string", value);
+  if (maxChars !== undefined && value.length > maxChars) {
+    throw ccmStoreError("too_large", `FileSessionStore.${method}: ${name} is ${value.length} characters long; the limit is ${maxChars}`);
+  }
+}
+
+function ccmCheckCounter(method, counter) {
+  if (counter !== undefined && counter !== null && typeof counter !== "function") {
+    throw ccmFileArgument(method, "counter", "a function that counts a text's tokens", counter);
+  }
+}
+
+// Errors of `Session.fromJSON` about its arguments keep their code; anything else means the
+// document itself could not be read.
+const CCM_ARGUMENT_CODES = new Set(["argument", "config", "too_large", "freed"]);
+
 // What each session object is linked to: its store, id and the revision it was read or saved
 // at (the conflict check compares it with the stored one).
 const ccmFileLinks = new WeakMap();
@@ -76,9 +110,13 @@ class FileSessionStore {
    * working directory).
    */
   static async open(options = {}) {
-    if (options === null || typeof options !== "object") {
-      throw ccmStoreError("argument", "FileSessionStore.open takes an object such as { directory: \"./sessions\" }");
+    if (options === null || typeof options !== "object" || Array.isArray(options)) {
+      throw ccmStoreError("argument", `FileSessionStore.open takes an object such as { directory: "./sessions" }, got ${ccmDescribe(options)}`);
     }
+    for (const key of Object.keys(options)) {
+      if (key !== "directory") throw ccmStoreError("argument", `FileSessionStore.open: unknown key \`${key}\` in options; the keys are directory`);
+    }
+    if (options.directory !== undefined) ccmCheckText("open", "options.directory", options.directory);
     const directory = ccmPath.resolve(options.directory ?? ".ccm-sessions");
     try {
       await ccmFs.promises.mkdir(directory, { recursive: true });
@@ -93,7 +131,7 @@ class FileSessionStore {
     return "file";
   }
 
-  folderOf(id) {
+  #folderOf(id) {
     // Ids are made by the store; anything else (a path, `..`) is no id of this store.
     if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,100}$/.test(id)) {
       throw ccmStoreError("not_found", `no stored session with id ${JSON.stringify(id)}`);
@@ -102,8 +140,8 @@ class FileSessionStore {
   }
 
   /** Reads `<id>/session.json`; a file that is not a stored session is reported as damaged. */
-  async readRecord(id) {
-    const file = ccmPath.join(this.folderOf(id), "session.json");
+  async #readRecord(id) {
+    const file = ccmPath.join(this.#folderOf(id), "session.json");
     let text;
     try {
       text = await ccmFs.promises.readFile(file, "utf8");
@@ -126,8 +164,8 @@ class FileSessionStore {
     return record;
   }
 
-  async writeRecord(id, info, session) {
-    const folder = this.folderOf(id);
+  async #writeRecord(id, info, session) {
+    const folder = this.#folderOf(id);
     const record = { format: CCM_FILE_FORMAT, version: CCM_FILE_VERSION, info, document: session.toJSON() };
     try {
       await ccmFs.promises.mkdir(folder, { recursive: true });
@@ -138,8 +176,8 @@ class FileSessionStore {
     }
   }
 
-  async withLock(id, action) {
-    const lock = ccmPath.join(this.folderOf(id), "lock");
+  async #withLock(id, action) {
+    const lock = ccmPath.join(this.#folderOf(id), "lock");
     for (let attempt = 0; ; attempt++) {
       try {
         const handle = await ccmFs.promises.open(lock, "wx");
@@ -165,7 +203,7 @@ class FileSessionStore {
     }
   }
 
-  infoOf(id, name, session, created, revision) {
+  #infoOf(id, name, session, created, revision) {
     const metrics = session.metrics();
     return {
       id,
@@ -196,7 +234,7 @@ class FileSessionStore {
       } catch {
         // The summary file is only a copy; session.json decides.
         try {
-          info = (await this.readRecord(id)).info;
+          info = (await this.#readRecord(id)).info;
         } catch (error) {
           if (error.code === "not_found") continue;
           info = { id, name: "", created_ms: 0, updated_ms: 0, turn_count: 0, message_count: 0, revision: 0, damaged: error.message };
@@ -209,17 +247,21 @@ class FileSessionStore {
 
   /** Creates a new session, stores it, and returns it (linked to this store). */
   async create(name, options, counter) {
+    ccmCheckText("create", "name", name, CCM_MAX_NAME_CHARS);
+    ccmCheckCounter("create", counter);
     const session = counter === undefined ? new Session(options) : new Session(options, counter);
     const id = ccmCrypto.randomUUID();
     const now = Date.now();
-    await this.writeRecord(id, this.infoOf(id, String(name), session, now, 1), session);
-    ccmFileLinks.set(session, { store: this, id, name: String(name), created: now, revision: 1 });
+    await this.#writeRecord(id, this.#infoOf(id, name, session, now, 1), session);
+    ccmFileLinks.set(session, { store: this, id, name: name, created: now, revision: 1 });
     return session;
   }
 
   /** Opens a stored session. */
   async load(id, counter) {
-    const record = await this.readRecord(id);
+    ccmCheckText("load", "id", id);
+    ccmCheckCounter("load", counter);
+    const record = await this.#readRecord(id);
     let session;
     try {
       session = counter === undefined ? Session.fromJSON(record.document) : Session.fromJSON(record.document, counter);
@@ -248,17 +290,17 @@ class FileSessionStore {
     if (!link) {
       const id = ccmCrypto.randomUUID();
       const now = Date.now();
-      await this.writeRecord(id, this.infoOf(id, "", session, now, 1), session);
+      await this.#writeRecord(id, this.#infoOf(id, "", session, now, 1), session);
       ccmFileLinks.set(session, { store: this, id, name: "", created: now, revision: 1 });
       return { revision: 1, records_written: 1 };
     }
-    return this.withLock(link.id, async () => {
-      const stored = await this.readRecord(link.id);
+    return this.#withLock(link.id, async () => {
+      const stored = await this.#readRecord(link.id);
       if (stored.info.revision !== link.revision) {
         throw ccmStoreError("conflict", `the session "${link.id}" was saved elsewhere since it was opened (stored revision ${stored.info.revision}, this copy's ${link.revision}); load it again to continue`);
       }
       const revision = link.revision + 1;
-      await this.writeRecord(link.id, this.infoOf(link.id, stored.info.name, session, stored.info.created_ms, revision), session);
+      await this.#writeRecord(link.id, this.#infoOf(link.id, stored.info.name, session, stored.info.created_ms, revision), session);
       link.revision = revision;
       return { revision, records_written: 1 };
     });
@@ -266,16 +308,20 @@ class FileSessionStore {
 
   /** The stored telemetry of one turn (read from the whole document here), or `null`. */
   async turnTelemetry(id, turn) {
+    ccmCheckText("turnTelemetry", "id", id);
+    if (!Number.isSafeInteger(turn) || turn < 0) throw ccmFileArgument("turnTelemetry", "turn", "a whole number of 0 or more", turn);
     const session = await this.load(id);
     return session.telemetry().find((entry) => entry.turn === turn) ?? null;
   }
 
   /** Renames a stored session. */
   async rename(id, name) {
-    await this.withLock(id, async () => {
-      const record = await this.readRecord(id);
-      const info = { ...record.info, name: String(name), updated_ms: Date.now() };
-      const folder = this.folderOf(id);
+    ccmCheckText("rename", "id", id);
+    ccmCheckText("rename", "name", name, CCM_MAX_NAME_CHARS);
+    await this.#withLock(id, async () => {
+      const record = await this.#readRecord(id);
+      const info = { ...record.info, name: name, updated_ms: Date.now() };
+      const folder = this.#folderOf(id);
       const text = JSON.stringify({ ...record, info });
       try {
         await ccmWriteAtomically(ccmPath.join(folder, "session.json"), text);
@@ -288,27 +334,35 @@ class FileSessionStore {
 
   /** Deletes a stored session and its files. */
   async delete(id) {
-    const folder = this.folderOf(id);
+    ccmCheckText("delete", "id", id);
+    const folder = this.#folderOf(id);
     if (!ccmFs.existsSync(folder)) throw ccmStoreError("not_found", `no stored session with id "${id}"`);
     await ccmFs.promises.rm(folder, { recursive: true, force: true });
   }
 
   /** The stored session as its versioned JSON document (`Session.fromJSON` and `importSession` take it). */
   async exportSession(id) {
-    return JSON.stringify((await this.readRecord(id)).document);
+    ccmCheckText("exportSession", "id", id);
+    return JSON.stringify((await this.#readRecord(id)).document);
   }
 
   /** Stores a session document (JSON text or the object `toJSON()` returns) as a new session. */
   async importSession(json, name, counter) {
+    if (typeof json !== "string" && (json === null || typeof json !== "object" || Array.isArray(json))) {
+      throw ccmFileArgument("importSession", "json", "the document's JSON text or object", json);
+    }
+    ccmCheckText("importSession", "name", name, CCM_MAX_NAME_CHARS);
+    ccmCheckCounter("importSession", counter);
     let session;
     try {
       session = counter === undefined ? Session.fromJSON(json) : Session.fromJSON(json, counter);
     } catch (error) {
+      if (error && CCM_ARGUMENT_CODES.has(error.code)) throw error;
       throw ccmStoreError("snapshot", `the document cannot be imported: ${error.message}`);
     }
     const id = ccmCrypto.randomUUID();
-    const info = this.infoOf(id, String(name), session, Date.now(), 1);
-    await this.writeRecord(id, info, session);
+    const info = this.#infoOf(id, name, session, Date.now(), 1);
+    await this.#writeRecord(id, info, session);
     return info;
   }
 }

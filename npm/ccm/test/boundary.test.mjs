@@ -8,7 +8,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as ccm from "cognitive-context";
-import { Session, SessionStore, countTokens } from "cognitive-context";
+import { Session, SessionStore, FileSessionStore, countTokens } from "cognitive-context";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 // ----- localStorage for Node ---------------------------------------------------------------
 // The store's localStorage backend runs against this in-memory Storage, so the store's methods
@@ -25,6 +28,13 @@ class Storage {
 }
 globalThis.Storage = Storage;
 globalThis.localStorage = new Storage();
+// The backend reaches localStorage through the window (gloo-storage asks `window` for it), so
+// the global object stands in for one.
+globalThis.Window = class Window {
+  static [Symbol.hasInstance](value) {
+    return value === globalThis;
+  }
+};
 
 // ----- what each argument accepts, and the wrong values tried for it ----------------------
 const WRONG_TYPES = {
@@ -49,6 +59,7 @@ const KINDS = {
   options: { wrong: ["number", "boolean", "string", "bigint", "array", "function"], extra: [{ noSuchKey: 1 }] },
   object: { wrong: ["number", "boolean", "string", "bigint", "null", "undefined", "array"], extra: [{ noSuchKey: 1 }] },
   document: { wrong: ["number", "boolean", "bigint", "null", "undefined", "array", "function"], extra: [{ format: "ccm-session", big: 1n }] },
+  response: { wrong: ["number", "boolean", "string", "bigint", "null", "undefined", "function"], extra: [{ noSuchKey: 1 }] },
   toolArgs: { wrong: ["number", "boolean", "bigint", "null", "array", "function"], extra: [{ name: 1n }] },
   counter: { wrong: ["number", "boolean", "string", "bigint", "array", "object"] },
   session: { wrong: ["number", "boolean", "string", "bigint", "null", "undefined", "array", "object"] },
@@ -81,6 +92,17 @@ const SESSION_METHODS = {
   expandAttachment: [["string", "att-1"]],
   compressAttachment: [["string", "att-1"]],
   fork: [["number", 0], ["string", "a fork"]],
+  closeEffortWith: [["object", { summarize: () => "A summary." }]],
+  runToolCalls: [["response", { role: "assistant", content: null, tool_calls: [] }], ["options", {}]],
+  streamTurn: [["string", "hello"], ["options", offline]],
+  contextMessages: [["options", {}]],
+};
+// Methods whose refusal arrives when their result is used: the turn of `streamTurn` starts at
+// the call, and runTurn's option checks reject its first event.
+const SESSION_CALLS = {
+  streamTurn: async (s, args) => {
+    await s.streamTurn(...args).next();
+  },
 };
 const SESSION_STATICS = {
   fromJSON: [["document", undefined /* set below */], ["counter", undefined]],
@@ -99,6 +121,20 @@ const STORE_METHODS = {
 const STORE_STATICS = {
   open: [["options", { backend: "localstorage", name: "boundary" }]],
   deleteDatabase: [["string", "boundary-none"]],
+};
+// FileSessionStore (Node): the same methods as SessionStore, checked in JavaScript.
+const FILE_STORE_METHODS = {
+  create: [["string", "a name"], ["options", {}], ["counter", undefined]],
+  load: [["string", "no-such-id"], ["counter", undefined]],
+  save: [["session", undefined /* set below */]],
+  turnTelemetry: [["string", "no-such-id"], ["number", 1]],
+  rename: [["string", "no-such-id"], ["string", "new name"]],
+  delete: [["string", "no-such-id"]],
+  exportSession: [["string", "no-such-id"]],
+  importSession: [["document", undefined /* set below */], ["string", "imported"], ["counter", undefined]],
+};
+const FILE_STORE_STATICS = {
+  open: [["options", { directory: undefined /* set below */ }]],
 };
 const FUNCTIONS = {
   countTokens: [["string", "hello"], ["string", "o200k_base"]],
@@ -130,8 +166,10 @@ test("every exported function and method with parameters has an entry in the tab
   check(methodsOf(Session).filter((m) => Session[m].length > 0), SESSION_STATICS, "Session.");
   check(methodsOf(SessionStore.prototype).filter((m) => SessionStore.prototype[m].length > 0), STORE_METHODS, "SessionStore.prototype.");
   check(methodsOf(SessionStore).filter((m) => SessionStore[m].length > 0), STORE_STATICS, "SessionStore.");
+  check(methodsOf(FileSessionStore.prototype).filter((m) => FileSessionStore.prototype[m].length > 0), FILE_STORE_METHODS, "FileSessionStore.prototype.");
+  check(methodsOf(FileSessionStore).filter((m) => FileSessionStore[m].length > 0), FILE_STORE_STATICS, "FileSessionStore.");
   const functions = Object.entries(ccm)
-    .filter(([name, value]) => typeof value === "function" && value !== Session && value !== SessionStore)
+    .filter(([name, value]) => typeof value === "function" && value !== Session && value !== SessionStore && value !== FileSessionStore)
     .map(([name]) => name);
   check(functions, FUNCTIONS, "");
   assert.deepEqual(missing, [], "exports without a row in the boundary table (add one, with the checks in Rust)");
@@ -191,7 +229,8 @@ test("every Session method refuses wrong argument types and ranges with code arg
   const state = () => JSON.stringify([s.toJSON(), s.inTurn, s.activeEffort]);
   let checked = 0;
   for (const [method, params] of Object.entries(SESSION_METHODS)) {
-    checked += await refusesEveryWrongArgument(`Session.${method}`, params, (args) => s[method](...args), state);
+    const call = SESSION_CALLS[method] ?? ((session, args) => session[method](...args));
+    checked += await refusesEveryWrongArgument(`Session.${method}`, params, (args) => call(s, args), state);
   }
   const document = JSON.stringify(newSession().toJSON());
   SESSION_STATICS.fromJSON[0][1] = document;
@@ -214,6 +253,28 @@ test("every SessionStore method refuses wrong argument types with code argument,
     checked += await refusesEveryWrongArgument(`SessionStore.${method}`, params, (args) => SessionStore[method](...args), state);
   }
   assert.ok(checked > 60, `${checked} wrong calls checked`);
+});
+
+test("every FileSessionStore method refuses wrong argument types with code argument, writing nothing", async () => {
+  const directory = mkdtempSync(join(tmpdir(), "ccm-boundary-"));
+  try {
+    const store = await FileSessionStore.open({ directory });
+    const stored = await store.create("kept");
+    const state = async () => JSON.stringify(await store.list());
+    FILE_STORE_METHODS.save[0][1] = stored;
+    FILE_STORE_METHODS.importSession[0][1] = JSON.stringify(newSession().toJSON());
+    FILE_STORE_STATICS.open[0][1] = { directory };
+    let checked = 0;
+    for (const [method, params] of Object.entries(FILE_STORE_METHODS)) {
+      checked += await refusesEveryWrongArgument(`FileSessionStore.${method}`, params, (args) => store[method](...args), state);
+    }
+    for (const [method, params] of Object.entries(FILE_STORE_STATICS)) {
+      checked += await refusesEveryWrongArgument(`FileSessionStore.${method}`, params, (args) => FileSessionStore[method](...args), state);
+    }
+    assert.ok(checked > 60, `${checked} wrong calls checked`);
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
 });
 
 test("the module functions refuse wrong argument types with code argument", async () => {
