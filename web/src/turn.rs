@@ -116,10 +116,37 @@ fn show(state: AppState, event: TurnEvent<'_>) {
     });
 }
 
+/// The longest message the app sends, in characters: the npm package's default
+/// `maxMessageChars`. A longer text (a whole file pasted into the box) belongs in an
+/// attachment, and refusing it before the core counts it keeps a giant paste from stalling or
+/// exhausting the page.
+pub const MAX_MESSAGE_CHARS: usize = 1_000_000;
+
+/// Why `text` cannot be sent as a message, in words for the person, or `None` when it can.
+pub fn message_too_long(text: &str) -> Option<String> {
+    // Bytes bound characters from above, so most texts are decided without counting.
+    if text.len() <= MAX_MESSAGE_CHARS {
+        return None;
+    }
+    let chars = text.chars().count();
+    (chars > MAX_MESSAGE_CHARS).then(|| {
+        format!(
+            "This message is {chars} characters long, more than the {MAX_MESSAGE_CHARS} a message can hold. Nothing was sent and your text is kept: attach it as a file instead, or send a shorter part."
+        )
+    })
+}
+
 async fn drive(state: AppState, text: String) {
     let Some(session) = state.session.get_value() else {
         return;
     };
+    if let Some(error) = message_too_long(&text) {
+        state.failed.set(Some(FailedTurn {
+            user_text: text,
+            error,
+        }));
+        return;
+    }
     let settings = state.provider.get_untracked();
     let transport = match Transport::of(&settings, &state.api_key.get_untracked()) {
         Ok(transport) => transport,
@@ -321,4 +348,19 @@ pub async fn write_summary(
         .map_err(|e| e.to_string())?;
     summary::clean_summary(&response.text)
         .ok_or_else(|| "the model answered with an empty summary".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_over_the_limit_is_refused_in_words_and_one_at_the_limit_is_not() {
+        assert_eq!(message_too_long(&"a".repeat(MAX_MESSAGE_CHARS)), None);
+        let error = message_too_long(&"a".repeat(MAX_MESSAGE_CHARS + 1)).expect("refused");
+        assert!(error.contains("1000001 characters"), "{error}");
+        // The limit counts characters, not bytes: two-byte letters up to the limit pass.
+        assert_eq!(message_too_long(&"é".repeat(MAX_MESSAGE_CHARS)), None);
+        assert!(message_too_long(&"é".repeat(MAX_MESSAGE_CHARS + 1)).is_some());
+    }
 }

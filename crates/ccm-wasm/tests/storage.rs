@@ -1173,3 +1173,58 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     let reopened = store.load_session(&copy.id, None).await.unwrap();
     assert_eq!(reopened.with_core(|s| s.turn()), 24);
 }
+
+/// localStorage counts its logs on load as IndexedDB does, so a message missing from a
+/// concluded effort's log (which a load does not read) is reported at once, not only when the
+/// log is read for an expansion or an export.
+#[wasm_bindgen_test]
+async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
+    let name = "ccm-test-missing-local";
+    let store = fresh_store("localstorage", name).await;
+    let session = core_session();
+    // avalanche (concluded in turn 4), bluebird (concluded in turn 14), cinnamon (open).
+    for n in 1..=22 {
+        turn(&session, n);
+    }
+    store.save_session(&session).await.unwrap();
+    let id = store_id(&session);
+
+    // A clean load reports nothing: the counts add up.
+    let clean = store.load_session(&id, None).await.unwrap();
+    assert!(clean.problems().is_empty(), "{:?}", clean.problems());
+
+    let (effort_name, opened, concluded, count, lost) = session.with_core(|s| {
+        let avalanche = s.effort("avalanche").unwrap();
+        (
+            avalanche.name.clone(),
+            avalanche.opened_turn,
+            avalanche.concluded_turn.unwrap(),
+            avalanche.messages.len(),
+            avalanche.messages[1].seq,
+        )
+    });
+    local_storage()
+        .remove_item(&format!("{name}/{id}/m/{lost}"))
+        .unwrap();
+
+    let loaded = store.load_session(&id, None).await.unwrap();
+    let problems = loaded.problems().join("\n");
+    assert!(
+        problems.contains(&format!(
+            "effort 'avalanche' (\"{effort_name}\", turns {opened} to {concluded}): 1 of its {count} messages are missing from storage"
+        )),
+        "{problems}"
+    );
+    // The concluded effort still expands, with its readable messages.
+    loaded
+        .load_logs_for("expand_effort", r#"{"id": "avalanche"}"#)
+        .await
+        .unwrap();
+    loaded.with_core(|s| {
+        assert_eq!(
+            s.effort("avalanche").unwrap().messages.len(),
+            count - 1,
+            "the readable messages are loaded"
+        );
+    });
+}

@@ -458,6 +458,43 @@ impl LocalBackend {
             .collect())
     }
 
+    /// How many message records each of the session's logs holds, as IndexedDB's count on its
+    /// log index gives it: the sequence numbers its log chunks list whose message key exists.
+    /// With it a load reports messages missing from logs it does not read (concluded efforts'
+    /// logs, older ambient messages) and messages whose effort record is gone. It reads the key
+    /// list once and each log chunk (256 sequence numbers) once, never a message.
+    fn log_sizes(&self, id: &str) -> Result<BTreeMap<LogRef, u64>, Failure> {
+        let prefix = format!("{id}/");
+        let keys: std::collections::BTreeSet<String> = self
+            .keys()?
+            .into_iter()
+            .filter_map(|key| key.strip_prefix(&prefix).map(str::to_string))
+            .collect();
+        let mut sizes = BTreeMap::new();
+        for key in keys.iter().filter(|key| key.starts_with("l/")) {
+            let Some((log_part, _chunk)) = key["l/".len()..].rsplit_once('/') else {
+                continue;
+            };
+            let log = match log_part.strip_prefix("effort:") {
+                Some(effort) => LogRef::Effort(effort.to_string()),
+                None if log_part == "ambient" => LogRef::Ambient,
+                None => continue,
+            };
+            // A chunk that cannot be read lists nothing: its messages count as missing, which
+            // is what a reader of that log finds too.
+            let seqs: Vec<u64> = self
+                .get(&self.session_key(id, key))?
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_default();
+            let present = seqs
+                .iter()
+                .filter(|seq| keys.contains(&format!("m/{seq}")))
+                .count() as u64;
+            *sizes.entry(log).or_insert(0) += present;
+        }
+        Ok(sizes)
+    }
+
     /// Reads what opening a session needs.
     pub(crate) fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), Failure> {
         let row = super::existing_row(id, self.row(id)?)?;
@@ -508,9 +545,7 @@ impl LocalBackend {
                 history_tail,
                 unreadable,
                 attachments,
-                // The log chunks name every message's key, and a message whose key is gone
-                // is reported when it is read; logs not read here are not counted.
-                log_sizes: None,
+                log_sizes: Some(self.log_sizes(id)?),
             },
         ))
     }
