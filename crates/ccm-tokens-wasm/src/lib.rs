@@ -31,7 +31,9 @@ fn failure(code: &str, message: impl AsRef<str>) -> JsValue {
 }
 
 /// How a value's type reads in an error message: "a number", "null", "an array", ...
-fn describe_type(value: &JsValue) -> String {
+/// Public so the engine module (ccm-wasm), which links this crate, words its argument errors
+/// the same way from the same code.
+pub fn describe_type(value: &JsValue) -> String {
     if value.is_null() {
         return "null".to_string();
     }

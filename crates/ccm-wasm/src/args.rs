@@ -82,22 +82,9 @@ impl Size {
 /// The largest integer JavaScript holds exactly (2^53 - 1).
 pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
-/// How a value's type reads in an error message: "a number", "null", "an array", ...
-pub(crate) fn describe(value: &JsValue) -> String {
-    if value.is_null() {
-        return "null".to_string();
-    }
-    if js_sys::Array::is_array(value) {
-        return "an array".to_string();
-    }
-    match value.js_typeof().as_string().as_deref() {
-        Some("undefined") => "undefined".to_string(),
-        Some("object") => "an object".to_string(),
-        Some("bigint") => "a BigInt".to_string(),
-        Some(kind) => format!("a {kind}"),
-        None => "a value of unknown type".to_string(),
-    }
-}
+/// How a value's type reads in an error message: "a number", "null", "an array", ... (the
+/// tokens module's wording, shared so both modules say it alike).
+pub(crate) use ccm_tokens_wasm::describe_type as describe;
 
 /// One argument of one exported function, for checking and for naming it in errors.
 #[derive(Debug, Clone, Copy)]
