@@ -8,55 +8,83 @@
 use crate::models::{known_model, ModelInfo};
 use ccm_engine::offline::OFFLINE_MODEL_NAME;
 use ccm_engine::EngineSettings;
-use ccm_provider::{normalize_base_url, Preset, ProviderConfig, ProviderKind, RetryPolicy};
-use serde::{Deserialize, Serialize};
+use ccm_provider::{Preset, ProviderChoiceError, ProviderConfig, ProviderName, RetryPolicy};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Where requests go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Where requests go: one of ccm-provider's [`ProviderName`]s (the names the command line and
+/// the npm package accept too), with what the settings screen shows for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderChoice {
     /// The deterministic offline demo model: no network, no key.
     Offline,
     /// A well-known provider.
     Preset(Preset),
     /// Any OpenAI-compatible endpoint at a base URL.
-    CustomOpenAi,
+    OpenAiCompatible,
     /// Any Anthropic-compatible endpoint at a base URL.
-    CustomAnthropic,
+    AnthropicCompatible,
+}
+
+impl From<ProviderName> for ProviderChoice {
+    fn from(name: ProviderName) -> Self {
+        match name {
+            ProviderName::Offline => ProviderChoice::Offline,
+            ProviderName::Preset(preset) => ProviderChoice::Preset(preset),
+            ProviderName::OpenAiCompatible => ProviderChoice::OpenAiCompatible,
+            ProviderName::AnthropicCompatible => ProviderChoice::AnthropicCompatible,
+        }
+    }
+}
+
+impl From<ProviderChoice> for ProviderName {
+    fn from(choice: ProviderChoice) -> Self {
+        match choice {
+            ProviderChoice::Offline => ProviderName::Offline,
+            ProviderChoice::Preset(preset) => ProviderName::Preset(preset),
+            ProviderChoice::OpenAiCompatible => ProviderName::OpenAiCompatible,
+            ProviderChoice::AnthropicCompatible => ProviderName::AnthropicCompatible,
+        }
+    }
 }
 
 impl ProviderChoice {
-    /// Every choice, in the order the settings list them.
+    /// Every choice, in the order the settings list them (ccm-provider's order).
     pub fn all() -> Vec<ProviderChoice> {
-        let mut all = vec![ProviderChoice::Offline];
-        all.extend(Preset::ALL.into_iter().map(ProviderChoice::Preset));
-        all.push(ProviderChoice::CustomOpenAi);
-        all.push(ProviderChoice::CustomAnthropic);
-        all
+        ProviderName::ALL
+            .into_iter()
+            .map(ProviderChoice::from)
+            .collect()
     }
 
-    /// The value of the `<option>` (stable, used by tests).
+    /// The provider's name in ccm-provider's vocabulary.
+    pub fn name(self) -> ProviderName {
+        self.into()
+    }
+
+    /// The value of the `<option>` and the suffix of the localStorage entry that remembers the
+    /// choice's API key: the provider's [`name`](ProviderName::name), except that the two
+    /// `*_compatible` choices keep `custom_openai` and `custom_anthropic`, under which earlier
+    /// versions remembered their keys (ccm-provider accepts both as aliases).
     pub fn key(self) -> &'static str {
         match self {
-            ProviderChoice::Offline => "offline",
-            ProviderChoice::Preset(preset) => preset.name(),
-            ProviderChoice::CustomOpenAi => "custom_openai",
-            ProviderChoice::CustomAnthropic => "custom_anthropic",
+            ProviderChoice::OpenAiCompatible => "custom_openai",
+            ProviderChoice::AnthropicCompatible => "custom_anthropic",
+            other => other.name().name(),
         }
     }
 
-    /// Parses [`key`](Self::key).
+    /// Parses any spelling ccm-provider's [`ProviderName::from_name`] accepts, [`key`](Self::key)
+    /// included.
     pub fn from_key(key: &str) -> Option<ProviderChoice> {
-        ProviderChoice::all().into_iter().find(|c| c.key() == key)
+        ProviderName::from_name(key).map(ProviderChoice::from)
     }
-
     /// The name shown to people.
     pub fn label(self) -> &'static str {
         match self {
             ProviderChoice::Offline => "Offline demo model (no key, no network)",
             ProviderChoice::Preset(preset) => preset.label(),
-            ProviderChoice::CustomOpenAi => "Custom OpenAI-compatible URL",
-            ProviderChoice::CustomAnthropic => "Custom Anthropic-compatible URL",
+            ProviderChoice::OpenAiCompatible => "Custom OpenAI-compatible URL",
+            ProviderChoice::AnthropicCompatible => "Custom Anthropic-compatible URL",
         }
     }
 
@@ -65,8 +93,8 @@ impl ProviderChoice {
         match self {
             ProviderChoice::Offline => "",
             ProviderChoice::Preset(preset) => preset.base_url(),
-            ProviderChoice::CustomOpenAi => "http://127.0.0.1:8000/v1",
-            ProviderChoice::CustomAnthropic => "http://127.0.0.1:8000/v1",
+            ProviderChoice::OpenAiCompatible => "http://127.0.0.1:8000/v1",
+            ProviderChoice::AnthropicCompatible => "http://127.0.0.1:8000/v1",
         }
     }
 
@@ -79,18 +107,32 @@ impl ProviderChoice {
             ProviderChoice::Preset(Preset::OpenRouter) => "openai/gpt-4o-mini",
             ProviderChoice::Preset(Preset::Ollama) => "llama3.2",
             ProviderChoice::Preset(Preset::LmStudio) => "local-model",
-            ProviderChoice::CustomOpenAi | ProviderChoice::CustomAnthropic => "model",
+            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => "model",
         }
     }
+}
 
-    /// Whether requests of this choice carry an API key when one is given.
-    pub fn takes_key(self) -> bool {
-        !matches!(self, ProviderChoice::Offline)
+/// Settings store the choice as its canonical name (`"openai"`, `"openai_compatible"`).
+impl Serialize for ProviderChoice {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.name().serialize(serializer)
     }
+}
 
-    /// Whether the hosted service refuses requests without a key.
-    pub fn needs_key(self) -> bool {
-        matches!(self, ProviderChoice::Preset(p) if p.needs_api_key())
+/// Reads a name in any spelling ccm-provider accepts, and the forms earlier versions stored:
+/// `{"preset": "open_ai"}` for a preset, `"custom_openai"` and `"custom_anthropic"`.
+impl<'de> Deserialize<'de> for ProviderChoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Name(ProviderName),
+            OlderPreset { preset: Preset },
+        }
+        Ok(match Stored::deserialize(deserializer)? {
+            Stored::Name(name) => name.into(),
+            Stored::OlderPreset { preset } => ProviderChoice::Preset(preset),
+        })
     }
 }
 
@@ -164,40 +206,25 @@ impl ProviderSettings {
         self.choice == ProviderChoice::Offline
     }
 
-    /// The provider configuration for an HTTP transport, or `None` for the offline model.
+    /// The provider configuration for an HTTP transport, or `None` for the offline model, as
+    /// ccm-provider's `ProviderConfig::from_choice` makes it from the choice, the base URL
+    /// (blank: a preset's own) and the key.
     ///
     /// # Errors
     /// A sentence for the person when the URL is unusable or a required key is missing.
     pub fn provider_config(&self, key: Option<&str>) -> Result<Option<ProviderConfig>, String> {
-        let key = key
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(str::to_string);
-        let config = match self.choice {
-            ProviderChoice::Offline => return Ok(None),
-            ProviderChoice::Preset(preset) => {
-                if preset.needs_api_key() && key.is_none() {
-                    return Err(format!(
-                        "{} needs an API key: enter it in Settings (it stays in this tab unless you ask to remember it).",
-                        preset.label()
-                    ));
-                }
-                let mut config = ProviderConfig::from_preset(preset, key);
-                let url = self.base_url.trim();
-                if !url.is_empty() {
-                    config.base_url = normalize_base_url(config.kind, url);
-                }
-                config
+        let choice = ccm_provider::ProviderChoice::new(self.choice.name())
+            .with_base_url(Some(self.base_url.clone()))
+            .with_api_key(key.map(str::to_string));
+        ProviderConfig::from_choice(&choice).map_err(|error| {
+            let sentence = capitalised(&error.to_string());
+            match error {
+                ProviderChoiceError::MissingApiKey { .. } => format!(
+                    "{sentence}: enter it in Settings (it stays in this tab unless you ask to remember it)."
+                ),
+                _ => format!("{sentence}."),
             }
-            ProviderChoice::CustomOpenAi => {
-                ProviderConfig::custom(ProviderKind::OpenAiCompatible, &self.base_url, key)
-            }
-            ProviderChoice::CustomAnthropic => {
-                ProviderConfig::custom(ProviderKind::Anthropic, &self.base_url, key)
-            }
-        };
-        config.validate().map_err(|e| e.to_string())?;
-        Ok(Some(config))
+        })
     }
 
     /// The engine settings of a turn.
@@ -221,16 +248,26 @@ impl ProviderSettings {
         match self.choice {
             ProviderChoice::Offline => "Offline demo model".to_string(),
             ProviderChoice::Preset(preset) => format!("{} · {}", preset.label(), self.model),
-            ProviderChoice::CustomOpenAi | ProviderChoice::CustomAnthropic => {
+            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => {
                 format!("{} · {}", self.base_url, self.model)
             }
         }
     }
 }
 
+/// `text` with its first letter in upper case, to start a sentence.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ccm_provider::ProviderKind;
 
     #[test]
     fn the_default_is_the_offline_model() {
@@ -268,7 +305,7 @@ mod tests {
 
     #[test]
     fn custom_urls_are_normalised_and_checked() {
-        let mut custom = ProviderSettings::for_choice(ProviderChoice::CustomOpenAi);
+        let mut custom = ProviderSettings::for_choice(ProviderChoice::OpenAiCompatible);
         custom.base_url = "http://127.0.0.1:9999/v1/".into();
         let config = custom.provider_config(None).unwrap().unwrap();
         assert_eq!(
@@ -277,7 +314,7 @@ mod tests {
         );
         custom.base_url = "not a url".into();
         assert!(custom.provider_config(None).is_err());
-        let mut anthropic = ProviderSettings::for_choice(ProviderChoice::CustomAnthropic);
+        let mut anthropic = ProviderSettings::for_choice(ProviderChoice::AnthropicCompatible);
         anthropic.base_url = "http://127.0.0.1:9999/v1".into();
         let config = anthropic.provider_config(Some("k")).unwrap().unwrap();
         assert_eq!(config.kind, ProviderKind::Anthropic);
@@ -285,7 +322,7 @@ mod tests {
 
     #[test]
     fn prices_come_from_the_table_unless_the_person_sets_them() {
-        let mut settings = ProviderSettings::for_choice(ProviderChoice::CustomOpenAi);
+        let mut settings = ProviderSettings::for_choice(ProviderChoice::OpenAiCompatible);
         settings.model = "gpt-4".into();
         let info = settings.model_info().unwrap();
         assert_eq!(info.context_window, 8_192);
@@ -318,5 +355,93 @@ mod tests {
         let partial: ProviderSettings = serde_json::from_str(r#"{"model": "m"}"#).unwrap();
         assert_eq!(partial.model, "m");
         assert!(partial.is_offline());
+    }
+
+    #[test]
+    fn the_choice_is_stored_by_its_provider_name() {
+        for choice in ProviderChoice::all() {
+            let settings = ProviderSettings::for_choice(choice);
+            let json = serde_json::to_value(&settings).unwrap();
+            assert_eq!(json["choice"], choice.name().name(), "{choice:?}");
+            let back: ProviderSettings = serde_json::from_value(json).unwrap();
+            assert_eq!(back, settings);
+        }
+    }
+
+    #[test]
+    fn settings_stored_by_earlier_versions_keep_loading() {
+        // What localStorage holds from builds before the shared provider names: presets as an
+        // object of serde's variant names, the custom endpoints under the app's own names.
+        let stored = |choice: &str| {
+            format!(
+                r#"{{"choice":{choice},"base_url":"http://127.0.0.1:9999/v1","model":"m",
+                    "stream":false,"remember_key":true,"input_price":null,"output_price":2.5}}"#
+            )
+        };
+        let cases = [
+            (r#""offline""#, ProviderChoice::Offline),
+            (
+                r#"{"preset":"open_ai"}"#,
+                ProviderChoice::Preset(Preset::OpenAi),
+            ),
+            (
+                r#"{"preset":"anthropic"}"#,
+                ProviderChoice::Preset(Preset::Anthropic),
+            ),
+            (
+                r#"{"preset":"open_router"}"#,
+                ProviderChoice::Preset(Preset::OpenRouter),
+            ),
+            (
+                r#"{"preset":"ollama"}"#,
+                ProviderChoice::Preset(Preset::Ollama),
+            ),
+            (
+                r#"{"preset":"lm_studio"}"#,
+                ProviderChoice::Preset(Preset::LmStudio),
+            ),
+            (r#""custom_openai""#, ProviderChoice::OpenAiCompatible),
+            (r#""custom_anthropic""#, ProviderChoice::AnthropicCompatible),
+        ];
+        for (choice, expected) in cases {
+            let settings: ProviderSettings = serde_json::from_str(&stored(choice))
+                .unwrap_or_else(|e| panic!("{choice} did not load: {e}"));
+            assert_eq!(settings.choice, expected, "{choice}");
+            assert_eq!(settings.base_url, "http://127.0.0.1:9999/v1");
+            assert!(settings.remember_key && !settings.stream);
+            assert_eq!(settings.output_price, Some(2.5));
+        }
+        // The API keys those versions remembered stay under the same localStorage names.
+        assert_eq!(ProviderChoice::OpenAiCompatible.key(), "custom_openai");
+        assert_eq!(
+            ProviderChoice::AnthropicCompatible.key(),
+            "custom_anthropic"
+        );
+        assert_eq!(ProviderChoice::Preset(Preset::LmStudio).key(), "lmstudio");
+        let unknown = serde_json::from_str::<ProviderSettings>(&stored(r#""gemini""#));
+        assert!(unknown.is_err());
+    }
+
+    #[test]
+    fn mistakes_are_sentences_for_the_person() {
+        let mut custom = ProviderSettings::for_choice(ProviderChoice::AnthropicCompatible);
+        custom.base_url = " ".into();
+        assert_eq!(
+            custom.provider_config(None).unwrap_err(),
+            "The provider 'anthropic_compatible' needs a base URL, such as \
+             http://localhost:8000/v1."
+        );
+        custom.base_url = "localhost:8000/v1".into();
+        assert_eq!(
+            custom.provider_config(None).unwrap_err(),
+            "The base URL 'localhost:8000/v1' must start with http:// or https:// followed by a \
+             host, such as http://localhost:8000/v1."
+        );
+        let openai = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::OpenAi));
+        assert_eq!(
+            openai.provider_config(Some("  ")).unwrap_err(),
+            "OpenAI needs an API key: enter it in Settings (it stays in this tab unless you ask \
+             to remember it)."
+        );
     }
 }

@@ -3,17 +3,23 @@
 use ccm_engine::offline::OFFLINE_MODEL_NAME;
 use ccm_engine::EngineSettings;
 use ccm_native::{HttpTransport, OfflineResponder, Responder};
-use ccm_provider::{Preset, ProviderConfig, ProviderKind};
+use ccm_provider::{ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderName};
 
 /// The environment variable the API key is read from. A key is never taken from the command
 /// line, where it would end up in the shell history and the process list.
 pub const API_KEY_VARIABLE: &str = "CCM_API_KEY";
 
-/// The usage lines of the provider options.
+/// The usage lines of the provider options. The names are ccm-provider's `ProviderName`s, the
+/// same the npm package and the browser app accept.
 pub const PROVIDER_USAGE: &str = "\
-  --provider offline|openai|anthropic|openrouter|ollama|lmstudio|custom   (default: offline)
-  --base-url URL        the provider's base URL (required for custom; overrides a preset's)
-  --protocol openai|anthropic   the protocol of a custom provider (default: openai)
+  --provider NAME       offline (the default), openai, anthropic, openrouter, ollama, lmstudio,
+                        openai_compatible or anthropic_compatible (these two need --base-url);
+                        case, '-' and '_' do not matter (openai-compatible), and custom,
+                        from earlier versions, means openai_compatible
+  --base-url URL        the provider's base URL (required for the *_compatible ones; replaces a
+                        preset's, for example with a proxy's)
+  --protocol openai|anthropic   the protocol of the server at --base-url, as earlier
+                        versions chose it for --provider custom (default: openai)
   --model NAME          the model name (required except for offline)
   --stream              ask for streamed answers
   The API key is read from the CCM_API_KEY environment variable.";
@@ -63,6 +69,9 @@ impl ProviderArgs {
     /// The responder and the engine settings these options select. `api_key` is the value of
     /// [`API_KEY_VARIABLE`], if set.
     ///
+    /// The name and the base URL are checked by ccm-provider's `ProviderConfig::from_choice`,
+    /// as in the npm package and the browser app; this only adds which option to fix.
+    ///
     /// # Errors
     /// A message naming the option to fix: an unknown provider or protocol, a missing model
     /// or base URL, a hosted provider without a key, an invalid base URL.
@@ -70,60 +79,55 @@ impl ProviderArgs {
         &self,
         api_key: Option<String>,
     ) -> Result<(Box<dyn Responder>, EngineSettings), String> {
-        let name = self.provider.as_deref().unwrap_or("offline");
-        if name.eq_ignore_ascii_case("offline") {
-            if self.base_url.is_some() {
-                return Err("--base-url has no meaning for the offline demo model".to_string());
+        let given = self.provider.as_deref().unwrap_or("offline");
+        let mut name: ProviderName = given
+            .parse()
+            .map_err(|e: ProviderChoiceError| e.to_string())?;
+        if let Some(protocol) = &self.protocol {
+            // `--provider custom --protocol anthropic` is how earlier versions named an
+            // Anthropic-compatible server; the protocol only chooses between the two names that
+            // take a base URL.
+            if !name.needs_base_url() {
+                return Err(format!(
+                    "--protocol is only for a server at --base-url (openai_compatible, \
+                     anthropic_compatible or custom); {} speaks its own",
+                    name.label()
+                ));
             }
-            let model = self.model.as_deref().unwrap_or(OFFLINE_MODEL_NAME);
-            let settings = EngineSettings::new(model).with_stream(self.stream);
-            return Ok((Box::new(OfflineResponder::new()), settings));
-        }
-        let config = if name.eq_ignore_ascii_case("custom") {
-            let base_url = self
-                .base_url
-                .as_deref()
-                .ok_or("--provider custom needs --base-url")?;
-            let kind = match self.protocol.as_deref().unwrap_or("openai") {
-                "openai" => ProviderKind::OpenAiCompatible,
-                "anthropic" => ProviderKind::Anthropic,
+            name = match protocol.trim().to_ascii_lowercase().as_str() {
+                "openai" => ProviderName::OpenAiCompatible,
+                "anthropic" => ProviderName::AnthropicCompatible,
                 other => {
                     return Err(format!(
                         "unknown protocol '{other}'; expected openai or anthropic"
                     ))
                 }
             };
-            ProviderConfig::custom(kind, base_url, api_key)
-        } else {
-            let preset = Preset::from_name(name).ok_or_else(|| {
-                format!(
-                    "unknown provider '{name}'; expected offline, openai, anthropic, openrouter, \
-                     ollama, lmstudio or custom"
-                )
-            })?;
-            if self.protocol.is_some() {
-                return Err(format!(
-                    "--protocol is only for --provider custom; {} speaks its own",
-                    preset.label()
-                ));
+        }
+        let choice = ProviderChoice::new(name)
+            .with_base_url(self.base_url.clone())
+            .with_api_key(api_key);
+        let config = ProviderConfig::from_choice(&choice).map_err(|error| match error {
+            ProviderChoiceError::MissingApiKey { .. } => {
+                format!("{error}: set {API_KEY_VARIABLE}")
             }
-            if preset.needs_api_key() && api_key.as_deref().is_none_or(|k| k.trim().is_empty()) {
-                return Err(format!(
-                    "{} needs an API key: set {API_KEY_VARIABLE}",
-                    preset.label()
-                ));
+            ProviderChoiceError::MissingBaseUrl { .. } => {
+                format!("{error} (give it with --base-url)")
             }
-            let mut config = ProviderConfig::from_preset(preset, api_key);
-            if let Some(base_url) = &self.base_url {
-                config.base_url = ccm_provider::normalize_base_url(config.kind, base_url);
+            _ => error.to_string(),
+        })?;
+        let Some(config) = config else {
+            if self.base_url.is_some() {
+                return Err("--base-url has no meaning for the offline demo model".to_string());
             }
-            config
+            let model = self.model.as_deref().unwrap_or(OFFLINE_MODEL_NAME);
+            let settings = EngineSettings::new(model).with_stream(self.stream);
+            return Ok((Box::new(OfflineResponder::new()), settings));
         };
-        config.validate().map_err(|e| e.to_string())?;
         let model = self
             .model
             .as_deref()
-            .ok_or_else(|| format!("--provider {name} needs --model"))?;
+            .ok_or_else(|| format!("--provider {given} needs --model"))?;
         let settings = EngineSettings::new(model).with_stream(self.stream);
         Ok((Box::new(HttpTransport::new(config)), settings))
     }
@@ -183,6 +187,79 @@ mod tests {
     }
 
     #[test]
+    fn every_spelling_of_earlier_versions_still_works() {
+        let label = |args: &[&str]| {
+            let (responder, _) = parse(args).unwrap().connect(None).unwrap();
+            responder.label()
+        };
+        let base = "http://127.0.0.1:9/v1";
+        for provider in [
+            "custom",
+            "openai_compatible",
+            "openai-compatible",
+            "Custom_OpenAI",
+        ] {
+            assert_eq!(
+                label(&["--provider", provider, "--base-url", base, "--model", "m"]),
+                base,
+                "{provider}"
+            );
+        }
+        assert_eq!(
+            label(&["--provider", "LM-Studio", "--model", "m"]),
+            "http://localhost:1234/v1"
+        );
+        // The protocol of `--provider custom` is still chosen with `--protocol`; the config's
+        // kind shows in the URL it trims.
+        let anthropic = [
+            "--provider",
+            "anthropic-compatible",
+            "--base-url",
+            "http://127.0.0.1:9/v1/messages",
+            "--model",
+            "m",
+        ];
+        assert_eq!(label(&anthropic), base);
+        let custom_openai = [
+            "--provider",
+            "custom",
+            "--protocol",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1/messages",
+            "--model",
+            "m",
+        ];
+        assert_eq!(label(&custom_openai), "http://127.0.0.1:9/v1/messages");
+    }
+
+    #[test]
+    fn a_hosted_preset_behind_a_proxy_may_go_without_a_key() {
+        let (responder, _) = parse(&[
+            "--provider",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "gpt-4o",
+        ])
+        .unwrap()
+        .connect(None)
+        .unwrap();
+        assert_eq!(responder.label(), "http://127.0.0.1:9/v1");
+    }
+
+    #[test]
+    fn the_usage_lists_every_provider_name() {
+        for name in ProviderName::ALL {
+            assert!(
+                PROVIDER_USAGE.contains(name.name()),
+                "{name} is not in the usage"
+            );
+        }
+    }
+
+    #[test]
     fn mistakes_are_explained() {
         assert_eq!(
             error(&["--provider", "openai", "--model", "gpt-4o"], None),
@@ -194,9 +271,53 @@ mod tests {
         );
         assert_eq!(
             error(&["--provider", "custom", "--model", "m"], None),
-            "--provider custom needs --base-url"
+            "the provider 'openai_compatible' needs a base URL, such as http://localhost:8000/v1 \
+             (give it with --base-url)"
         );
-        assert!(error(&["--provider", "gemini"], None).starts_with("unknown provider 'gemini'"));
+        assert_eq!(
+            error(&["--provider", "gemini"], None),
+            "unknown provider 'gemini'; expected one of offline, openai, anthropic, openrouter, \
+             ollama, lmstudio, openai_compatible (with a base URL), anthropic_compatible (with a \
+             base URL)"
+        );
+        assert_eq!(
+            error(
+                &[
+                    "--provider",
+                    "ollama",
+                    "--base-url",
+                    "localhost:11434",
+                    "--model",
+                    "m"
+                ],
+                None
+            ),
+            "the base URL 'localhost:11434' must start with http:// or https:// followed by a \
+             host, such as http://localhost:8000/v1"
+        );
+        assert_eq!(
+            error(
+                &[
+                    "--provider",
+                    "ollama",
+                    "--protocol",
+                    "openai",
+                    "--model",
+                    "m"
+                ],
+                None
+            ),
+            "--protocol is only for a server at --base-url (openai_compatible, \
+             anthropic_compatible or custom); Ollama speaks its own"
+        );
+        assert_eq!(
+            error(&["--provider", "custom", "--protocol", "grpc"], None),
+            "unknown protocol 'grpc'; expected openai or anthropic"
+        );
+        assert_eq!(
+            error(&["--base-url", "http://x"], None),
+            "--base-url has no meaning for the offline demo model"
+        );
         assert_eq!(
             parse(&["--api-key", "sk-1"]).unwrap_err(),
             "the API key is not taken from the command line; set CCM_API_KEY instead"

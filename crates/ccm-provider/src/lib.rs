@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+mod choice;
 mod config;
 pub mod embeddings;
 mod error;
@@ -61,6 +62,7 @@ pub mod sse;
 mod usage;
 mod wire;
 
+pub use choice::{ProviderChoice, ProviderChoiceError, ProviderName};
 pub use config::{
     normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
     ToolChoice, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_TOKENS,

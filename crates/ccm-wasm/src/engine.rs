@@ -14,7 +14,8 @@ use crate::transport::{send_with_limits, sleep, Limits};
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{EngineSettings, Step, TurnEngine, TurnEvent, TurnFailure};
 use ccm_provider::{
-    Preset, ProviderConfig, ProviderError, ProviderKind, ProviderResponse, RetryPolicy, StreamDelta,
+    ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderError, ProviderName,
+    ProviderResponse, RetryPolicy, StreamDelta,
 };
 use js_sys::Function;
 use serde::Deserialize;
@@ -185,66 +186,42 @@ enum Transport {
     Http(ProviderConfig, Limits),
 }
 
-/// Every `provider` `runTurn` accepts (the `Provider` type in TypeScript), as the error for an
-/// unknown one lists them.
-const PROVIDER_NAMES: [&str; 8] = [
-    "offline",
-    "openai",
-    "anthropic",
-    "openrouter",
-    "ollama",
-    "lmstudio",
-    "openai_compatible (with baseUrl)",
-    "anthropic_compatible (with baseUrl)",
-];
-
 fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(Code::Argument, message)
 }
 
 impl TurnOptions {
+    /// The transport the options choose. The provider's name, base URL and key are checked by
+    /// ccm-provider's `ProviderConfig::from_choice`, as on the command line and in the app; the
+    /// names it accepts are the TypeScript `Provider` type's, and a few older spellings.
     fn transport(&self) -> Result<Transport, Failure> {
-        let name = self.provider.trim();
-        if name == "offline" {
-            return Ok(Transport::Offline(OfflineModel::new()));
-        }
-        let key = self.api_key.clone().filter(|k| !k.trim().is_empty());
-        let mut config = match name {
-            "openai_compatible" | "anthropic_compatible" => {
-                let kind = if name == "anthropic_compatible" {
-                    ProviderKind::Anthropic
-                } else {
-                    ProviderKind::OpenAiCompatible
-                };
-                let base = self
-                    .base_url
-                    .as_deref()
-                    .ok_or_else(|| invalid(format!("provider '{name}' needs a baseUrl")))?;
-                ProviderConfig::custom(kind, base, key)
-            }
-            preset => {
-                // ccm-provider's message lists its presets only; JavaScript also has `offline`
-                // and the two `*_compatible` names, so the message lists every accepted name.
-                let preset: Preset = preset.parse().map_err(|_: ProviderError| {
-                    invalid(format!(
-                        "unknown provider '{preset}'; expected one of {}",
-                        PROVIDER_NAMES.join(", ")
-                    ))
-                })?;
-                let mut config = ProviderConfig::from_preset(preset, key);
-                if let Some(base) = &self.base_url {
-                    config = ProviderConfig {
-                        base_url: ccm_provider::normalize_base_url(config.kind, base),
-                        ..config
-                    };
-                }
-                config
-            }
+        let provider: ProviderName = self
+            .provider
+            .parse()
+            .map_err(|e: ProviderChoiceError| invalid(e.to_string()))?;
+        let choice = ProviderChoice {
+            provider,
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            headers: self
+                .headers
+                .iter()
+                .flatten()
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
         };
-        for (header, value) in self.headers.iter().flatten() {
-            config = config.with_header(header.clone(), value.clone());
-        }
-        config.validate().map_err(|e| invalid(e.to_string()))?;
+        let config = ProviderConfig::from_choice(&choice).map_err(|error| match error {
+            ProviderChoiceError::MissingApiKey { .. } => invalid(format!(
+                "{error}: pass apiKey (or a baseUrl of a proxy that adds it)"
+            )),
+            ProviderChoiceError::MissingBaseUrl { .. } => {
+                invalid(format!("{error} (give it as baseUrl)"))
+            }
+            _ => invalid(error.to_string()),
+        })?;
+        let Some(config) = config else {
+            return Ok(Transport::Offline(OfflineModel::new()));
+        };
         let defaults = Limits::default();
         let limits = Limits {
             idle_ms: self.idle_timeout_ms.map_or(defaults.idle_ms, u64::from),
@@ -471,38 +448,24 @@ async fn load_logs_for(
 
 #[cfg(test)]
 mod tests {
-    use super::PROVIDER_NAMES;
-    use ccm_provider::Preset;
+    use ccm_provider::ProviderName;
 
-    /// The names the error lists, ccm-provider's presets and the TypeScript `Provider` type must
-    /// not drift apart when a preset is added.
+    /// ccm-provider's one list of names (which its errors give) and the TypeScript `Provider`
+    /// type must not drift apart when a provider is added.
     #[test]
     fn every_provider_name_is_listed_and_typed() {
-        let names: Vec<&str> = PROVIDER_NAMES
-            .iter()
-            .map(|name| name.split(' ').next().unwrap_or(name))
-            .collect();
-        for preset in Preset::ALL {
-            assert!(
-                names.contains(&preset.name()),
-                "{} is not listed",
-                preset.name()
-            );
-        }
-        assert_eq!(
-            names.len(),
-            Preset::ALL.len() + 3,
-            "offline and the two *_compatible"
-        );
         // The declaration is read from the source: wasm-bindgen keeps the custom section's
         // text for the .d.ts, not as a Rust constant.
         let declaration = include_str!("types.rs");
         let union = &declaration[declaration.find("export type Provider =").unwrap()..];
         let union = &union[..union.find(';').unwrap()];
-        for name in names {
+        let typed: Vec<&str> = union.split('"').skip(1).step_by(2).collect();
+        let listed: Vec<&str> = ProviderName::ALL.iter().map(|name| name.name()).collect();
+        assert_eq!(typed, listed, "the Provider type and ccm-provider's names");
+        for name in listed {
             assert!(
-                union.contains(&format!("\"{name}\"")),
-                "{name} is not in the Provider type"
+                ProviderName::accepted_names().contains(name),
+                "{name} is not in the error's list"
             );
         }
     }

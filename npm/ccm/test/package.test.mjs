@@ -114,7 +114,22 @@ test("options and runTurn errors name things as JavaScript does", async () => {
     code: "argument",
     message:
       "unknown provider 'gemini'; expected one of offline, openai, anthropic, openrouter, ollama, lmstudio, " +
-      "openai_compatible (with baseUrl), anthropic_compatible (with baseUrl)",
+      "openai_compatible (with a base URL), anthropic_compatible (with a base URL)",
+  });
+  // The same checks as on the command line and in the app (ccm-provider's), in JavaScript's terms.
+  await assert.rejects(s.runTurn("hello", { provider: "openai_compatible", model: "x" }), {
+    code: "argument",
+    message: "the provider 'openai_compatible' needs a base URL, such as http://localhost:8000/v1 (give it as baseUrl)",
+  });
+  await assert.rejects(s.runTurn("hello", { provider: "openai", model: "x" }), {
+    code: "argument",
+    message: "OpenAI needs an API key: pass apiKey (or a baseUrl of a proxy that adds it)",
+  });
+  await assert.rejects(s.runTurn("hello", { provider: "ollama", baseUrl: "localhost:11434", model: "x" }), {
+    code: "argument",
+    message:
+      "the base URL 'localhost:11434' must start with http:// or https:// followed by a host, " +
+      "such as http://localhost:8000/v1",
   });
   // The session is untouched by a refused turn.
   assert.equal(s.turn, 0);
