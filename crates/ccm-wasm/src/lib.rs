@@ -34,9 +34,6 @@ mod session;
 mod store;
 mod types;
 
-/// The `fetch` transport `runTurn` sends requests through (ccm-browser's, shared with the app).
-pub use ccm_browser::transport;
-
 pub use adapters::tool_definitions;
 pub use counter::JsTokenCounter;
 pub use engine::{JsTurnResult, TurnOptions};
