@@ -438,8 +438,13 @@ test('sessions: create, rename, switch, fork a branch, delete; import the origin
   await send(page, 'Only on the branch.');
   assert.equal(await page.getByTestId('message').count(), 6);
 
-  // Switching back shows the main line without the branch's turn.
+  // The list follows each save (the app takes the entry from the save's result rather than
+  // reading the store again): the branch's row counts the turn just taken.
   await openPanel(page, 'sessions');
+  const branchRow = page.locator('[data-testid=session-row][data-name="Auth work ⎇ try-b"]');
+  await branchRow.locator('.tokens', { hasText: /^3 turns · / }).waitFor();
+
+  // Switching back shows the main line without the branch's turn.
   await page.locator('[data-testid=session-row][data-name="Auth work"] [data-testid=open-session]').click();
   await page.locator('[data-testid=session-row][data-name="Auth work"].active').waitFor();
   await page.getByTestId('message').nth(3).waitFor();

@@ -8,7 +8,6 @@
 //! concluded effort's log only when a tool needs it.
 
 use crate::state::{read_local, write_local, AppState, NoticeKind};
-use crate::transport::js_error_text;
 use crate::view_model::{self, Transcript};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -140,7 +139,7 @@ pub fn read_after_adopt(state: AppState) {
                 });
             }
             Err(error) => {
-                let text = js_error_text(&error);
+                let text = error.to_string();
                 state.notify(
                     NoticeKind::Error,
                     format!("The earlier part of this conversation could not be read: {text}"),

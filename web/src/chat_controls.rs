@@ -87,7 +87,7 @@ pub async fn add_file(state: AppState, file: web_sys::File) {
 /// Attaches the waiting files to the turn just begun (called by the turn driver between
 /// beginning the turn and its first request). They stay listed until the turn is saved, so a
 /// stopped or failed turn keeps them for the next try.
-pub fn attach_pending(state: AppState, session: &ccm_wasm::Session) {
+pub fn attach_pending(state: AppState, session: &ccm_browser::BrowserSession) {
     let pending = state.attachments.get_untracked();
     for file in pending {
         let attached = session
@@ -142,7 +142,6 @@ async fn branch_before_last_turn(state: AppState, label: &str) -> Result<(), Str
             }
             core.fork_at(turn - 1, &format!("{label} of turn {turn}"))
                 .map_err(|e| e.to_string())
-                .and_then(|fork| fork.to_json().map_err(|e| e.to_string()))
         })
         .ok_or("no session is open")??;
     let id = state.session_id.get_untracked();
@@ -153,9 +152,9 @@ async fn branch_before_last_turn(state: AppState, label: &str) -> Result<(), Str
         .find(|s| Some(&s.id) == id.as_ref())
         .map_or_else(|| "Conversation".to_string(), |s| s.name);
     let info = store
-        .import_document(&forked, &format!("{base} ⎇ {label}"), None)
+        .import_core(&forked, &format!("{base} ⎇ {label}"))
         .await
-        .map_err(|e| js_error_text(&e))?;
+        .map_err(|e| e.to_string())?;
     state.refresh_sessions().await;
     state.switch_session(info.id).await;
     state.notify(

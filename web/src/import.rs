@@ -1,7 +1,6 @@
 //! Import of the original CCM file layout: sorts the files a person picked into the parts
-//! the converter (ccm-import) expects, and turns them into a session document.
+//! the converter (ccm-import) expects; the store imports them (`BrowserStore::import_ccm_files`).
 
-use ccm_core::Config;
 use ccm_import::CcmFiles;
 
 /// A file a person picked: its path as the browser reports it, and its text.
@@ -64,30 +63,20 @@ pub fn sort_files(files: &[PickedFile]) -> Result<(CcmFileSet, Vec<String>), Str
     Ok((set, notes))
 }
 
-/// Converts a CCM file set into a session document (JSON), recounting every token with the
-/// configuration's encoding. Returns the document and the converter's notes.
-///
-/// # Errors
-/// The converter's message when the files cannot be read as a CCM session.
-pub fn convert(set: &CcmFileSet, config: Config) -> Result<(String, Vec<String>), String> {
-    let counter = ccm_core::tokens::exact_counter(config.encoding).map_err(|e| e.to_string())?;
-    let imported = ccm_import::convert(
-        &CcmFiles {
-            manifest_yaml: &set.manifest,
-            raw_jsonl: set.raw.as_deref().unwrap_or(""),
-            effort_logs: set
+impl CcmFileSet {
+    /// The files as the converter reads them.
+    pub fn files(&self) -> CcmFiles<'_> {
+        CcmFiles {
+            manifest_yaml: &self.manifest,
+            raw_jsonl: self.raw.as_deref().unwrap_or(""),
+            effort_logs: self
                 .efforts
                 .iter()
                 .map(|(id, text)| (id.as_str(), text.as_str()))
                 .collect(),
-            session_state_json: set.session_state.as_deref(),
-        },
-        config,
-        counter.as_ref(),
-    )
-    .map_err(|e| e.to_string())?;
-    let json = serde_json::to_string(&imported.document).map_err(|e| e.to_string())?;
-    Ok((json, imported.notes))
+            session_state_json: self.session_state.as_deref(),
+        }
+    }
 }
 
 #[cfg(test)]

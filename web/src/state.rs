@@ -1,7 +1,8 @@
 //! The app's state and the operations that change it.
 //!
 //! One [`AppState`] (a bundle of `Copy` handles) is provided as context. The core session
-//! lives in a `ccm_wasm::Session` (shared with ccm-wasm's store, which saves what changed);
+//! lives in a `ccm_browser::BrowserSession` (shared with ccm-browser's store, which saves what
+//! changed);
 //! components never touch it: they read snapshots the app derives after each change
 //! ([`AppState::version`] is bumped then) and call the operations below, which delegate every
 //! decision to the core and report failures as plain notices.
@@ -9,17 +10,16 @@
 use crate::provider::ProviderSettings;
 use crate::transport::js_error_text;
 use crate::view_model::{EffortAction, TurnBanners};
+use ccm_browser::{BackendChoice, BrowserError, BrowserSession, BrowserStore, SessionInfo};
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::{Config, Session as CoreSession};
 use ccm_engine::{RequestPurpose, TurnEvent};
 use ccm_provider::StreamDelta;
-use ccm_wasm::{SessionInfo, SessionOptions, SessionStore, StoreOptions};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::JsFuture;
 
 /// The IndexedDB database (and localStorage prefix) of the app's sessions.
 pub const STORE_NAME: &str = "ccm-app";
@@ -246,13 +246,33 @@ pub struct OpenLog {
     pub messages: Vec<(String, String, u32)>,
 }
 
+/// What an import stores as a new session.
+pub enum ImportSource {
+    /// A session document (JSON text), as an export wrote it.
+    Document(String),
+    /// A session in the original CCM file layout.
+    CcmFiles(crate::import::CcmFileSet),
+}
+
+/// Puts a session as a save left it into the session list (most recently updated first, as
+/// the store lists them; damaged sessions stay last), replacing its old entry: the list
+/// follows each save without reading every stored session again.
+pub fn list_saved(sessions: &mut Vec<SessionInfo>, saved: SessionInfo) {
+    sessions.retain(|s| s.id != saved.id);
+    let at = sessions
+        .iter()
+        .position(|s| s.damaged.is_some() || s.updated_ms <= saved.updated_ms)
+        .unwrap_or(sessions.len());
+    sessions.insert(at, saved);
+}
+
 /// The app's state: `Copy` handles, provided once as context.
 #[derive(Clone, Copy)]
 pub struct AppState {
     /// Browser storage, once opened (`None` when storage is unavailable).
-    pub store: StoredValue<Option<Rc<SessionStore>>, LocalStorage>,
+    pub store: StoredValue<Option<BrowserStore>, LocalStorage>,
     /// The current session.
-    pub session: StoredValue<Option<Rc<ccm_wasm::Session>>, LocalStorage>,
+    pub session: StoredValue<Option<Rc<BrowserSession>>, LocalStorage>,
     /// The current session's id in the store.
     pub session_id: RwSignal<Option<String>>,
     /// Bumped after every change of the current session; views derived from it track this.
@@ -502,25 +522,24 @@ impl AppState {
         else {
             return;
         };
-        if let Err(error) = store.save_session(&session).await {
-            if crate::components::conflict::is_conflict(&error) {
+        match store.save(&session).await {
+            // The save says how the session is listed now: no need to read the list again.
+            Ok(report) => self
+                .sessions
+                .update(|sessions| list_saved(sessions, report.session)),
+            Err(BrowserError::Conflict(_)) => {
                 // The conflict card explains it and offers the ways on.
                 self.conflict.set(true);
                 self.refresh_sessions().await;
-                return;
             }
-            let text = js_error_text(&error);
-            let hint = if text.contains("conflict") || text.contains("another window") {
-                " Open the session again from Sessions to continue with its latest state."
-            } else {
-                ""
-            };
-            self.notify(
-                NoticeKind::Error,
-                format!("Could not save the session: {text}.{hint}"),
-            );
+            Err(error) => {
+                self.notify(
+                    NoticeKind::Error,
+                    format!("Could not save the session: {error}."),
+                );
+                self.refresh_sessions().await;
+            }
         }
-        self.refresh_sessions().await;
     }
 
     /// Reloads the list of stored sessions.
@@ -528,17 +547,17 @@ impl AppState {
         let Some(store) = self.store.get_value() else {
             return;
         };
-        match store.list_sessions().await {
+        match store.list().await {
             Ok(list) => self.sessions.set(list),
             Err(e) => self.notify(
                 NoticeKind::Error,
-                format!("Could not list the stored sessions: {}", js_error_text(&e)),
+                format!("Could not list the stored sessions: {e}"),
             ),
         }
     }
 
     /// Makes `session` (stored as `id`) the current one.
-    fn adopt(&self, session: ccm_wasm::Session, id: Option<String>) {
+    fn adopt(&self, session: BrowserSession, id: Option<String>) {
         let problems = session.problems();
         if !problems.is_empty() {
             self.notify(
@@ -571,12 +590,7 @@ impl AppState {
     /// Opens browser storage and the last session (or a new one). Without storage the app
     /// still works, with an in-memory session and a notice saying nothing is kept.
     pub async fn open_storage(&self) {
-        match SessionStore::open_with(StoreOptions {
-            backend: None,
-            name: Some(STORE_NAME.to_string()),
-        })
-        .await
-        {
+        match BrowserStore::open(BackendChoice::Auto, STORE_NAME).await {
             Ok(store) => {
                 if let Some(reason) = store.fallback_reason() {
                     self.notify(
@@ -584,18 +598,17 @@ impl AppState {
                         format!("IndexedDB is unavailable ({reason}); sessions are kept in localStorage, which holds less."),
                     );
                 }
-                self.store.set_value(Some(Rc::new(store)));
+                self.store.set_value(Some(store));
             }
             Err(error) => {
                 self.notify(
                     NoticeKind::Error,
                     format!(
-                        "Browser storage is unavailable ({}). This conversation works but is lost when the tab closes.",
-                        js_error_text(&error)
+                        "Browser storage is unavailable ({error}). This conversation works but is lost when the tab closes."
                     ),
                 );
                 match CoreSession::new(Config::default()) {
-                    Ok(core) => self.adopt(ccm_wasm::Session::from_core_session(core), None),
+                    Ok(core) => self.adopt(BrowserSession::from_core(core), None),
                     Err(e) => self.notify(NoticeKind::Error, e.to_string()),
                 }
                 return;
@@ -631,18 +644,15 @@ impl AppState {
         let Some(store) = self.store.get_value() else {
             return;
         };
-        match store
-            .create_session(&name, SessionOptions::default(), None)
-            .await
-        {
+        match store.create(&name, Config::default(), None).await {
             Ok(session) => {
-                let stored_id = session.store_id().ok().flatten();
+                let stored_id = session.store_id();
                 self.refresh_sessions().await;
                 self.adopt(session, stored_id);
             }
             Err(e) => self.notify(
                 NoticeKind::Error,
-                format!("Could not create a session: {}", js_error_text(&e)),
+                format!("Could not create a session: {e}"),
             ),
         }
     }
@@ -656,11 +666,11 @@ impl AppState {
             return;
         };
         self.busy.set(Some("Opening the session…".to_string()));
-        match store.load_session(&id, None).await {
+        match store.load(&id, None).await {
             Ok(session) => self.adopt(session, Some(id)),
             Err(e) => self.notify(
                 NoticeKind::Error,
-                format!("Could not open the session: {}", js_error_text(&e)),
+                format!("Could not open the session: {e}"),
             ),
         }
         self.busy.set(None);
@@ -671,10 +681,10 @@ impl AppState {
         let Some(store) = self.store.get_value() else {
             return;
         };
-        if let Err(e) = JsFuture::from(store.rename(id, name)).await {
+        if let Err(e) = store.rename(&id, &name).await {
             self.notify(
                 NoticeKind::Error,
-                format!("Could not rename the session: {}", js_error_text(&e)),
+                format!("Could not rename the session: {e}"),
             );
         }
         self.refresh_sessions().await;
@@ -685,10 +695,10 @@ impl AppState {
         let Some(store) = self.store.get_value() else {
             return;
         };
-        if let Err(e) = JsFuture::from(store.delete(id.clone())).await {
+        if let Err(e) = store.delete(&id).await {
             self.notify(
                 NoticeKind::Error,
-                format!("Could not delete the session: {}", js_error_text(&e)),
+                format!("Could not delete the session: {e}"),
             );
             return;
         }
@@ -713,15 +723,19 @@ impl AppState {
             .store
             .get_value()
             .ok_or("browser storage is unavailable")?;
-        let document = store
-            .export_document(id)
-            .await
-            .map_err(|e| js_error_text(&e))?;
+        let document = store.export_document(id).await.map_err(|e| e.to_string())?;
         serde_json::to_string_pretty(&document).map_err(|e| e.to_string())
     }
 
     /// Stores a session document as a new session and switches to it.
     pub async fn import_document(&self, json: String, name: String) {
+        self.import_session(ImportSource::Document(json), name)
+            .await;
+    }
+
+    /// Stores a session (a document, or files in the original CCM layout, recounted with the
+    /// current session's settings) as a new session and switches to it.
+    pub async fn import_session(&self, source: ImportSource, name: String) {
         if !self.may_replace_session() {
             return;
         }
@@ -735,8 +749,23 @@ impl AppState {
         self.busy.set(Some(format!("Importing {name}…")));
         // Give the progress line a chance to paint before the (synchronous) recount.
         crate::transport::timeout(0.0).await;
-        match store.import_document(&json, &name, None).await {
-            Ok(info) => {
+        let imported = match &source {
+            ImportSource::Document(json) => store
+                .import_document(json, &name, None)
+                .await
+                .map(|info| (info, Vec::new())),
+            ImportSource::CcmFiles(files) => {
+                let config = self
+                    .with_core(|core| core.config().clone())
+                    .unwrap_or_default();
+                store
+                    .import_ccm_files(&files.files(), config, &name, None)
+                    .await
+                    .map(|imported| (imported.session, imported.notes))
+            }
+        };
+        match imported {
+            Ok((info, notes)) => {
                 self.refresh_sessions().await;
                 self.switch_session(info.id.clone()).await;
                 self.notify(
@@ -746,11 +775,11 @@ impl AppState {
                         info.name, info.turn_count, info.message_count
                     ),
                 );
+                for note in notes {
+                    self.notify(NoticeKind::Info, note);
+                }
             }
-            Err(e) => self.notify(
-                NoticeKind::Error,
-                format!("Could not import {name}: {}", js_error_text(&e)),
-            ),
+            Err(e) => self.notify(NoticeKind::Error, format!("Could not import {name}: {e}")),
         }
         self.busy.set(None);
     }
@@ -772,7 +801,7 @@ impl AppState {
         if let Err(e) = session.load_logs_for("expand_effort", &args).await {
             self.notify(
                 NoticeKind::Error,
-                format!("Could not read the log of {id}: {}", js_error_text(&e)),
+                format!("Could not read the log of {id}: {e}"),
             );
             return;
         }
@@ -910,11 +939,10 @@ impl AppState {
                 Err(e) => Err(e),
             },
         };
-        let json = forked.and_then(|fork| fork.to_json().map_err(|e| e.to_string()));
-        match json {
-            Ok(json) => {
+        match forked {
+            Ok(fork) => {
                 let name = format!("{base_name} ⎇ {branch}");
-                match store.import_document(&json, &name, None).await {
+                match store.import_core(&fork, &name).await {
                     Ok(info) => {
                         self.refresh_sessions().await;
                         self.switch_session(info.id).await;
@@ -923,7 +951,7 @@ impl AppState {
                             format!("Forked “{base_name}” at turn {turn} as branch {branch}."),
                         );
                     }
-                    Err(e) => self.notify(NoticeKind::Error, js_error_text(&e)),
+                    Err(e) => self.notify(NoticeKind::Error, e.to_string()),
                 }
             }
             Err(e) => self.notify(NoticeKind::Error, format!("Could not fork: {e}")),
@@ -1061,5 +1089,45 @@ mod tests {
             live.phase,
             Phase::Summarizing("earlier conversation".to_string())
         );
+    }
+
+    fn listed(id: &str, updated_ms: f64, turn_count: f64) -> SessionInfo {
+        SessionInfo {
+            id: id.to_string(),
+            name: format!("Session {id}"),
+            created_ms: 1.0,
+            updated_ms,
+            turn_count,
+            message_count: turn_count * 2.0,
+            revision: turn_count,
+            damaged: None,
+        }
+    }
+
+    #[test]
+    fn a_saved_session_replaces_its_stale_entry_and_moves_to_the_top() {
+        let damaged = SessionInfo {
+            damaged: Some("its header could not be read".to_string()),
+            ..listed("d", 0.0, 0.0)
+        };
+        let mut sessions = vec![listed("b", 20.0, 4.0), listed("a", 10.0, 1.0), damaged];
+        list_saved(&mut sessions, listed("a", 30.0, 2.0));
+        let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "d"]);
+        // The entry is the saved one, not the stale one: the list shows the new turn count.
+        assert_eq!(sessions[0], listed("a", 30.0, 2.0));
+        assert_eq!(sessions.len(), 3);
+    }
+
+    #[test]
+    fn a_first_save_adds_its_session_before_the_damaged_ones() {
+        let damaged = SessionInfo {
+            damaged: Some("its header could not be read".to_string()),
+            ..listed("d", 0.0, 0.0)
+        };
+        let mut sessions = vec![listed("b", 20.0, 4.0), damaged];
+        list_saved(&mut sessions, listed("new", 5.0, 1.0));
+        let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["b", "new", "d"]);
     }
 }

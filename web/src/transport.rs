@@ -1,4 +1,4 @@
-//! Waiting and error text for the app. Requests go through `ccm_wasm::transport`, the same
+//! Waiting and error text for the app. Requests go through `ccm_browser::transport`, the same
 //! `fetch` transport `Session.runTurn` uses, so the npm package and the app cannot drift apart
 //! in how they stream, classify HTTP errors or honour Stop.
 

@@ -9,7 +9,7 @@
 
 use crate::provider::ProviderSettings;
 use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
-use crate::transport::{self, js_error_text};
+use crate::transport;
 use crate::view_model::TurnBanners;
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{
@@ -44,7 +44,7 @@ impl Transport {
     /// Sends one request and returns the model's answer.
     async fn send(
         &self,
-        session: &ccm_wasm::Session,
+        session: &ccm_browser::BrowserSession,
         request: &LlmRequest,
         signal: &AbortSignal,
         on_delta: &dyn Fn(StreamDelta),
@@ -52,8 +52,14 @@ impl Transport {
         match self {
             Transport::Http(config) => {
                 let idle_timeout_ms = ccm_provider::DEFAULT_IDLE_TIMEOUT_MS;
-                ccm_wasm::transport::send(config, request, Some(signal), idle_timeout_ms, on_delta)
-                    .await
+                ccm_browser::transport::send(
+                    config,
+                    request,
+                    Some(signal),
+                    idle_timeout_ms,
+                    on_delta,
+                )
+                .await
             }
             Transport::Offline => {
                 let response = session.with_core(|core| {
@@ -186,7 +192,7 @@ async fn drive(state: AppState, text: String) {
 
 async fn run(
     state: AppState,
-    session: &Rc<ccm_wasm::Session>,
+    session: &Rc<ccm_browser::BrowserSession>,
     transport: &Transport,
     engine: &mut TurnEngine,
     signal: &AbortSignal,
@@ -234,8 +240,7 @@ async fn run(
                     for call in &response.tool_calls {
                         if let Err(e) = session.load_logs_for(&call.name, &call.arguments).await {
                             outcome = Err(ProviderError::Network(format!(
-                                "could not read a stored effort log: {}",
-                                js_error_text(&e)
+                                "could not read a stored effort log: {e}"
                             )));
                             break;
                         }
@@ -248,7 +253,7 @@ async fn run(
             }
             Step::Wait(wait) => {
                 show(state, TurnEvent::Retrying(&wait));
-                ccm_wasm::transport::sleep(wait.delay_ms, Some(signal)).await;
+                ccm_browser::transport::sleep(wait.delay_ms, Some(signal)).await;
             }
             Step::Done(result) => {
                 // An emergency compaction replaced history with the extractive summary; ask the
@@ -318,7 +323,7 @@ pub async fn write_summary(
     session
         .load_logs_for("reopen_effort", &args)
         .await
-        .map_err(|e| js_error_text(&e))?;
+        .map_err(|e| e.to_string())?;
     let messages = session
         .with_core(|core| {
             core.effort(&effort_id)

@@ -9,8 +9,9 @@
 
 use crate::counter::check_counter;
 use crate::error::{fail, js_message, Code, Failure, JsResult};
-use crate::session::{Session, SessionCell};
+use crate::session::Session;
 use crate::types::{to_js, JsToolOutcome};
+use ccm_browser::SessionCell;
 use ccm_core::{EffortStatus, ToolDefinition, ToolOutcome};
 use ccm_engine::summary::{clean_summary, summary_messages};
 use ccm_engine::DEFAULT_SUMMARY_MAX_TOKENS;
@@ -397,7 +398,7 @@ impl Session {
     /// Concludes an effort with a summary the host's model writes; see `ADAPTER_TYPES`.
     #[wasm_bindgen(js_name = closeEffortWith, skip_typescript)]
     pub fn close_effort_with(&self, options: JsValue) -> Promise {
-        let cell = self.cell.clone();
+        let cell = self.inner.cell().clone();
         let options = close_with_options(&options);
         wasm_bindgen_futures::future_to_promise(async move {
             let outcome = close_effort_with(cell, options.map_err(fail)?)

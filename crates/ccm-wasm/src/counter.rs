@@ -2,9 +2,8 @@
 //! passes in (any JavaScript tokenizer), or the core's approximate rule in the lite build.
 
 use crate::error::{js_message, Code, Failure};
-use ccm_core::tokens::{ApproximateCounter, TokenCounter};
+use ccm_core::tokens::TokenCounter;
 use ccm_core::Config;
-use std::cell::RefCell;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
@@ -35,19 +34,9 @@ extern "C" {
     fn count(this: &JsTokenCounter, text: &str) -> Result<JsValue, JsValue>;
 }
 
-thread_local! {
-    /// The first failure of a host counter since the last check. `TokenCounter::count` cannot
-    /// return an error, so a failing callback counts 0 and leaves its message here; every
-    /// binding that may count checks it before returning and throws it.
-    static COUNTER_FAILURE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// Throws the failure of a host counter, if one failed during the call that just ran.
 pub(crate) fn check_counter() -> Result<(), Failure> {
-    match COUNTER_FAILURE.with(|f| f.borrow_mut().take()) {
-        None => Ok(()),
-        Some(message) => Err(Failure::new(Code::Counter, message)),
-    }
+    ccm_browser::counter::check_counter().map_err(Failure::from)
 }
 
 struct HostCounter {
@@ -82,13 +71,12 @@ impl TokenCounter for HostCounter {
                         js_message(&value)
                     ),
                 };
-                COUNTER_FAILURE.with(|f| {
-                    f.borrow_mut().get_or_insert_with(|| {
-                        format!(
-                            "the token counter '{}' {problem}; counts of this call are wrong, so reload the session before going on",
-                            self.name
-                        )
-                    });
+                // `count` cannot fail: the failure waits for the next `check_counter`.
+                ccm_browser::counter::report_counter_failure(|| {
+                    format!(
+                        "the token counter '{}' {problem}; counts of this call are wrong, so reload the session before going on",
+                        self.name
+                    )
                 });
                 0
             }
@@ -100,62 +88,33 @@ impl TokenCounter for HostCounter {
     }
 }
 
+/// The host's counter as the core takes it, or `None` when the host passed none.
+///
+/// # Errors
+/// A counter without a usable `name` (`code: "argument"`).
+pub(crate) fn host_counter(
+    host: Option<JsTokenCounter>,
+) -> Result<Option<Arc<dyn TokenCounter>>, Failure> {
+    let Some(callback) = host else {
+        return Ok(None);
+    };
+    let name = callback.name().as_string().filter(|n| !n.trim().is_empty());
+    let Some(name) = name else {
+        return Err(Failure::new(
+            Code::Argument,
+            "a token counter needs a non-empty `name` (stored with the session to tell counting rules apart)",
+        ));
+    };
+    Ok(Some(Arc::new(HostCounter { name, callback })))
+}
+
 /// The counter of a session: the host's when given, else the build's default.
 pub(crate) fn counter_for(
     config: &Config,
     host: Option<JsTokenCounter>,
 ) -> Result<Arc<dyn TokenCounter>, Failure> {
-    if let Some(callback) = host {
-        let name = callback.name().as_string().filter(|n| !n.trim().is_empty());
-        let Some(name) = name else {
-            return Err(Failure::new(
-                Code::Argument,
-                "a token counter needs a non-empty `name` (stored with the session to tell counting rules apart)",
-            ));
-        };
-        return Ok(Arc::new(HostCounter { name, callback }));
-    }
-    default_counter(config)
-}
-
-/// The exact counter for the session's encoding, loading its table through the registered
-/// loader when needed; a clear error (how to load it) when the table is not available.
-#[cfg(feature = "exact")]
-fn default_counter(config: &Config) -> Result<Arc<dyn TokenCounter>, Failure> {
-    ccm_tokens_wasm::ensure_tokenizer(config.encoding.tokenizer_encoding())
-        .map_err(|message| Failure::new(Code::Counter, message))?;
-    let counter = ccm_core::ExactCounter::try_new(config.encoding)
-        .map_err(|e| Failure::new(Code::Counter, e.to_string()))?;
-    Ok(Arc::new(counter))
-}
-
-/// Without the `exact` feature the approximate rule is the only built-in counter; its name
-/// (`approximate`) is stored with the session, so its counts are never mistaken for exact ones.
-#[cfg(not(feature = "exact"))]
-fn default_counter(_config: &Config) -> Result<Arc<dyn TokenCounter>, Failure> {
-    Ok(Arc::new(ApproximateCounter))
-}
-
-/// The counter for a stored session's counting rule, when this build has it built in.
-pub(crate) fn counter_named(
-    name: &str,
-    config: &Config,
-    host: Option<JsTokenCounter>,
-) -> Result<Arc<dyn TokenCounter>, Failure> {
-    if host.is_some() {
-        return counter_for(config, host);
-    }
-    if name == ApproximateCounter.name() {
-        return Ok(Arc::new(ApproximateCounter));
-    }
-    let counter = default_counter(config)?;
-    if counter.name() == name {
-        return Ok(counter);
-    }
-    Err(Failure::new(
-        Code::Counter,
-        format!(
-            "this session was counted with '{name}', which this build does not have built in; pass a token counter named '{name}'"
-        ),
-    ))
+    Ok(ccm_browser::counter::counter_for(
+        config,
+        host_counter(host)?,
+    )?)
 }

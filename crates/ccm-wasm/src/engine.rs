@@ -3,14 +3,14 @@
 //!
 //! The loop only moves bytes and waits: the engine decides what to send, when to retry
 //! (`RetryPolicy`), and how to end or undo the turn. Requests go out through
-//! [`crate::transport`], which the browser app uses too.
+//! [`ccm_browser::transport`], which the browser app uses too.
 //! Cancellation: when `signal` aborts, the request in flight is aborted by `fetch` itself and
 //! the engine cancels the turn, which restores the session and returns the person's text.
 
 use crate::args::Field;
 use crate::error::{Code, Failure};
-use crate::session::SessionCell;
-use crate::transport::{send_with_limits, sleep, Limits};
+use ccm_browser::transport::{send_with_limits, sleep, Limits};
+use ccm_browser::SessionCell;
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{EngineSettings, Step, TurnEngine, TurnEvent, TurnFailure};
 use ccm_provider::{
@@ -437,7 +437,7 @@ async fn load_logs_for(
     response: &ProviderResponse,
 ) -> Result<(), ProviderError> {
     for call in &response.tool_calls {
-        crate::store::load_logs_for_tool(cell, &call.name, &call.arguments)
+        ccm_browser::load_logs_for_tool(cell, &call.name, &call.arguments)
             .await
             .map_err(|failure| {
                 ProviderError::Network(format!("could not read a stored effort log: {failure}"))

@@ -7,8 +7,9 @@
 //! (`begin_turn`, `decay_threshold`); [`in_js_words`] gives the JavaScript names instead.
 //! Keeping this in one file is what keeps the messages consistent.
 
+use ccm_browser::BrowserError;
 use std::fmt;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 /// What kind of failure an error is; the `code` property of the thrown `Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,25 +213,43 @@ pub(crate) fn fail<E: Into<Failure>>(error: E) -> JsValue {
     JsValue::from(error.into())
 }
 
-/// The message of a thrown JavaScript value: an `Error`'s message, a string, or its
-/// `String(...)` form.
-pub(crate) fn js_message(value: &JsValue) -> String {
-    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
-        return String::from(error.message());
+/// The message of a thrown JavaScript value (ccm-browser's, so both crates word it alike).
+pub(crate) use ccm_browser::js_message;
+
+/// The browser layer's typed errors get the code of their variant and keep their message;
+/// the core's errors inside it go through the core's mapping above (JavaScript's words
+/// included), so a failure reads the same whichever layer met it.
+impl From<BrowserError> for Failure {
+    fn from(error: BrowserError) -> Failure {
+        let code = match error {
+            BrowserError::Conflict(_) => Code::Conflict,
+            BrowserError::Quota(_) => Code::Quota,
+            BrowserError::Blocked(_) => Code::Blocked,
+            BrowserError::VersionChange(_) => Code::VersionChange,
+            BrowserError::Unavailable(_) => Code::Unavailable,
+            BrowserError::NotFound { .. } => Code::NotFound,
+            BrowserError::Storage(_) => Code::Storage,
+            BrowserError::Busy(_) => Code::Busy,
+            BrowserError::Counter(_) => Code::Counter,
+            BrowserError::Argument(_) => Code::Argument,
+            BrowserError::Provider { message, user_text } => {
+                return Failure::new(Code::Provider, message)
+                    .with("userText", user_text)
+                    .with("cancelled", false)
+            }
+            BrowserError::Cancelled { message, user_text } => {
+                return Failure::new(Code::Cancelled, message)
+                    .with("userText", user_text)
+                    .with("cancelled", true)
+            }
+            BrowserError::Config(error) => return error.into(),
+            BrowserError::Turn(error) => return error.into(),
+            BrowserError::Effort(error) => return error.into(),
+            BrowserError::Snapshot(error) => return error.into(),
+            BrowserError::Import(error) => return error.into(),
+        };
+        Failure::new(code, error.to_string())
     }
-    if let Some(text) = value.as_string() {
-        return text;
-    }
-    // `String(value)`, exactly what JavaScript would print for a thrown non-Error. It is called
-    // rather than assumed: a number or `undefined` is no string, and converting one as if it
-    // were threw through the module (`unwrap_throw`) with the session still borrowed. Symbols
-    // and objects whose `toString` throws get their type instead.
-    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("String"))
-        .ok()
-        .and_then(|string| string.dyn_into::<js_sys::Function>().ok())
-        .and_then(|string| string.call1(&JsValue::UNDEFINED, value).ok())
-        .and_then(|text| text.as_string())
-        .unwrap_or_else(|| crate::args::describe(value))
 }
 
 #[cfg(test)]

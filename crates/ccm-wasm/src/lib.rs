@@ -3,8 +3,9 @@
 //! Cognitive Context Management for JavaScript and TypeScript: the [`Session`] class, browser
 //! storage of sessions ([`SessionStore`]: IndexedDB, with localStorage as the fallback), and a
 //! `fetch`-based turn engine (`Session.runTurn`). Built into the npm package
-//! `cognitive-context` with wasm-pack; this crate only delegates to `ccm-core`, which owns
-//! every rule.
+//! `cognitive-context` with wasm-pack. This crate is the JavaScript face only: it checks the
+//! arguments JavaScript passes (`args.rs`) and delegates to `ccm-browser` (storage, the
+//! session cell, the `fetch` transport) and `ccm-core`, which own every rule.
 //!
 //! One file per exported class: `session.rs` (`Session`), `store.rs` (`SessionStore`).
 //! Errors become JavaScript `Error`s in one place (`error.rs`), with the core's message and a
@@ -30,9 +31,7 @@ mod error;
 mod options;
 mod planning;
 mod session;
-mod storage;
 mod store;
-pub mod transport;
 mod types;
 
 pub use adapters::tool_definitions;
@@ -62,6 +61,5 @@ pub fn has_exact_token_counts() -> bool {
 /// Test and benchmark helpers; not part of the JavaScript API.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::storage::idb::DB_VERSION;
-    pub use crate::storage::local::LAYOUT_VERSION;
+    pub use ccm_browser::testing::{DB_VERSION, LAYOUT_VERSION};
 }

@@ -46,9 +46,7 @@ impl Session {
     ) -> JsResult<()> {
         let (config, limits) = SessionOptions::from_js("setOptions", &options).map_err(fail)?;
         self.change(|s| s.set_config(config))?;
-        if let Ok(mut cell) = self.cell.try_borrow_mut() {
-            cell.limits = limits;
-        }
+        self.set_limits(limits);
         Ok(())
     }
 

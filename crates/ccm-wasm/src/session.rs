@@ -8,33 +8,14 @@ use crate::counter::{check_counter, counter_for};
 use crate::engine::{self, JsTurnResult};
 use crate::error::{fail, Code, Failure, JsResult};
 use crate::options::SessionOptions;
-use crate::storage::Backend;
 use crate::types::*;
-use ccm_core::{Config, Session as CoreSession};
+use ccm_browser::{BrowserSession, SessionCell};
+use ccm_core::Session as CoreSession;
 use js_sys::Promise;
 use serde::{Deserialize, Serialize};
-use std::cell::{RefCell, RefMut};
-use std::rc::Rc;
+use std::cell::{Cell, RefMut};
 use tsify::Tsify;
 use wasm_bindgen::prelude::*;
-
-/// Where a stored session lives.
-pub(crate) struct StoreLink {
-    pub(crate) backend: Rc<Backend>,
-    pub(crate) id: String,
-}
-
-/// The state behind a `Session` object. Shared with the futures of `save` and `runTurn`,
-/// which outlive one call from JavaScript.
-pub(crate) struct SessionCell {
-    pub(crate) core: CoreSession,
-    /// What is running that must not be interleaved with changes (`"a save"`, `"a turn"`).
-    pub(crate) busy: Option<&'static str>,
-    pub(crate) link: Option<StoreLink>,
-    pub(crate) load_problems: Vec<String>,
-    /// The size limits of texts given to this object (session options, not stored).
-    pub(crate) limits: Limits,
-}
 
 /// Arguments of `closeEffort`.
 #[derive(Debug, Default, Clone, Tsify, Deserialize)]
@@ -77,39 +58,34 @@ struct SessionMetrics<'a> {
 /// by the garbage collector; `free()` only releases its memory sooner).
 #[wasm_bindgen]
 pub struct Session {
-    pub(crate) cell: Rc<RefCell<SessionCell>>,
+    /// The session with its store link, load problems and busy mark (ccm-browser's).
+    pub(crate) inner: BrowserSession,
+    /// The size limits of texts given to this object (session options, not stored).
+    limits: Cell<Limits>,
 }
 
 impl Session {
-    pub(crate) fn from_core(
-        core: CoreSession,
-        link: Option<StoreLink>,
-        problems: Vec<String>,
-    ) -> Session {
+    /// The JavaScript object of a browser session, with the default size limits.
+    pub(crate) fn wrap(inner: BrowserSession) -> Session {
         Session {
-            cell: Rc::new(RefCell::new(SessionCell {
-                core,
-                busy: None,
-                link,
-                load_problems: problems,
-                limits: Limits::default(),
-            })),
+            inner,
+            limits: Cell::new(Limits::default()),
         }
     }
 
-    /// The size limits of this session's texts; the defaults while a call is running.
+    /// The size limits of this session's texts.
     pub(crate) fn limits(&self) -> Limits {
-        self.cell
-            .try_borrow()
-            .map(|cell| cell.limits)
-            .unwrap_or_default()
+        self.limits.get()
+    }
+
+    /// Sets the size limits (from the session options it was made or opened with).
+    pub(crate) fn set_limits(&self, limits: Limits) {
+        self.limits.set(limits);
     }
 
     /// Sets the size limits (from the session options it was made or opened with).
     pub(crate) fn with_limits(self, limits: Limits) -> Session {
-        if let Ok(mut cell) = self.cell.try_borrow_mut() {
-            cell.limits = limits;
-        }
+        self.set_limits(limits);
         self
     }
 
@@ -140,12 +116,7 @@ impl Session {
     }
 
     fn cell(&self) -> Result<RefMut<'_, SessionCell>, Failure> {
-        self.cell.try_borrow_mut().map_err(|_| {
-            Failure::new(
-                Code::Busy,
-                "the session is in use by a call that has not returned (a token counter callback must not call back into its session)",
-            )
-        })
+        Ok(self.inner.borrow_cell()?)
     }
 
     /// Runs a read-only query.
@@ -176,7 +147,12 @@ impl Session {
     /// Wraps a core session (for Rust hosts, and for tests that build sessions with their own
     /// counter).
     pub fn from_core_session(core: CoreSession) -> Session {
-        Session::from_core(core, None, Vec::new())
+        Session::wrap(BrowserSession::from_core(core))
+    }
+
+    /// The browser session behind this object (shared, not copied).
+    pub fn browser_session(&self) -> &BrowserSession {
+        &self.inner
     }
 
     /// Runs `f` on the core session, for Rust hosts that drive it directly.
@@ -184,12 +160,12 @@ impl Session {
     /// # Panics
     /// When called from inside another call on the same session (a token counter callback).
     pub fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
-        f(&mut self.cell.borrow_mut().core)
+        self.inner.with_core(f)
     }
 
     /// What opening this session from storage had to skip or repair.
     pub fn problems(&self) -> Vec<String> {
-        self.cell.borrow().load_problems.clone()
+        self.inner.problems()
     }
 
     /// Rust form of `loadLogsForTool`.
@@ -197,7 +173,8 @@ impl Session {
     /// # Errors
     /// A storage failure, or a stored log that does not match its effort record.
     pub async fn load_logs_for(&self, name: &str, args_json: &str) -> Result<(), JsValue> {
-        crate::store::load_logs_for_tool(&self.cell, name, args_json)
+        self.inner
+            .load_logs_for(name, args_json)
             .await
             .map_err(fail)
     }
@@ -244,13 +221,8 @@ pub(crate) fn document_text(function: &str, input: &JsValue) -> Result<String, F
 /// abort it rather than load.
 pub(crate) const MAX_DOCUMENT_CHARS: u32 = 64_000_000;
 
-/// The configuration a document declares, for choosing its counter (the core checks the rest).
-pub(crate) fn document_config(json: &str) -> Config {
-    serde_json::from_str::<serde_json::Value>(json)
-        .ok()
-        .and_then(|v| serde_json::from_value(v.get("config")?.clone()).ok())
-        .unwrap_or_default()
-}
+/// The configuration a document declares, for choosing its counter.
+pub(crate) use ccm_browser::document_config;
 
 #[wasm_bindgen]
 impl Session {
@@ -269,7 +241,7 @@ impl Session {
         let counter = counter_for(&config, counter).map_err(fail)?;
         let core = CoreSession::with_counter(config, counter).map_err(fail)?;
         check_counter().map_err(fail)?;
-        Ok(Session::from_core(core, None, Vec::new()).with_limits(limits))
+        Ok(Session::from_core_session(core).with_limits(limits))
     }
 
     /// Restores a session from its versioned document (a JSON string, or the object
@@ -284,7 +256,7 @@ impl Session {
         let counter = counter_for(&document_config(&text), counter).map_err(fail)?;
         let core = CoreSession::from_json_with_counter(&text, counter).map_err(fail)?;
         check_counter().map_err(fail)?;
-        Ok(Session::from_core(core, None, Vec::new()))
+        Ok(Session::from_core_session(core))
     }
 
     /// The session as its versioned document (`format: "ccm-session"`), a plain object, so
@@ -530,12 +502,13 @@ impl Session {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(js_name = argsJson, unchecked_param_type = "string")] args_json: JsValue,
     ) -> Promise {
-        let cell = self.cell.clone();
+        let session = self.inner.clone();
         let name = self.text("loadLogsForTool", "name", &name, Size::Name);
         let args_json = self.text("loadLogsForTool", "argsJson", &args_json, Size::Message);
         wasm_bindgen_futures::future_to_promise(async move {
             let (name, args_json) = (name?, args_json?);
-            crate::store::load_logs_for_tool(&cell, &name, &args_json)
+            session
+                .load_logs_for(&name, &args_json)
                 .await
                 .map_err(fail)?;
             Ok(JsValue::UNDEFINED)
@@ -552,7 +525,7 @@ impl Session {
         #[wasm_bindgen(js_name = userText, unchecked_param_type = "string")] user_text: JsValue,
         #[wasm_bindgen(unchecked_param_type = "TurnOptions")] options: JsValue,
     ) -> Promise {
-        let cell = self.cell.clone();
+        let cell = self.inner.cell().clone();
         let user_text = self.text("runTurn", "userText", &user_text, Size::Message);
         let options = engine::turn_options(&options);
         wasm_bindgen_futures::future_to_promise(async move {

@@ -1,23 +1,17 @@
 //! The `SessionStore` class: sessions that survive the browser, in IndexedDB or localStorage.
 
 use crate::args::{arg, counter_arg, Limits, Size};
-use crate::counter::{check_counter, counter_for, counter_named, JsTokenCounter};
+use crate::counter::{host_counter, JsTokenCounter};
 use crate::error::{fail, Code, Failure};
 use crate::options::SessionOptions;
-use crate::session::{document_config, document_text, Session, SessionCell, StoreLink};
-use crate::storage::records::SessionRow;
-use crate::storage::{idb, local, Backend, WriteMode};
+use crate::session::{document_text, Session};
 use crate::types::to_js;
+use ccm_browser::{BackendChoice, BrowserStore, PreparedSave};
 use ccm_core::snapshot::SessionDocument;
-use ccm_core::tokens::ApproximateCounter;
-use ccm_core::Session as CoreSession;
 use ccm_import::CcmFiles;
 use js_sys::Promise;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
-use std::sync::Arc;
 use tsify::Tsify;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -94,16 +88,37 @@ pub struct CcmImportReport {
     pub notes: Vec<String>,
 }
 
-fn info(row: &SessionRow) -> SessionInfo {
-    SessionInfo {
-        id: row.id.clone(),
-        name: row.name.clone(),
-        created_ms: row.created_ms,
-        updated_ms: row.updated_ms,
-        turn_count: row.header.turn as f64,
-        message_count: row.header.next_seq as f64,
-        revision: row.header.revision as f64,
-        damaged: None,
+impl From<ccm_browser::SessionInfo> for SessionInfo {
+    fn from(info: ccm_browser::SessionInfo) -> SessionInfo {
+        let ccm_browser::SessionInfo {
+            id,
+            name,
+            created_ms,
+            updated_ms,
+            turn_count,
+            message_count,
+            revision,
+            damaged,
+        } = info;
+        SessionInfo {
+            id,
+            name,
+            created_ms,
+            updated_ms,
+            turn_count,
+            message_count,
+            revision,
+            damaged,
+        }
+    }
+}
+
+impl From<ccm_browser::SaveReport> for SaveReport {
+    fn from(report: ccm_browser::SaveReport) -> SaveReport {
+        SaveReport {
+            revision: report.revision as f64,
+            records_written: report.records_written as f64,
+        }
     }
 }
 
@@ -130,91 +145,6 @@ macro_rules! checked {
     };
 }
 
-/// Where a prepared save writes.
-enum SaveTarget {
-    /// The stored session of this id.
-    Existing(String),
-    /// A new stored session (the first save of a session made with `new Session()`).
-    New,
-}
-
-/// A save whose batch is taken and whose session is marked busy; [`PreparedSave::finish`]
-/// writes it.
-struct PreparedSave {
-    cell: Rc<RefCell<SessionCell>>,
-    batch: ccm_core::store::WriteBatch,
-    target: SaveTarget,
-    backend: Rc<Backend>,
-}
-
-impl PreparedSave {
-    async fn finish(self) -> Result<SaveReport, JsValue> {
-        let PreparedSave {
-            cell,
-            batch,
-            target,
-            backend,
-        } = self;
-        let outcome = match target {
-            SaveTarget::New => {
-                let id = new_id();
-                let mode = WriteMode::Create {
-                    now_ms: js_sys::Date::now(),
-                    name: String::new(),
-                };
-                backend.write(&id, &batch, mode).await.map(|_| id)
-            }
-            SaveTarget::Existing(id) => {
-                let mode = WriteMode::Save {
-                    now_ms: js_sys::Date::now(),
-                };
-                backend.write(&id, &batch, mode).await.map(|_| id)
-            }
-        };
-        let mut state = cell.borrow_mut();
-        state.busy = None;
-        let id = outcome.map_err(fail)?;
-        state.core.mark_saved(&batch).map_err(fail)?;
-        state.link = Some(StoreLink { backend, id });
-        Ok(SaveReport {
-            revision: batch.header.revision as f64,
-            records_written: batch.record_count() as f64,
-        })
-    }
-}
-
-/// A new session id: time and randomness, so two tabs never pick the same one.
-fn new_id() -> String {
-    let random = (js_sys::Math::random() * 2f64.powi(48)) as u64;
-    format!("s{:x}-{random:012x}", js_sys::Date::now() as u64)
-}
-
-/// Reads the logs a tool call needs into a stored session (see `Session.loadLogsForTool`).
-pub(crate) async fn load_logs_for_tool(
-    cell: &Rc<RefCell<SessionCell>>,
-    name: &str,
-    args_json: &str,
-) -> Result<(), Failure> {
-    let (needed, backend, id) = {
-        let cell = cell.borrow();
-        let needed = cell.core.logs_needed_for_tool(name, args_json);
-        match (&cell.link, needed.is_empty()) {
-            (Some(link), false) => (needed, link.backend.clone(), link.id.clone()),
-            _ => return Ok(()),
-        }
-    };
-    for effort in needed {
-        let (messages, unreadable) = backend.effort_log(&id, &effort).await?;
-        let mut cell = cell.borrow_mut();
-        cell.load_problems.extend(unreadable);
-        // A log with messages missing from storage is attached as far as it is readable; what
-        // is missing joins the session's load problems.
-        let missing = cell.core.attach_effort_log(&effort, messages)?;
-        cell.load_problems.extend(missing);
-    }
-    Ok(())
-}
-
 /// Sessions kept in the browser: IndexedDB by default, localStorage where IndexedDB is
 /// unavailable.
 ///
@@ -230,8 +160,7 @@ pub(crate) async fn load_logs_for_tool(
 /// first; load it again to continue. Nothing already stored is changed by a failed save.
 #[wasm_bindgen]
 pub struct SessionStore {
-    backend: Rc<Backend>,
-    fallback_reason: Option<String>,
+    inner: BrowserStore,
 }
 
 impl SessionStore {
@@ -241,23 +170,10 @@ impl SessionStore {
     /// When the requested backend is unavailable, or neither is in `"auto"` mode.
     pub async fn open_with(options: StoreOptions) -> Result<SessionStore, JsValue> {
         let name = options.name.unwrap_or_else(|| "ccm".to_string());
-        let choice = options.backend.unwrap_or_else(|| "auto".to_string());
-        let (backend, fallback_reason) = match choice.as_str() {
-            "indexeddb" => (Backend::Idb(idb::IdbBackend::open(&name).await.map_err(fail)?), None),
-            "localstorage" => (Backend::Local(local::LocalBackend::open(&name).map_err(fail)?), None),
-            "auto" => match idb::IdbBackend::open(&name).await {
-                Ok(backend) => (Backend::Idb(backend), None),
-                Err(failure) if failure.code == Code::Unavailable => {
-                    let backend = local::LocalBackend::open(&name).map_err(|local| {
-                        fail(Failure::new(
-                            Code::Unavailable,
-                            format!("no browser storage is available: {}; {}", failure.message, local.message),
-                        ))
-                    })?;
-                    (Backend::Local(backend), Some(failure.message))
-                }
-                Err(failure) => return Err(fail(failure)),
-            },
+        let choice = match options.backend.as_deref().unwrap_or("auto") {
+            "auto" => BackendChoice::Auto,
+            "indexeddb" => BackendChoice::IndexedDb,
+            "localstorage" => BackendChoice::LocalStorage,
             other => {
                 return Err(fail(Failure::new(
                     Code::Argument,
@@ -265,10 +181,13 @@ impl SessionStore {
                 )))
             }
         };
-        Ok(SessionStore {
-            backend: Rc::new(backend),
-            fallback_reason,
-        })
+        let inner = BrowserStore::open(choice, &name).await.map_err(fail)?;
+        Ok(SessionStore { inner })
+    }
+
+    /// The store behind this object (shared, not copied), for Rust hosts.
+    pub fn browser_store(&self) -> &BrowserStore {
+        &self.inner
     }
 
     /// Every stored session (Rust form of `list`).
@@ -276,44 +195,8 @@ impl SessionStore {
     /// # Errors
     /// A storage failure.
     pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, JsValue> {
-        let (rows, damaged) = self.backend.rows().await.map_err(fail)?;
-        let mut sessions: Vec<SessionInfo> = rows.iter().map(info).collect();
-        sessions.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
-        // Damaged sessions come last, listed rather than hidden: their records are still
-        // stored and an export takes out what is readable.
-        sessions.extend(damaged.into_iter().map(|d| SessionInfo {
-            name: format!("Damaged session {}", d.id),
-            id: d.id,
-            created_ms: 0.0,
-            updated_ms: 0.0,
-            turn_count: 0.0,
-            message_count: 0.0,
-            revision: 0.0,
-            damaged: Some(d.problem),
-        }));
-        Ok(sessions)
-    }
-
-    async fn insert(
-        &self,
-        core: &CoreSession,
-        name: &str,
-    ) -> Result<(String, SessionRow), Failure> {
-        let batch = core.full_write_batch()?;
-        let id = new_id();
-        let mode = WriteMode::Create {
-            now_ms: js_sys::Date::now(),
-            name: name.to_string(),
-        };
-        self.backend.write(&id, &batch, mode).await?;
-        let row = SessionRow {
-            id: id.clone(),
-            name: name.to_string(),
-            created_ms: js_sys::Date::now(),
-            updated_ms: js_sys::Date::now(),
-            header: batch.header.clone(),
-        };
-        Ok((id, row))
+        let sessions = self.inner.list().await.map_err(fail)?;
+        Ok(sessions.into_iter().map(SessionInfo::from).collect())
     }
 
     /// Creates and stores a new session (Rust form of `create`).
@@ -327,16 +210,13 @@ impl SessionStore {
         counter: Option<JsTokenCounter>,
     ) -> Result<Session, JsValue> {
         let config = options.resolve().map_err(fail)?;
-        let counter = counter_for(&config, counter).map_err(fail)?;
-        let mut core = CoreSession::with_counter(config, counter).map_err(fail)?;
-        let batch = core.full_write_batch().map_err(fail)?;
-        let (id, _) = self.insert(&core, name).await.map_err(fail)?;
-        core.mark_saved(&batch).map_err(fail)?;
-        let link = StoreLink {
-            backend: self.backend.clone(),
-            id,
-        };
-        Ok(Session::from_core(core, Some(link), Vec::new()))
+        let counter = host_counter(counter).map_err(fail)?;
+        let session = self
+            .inner
+            .create(name, config, counter)
+            .await
+            .map_err(fail)?;
+        Ok(Session::wrap(session))
     }
 
     /// Opens a stored session (Rust form of `load`).
@@ -350,16 +230,9 @@ impl SessionStore {
         id: &str,
         counter: Option<JsTokenCounter>,
     ) -> Result<Session, JsValue> {
-        let (row, records) = self.backend.load(id).await.map_err(fail)?;
-        let counter =
-            counter_named(&row.header.counted_with, &row.header.config, counter).map_err(fail)?;
-        let (core, report) = CoreSession::from_store(records, counter).map_err(fail)?;
-        check_counter().map_err(fail)?;
-        let link = StoreLink {
-            backend: self.backend.clone(),
-            id: id.to_string(),
-        };
-        Ok(Session::from_core(core, Some(link), report.problems))
+        let counter = host_counter(counter).map_err(fail)?;
+        let session = self.inner.load(id, counter).await.map_err(fail)?;
+        Ok(Session::wrap(session))
     }
 
     /// Saves what changed since the last save (Rust form of `save`).
@@ -369,44 +242,14 @@ impl SessionStore {
     /// during a turn, `busy` while another save of it runs.
     pub async fn save_session(&self, session: &Session) -> Result<SaveReport, JsValue> {
         let prepared = self.prepare_save(session)?;
-        prepared.finish().await
+        finish(prepared).await
     }
 
     /// Takes what the save will write, synchronously: the state at the moment `save` is
     /// called is what gets stored, so a `beginTurn` in the same tick (before the returned
     /// promise first runs) neither fails the save nor slips into it.
     fn prepare_save(&self, session: &Session) -> Result<PreparedSave, JsValue> {
-        let cell = session.cell.clone();
-        let mut state = cell.borrow_mut();
-        if let Some(busy) = state.busy {
-            return Err(fail(Failure::new(
-                Code::Busy,
-                format!("{busy} of this session is in progress; await it first"),
-            )));
-        }
-        let (batch, target) = match &state.link {
-            Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => (
-                state.core.write_batch().map_err(fail)?,
-                SaveTarget::Existing(link.id.clone()),
-            ),
-            Some(_) => return Err(fail(Failure::new(
-                Code::Argument,
-                "this session belongs to another store; save it with the store it was opened from",
-            ))),
-            // A session made with `new Session()` is stored as a new one on its first save.
-            None => (
-                state.core.full_write_batch().map_err(fail)?,
-                SaveTarget::New,
-            ),
-        };
-        state.busy = Some("a save");
-        drop(state);
-        Ok(PreparedSave {
-            cell,
-            batch,
-            target,
-            backend: self.backend.clone(),
-        })
+        self.inner.prepare_save(&session.inner).map_err(fail)
     }
 
     /// The whole stored session as one versioned document (Rust form of `exportSession`).
@@ -417,37 +260,7 @@ impl SessionStore {
     /// # Errors
     /// An unknown id, an unreadable session header, or a storage failure.
     pub async fn export_document(&self, id: &str) -> Result<SessionDocument, JsValue> {
-        let records = self.backend.read_all(id).await.map_err(fail)?;
-        let mut unreadable = records.unreadable;
-        let header = match records.row {
-            Ok(row) => row.header,
-            Err(problem) => {
-                // Without its header the session's counters and settings are unknown: a
-                // fresh session's header stands in, and the repair below rebuilds the
-                // counters from the records themselves.
-                unreadable.insert(0, format!("{problem}; default settings stand in for it"));
-                CoreSession::with_counter(Default::default(), Arc::new(ApproximateCounter))
-                    .map_err(fail)?
-                    .header()
-            }
-        };
-        // The session's own counting rule where this build has it, so checking the export
-        // recounts nothing; otherwise the approximation (an import recounts either way).
-        let counter = counter_named(&header.counted_with, &header.config, None)
-            .unwrap_or_else(|_| Arc::new(ApproximateCounter));
-        // The records as they are when they add up, otherwise (or with records unreadable or
-        // attachments missing) a repaired document that says what it repaired; either way one
-        // that imports.
-        SessionDocument::from_stored_records(
-            header,
-            records.efforts,
-            records.messages,
-            records.metrics,
-            records.attachments,
-            unreadable,
-            counter,
-        )
-        .map_err(fail)
+        self.inner.export_document(id).await.map_err(fail)
     }
 
     /// Stores a session restored from a document as a new session (Rust form of
@@ -461,12 +274,19 @@ impl SessionStore {
         name: &str,
         counter: Option<JsTokenCounter>,
     ) -> Result<SessionInfo, JsValue> {
-        let counter = counter_for(&document_config(json), counter).map_err(fail)?;
-        let core = CoreSession::from_json_with_counter(json, counter).map_err(fail)?;
-        check_counter().map_err(fail)?;
-        let (_, row) = self.insert(&core, name).await.map_err(fail)?;
-        Ok(info(&row))
+        let counter = host_counter(counter).map_err(fail)?;
+        let info = self
+            .inner
+            .import_document(json, name, counter)
+            .await
+            .map_err(fail)?;
+        Ok(info.into())
     }
+}
+
+/// Writes a prepared save.
+async fn finish(prepared: PreparedSave) -> Result<SaveReport, JsValue> {
+    Ok(prepared.finish().await.map_err(fail)?.into())
 }
 
 #[wasm_bindgen]
@@ -501,13 +321,13 @@ impl SessionStore {
     /// `"indexeddb"` or `"localstorage"`.
     #[wasm_bindgen(getter, unchecked_return_type = "StorageBackend")]
     pub fn backend(&self) -> String {
-        self.backend.kind().to_string()
+        self.inner.backend_kind().to_string()
     }
 
     /// Why IndexedDB was not used, when `"auto"` fell back to localStorage.
     #[wasm_bindgen(getter, js_name = fallbackReason)]
     pub fn fallback_reason(&self) -> Option<String> {
-        self.fallback_reason.clone()
+        self.inner.fallback_reason().map(str::to_string)
     }
 
     /// Every stored session, most recently updated first.
@@ -570,7 +390,7 @@ impl SessionStore {
             Err(error) => return Promise::reject(&error),
         };
         future_to_promise(async move {
-            let report = prepared.finish().await?;
+            let report = finish(prepared).await?;
             to_js::<_, JsValue>(&report).map_err(fail)
         })
     }
@@ -586,13 +406,13 @@ impl SessionStore {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] turn: JsValue,
     ) -> Promise {
-        let backend = self.backend.clone();
+        let store = self.inner.clone();
         let id = checked!(name_arg("SessionStore.turnTelemetry", "id", &id));
         let turn = checked!(arg("SessionStore.turnTelemetry", "turn")
             .whole_number(&turn, 0, crate::args::MAX_SAFE_INTEGER)
             .map_err(fail));
         future_to_promise(async move {
-            let entry = backend.telemetry(&id, turn).await.map_err(fail)?;
+            let entry = store.turn_telemetry(&id, turn).await.map_err(fail)?;
             to_js::<_, JsValue>(&entry).map_err(fail)
         })
     }
@@ -604,14 +424,11 @@ impl SessionStore {
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
     ) -> Promise {
-        let backend = self.backend.clone();
+        let store = self.inner.clone();
         let id = checked!(name_arg("SessionStore.rename", "id", &id));
         let name = checked!(name_arg("SessionStore.rename", "name", &name));
         future_to_promise(async move {
-            backend
-                .rename(&id, &name, js_sys::Date::now())
-                .await
-                .map_err(fail)?;
+            store.rename(&id, &name).await.map_err(fail)?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -622,10 +439,10 @@ impl SessionStore {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
     ) -> Promise {
-        let backend = self.backend.clone();
+        let store = self.inner.clone();
         let id = checked!(name_arg("SessionStore.delete", "id", &id));
         future_to_promise(async move {
-            backend.delete(&id).await.map_err(fail)?;
+            store.delete(&id).await.map_err(fail)?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -691,27 +508,28 @@ impl SessionStore {
             );
         future_to_promise(async move {
             let config = options.resolve().map_err(fail)?;
-            let counter = counter_for(&config, counter).map_err(fail)?;
+            let counter = host_counter(counter).map_err(fail)?;
             let efforts = files.efforts.unwrap_or_default();
-            let imported = ccm_import::convert(
-                &CcmFiles {
-                    manifest_yaml: &files.manifest,
-                    raw_jsonl: files.raw.as_deref().unwrap_or(""),
-                    effort_logs: efforts
-                        .iter()
-                        .map(|(id, text)| (id.as_str(), text.as_str()))
-                        .collect(),
-                    session_state_json: files.session_state.as_deref(),
-                },
-                config,
-                counter.as_ref(),
-            )
-            .map_err(fail)?;
-            check_counter().map_err(fail)?;
-            let core = CoreSession::from_document(imported.document, counter).map_err(fail)?;
-            let (_, row) = store.insert(&core, &name).await.map_err(fail)?;
+            let imported = store
+                .inner
+                .import_ccm_files(
+                    &CcmFiles {
+                        manifest_yaml: &files.manifest,
+                        raw_jsonl: files.raw.as_deref().unwrap_or(""),
+                        effort_logs: efforts
+                            .iter()
+                            .map(|(id, text)| (id.as_str(), text.as_str()))
+                            .collect(),
+                        session_state_json: files.session_state.as_deref(),
+                    },
+                    config,
+                    &name,
+                    counter,
+                )
+                .await
+                .map_err(fail)?;
             to_js::<_, JsValue>(&CcmImportReport {
-                session: info(&row),
+                session: imported.session.into(),
                 notes: imported.notes,
             })
             .map_err(fail)
@@ -726,7 +544,7 @@ impl SessionStore {
     ) -> Promise {
         let name = checked!(name_arg("SessionStore.deleteDatabase", "name", &name));
         future_to_promise(async move {
-            idb::delete_database(&name).await.map_err(fail)?;
+            BrowserStore::delete_database(&name).await.map_err(fail)?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -818,8 +636,7 @@ impl SessionStore {
     /// A second handle on the same backend, for futures that outlive one call.
     fn handle(&self) -> SessionStore {
         SessionStore {
-            backend: self.backend.clone(),
-            fallback_reason: self.fallback_reason.clone(),
+            inner: self.inner.clone(),
         }
     }
 }

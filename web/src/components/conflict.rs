@@ -4,19 +4,9 @@
 //! stored session). The text in the message box is never touched.
 
 use crate::state::{AppState, NoticeKind};
-use crate::transport::js_error_text;
 use ccm_core::LogState;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsValue;
-
-/// Whether a store error is the refusal of a save because another tab saved first.
-pub fn is_conflict(error: &JsValue) -> bool {
-    js_sys::Reflect::get(error, &JsValue::from_str("code"))
-        .ok()
-        .and_then(|code| code.as_string())
-        .is_some_and(|code| code == "conflict")
-}
 
 /// Replaces this tab's session by the stored (newer) one.
 pub async fn load_newer(state: AppState) {
@@ -47,8 +37,7 @@ pub async fn keep_as_branch(state: AppState) {
             state.notify(
                 NoticeKind::Error,
                 format!(
-                    "Could not keep this tab's version: the log of {id} could not be read ({}).",
-                    js_error_text(&e)
+                    "Could not keep this tab's version: the log of {id} could not be read ({e})."
                 ),
             );
             return;

@@ -2,7 +2,7 @@
 //! document or of the original CCM file layout, and branches of the current session.
 
 use crate::import::{self, PickedFile};
-use crate::state::{download, AppState, NoticeKind};
+use crate::state::{download, AppState, ImportSource, NoticeKind};
 use crate::transport::js_error_text;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -88,25 +88,22 @@ pub fn SessionsPanel() -> impl IntoView {
         let Some(input) = input_of(&ev) else { return };
         spawn_local(async move {
             state.busy.set(Some("Reading the CCM files…".to_string()));
-            let result = read_files(&input).await.and_then(|files| {
-                let (set, mut notes) = import::sort_files(&files)?;
-                let config = state
-                    .with_core(|core| core.config().clone())
-                    .unwrap_or_default();
-                let (json, more) = import::convert(&set, config)?;
-                notes.extend(more);
-                Ok((json, notes))
-            });
+            let result = read_files(&input)
+                .await
+                .and_then(|files| import::sort_files(&files));
             input.set_value("");
             state.busy.set(None);
             match result {
-                Ok((json, notes)) => {
-                    state
-                        .import_document(json, "Imported CCM session".to_string())
-                        .await;
+                Ok((set, notes)) => {
                     for note in notes {
                         state.notify(NoticeKind::Info, note);
                     }
+                    state
+                        .import_session(
+                            ImportSource::CcmFiles(set),
+                            "Imported CCM session".to_string(),
+                        )
+                        .await;
                 }
                 Err(e) => state.notify(
                     NoticeKind::Error,

@@ -43,7 +43,7 @@
 
 use super::records::{decode, decode_all, log_key, SessionRow};
 use super::{DamagedSession, StoredRecords, WriteMode};
-use crate::error::{js_message, Code, Failure};
+use crate::error::{js_message, BrowserError};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
@@ -95,21 +95,20 @@ fn put<T: Serialize + ?Sized>(key: &str, record: &T) -> Result<(), StorageError>
     LocalStorage::set(key, record)
 }
 
-/// The failure for a write gloo-storage refused: [`Code::Quota`] when localStorage is full,
-/// else [`Code::Storage`] with the browser's message.
-fn write_failure(context: &str, error: StorageError) -> Failure {
+/// The failure for a write gloo-storage refused: [`BrowserError::Quota`] when localStorage is full,
+/// else [`BrowserError::Storage`] with the browser's message.
+fn write_failure(context: &str, error: StorageError) -> BrowserError {
     match error {
         StorageError::JsError(error) if error.name == QUOTA_ERROR => quota_failure(context),
         StorageError::JsError(error) => {
-            Failure::new(Code::Storage, format!("{context}: {}", error.message))
+            BrowserError::storage(format!("{context}: {}", error.message))
         }
-        other => Failure::new(Code::Storage, format!("{context}: {other}")),
+        other => BrowserError::storage(format!("{context}: {other}")),
     }
 }
 
-fn quota_failure(context: &str) -> Failure {
-    Failure::new(
-        Code::Quota,
+fn quota_failure(context: &str) -> BrowserError {
+    BrowserError::quota(
         format!(
             "{context}: localStorage is full (browsers allow about 5 MB per site); nothing was changed. Delete or export old sessions and try again"
         ),
@@ -141,7 +140,7 @@ impl<'a> UndoLog<'a> {
     }
 
     /// Writes `record` under `key`, first keeping the key's text as it was.
-    fn set<T: Serialize + ?Sized>(&mut self, key: String, record: &T) -> Result<(), Failure> {
+    fn set<T: Serialize + ?Sized>(&mut self, key: String, record: &T) -> Result<(), BrowserError> {
         if !self.before.contains_key(&key) {
             let old = self
                 .storage
@@ -169,18 +168,17 @@ impl LocalBackend {
     /// The backend of namespace `ns`.
     ///
     /// # Errors
-    /// [`Code::Unavailable`] without localStorage; [`Code::Storage`] for a namespace written
+    /// [`BrowserError::Unavailable`] without localStorage; [`BrowserError::Storage`] for a namespace written
     /// by a newer layout.
-    pub(crate) fn open(ns: &str) -> Result<LocalBackend, Failure> {
-        let storage = local_storage().map_err(|reason| Failure::new(Code::Unavailable, reason))?;
+    pub(crate) fn open(ns: &str) -> Result<LocalBackend, BrowserError> {
+        let storage = local_storage().map_err(BrowserError::Unavailable)?;
         let backend = LocalBackend {
             storage,
             ns: ns.to_string(),
         };
         match backend.get(&backend.key("layout"))? {
             Some(version) if version.parse::<u32>().map_or(true, |v| v > LAYOUT_VERSION) => {
-                return Err(Failure::new(
-                    Code::Storage,
+                return Err(BrowserError::storage(
                     format!(
                         "the sessions in localStorage were written by a newer version of this app (layout {version}, this one reads {LAYOUT_VERSION}); update the app to open them"
                     ),
@@ -205,7 +203,7 @@ impl LocalBackend {
         format!("{}/{id}/{suffix}", self.ns)
     }
 
-    fn get(&self, key: &str) -> Result<Option<String>, Failure> {
+    fn get(&self, key: &str) -> Result<Option<String>, BrowserError> {
         self.storage
             .get_item(key)
             .map_err(|e| read_failure("could not read localStorage", &e))
@@ -214,7 +212,7 @@ impl LocalBackend {
     /// The ids of the stored sessions. The index key is a list kept for speed; the records
     /// are the truth, so when the index is missing or unreadable while records exist, the ids
     /// are found from the record keys instead (and the next save writes the index again).
-    fn session_ids(&self) -> Result<Vec<String>, Failure> {
+    fn session_ids(&self) -> Result<Vec<String>, BrowserError> {
         let indexed: Option<Vec<String>> = self
             .get(&self.key("sessions"))?
             .and_then(|t| serde_json::from_str(&t).ok());
@@ -225,7 +223,7 @@ impl LocalBackend {
     }
 
     /// Every key under this namespace, without the `ns/` prefix.
-    fn keys(&self) -> Result<Vec<String>, Failure> {
+    fn keys(&self) -> Result<Vec<String>, BrowserError> {
         let prefix = format!("{}/", self.ns);
         let length = self
             .storage
@@ -245,7 +243,7 @@ impl LocalBackend {
     }
 
     /// The ids that own a record key (`<id>/...`), in sorted order.
-    fn scanned_session_ids(&self) -> Result<Vec<String>, Failure> {
+    fn scanned_session_ids(&self) -> Result<Vec<String>, BrowserError> {
         let ids: std::collections::BTreeSet<String> = self
             .keys()?
             .into_iter()
@@ -254,13 +252,13 @@ impl LocalBackend {
         Ok(ids.into_iter().collect())
     }
 
-    fn row(&self, id: &str) -> Result<Option<Result<SessionRow, String>>, Failure> {
+    fn row(&self, id: &str) -> Result<Option<Result<SessionRow, String>>, BrowserError> {
         let text = self.get(&self.session_key(id, "row"))?;
         Ok(text.map(|t| decode("the session's header record", Some(&t))))
     }
 
     /// Every session row, and the sessions whose row cannot be read (listed as damaged).
-    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), Failure> {
+    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), BrowserError> {
         let mut rows = Vec::new();
         let mut damaged = Vec::new();
         for id in self.session_ids()? {
@@ -276,14 +274,15 @@ impl LocalBackend {
         Ok((rows, damaged))
     }
 
-    /// Writes a batch, under a Web Lock where the API exists.
+    /// Writes a batch, under a Web Lock where the API exists. Returns the session row as
+    /// written.
     pub(crate) async fn write(
         &self,
         id: &str,
         batch: &WriteBatch,
         mode: WriteMode,
-    ) -> Result<(), Failure> {
-        let outcome: Rc<RefCell<Option<Result<(), Failure>>>> = Rc::default();
+    ) -> Result<SessionRow, BrowserError> {
+        let outcome: Rc<RefCell<Option<Result<SessionRow, BrowserError>>>> = Rc::default();
         let work = {
             let (backend, id, batch, outcome) =
                 (self.clone(), id.to_string(), batch.clone(), outcome.clone());
@@ -293,28 +292,32 @@ impl LocalBackend {
         };
         let locked = with_lock(&format!("ccm-localstorage:{}", self.ns), work).await;
         if let Err(error) = locked {
-            return Err(Failure::new(
-                Code::Storage,
-                format!("could not take the storage lock: {}", js_message(&error)),
-            ));
+            return Err(BrowserError::storage(format!(
+                "could not take the storage lock: {}",
+                js_message(&error)
+            )));
         }
         let outcome = outcome.borrow_mut().take();
         outcome.unwrap_or_else(|| {
-            Err(Failure::new(
-                Code::Storage,
+            Err(BrowserError::storage(
                 "the storage lock was released without running the save",
             ))
         })
     }
 
-    fn write_now(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> Result<(), Failure> {
+    fn write_now(
+        &self,
+        id: &str,
+        batch: &WriteBatch,
+        mode: WriteMode,
+    ) -> Result<SessionRow, BrowserError> {
         let row = super::next_row(id, self.row(id)?, batch, mode.clone())?;
         let mut undo = UndoLog::new(&self.storage);
         let outcome = self.write_records(&mut undo, id, batch, &row, &mode);
         if outcome.is_err() {
             undo.undo();
         }
-        outcome
+        outcome.map(|()| row)
     }
 
     fn write_records(
@@ -324,7 +327,7 @@ impl LocalBackend {
         batch: &WriteBatch,
         row: &SessionRow,
         mode: &WriteMode,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), BrowserError> {
         // Where each log's new messages start: the log's size after the batch, less what the
         // batch adds to it.
         let mut added: BTreeMap<&LogRef, u64> = BTreeMap::new();
@@ -341,8 +344,7 @@ impl LocalBackend {
                     .find(|r| &r.effort.id == effort)
                     .map(|r| r.message_count)
                     .ok_or_else(|| {
-                        Failure::new(
-                            Code::Storage,
+                        BrowserError::storage(
                             format!(
                                 "{SAVE_FAILED}: the batch adds messages to effort '{effort}' without its record"
                             ),
@@ -402,9 +404,9 @@ impl LocalBackend {
             )?;
         }
         if let WriteMode::Create { .. } = mode {
-            let mut ids = self.session_ids().map_err(|failure| {
-                Failure::new(Code::Storage, format!("{SAVE_FAILED}: {}", failure.message))
-            })?;
+            let mut ids = self
+                .session_ids()
+                .map_err(|failure| BrowserError::storage(format!("{SAVE_FAILED}: {failure}")))?;
             // Without an index (a first save, or a damaged index) the ids come from the record
             // keys, which by now include this session's own.
             if !ids.iter().any(|known| known == id) {
@@ -417,7 +419,13 @@ impl LocalBackend {
         undo.set(self.session_key(id, "row"), row)
     }
 
-    fn log_seqs(&self, id: &str, log: &LogRef, from: u64, to: u64) -> Result<Vec<u64>, Failure> {
+    fn log_seqs(
+        &self,
+        id: &str,
+        log: &LogRef,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<u64>, BrowserError> {
         let mut seqs = Vec::new();
         if from >= to {
             return Ok(seqs);
@@ -444,7 +452,7 @@ impl LocalBackend {
         id: &str,
         seqs: &[u64],
         unreadable: &mut Vec<String>,
-    ) -> Result<Vec<Message>, Failure> {
+    ) -> Result<Vec<Message>, BrowserError> {
         let mut texts = Vec::with_capacity(seqs.len());
         for seq in seqs {
             texts.push((
@@ -463,7 +471,7 @@ impl LocalBackend {
     /// With it a load reports messages missing from logs it does not read (concluded efforts'
     /// logs, older ambient messages) and messages whose effort record is gone. It reads the key
     /// list once and each log chunk (256 sequence numbers) once, never a message.
-    fn log_sizes(&self, id: &str) -> Result<BTreeMap<LogRef, u64>, Failure> {
+    fn log_sizes(&self, id: &str) -> Result<BTreeMap<LogRef, u64>, BrowserError> {
         let prefix = format!("{id}/");
         let keys: std::collections::BTreeSet<String> = self
             .keys()?
@@ -496,7 +504,7 @@ impl LocalBackend {
     }
 
     /// Reads what opening a session needs.
-    pub(crate) fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), Failure> {
+    pub(crate) fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), BrowserError> {
         let row = super::existing_row(id, self.row(id)?)?;
         let header = &row.header;
         let plan = header.load_request();
@@ -555,7 +563,7 @@ impl LocalBackend {
         &self,
         id: &str,
         effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), Failure> {
+    ) -> Result<(Vec<Message>, Vec<String>), BrowserError> {
         let row = super::existing_row(id, self.row(id)?)?;
         let mut unreadable = Vec::new();
         let mut size = 0;
@@ -576,7 +584,7 @@ impl LocalBackend {
     /// Every record of a session, for an export. With a readable row, its counts say which
     /// records must exist (so missing ones are reported); without one, every record key of the
     /// session is read.
-    pub(crate) fn read_all(&self, id: &str) -> Result<StoredRecords, Failure> {
+    pub(crate) fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
         let row = match self.row(id)? {
             Some(row) => row,
             None if self.scanned_session_ids()?.iter().any(|s| s == id) => {
@@ -595,7 +603,7 @@ impl LocalBackend {
                     let key = self.session_key(id, &format!("{kind}/{index}"));
                     Ok((what(index), self.get(&key)?))
                 })
-                .collect::<Result<Vec<_>, Failure>>()
+                .collect::<Result<Vec<_>, BrowserError>>()
         };
         let header = &header.header;
         let efforts = decode_all(
@@ -629,7 +637,7 @@ impl LocalBackend {
         id: &str,
         row: Result<SessionRow, String>,
         mut unreadable: Vec<String>,
-    ) -> Result<StoredRecords, Failure> {
+    ) -> Result<StoredRecords, BrowserError> {
         let prefix = format!("{id}/");
         let mut by_kind: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
         for key in self.keys()? {
@@ -675,7 +683,7 @@ impl LocalBackend {
         id: &str,
         header: &ccm_core::store::SessionHeader,
         unreadable: &mut Vec<String>,
-    ) -> Result<Vec<ccm_core::compaction::SessionAttachment>, Failure> {
+    ) -> Result<Vec<ccm_core::compaction::SessionAttachment>, BrowserError> {
         let mut texts = Vec::new();
         for n in 1..header.next_attachment.max(1) {
             if let Some(text) = self.get(&self.session_key(id, &format!("a/att-{n}")))? {
@@ -686,17 +694,21 @@ impl LocalBackend {
     }
 
     /// The stored telemetry of one turn, if any.
-    pub(crate) fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, Failure> {
+    pub(crate) fn telemetry(
+        &self,
+        id: &str,
+        turn: u64,
+    ) -> Result<Option<TurnTelemetry>, BrowserError> {
         match self.get(&self.session_key(id, &format!("t/{turn}")))? {
             None => Ok(None),
             Some(text) => decode(&format!("the telemetry of turn {turn}"), Some(&text))
                 .map(Some)
-                .map_err(|problem| Failure::new(Code::Storage, problem)),
+                .map_err(BrowserError::Storage),
         }
     }
 
     /// Renames a session.
-    pub(crate) fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), Failure> {
+    pub(crate) fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), BrowserError> {
         let mut row = super::existing_row(id, self.row(id)?)?;
         row.name = name.to_string();
         row.updated_ms = now_ms;
@@ -705,7 +717,7 @@ impl LocalBackend {
     }
 
     /// Deletes a session and every key under it.
-    pub(crate) fn delete(&self, id: &str) -> Result<(), Failure> {
+    pub(crate) fn delete(&self, id: &str) -> Result<(), BrowserError> {
         let prefix = self.session_key(id, "");
         let length = self
             .storage
@@ -736,11 +748,11 @@ impl LocalBackend {
 }
 
 /// The failure for an error the raw `Storage` threw.
-fn read_failure(context: &str, error: &JsValue) -> Failure {
+fn read_failure(context: &str, error: &JsValue) -> BrowserError {
     if is_quota_error(error) {
         return quota_failure(context);
     }
-    Failure::new(Code::Storage, format!("{context}: {}", js_message(error)))
+    BrowserError::storage(format!("{context}: {}", js_message(error)))
 }
 
 /// Runs `work` under the Web Lock `name` where `navigator.locks` exists, else at once. The

@@ -6,10 +6,10 @@
 
 #![cfg(target_arch = "wasm32")]
 
+use ccm_browser::transport::{send, send_with_limits, Limits};
 use ccm_core::{Config, Session};
 use ccm_engine::{EngineSettings, LlmRequest, Step, TurnEngine};
 use ccm_provider::{ProviderConfig, ProviderError, ProviderKind, RetryPolicy};
-use ccm_wasm::transport::{send, send_with_limits, Limits};
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;

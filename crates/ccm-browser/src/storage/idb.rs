@@ -25,7 +25,7 @@
 
 use super::records::{decode, decode_all, encode, log_key, SessionRow};
 use super::{DamagedSession, StoredRecords, WriteMode};
-use crate::error::{js_message, Code, Failure};
+use crate::error::{js_message, BrowserError};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
@@ -92,20 +92,19 @@ impl Drop for IdbBackend {
 
 /// The failure an IndexedDB error stands for: quota errors are told apart, because the person
 /// can act on them (free space), and everything else keeps the browser's own message.
-fn idb_failure(context: &str, error: &JsValue) -> Failure {
+fn idb_failure(context: &str, error: &JsValue) -> BrowserError {
     let name = error
         .dyn_ref::<DomException>()
         .map(|e| e.name())
         .unwrap_or_default();
     if name == "QuotaExceededError" {
-        return Failure::new(
-            Code::Quota,
+        return BrowserError::quota(
             format!(
                 "{context}: the browser's storage quota for this site is used up; nothing was written. Free space (delete or export old sessions) and save again"
             ),
         );
     }
-    Failure::new(Code::Storage, format!("{context}: {}", js_message(error)))
+    BrowserError::storage(format!("{context}: {}", js_message(error)))
 }
 
 /// A promise and the functions that settle it.
@@ -351,17 +350,17 @@ impl IdbBackend {
     /// Opens (creating or upgrading) the database `name`.
     ///
     /// # Errors
-    /// [`Code::Unavailable`] when this environment has no usable IndexedDB (the caller may
-    /// fall back to localStorage); [`Code::Blocked`] when an upgrade waits for another tab
+    /// [`BrowserError::Unavailable`] when this environment has no usable IndexedDB (the caller may
+    /// fall back to localStorage); [`BrowserError::Blocked`] when an upgrade waits for another tab
     /// that keeps an older connection open.
-    pub(crate) async fn open(name: &str) -> Result<IdbBackend, Failure> {
-        let factory = factory().map_err(|reason| Failure::new(Code::Unavailable, reason))?;
+    pub(crate) async fn open(name: &str) -> Result<IdbBackend, BrowserError> {
+        let factory = factory().map_err(BrowserError::Unavailable)?;
         let open_request: IdbOpenDbRequest =
             factory.open_with_u32(name, DB_VERSION).map_err(|e| {
-                Failure::new(
-                    Code::Unavailable,
-                    format!("IndexedDB refused to open '{name}' ({})", js_message(&e)),
-                )
+                BrowserError::unavailable(format!(
+                    "IndexedDB refused to open '{name}' ({})",
+                    js_message(&e)
+                ))
             })?;
         let (promise, resolve, reject) = deferred();
         // Whether the caller already got an answer; a connection that succeeds after the
@@ -399,17 +398,16 @@ impl IdbBackend {
                         settled.set(true);
                         let _ = reject.call1(
                             &JsValue::NULL,
-                            &JsValue::from(idb_failure("the database upgrade failed", &error)),
+                            &rejection(idb_failure("the database upgrade failed", &error)),
                         );
                     }
                 }
                 "blocked" => {
                     if !settled.replace(true) {
-                        let failure = Failure::new(
-                            Code::Blocked,
+                        let failure = BrowserError::blocked(
                             "the session database needs an upgrade, but another tab still has it open with an older version of this page; close or reload the other tabs, then try again (nothing was changed)",
                         );
-                        let _ = reject.call1(&JsValue::NULL, &failure.into());
+                        let _ = reject.call1(&JsValue::NULL, &rejection(failure));
                     }
                 }
                 "success" => {
@@ -433,14 +431,11 @@ impl IdbBackend {
                             .flatten()
                             .map(JsValue::from)
                             .unwrap_or(JsValue::UNDEFINED);
-                        let failure = Failure::new(
-                            Code::Unavailable,
-                            format!(
-                                "IndexedDB could not open the session database ({})",
-                                js_message(&error)
-                            ),
-                        );
-                        let _ = reject.call1(&JsValue::NULL, &failure.into());
+                        let failure = BrowserError::unavailable(format!(
+                            "IndexedDB could not open the session database ({})",
+                            js_message(&error)
+                        ));
+                        let _ = reject.call1(&JsValue::NULL, &rejection(failure));
                     }
                 }
             })
@@ -450,11 +445,10 @@ impl IdbBackend {
             let reject = reject_on_timeout;
             Closure::once_into_js(move || {
                 if !settled.replace(true) {
-                    let failure = Failure::new(
-                        Code::Blocked,
+                    let failure = BrowserError::blocked(
                         "the session database did not open within 5 seconds: an upgrade is waiting for another tab that still has it open; close or reload the other tabs, then try again (nothing was changed)",
                     );
-                    let _ = reject.call1(&JsValue::NULL, &failure.into());
+                    let _ = reject.call1(&JsValue::NULL, &rejection(failure));
                 }
             })
         };
@@ -494,10 +488,9 @@ impl IdbBackend {
         })
     }
 
-    fn transaction(&self, mode: IdbTransactionMode) -> Result<IdbTransaction, Failure> {
+    fn transaction(&self, mode: IdbTransactionMode) -> Result<IdbTransaction, BrowserError> {
         if self.closed_by_other_tab.get() {
-            return Err(Failure::new(
-                Code::VersionChange,
+            return Err(BrowserError::version_change(
                 "the session database was upgraded or deleted from another tab, so this tab closed its connection; reload this page to continue (nothing that was saved is lost)",
             ));
         }
@@ -508,7 +501,9 @@ impl IdbBackend {
     }
 
     /// Every session row, with a problem description for each one that cannot be read.
-    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), Failure> {
+    pub(crate) async fn rows(
+        &self,
+    ) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let store = tx
             .object_store(SESSIONS)
@@ -531,12 +526,13 @@ impl IdbBackend {
     }
 
     /// Writes a batch in one transaction; see the module documentation for the revision check.
+    /// Returns the session row as written.
     pub(crate) async fn write(
         &self,
         id: &str,
         batch: &WriteBatch,
         mode: WriteMode,
-    ) -> Result<(), Failure> {
+    ) -> Result<SessionRow, BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be saved", &e);
@@ -601,7 +597,8 @@ impl IdbBackend {
             let _ = done.await;
             return Err(fail(error));
         }
-        done.await.map(|_| ()).map_err(fail)
+        done.await.map_err(fail)?;
+        Ok(row)
     }
 
     /// The stored telemetry of one turn, if any.
@@ -609,7 +606,7 @@ impl IdbBackend {
         &self,
         id: &str,
         turn: u64,
-    ) -> Result<Option<TurnTelemetry>, Failure> {
+    ) -> Result<Option<TurnTelemetry>, BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the turn's telemetry could not be read", &e);
         let key = Array::of2(&id.into(), &JsValue::from_f64(turn as f64));
@@ -624,11 +621,11 @@ impl IdbBackend {
             field(&value, "record").as_string().as_deref(),
         )
         .map(Some)
-        .map_err(|problem| Failure::new(Code::Storage, problem))
+        .map_err(BrowserError::Storage)
     }
 
     /// Reads what opening a session needs.
-    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), Failure> {
+    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the session could not be read", &e);
         let store = |name: &str| tx.object_store(name).map_err(fail);
@@ -731,7 +728,7 @@ impl IdbBackend {
         &self,
         id: &str,
         effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), Failure> {
+    ) -> Result<(Vec<Message>, Vec<String>), BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the effort's log could not be read", &e);
         let by_log = tx
@@ -748,7 +745,7 @@ impl IdbBackend {
     }
 
     /// Every record of a session, for an export.
-    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, Failure> {
+    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the session could not be read for export", &e);
         let store = |name: &str| tx.object_store(name).map_err(fail);
@@ -812,7 +809,12 @@ impl IdbBackend {
     }
 
     /// Renames a session (its records are untouched).
-    pub(crate) async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), Failure> {
+    pub(crate) async fn rename(
+        &self,
+        id: &str,
+        name: &str,
+        now_ms: f64,
+    ) -> Result<(), BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be renamed", &e);
@@ -836,7 +838,7 @@ impl IdbBackend {
     }
 
     /// Deletes a session and every record of it, in one transaction.
-    pub(crate) async fn delete(&self, id: &str) -> Result<(), Failure> {
+    pub(crate) async fn delete(&self, id: &str) -> Result<(), BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be deleted", &e);
@@ -901,21 +903,37 @@ fn messages_of(
     .collect()
 }
 
-/// A rejection value from our own promises is already a thrown `Error` with a code; anything
+/// The rejection value of our own promises for `failure`: an `Error` whose `code` property
+/// says which kind it was, so that [`failure_from_js`] gets the same kind back.
+fn rejection(failure: BrowserError) -> JsValue {
+    let code = match &failure {
+        BrowserError::Blocked(_) => "blocked",
+        BrowserError::Quota(_) => "quota",
+        BrowserError::Storage(_) => "storage",
+        _ => "unavailable",
+    };
+    let error = js_sys::Error::new(&failure.to_string());
+    // Setting a property on a fresh Error object cannot fail.
+    let _ = Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
+    error.into()
+}
+
+/// A rejection value from our own promises is an `Error` with a code ([`rejection`]); anything
 /// else is a browser error.
-fn failure_from_js(value: JsValue) -> Failure {
+fn failure_from_js(value: JsValue) -> BrowserError {
     let code = field(&value, "code").as_string();
+    let message = js_message(&value);
     match code.as_deref() {
-        Some("blocked") => Failure::new(Code::Blocked, js_message(&value)),
-        Some("quota") => Failure::new(Code::Quota, js_message(&value)),
-        Some("storage") => Failure::new(Code::Storage, js_message(&value)),
-        _ => Failure::new(Code::Unavailable, js_message(&value)),
+        Some("blocked") => BrowserError::Blocked(message),
+        Some("quota") => BrowserError::Quota(message),
+        Some("storage") => BrowserError::Storage(message),
+        _ => BrowserError::Unavailable(message),
     }
 }
 
 /// Deletes the whole database (tests and "forget everything" buttons).
-pub(crate) async fn delete_database(name: &str) -> Result<(), Failure> {
-    let factory = factory().map_err(|reason| Failure::new(Code::Unavailable, reason))?;
+pub(crate) async fn delete_database(name: &str) -> Result<(), BrowserError> {
+    let factory = factory().map_err(BrowserError::Unavailable)?;
     let req = factory
         .delete_database(name)
         .map_err(|e| idb_failure("could not delete the database", &e))?;

@@ -9,11 +9,11 @@
 //! last save) and opening reads only what `SessionHeader::load_request` names. Neither touches
 //! the whole message history, so both cost the same at 1k and at 100k stored messages.
 
-pub(crate) mod idb;
-pub(crate) mod local;
-pub(crate) mod records;
+pub mod idb;
+pub mod local;
+pub mod records;
 
-use crate::error::{js_message, Code, Failure};
+use crate::error::{js_message, BrowserError};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, StoredMessage, WriteBatch};
@@ -78,24 +78,18 @@ pub(crate) struct DamagedSession {
 }
 
 /// The message of the error a second writer gets.
-pub(crate) fn conflict(stored: u64, base: u64) -> Failure {
-    Failure::new(
-        Code::Conflict,
-        format!(
-            "the session changed in another window (stored revision {stored}, this one builds on {base}); reload it to continue"
-        ),
-    )
+pub(crate) fn conflict(stored: u64, base: u64) -> BrowserError {
+    BrowserError::conflict(stored, base)
 }
 
 /// The stored row of an existing session, or a precise error.
 pub(crate) fn existing_row(
     id: &str,
     stored: Option<Result<SessionRow, String>>,
-) -> Result<SessionRow, Failure> {
+) -> Result<SessionRow, BrowserError> {
     match stored {
         Some(Ok(row)) => Ok(row),
-        Some(Err(problem)) => Err(Failure::new(
-            Code::Storage,
+        Some(Err(problem)) => Err(BrowserError::storage(
             format!("session '{id}' cannot be opened: {problem}. Its other records are untouched; an export lists what is readable"),
         )),
         None => Err(not_found(id)),
@@ -103,8 +97,8 @@ pub(crate) fn existing_row(
 }
 
 /// The error for an id that names no stored session.
-pub(crate) fn not_found(id: &str) -> Failure {
-    Failure::new(Code::NotFound, format!("no stored session with id '{id}'"))
+pub(crate) fn not_found(id: &str) -> BrowserError {
+    BrowserError::not_found(id)
 }
 
 /// The row to write with `batch`, after checking the write rules against the stored row.
@@ -113,14 +107,13 @@ pub(crate) fn next_row(
     stored: Option<Result<SessionRow, String>>,
     batch: &WriteBatch,
     mode: WriteMode,
-) -> Result<SessionRow, Failure> {
+) -> Result<SessionRow, BrowserError> {
     match mode {
         WriteMode::Create { now_ms, name } => {
             if stored.is_some() {
-                return Err(Failure::new(
-                    Code::Conflict,
-                    format!("a session with id '{id}' already exists"),
-                ));
+                return Err(BrowserError::conflict_text(format!(
+                    "a session with id '{id}' already exists"
+                )));
             }
             if batch.base_revision != 0 {
                 return Err(conflict(0, batch.base_revision));
@@ -168,27 +161,30 @@ impl Backend {
         }
     }
 
-    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), Failure> {
+    pub(crate) async fn rows(
+        &self,
+    ) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), BrowserError> {
         match self {
             Backend::Idb(b) => b.rows().await,
             Backend::Local(b) => b.rows(),
         }
     }
 
-    /// Writes a batch in one transaction (see the backends for what that means in each).
+    /// Writes a batch in one transaction (see the backends for what that means in each);
+    /// returns the session row as written.
     pub(crate) async fn write(
         &self,
         id: &str,
         batch: &WriteBatch,
         mode: WriteMode,
-    ) -> Result<(), Failure> {
+    ) -> Result<SessionRow, BrowserError> {
         match self {
             Backend::Idb(b) => b.write(id, batch, mode).await,
             Backend::Local(b) => b.write(id, batch, mode).await,
         }
     }
 
-    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), Failure> {
+    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), BrowserError> {
         match self {
             Backend::Idb(b) => b.load(id).await,
             Backend::Local(b) => b.load(id),
@@ -199,14 +195,14 @@ impl Backend {
         &self,
         id: &str,
         effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), Failure> {
+    ) -> Result<(Vec<Message>, Vec<String>), BrowserError> {
         match self {
             Backend::Idb(b) => b.effort_log(id, effort).await,
             Backend::Local(b) => b.effort_log(id, effort),
         }
     }
 
-    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, Failure> {
+    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
         match self {
             Backend::Idb(b) => b.read_all(id).await,
             Backend::Local(b) => b.read_all(id),
@@ -217,21 +213,26 @@ impl Backend {
         &self,
         id: &str,
         turn: u64,
-    ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, Failure> {
+    ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, BrowserError> {
         match self {
             Backend::Idb(b) => b.telemetry(id, turn).await,
             Backend::Local(b) => b.telemetry(id, turn),
         }
     }
 
-    pub(crate) async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), Failure> {
+    pub(crate) async fn rename(
+        &self,
+        id: &str,
+        name: &str,
+        now_ms: f64,
+    ) -> Result<(), BrowserError> {
         match self {
             Backend::Idb(b) => b.rename(id, name, now_ms).await,
             Backend::Local(b) => b.rename(id, name, now_ms),
         }
     }
 
-    pub(crate) async fn delete(&self, id: &str) -> Result<(), Failure> {
+    pub(crate) async fn delete(&self, id: &str) -> Result<(), BrowserError> {
         match self {
             Backend::Idb(b) => b.delete(id).await,
             Backend::Local(b) => b.delete(id),

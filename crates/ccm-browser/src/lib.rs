@@ -1,0 +1,40 @@
+//! # ccm-browser
+//!
+//! Cognitive Context Management in the browser, for Rust hosts: sessions stored in IndexedDB
+//! (localStorage where IndexedDB is unavailable), the `fetch` transport to providers, the
+//! session cell a host holds, and one typed error, [`BrowserError`].
+//!
+//! The browser app (web/) uses it directly; ccm-wasm wraps it in the JavaScript classes of
+//! the npm package and turns each [`BrowserError`] into an `Error` with a `code`. This crate
+//! exports nothing to JavaScript itself.
+//!
+//! - [`BrowserStore`]: open, list, create, load, save, rename, delete, export, import.
+//! - [`BrowserSession`]: a core session with its store link, its load problems and its busy
+//!   mark; [`BrowserSession::load_logs_for`] reads the logs a tool call needs.
+//! - [`transport`]: requests to providers through `fetch` (streaming, time limits, Stop).
+//! - [`counter`]: which token counter a session counts with.
+//!
+//! Architecture invariant: a save writes only the core's `WriteBatch` (what changed since the
+//! last save) and opening reads only what the header names, so both cost the same at 1k and at
+//! 100k stored messages (see `storage`).
+#![deny(missing_docs)]
+
+pub mod counter;
+mod error;
+mod session;
+mod storage;
+mod store;
+pub mod transport;
+
+pub use error::{js_message, BrowserError, BrowserResult};
+pub use session::{load_logs_for_tool, BrowserSession, SessionCell, StoreLink};
+pub use store::{
+    document_config, BackendChoice, BrowserStore, CcmImport, PreparedSave, SaveReport, SessionInfo,
+};
+
+/// Test and benchmark helpers: the versions of the stored layouts.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::storage::idb::DB_VERSION;
+    pub use crate::storage::local::LAYOUT_VERSION;
+}

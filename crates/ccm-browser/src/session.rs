@@ -1,0 +1,133 @@
+//! The session cell: a core session with what the browser adds to it (the stored session it
+//! belongs to, what opening it had to skip, and whether a save or a turn of it is running).
+
+use crate::error::BrowserError;
+use crate::storage::Backend;
+use ccm_core::Session as CoreSession;
+use std::cell::{RefCell, RefMut};
+use std::rc::Rc;
+
+/// Where a stored session lives.
+pub struct StoreLink {
+    pub(crate) backend: Rc<Backend>,
+    /// Its id in the store.
+    pub id: String,
+}
+
+/// The state behind a [`BrowserSession`], shared with the futures of a save and of a turn,
+/// which outlive one call.
+pub struct SessionCell {
+    /// The core session.
+    pub core: CoreSession,
+    /// What is running that must not be interleaved with changes (`"a save"`, `"a turn"`).
+    pub busy: Option<&'static str>,
+    /// The stored session this one was opened from or saved as.
+    pub link: Option<StoreLink>,
+    /// What opening this session from storage had to skip or repair, one sentence each.
+    pub load_problems: Vec<String>,
+}
+
+/// A session in the browser: cheap to clone (clones share the one session).
+#[derive(Clone)]
+pub struct BrowserSession {
+    cell: Rc<RefCell<SessionCell>>,
+}
+
+impl BrowserSession {
+    /// A session linked to a stored one (or to none), with what its loading skipped.
+    pub(crate) fn from_parts(
+        core: CoreSession,
+        link: Option<StoreLink>,
+        load_problems: Vec<String>,
+    ) -> BrowserSession {
+        BrowserSession {
+            cell: Rc::new(RefCell::new(SessionCell {
+                core,
+                busy: None,
+                link,
+                load_problems,
+            })),
+        }
+    }
+
+    /// A session kept in memory only (until a store saves it as a new stored session).
+    pub fn from_core(core: CoreSession) -> BrowserSession {
+        BrowserSession::from_parts(core, None, Vec::new())
+    }
+
+    /// The shared cell, for hosts whose futures must hold the session across awaits.
+    pub fn cell(&self) -> &Rc<RefCell<SessionCell>> {
+        &self.cell
+    }
+
+    /// The cell for a change or a query, or [`BrowserError::Busy`] while another call on this
+    /// session has not returned (a token counter callback calling back into its session).
+    ///
+    /// # Errors
+    /// [`BrowserError::Busy`] as above.
+    pub fn borrow_cell(&self) -> Result<RefMut<'_, SessionCell>, BrowserError> {
+        self.cell.try_borrow_mut().map_err(|_| {
+            BrowserError::busy(
+                "the session is in use by a call that has not returned (a token counter callback must not call back into its session)",
+            )
+        })
+    }
+
+    /// Runs `f` on the core session, for hosts that drive it directly.
+    ///
+    /// # Panics
+    /// When called from inside another call on the same session (a token counter callback).
+    pub fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
+        f(&mut self.cell.borrow_mut().core)
+    }
+
+    /// The id of the stored session this one was opened from or saved as.
+    pub fn store_id(&self) -> Option<String> {
+        self.cell.borrow().link.as_ref().map(|link| link.id.clone())
+    }
+
+    /// What opening this session from storage had to skip or repair.
+    pub fn problems(&self) -> Vec<String> {
+        self.cell.borrow().load_problems.clone()
+    }
+
+    /// Reads the raw logs a tool call needs (the log of the effort `expand_effort` or
+    /// `reopen_effort` names) into a session opened from storage, so that the call can run.
+    /// Does nothing when they are loaded or the session is not stored.
+    ///
+    /// # Errors
+    /// A storage failure, or a stored log that does not match its effort record.
+    pub async fn load_logs_for(&self, name: &str, args_json: &str) -> Result<(), BrowserError> {
+        load_logs_for_tool(&self.cell, name, args_json).await
+    }
+}
+
+/// Reads the logs a tool call needs into a stored session (see
+/// [`BrowserSession::load_logs_for`]); for hosts that hold the cell across awaits.
+///
+/// # Errors
+/// A storage failure, or a stored log that does not match its effort record.
+pub async fn load_logs_for_tool(
+    cell: &Rc<RefCell<SessionCell>>,
+    name: &str,
+    args_json: &str,
+) -> Result<(), BrowserError> {
+    let (needed, backend, id) = {
+        let cell = cell.borrow();
+        let needed = cell.core.logs_needed_for_tool(name, args_json);
+        match (&cell.link, needed.is_empty()) {
+            (Some(link), false) => (needed, link.backend.clone(), link.id.clone()),
+            _ => return Ok(()),
+        }
+    };
+    for effort in needed {
+        let (messages, unreadable) = backend.effort_log(&id, &effort).await?;
+        let mut cell = cell.borrow_mut();
+        cell.load_problems.extend(unreadable);
+        // A log with messages missing from storage is attached as far as it is readable; what
+        // is missing joins the session's load problems.
+        let missing = cell.core.attach_effort_log(&effort, messages)?;
+        cell.load_problems.extend(missing);
+    }
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! Sessions that survive the browser: the store over IndexedDB or localStorage.
+
+use crate::counter::{check_counter, counter_for, counter_named};
+use crate::error::BrowserError;
+use crate::session::{BrowserSession, SessionCell, StoreLink};
+use crate::storage::records::SessionRow;
+use crate::storage::{idb, local, Backend, WriteMode};
+use ccm_core::snapshot::SessionDocument;
+use ccm_core::store::WriteBatch;
+use ccm_core::tokens::{ApproximateCounter, TokenCounter};
+use ccm_core::{Config, Session as CoreSession};
+use ccm_import::CcmFiles;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Which browser storage a store keeps its sessions in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// IndexedDB, else localStorage (and [`BrowserStore::fallback_reason`] says why).
+    #[default]
+    Auto,
+    /// IndexedDB only.
+    IndexedDb,
+    /// localStorage only.
+    LocalStorage,
+}
+
+/// One stored session, as a session list shows it. Serialised as the JavaScript package's
+/// `SessionInfo` (snake_case fields, counts as numbers).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionInfo {
+    /// Its id in this store.
+    pub id: String,
+    /// The name a person gave it.
+    pub name: String,
+    /// Creation time, ms since the epoch.
+    pub created_ms: f64,
+    /// Last save, rename or import, ms since the epoch.
+    pub updated_ms: f64,
+    /// Turns completed.
+    pub turn_count: f64,
+    /// Stored messages.
+    pub message_count: f64,
+    /// Revision of the last save.
+    pub revision: f64,
+    /// Set when the session's header record cannot be read: why, in words for the person.
+    /// Such a session cannot be opened, but an export still takes out everything readable;
+    /// its other fields are zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damaged: Option<String>,
+}
+
+impl SessionInfo {
+    fn of(row: &SessionRow) -> SessionInfo {
+        SessionInfo {
+            id: row.id.clone(),
+            name: row.name.clone(),
+            created_ms: row.created_ms,
+            updated_ms: row.updated_ms,
+            turn_count: row.header.turn as f64,
+            message_count: row.header.next_seq as f64,
+            revision: row.header.revision as f64,
+            damaged: None,
+        }
+    }
+}
+
+/// What a save wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaveReport {
+    /// The stored revision after the save.
+    pub revision: u64,
+    /// Records written (the session row included): what changed, not the whole history.
+    pub records_written: usize,
+    /// The saved session as a session list shows it now, so a host's list needs no re-reading.
+    pub session: SessionInfo,
+}
+
+/// What an import of the original CCM layout did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CcmImport {
+    /// The new stored session.
+    pub session: SessionInfo,
+    /// What had to be assumed or skipped, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Sessions kept in the browser: IndexedDB by default, localStorage where IndexedDB is
+/// unavailable. Cheap to clone (clones share the open database).
+///
+/// A save is refused with [`BrowserError::Conflict`] when another window saved the same
+/// session first; load it again to continue. Nothing already stored is changed by a failed
+/// save.
+#[derive(Clone)]
+pub struct BrowserStore {
+    backend: Rc<Backend>,
+    fallback_reason: Option<String>,
+}
+
+/// Where a prepared save writes.
+enum SaveTarget {
+    /// The stored session of this id.
+    Existing(String),
+    /// A new stored session (the first save of a session kept in memory so far).
+    New,
+}
+
+/// A save whose batch is taken and whose session is marked busy; [`PreparedSave::finish`]
+/// writes it.
+pub struct PreparedSave {
+    cell: Rc<RefCell<SessionCell>>,
+    batch: WriteBatch,
+    target: SaveTarget,
+    backend: Rc<Backend>,
+}
+
+impl PreparedSave {
+    /// Writes the prepared batch and marks the session saved.
+    ///
+    /// # Errors
+    /// [`BrowserError::Conflict`] when another window saved first, [`BrowserError::Quota`] when
+    /// storage is full, another storage failure; the session stays unsaved then.
+    pub async fn finish(self) -> Result<SaveReport, BrowserError> {
+        let PreparedSave {
+            cell,
+            batch,
+            target,
+            backend,
+        } = self;
+        let (id, mode) = match target {
+            SaveTarget::New => (
+                new_id(),
+                WriteMode::Create {
+                    now_ms: js_sys::Date::now(),
+                    name: String::new(),
+                },
+            ),
+            SaveTarget::Existing(id) => (
+                id,
+                WriteMode::Save {
+                    now_ms: js_sys::Date::now(),
+                },
+            ),
+        };
+        let outcome = backend.write(&id, &batch, mode).await;
+        let mut state = cell.borrow_mut();
+        state.busy = None;
+        let row = outcome?;
+        state.core.mark_saved(&batch)?;
+        state.link = Some(StoreLink { backend, id });
+        Ok(SaveReport {
+            revision: batch.header.revision,
+            records_written: batch.record_count(),
+            session: SessionInfo::of(&row),
+        })
+    }
+}
+
+/// A new session id: time and randomness, so two tabs never pick the same one.
+fn new_id() -> String {
+    let random = (js_sys::Math::random() * 2f64.powi(48)) as u64;
+    format!("s{:x}-{random:012x}", js_sys::Date::now() as u64)
+}
+
+/// The configuration a document declares, for choosing its counter (the core checks the rest).
+pub fn document_config(json: &str) -> Config {
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| serde_json::from_value(v.get("config")?.clone()).ok())
+        .unwrap_or_default()
+}
+
+impl BrowserStore {
+    /// Opens a store; `name` is the IndexedDB database name and the localStorage key prefix.
+    ///
+    /// # Errors
+    /// The chosen backend is unavailable (with `Auto`: neither is), or an IndexedDB upgrade
+    /// is blocked by another tab.
+    pub async fn open(choice: BackendChoice, name: &str) -> Result<BrowserStore, BrowserError> {
+        let (backend, fallback_reason) = match choice {
+            BackendChoice::IndexedDb => (Backend::Idb(idb::IdbBackend::open(name).await?), None),
+            BackendChoice::LocalStorage => (Backend::Local(local::LocalBackend::open(name)?), None),
+            BackendChoice::Auto => match idb::IdbBackend::open(name).await {
+                Ok(backend) => (Backend::Idb(backend), None),
+                Err(BrowserError::Unavailable(reason)) => {
+                    let backend = local::LocalBackend::open(name).map_err(|local| {
+                        BrowserError::Unavailable(format!(
+                            "no browser storage is available: {reason}; {local}"
+                        ))
+                    })?;
+                    (Backend::Local(backend), Some(reason))
+                }
+                Err(failure) => return Err(failure),
+            },
+        };
+        Ok(BrowserStore {
+            backend: Rc::new(backend),
+            fallback_reason,
+        })
+    }
+
+    /// `"indexeddb"` or `"localstorage"`.
+    pub fn backend_kind(&self) -> &'static str {
+        self.backend.kind()
+    }
+
+    /// Why IndexedDB was not used, when `Auto` fell back to localStorage.
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.fallback_reason.as_deref()
+    }
+
+    /// Every stored session, most recently updated first; damaged ones last.
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub async fn list(&self) -> Result<Vec<SessionInfo>, BrowserError> {
+        let (rows, damaged) = self.backend.rows().await?;
+        let mut sessions: Vec<SessionInfo> = rows.iter().map(SessionInfo::of).collect();
+        sessions.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
+        // Damaged sessions come last, listed rather than hidden: their records are still
+        // stored and an export takes out what is readable.
+        sessions.extend(damaged.into_iter().map(|d| SessionInfo {
+            name: format!("Damaged session {}", d.id),
+            id: d.id,
+            created_ms: 0.0,
+            updated_ms: 0.0,
+            turn_count: 0.0,
+            message_count: 0.0,
+            revision: 0.0,
+            damaged: Some(d.problem),
+        }));
+        Ok(sessions)
+    }
+
+    /// Stores `core` whole as a new session named `name`.
+    async fn insert(&self, core: &CoreSession, name: &str) -> Result<SessionRow, BrowserError> {
+        let batch = core.full_write_batch()?;
+        let mode = WriteMode::Create {
+            now_ms: js_sys::Date::now(),
+            name: name.to_string(),
+        };
+        self.backend.write(&new_id(), &batch, mode).await
+    }
+
+    /// Stores a whole core session as a new session (an import, a fork); the session itself
+    /// stays unlinked.
+    ///
+    /// # Errors
+    /// A storage failure, or a session whose records do not add up.
+    pub async fn import_core(
+        &self,
+        core: &CoreSession,
+        name: &str,
+    ) -> Result<SessionInfo, BrowserError> {
+        Ok(SessionInfo::of(&self.insert(core, name).await?))
+    }
+
+    /// Creates and stores a new session, linked to this store.
+    ///
+    /// # Errors
+    /// Invalid options, a failing counter, or a storage failure.
+    pub async fn create(
+        &self,
+        name: &str,
+        config: Config,
+        counter: Option<Arc<dyn TokenCounter>>,
+    ) -> Result<BrowserSession, BrowserError> {
+        let counter = counter_for(&config, counter)?;
+        let mut core = CoreSession::with_counter(config, counter)?;
+        let batch = core.full_write_batch()?;
+        let row = self.insert(&core, name).await?;
+        core.mark_saved(&batch)?;
+        let link = StoreLink {
+            backend: self.backend.clone(),
+            id: row.id,
+        };
+        Ok(BrowserSession::from_parts(core, Some(link), Vec::new()))
+    }
+
+    /// Opens a stored session: its header, effort records, the open efforts' logs, the
+    /// ambient tail and the recent metrics, never its whole history. Unreadable records other
+    /// than the header do not fail the load: they are listed in its problems.
+    ///
+    /// # Errors
+    /// An unknown id, an unreadable header, a counting rule this build lacks, a failing
+    /// counter, or a storage failure.
+    pub async fn load(
+        &self,
+        id: &str,
+        counter: Option<Arc<dyn TokenCounter>>,
+    ) -> Result<BrowserSession, BrowserError> {
+        let (row, records) = self.backend.load(id).await?;
+        let counter = counter_named(&row.header.counted_with, &row.header.config, counter)?;
+        let (core, report) = CoreSession::from_store(records, counter)?;
+        check_counter()?;
+        let link = StoreLink {
+            backend: self.backend.clone(),
+            id: id.to_string(),
+        };
+        Ok(BrowserSession::from_parts(
+            core,
+            Some(link),
+            report.problems,
+        ))
+    }
+
+    /// Saves what changed in `session` since its last save, in one transaction; a session
+    /// kept in memory so far is stored as a new session.
+    ///
+    /// # Errors
+    /// See [`BrowserStore::prepare_save`] and [`PreparedSave::finish`].
+    pub async fn save(&self, session: &BrowserSession) -> Result<SaveReport, BrowserError> {
+        self.prepare_save(session)?.finish().await
+    }
+
+    /// Takes what the save will write, synchronously: the state at the moment of the call is
+    /// what gets stored, so a turn begun before the write runs neither fails the save nor
+    /// slips into it. The session is busy until [`PreparedSave::finish`] returns.
+    ///
+    /// # Errors
+    /// [`BrowserError::Busy`] while a save or a turn of it runs, [`BrowserError::Argument`]
+    /// for a session of another store, [`BrowserError::Turn`] during a turn.
+    pub fn prepare_save(&self, session: &BrowserSession) -> Result<PreparedSave, BrowserError> {
+        let cell = session.cell().clone();
+        let mut state = session.borrow_cell()?;
+        if let Some(busy) = state.busy {
+            return Err(BrowserError::busy(format!(
+                "{busy} of this session is in progress; await it first"
+            )));
+        }
+        let (batch, target) = match &state.link {
+            Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => (
+                state.core.write_batch()?,
+                SaveTarget::Existing(link.id.clone()),
+            ),
+            Some(_) => return Err(BrowserError::argument(
+                "this session belongs to another store; save it with the store it was opened from",
+            )),
+            // A session kept in memory so far is stored as a new one on its first save.
+            None => (state.core.full_write_batch()?, SaveTarget::New),
+        };
+        state.busy = Some("a save");
+        drop(state);
+        Ok(PreparedSave {
+            cell,
+            batch,
+            target,
+            backend: self.backend.clone(),
+        })
+    }
+
+    /// The whole stored session as one versioned document. When records are damaged
+    /// (unreadable, missing, or not adding up), the document holds everything readable,
+    /// placeholders for what is not, and lists each repair in its `repairs` field; it imports
+    /// like any other. The damaged records stay stored as they are.
+    ///
+    /// # Errors
+    /// An unknown id, an unreadable session header, or a storage failure.
+    pub async fn export_document(&self, id: &str) -> Result<SessionDocument, BrowserError> {
+        let records = self.backend.read_all(id).await?;
+        let mut unreadable = records.unreadable;
+        let header = match records.row {
+            Ok(row) => row.header,
+            Err(problem) => {
+                // Without its header the session's counters and settings are unknown: a
+                // fresh session's header stands in, and the repair below rebuilds the
+                // counters from the records themselves.
+                unreadable.insert(0, format!("{problem}; default settings stand in for it"));
+                CoreSession::with_counter(Default::default(), Arc::new(ApproximateCounter))?
+                    .header()
+            }
+        };
+        // The session's own counting rule where this build has it, so checking the export
+        // recounts nothing; otherwise the approximation (an import recounts either way).
+        let counter = counter_named(&header.counted_with, &header.config, None)
+            .unwrap_or_else(|_| Arc::new(ApproximateCounter));
+        // The records as they are when they add up, otherwise (or with records unreadable or
+        // attachments missing) a repaired document that says what it repaired; either way one
+        // that imports.
+        Ok(SessionDocument::from_stored_records(
+            header,
+            records.efforts,
+            records.messages,
+            records.metrics,
+            records.attachments,
+            unreadable,
+            counter,
+        )?)
+    }
+
+    /// Stores a session restored from its document (JSON text) as a new session.
+    ///
+    /// # Errors
+    /// An invalid document (nothing is stored then), a failing counter, or a storage failure.
+    pub async fn import_document(
+        &self,
+        json: &str,
+        name: &str,
+        counter: Option<Arc<dyn TokenCounter>>,
+    ) -> Result<SessionInfo, BrowserError> {
+        let counter = counter_for(&document_config(json), counter)?;
+        let core = CoreSession::from_json_with_counter(json, counter)?;
+        check_counter()?;
+        self.import_core(&core, name).await
+    }
+
+    /// Imports a session in the original CCM file layout as a new session, recounting every
+    /// token with `config`'s counter.
+    ///
+    /// # Errors
+    /// Files that cannot be imported (nothing is stored then), a failing counter, or a storage
+    /// failure.
+    pub async fn import_ccm_files(
+        &self,
+        files: &CcmFiles<'_>,
+        config: Config,
+        name: &str,
+        counter: Option<Arc<dyn TokenCounter>>,
+    ) -> Result<CcmImport, BrowserError> {
+        let counter = counter_for(&config, counter)?;
+        let imported = ccm_import::convert(files, config, counter.as_ref())?;
+        check_counter()?;
+        let core = CoreSession::from_document(imported.document, counter)?;
+        Ok(CcmImport {
+            session: self.import_core(&core, name).await?,
+            notes: imported.notes,
+        })
+    }
+
+    /// The stored request telemetry of one turn of a stored session, if it has any.
+    /// Telemetry is diagnostic: opening a session never reads it.
+    ///
+    /// # Errors
+    /// An unreadable telemetry record or a storage failure.
+    pub async fn turn_telemetry(
+        &self,
+        id: &str,
+        turn: u64,
+    ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, BrowserError> {
+        self.backend.telemetry(id, turn).await
+    }
+
+    /// Renames a stored session.
+    ///
+    /// # Errors
+    /// An unknown id or a storage failure.
+    pub async fn rename(&self, id: &str, name: &str) -> Result<(), BrowserError> {
+        self.backend.rename(id, name, js_sys::Date::now()).await
+    }
+
+    /// Deletes a stored session and every record of it.
+    ///
+    /// # Errors
+    /// A storage failure.
+    pub async fn delete(&self, id: &str) -> Result<(), BrowserError> {
+        self.backend.delete(id).await
+    }
+
+    /// Deletes a whole IndexedDB database of sessions, for tests and "forget everything"
+    /// buttons. Other tabs' connections let go of it by themselves.
+    ///
+    /// # Errors
+    /// No IndexedDB, or the browser refused.
+    pub async fn delete_database(name: &str) -> Result<(), BrowserError> {
+        idb::delete_database(name).await
+    }
+}
