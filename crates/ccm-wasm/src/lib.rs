@@ -27,6 +27,7 @@ mod args;
 mod counter;
 mod engine;
 mod error;
+mod host;
 mod options;
 mod planning;
 mod session;
@@ -38,6 +39,7 @@ mod types;
 pub use adapters::tool_definitions;
 pub use counter::JsTokenCounter;
 pub use engine::{JsTurnResult, TurnOptions};
+pub use host::Model;
 pub use options::SessionOptions;
 pub use session::{CloseEffortArgs, JsDocumentInput, Session};
 pub use store::{
