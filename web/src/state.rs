@@ -150,6 +150,8 @@ impl LiveTurn {
                     error: wait.error.clone(),
                 };
             }
+            // The banners of the turn's tool calls show with the finished turn, in order.
+            TurnEvent::ToolCalled(_) => {}
         }
     }
 }

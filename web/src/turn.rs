@@ -1,84 +1,56 @@
-//! One turn of the conversation: a thin async loop over ccm-engine's sans-IO `TurnEngine`.
+//! One turn of the conversation: ccm-engine's one turn driver with the browser host that
+//! `runTurn` uses too (`ccm_browser::BrowserSession::drive_turn`).
 //!
-//! The engine decides everything (what to send, tool calls, summaries on close, retries, how to
-//! end or undo the turn). This loop only moves requests to a transport (the offline demo model
-//! or `fetch`), shows progress, waits when the engine asks for a retry delay, and saves the
-//! session when the turn is done. Stop aborts the `AbortController`: the request in flight is
+//! The engine decides everything (what to send, tool calls, summaries on close, retries, which
+//! stored logs to read, how to end or undo the turn). The driver moves requests to the offline
+//! demo model or `fetch` and waits; this module shows its events, and saves the session when
+//! the turn is done. Stop aborts the `AbortController`: the request in flight is
 //! aborted by the browser and the engine cancels the turn, which restores the session exactly
 //! and gives the person's text back to the message box.
 
 use crate::provider::ProviderSettings;
 use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
-use crate::transport;
 use crate::view_model::TurnBanners;
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{
-    summary, LlmRequest, PromptEstimate, RequestPurpose, Step, TurnEngine, TurnEvent,
-    DEFAULT_SUMMARY_MAX_TOKENS,
+    summary, LlmRequest, PromptEstimate, RequestPurpose, RunError, TurnEngine, TurnEvent,
+    TurnResult, DEFAULT_SUMMARY_MAX_TOKENS,
 };
-use ccm_provider::{
-    ProviderConfig, ProviderError, ProviderResponse, RequestOptions, StreamDelta, ToolChoice,
-};
+use ccm_provider::{ProviderError, ProviderResponse, RequestOptions, ToolChoice};
+use ccm_browser::transport::{send_with_limits, Limits};
+use ccm_browser::{BrowserSession, Model};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use std::rc::Rc;
 use web_sys::{AbortController, AbortSignal};
 
 /// Pause between the words the offline model "streams", so its replies arrive the way a real
 /// model's do (and Stop can interrupt them).
-const OFFLINE_WORD_DELAY_MS: f64 = 12.0;
+const OFFLINE_WORD_PAUSE_MS: u64 = 12;
 
-enum Transport {
-    Offline,
-    Http(ProviderConfig),
+/// Who answers with the app's provider settings and key.
+fn model_of(settings: &ProviderSettings, key: &str) -> Result<Model, String> {
+    Ok(match settings.provider_config(Some(key))? {
+        None => Model::Offline {
+            word_pause_ms: OFFLINE_WORD_PAUSE_MS,
+        },
+        Some(config) => Model::Provider(config, Limits::default()),
+    })
 }
 
-impl Transport {
-    fn of(settings: &ProviderSettings, key: &str) -> Result<Transport, String> {
-        Ok(match settings.provider_config(Some(key))? {
-            None => Transport::Offline,
-            Some(config) => Transport::Http(config),
-        })
-    }
-
-    /// Sends one request and returns the model's answer.
-    async fn send(
-        &self,
-        session: &ccm_browser::BrowserSession,
-        request: &LlmRequest,
-        signal: &AbortSignal,
-        on_delta: &dyn Fn(StreamDelta),
-    ) -> Result<ProviderResponse, ProviderError> {
-        match self {
-            Transport::Http(config) => {
-                let idle_timeout_ms = ccm_provider::DEFAULT_IDLE_TIMEOUT_MS;
-                ccm_browser::transport::send(
-                    config,
-                    request,
-                    Some(signal),
-                    idle_timeout_ms,
-                    on_delta,
-                )
-                .await
-            }
-            Transport::Offline => {
-                let response = session.with_core(|core| {
-                    OfflineModel::new().respond(request, &SessionFacts::of(core))
-                });
-                if request.options.stream && request.purpose.is_answer() {
-                    for delta in OfflineModel::stream_deltas(&response) {
-                        if signal.aborted() {
-                            return Err(ProviderError::Cancelled);
-                        }
-                        on_delta(delta);
-                        transport::timeout(OFFLINE_WORD_DELAY_MS).await;
-                    }
-                }
-                if signal.aborted() {
-                    return Err(ProviderError::Cancelled);
-                }
-                Ok(response)
-            }
+/// Sends one request outside a turn (the conclude dialog's summary) and returns the answer.
+async fn send_once(
+    session: &BrowserSession,
+    model: &Model,
+    request: &LlmRequest,
+    signal: &AbortSignal,
+) -> Result<ProviderResponse, ProviderError> {
+    match model {
+        Model::Provider(config, limits) => {
+            send_with_limits(config, request, Some(signal), *limits, &|_| {}).await
+        }
+        Model::Offline { .. } => {
+            Ok(session
+                .with_core(|core| OfflineModel::new().respond(request, &SessionFacts::of(core))))
         }
     }
 }
@@ -154,8 +126,8 @@ async fn drive(state: AppState, text: String) {
         return;
     }
     let settings = state.provider.get_untracked();
-    let transport = match Transport::of(&settings, &state.api_key.get_untracked()) {
-        Ok(transport) => transport,
+    let model = match model_of(&settings, &state.api_key.get_untracked()) {
+        Ok(model) => model,
         Err(error) => {
             state.failed.set(Some(FailedTurn {
                 user_text: text,
@@ -177,7 +149,12 @@ async fn drive(state: AppState, text: String) {
     match begun {
         Ok(mut engine) => {
             crate::chat_controls::attach_pending(state, &session);
-            run(state, &session, &transport, &mut engine, &signal).await
+            let outcome = session
+                .drive_turn(&mut engine, &model, Some(signal), &mut |event| {
+                    show(state, event)
+                })
+                .await;
+            finish(state, outcome).await;
         }
         Err(error) => {
             state.live.set(None);
@@ -190,119 +167,56 @@ async fn drive(state: AppState, text: String) {
     state.abort.set_value(None);
 }
 
-async fn run(
-    state: AppState,
-    session: &Rc<ccm_browser::BrowserSession>,
-    transport: &Transport,
-    engine: &mut TurnEngine,
-    signal: &AbortSignal,
-) {
-    loop {
-        let step = session.with_core(|core| {
-            if signal.aborted() {
-                Ok(engine.cancel(core))
+/// Shows how the turn ended and saves the session after a turn that succeeded.
+async fn finish(state: AppState, outcome: Result<TurnResult, RunError>) {
+    match outcome {
+        Ok(result) => {
+            let report = &result.report;
+            let split = report.operation_banners.min(report.banners.len());
+            state.banners.update(|banners| {
+                banners.insert(
+                    report.turn,
+                    TurnBanners {
+                        before: report.banners[..split].to_vec(),
+                        after: report.banners[split..].to_vec(),
+                    },
+                );
+            });
+            set_phase(state, Phase::Saving);
+            // The files went out with this turn.
+            state.attachments.set(Vec::new());
+            state.changed();
+            state.save().await;
+            state.live.set(None);
+        }
+        Err(RunError::Failed(failure)) => {
+            state.live.set(None);
+            if failure.was_cancelled() {
+                state.draft.set(failure.user_text.clone());
+                state.notify(
+                    NoticeKind::Info,
+                    "Stopped. Nothing was changed; your message is back in the box.",
+                );
             } else {
-                engine.next(core)
-            }
-        });
-        let step = match step {
-            Ok(step) => step,
-            Err(error) => {
-                // The engine was misused; the session must not stay in a half-done turn.
-                let user_text = session
-                    .with_core(|core| core.abort_turn())
-                    .unwrap_or_default();
-                state.live.set(None);
                 state.failed.set(Some(FailedTurn {
-                    user_text,
-                    error: error.to_string(),
+                    user_text: failure.user_text.clone(),
+                    error: failure.to_string(),
                 }));
-                state.changed();
-                return;
             }
-        };
-        match step {
-            Step::Send(request) => {
-                show(state, TurnEvent::Sending(&request));
-                let on_delta = |delta: StreamDelta| {
-                    show(
-                        state,
-                        TurnEvent::Delta {
-                            purpose: &request.purpose,
-                            delta: &delta,
-                        },
-                    )
-                };
-                let mut outcome = transport.send(session, &request, signal, &on_delta).await;
-                if let Ok(response) = &outcome {
-                    // A session opened from storage reads a concluded effort's log only when a
-                    // tool needs it.
-                    for call in &response.tool_calls {
-                        if let Err(e) = session.load_logs_for(&call.name, &call.arguments).await {
-                            outcome = Err(ProviderError::Network(format!(
-                                "could not read a stored effort log: {e}"
-                            )));
-                            break;
-                        }
-                    }
-                }
-                let received = session.with_core(|core| engine.receive(core, outcome, now_ms()));
-                if let Err(error) = received {
-                    state.notify(NoticeKind::Error, error.to_string());
-                }
-            }
-            Step::Wait(wait) => {
-                show(state, TurnEvent::Retrying(&wait));
-                ccm_browser::transport::sleep(wait.delay_ms, Some(signal)).await;
-            }
-            Step::Done(result) => {
-                // An emergency compaction replaced history with the extractive summary; ask the
-                // model for a written one. Any failure keeps the extractive one (never empty).
-                let rolling = session
-                    .with_core(|core| ccm_engine::rolling_summary_request(core, engine.settings()));
-                if let Some(request) = rolling {
-                    show(state, TurnEvent::Sending(&request));
-                    let ignore = |_: StreamDelta| {};
-                    if let Ok(response) = transport.send(session, &request, signal, &ignore).await {
-                        session.with_core(|core| core.upgrade_rolling_summary(&response.text));
-                    }
-                }
-                let report = &result.report;
-                let split = report.operation_banners.min(report.banners.len());
-                state.banners.update(|banners| {
-                    banners.insert(
-                        report.turn,
-                        TurnBanners {
-                            before: report.banners[..split].to_vec(),
-                            after: report.banners[split..].to_vec(),
-                        },
-                    );
-                });
-                set_phase(state, Phase::Saving);
-                // The files went out with this turn.
-                state.attachments.set(Vec::new());
-                state.changed();
-                state.save().await;
-                state.live.set(None);
-                return;
-            }
-            Step::Failed(failure) => {
-                state.live.set(None);
-                if failure.was_cancelled() {
-                    state.draft.set(failure.user_text.clone());
-                    state.notify(
-                        NoticeKind::Info,
-                        "Stopped. Nothing was changed; your message is back in the box.",
-                    );
-                } else {
-                    state.failed.set(Some(FailedTurn {
-                        user_text: failure.user_text.clone(),
-                        error: failure.to_string(),
-                    }));
-                }
-                state.changed();
-                return;
-            }
+            state.changed();
+        }
+        Err(RunError::Engine(error)) => {
+            // The driver has undone the turn; the person's text is the draft that was sent.
+            let user_text = state
+                .live
+                .with_untracked(|live| live.as_ref().map(|live| live.user_text.clone()))
+                .unwrap_or_default();
+            state.live.set(None);
+            state.failed.set(Some(FailedTurn {
+                user_text,
+                error: error.to_string(),
+            }));
+            state.changed();
         }
     }
 }
@@ -331,7 +245,7 @@ pub async fn write_summary(
         })
         .ok_or_else(|| format!("no effort {effort_id}"))?;
     let settings = state.provider.get_untracked();
-    let transport = Transport::of(&settings, &state.api_key.get_untracked())?;
+    let model = model_of(&settings, &state.api_key.get_untracked())?;
     let mut options = RequestOptions::new(settings.engine_settings().model);
     options.max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
     options.stream = false;
@@ -347,8 +261,7 @@ pub async fn write_summary(
         plan_id: None,
         estimate: PromptEstimate::default(),
     };
-    let response = transport
-        .send(&session, &request, &signal, &|_| {})
+    let response = send_once(&session, &model, &request, &signal)
         .await
         .map_err(|e| e.to_string())?;
     summary::clean_summary(&response.text)

@@ -12,6 +12,9 @@
 //! - [`BrowserSession`]: a core session with its store link, its load problems and its busy
 //!   mark; [`BrowserSession::load_logs_for`] reads the logs a tool call needs.
 //! - [`transport`]: requests to providers through `fetch` (streaming, time limits, Stop).
+//! - [`driver`]: the browser host of ccm-engine's one turn driver, for `runTurn` and the app
+//!   ([`BrowserSession::drive_turn`]): `fetch` or the offline model, JavaScript timers, stored
+//!   logs read when the engine asks for them, and an `AbortSignal`.
 //! - [`counter`]: which token counter a session counts with.
 //!
 //! Architecture invariant: a save writes only the core's `WriteBatch` (what changed since the
@@ -20,6 +23,7 @@
 #![deny(missing_docs)]
 
 pub mod counter;
+pub mod driver;
 mod error;
 mod session;
 mod storage;
@@ -27,7 +31,8 @@ mod store;
 pub mod transport;
 
 pub use error::{js_message, BrowserError, BrowserResult};
-pub use session::{load_logs_for_tool, BrowserSession, SessionCell, StoreLink};
+pub use driver::Model;
+pub use session::{load_effort_logs, load_logs_for_tool, BrowserSession, SessionCell, StoreLink};
 pub use store::{
     document_config, BackendChoice, BrowserStore, CcmImport, PreparedSave, SaveReport, SessionInfo,
 };

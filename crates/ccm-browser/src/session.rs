@@ -112,21 +112,31 @@ pub async fn load_logs_for_tool(
     name: &str,
     args_json: &str,
 ) -> Result<(), BrowserError> {
-    let (needed, backend, id) = {
-        let cell = cell.borrow();
-        let needed = cell.core.logs_needed_for_tool(name, args_json);
-        match (&cell.link, needed.is_empty()) {
-            (Some(link), false) => (needed, link.backend.clone(), link.id.clone()),
-            _ => return Ok(()),
-        }
+    let needed = cell.borrow().core.logs_needed_for_tool(name, args_json);
+    load_effort_logs(cell, &needed).await
+}
+
+/// Reads the raw logs of `efforts` from the session's store and attaches them (the turn
+/// driver's `Step::Load`). A session that is not linked to a store has every log in memory, so
+/// there is nothing to read.
+///
+/// # Errors
+/// A storage failure, or a stored log that does not match its effort record.
+pub async fn load_effort_logs(
+    cell: &Rc<RefCell<SessionCell>>,
+    efforts: &[String],
+) -> Result<(), BrowserError> {
+    let (backend, id) = match (&cell.borrow().link, efforts.is_empty()) {
+        (Some(link), false) => (link.backend.clone(), link.id.clone()),
+        _ => return Ok(()),
     };
-    for effort in needed {
-        let (messages, unreadable) = backend.effort_log(&id, &effort).await?;
+    for effort in efforts {
+        let (messages, unreadable) = backend.effort_log(&id, effort).await?;
         let mut cell = cell.borrow_mut();
         cell.load_problems.extend(unreadable);
         // A log with messages missing from storage is attached as far as it is readable; what
         // is missing joins the session's load problems.
-        let missing = cell.core.attach_effort_log(&effort, messages)?;
+        let missing = cell.core.attach_effort_log(effort, messages)?;
         cell.load_problems.extend(missing);
     }
     Ok(())

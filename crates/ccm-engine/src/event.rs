@@ -1,6 +1,6 @@
 //! What happens during a turn, as a driver reports it to its user interface.
 
-use crate::{LlmRequest, RequestPurpose, RetryWait};
+use crate::{LlmRequest, RequestPurpose, RetryWait, ToolTraceEntry};
 use ccm_provider::StreamDelta;
 
 /// What happens during a turn, for a user interface to show: the one event type that every
@@ -27,6 +27,9 @@ pub enum TurnEvent<'a> {
     },
     /// A request failed and will be sent again after the delay.
     Retrying(&'a RetryWait),
+    /// A tool call of the model's answer was handled: run, refused with an error for the model,
+    /// or concluded an effort. Its banner, if any, is in the entry.
+    ToolCalled(&'a ToolTraceEntry),
 }
 
 impl<'a> TurnEvent<'a> {

@@ -50,10 +50,13 @@
 //!
 //! # Showing a turn while it runs
 //!
-//! Drivers (the native runner, the npm package's `runTurn`, the browser app) tell their user
-//! interface what happens through one event type, [`TurnEvent`]: a request being sent (or sent
-//! again), a piece of streamed answer, a retry being waited for. The result and the failure
-//! are what the driver returns.
+//! Every host drives the engine with the one async loop in [`driver`] ([`driver::drive_turn`]
+//! over a [`driver::TurnHost`]): the native runner, the npm package's `runTurn`, the browser
+//! app and [`run_turn`]. The engine also says when a tool call needs a raw log that is stored
+//! but not loaded ([`Step::Load`]), so hosts that open sessions from a store read it then. The
+//! driver tells the user interface what happens through one event type, [`TurnEvent`]: a
+//! request being sent (or sent again), a piece of streamed answer, a retry being waited for, a
+//! tool call handled. The result and the failure are what the driver returns.
 //!
 //! # Example
 //!
@@ -99,6 +102,7 @@
 //!             engine.receive(&mut session, Ok(answer), 1_500).unwrap();
 //!         }
 //!         Step::Wait(_) => unreachable!("nothing failed, so nothing is retried"),
+//!         Step::Load(_) => unreachable!("a session made in memory has every log loaded"),
 //!         Step::Done(result) => break result,
 //!         Step::Failed(failure) => panic!("{failure}"),
 //!     }
@@ -122,6 +126,7 @@
 //! [`RetryPolicy`]: ccm_provider::RetryPolicy
 #![deny(missing_docs)]
 
+pub mod driver;
 pub mod embeddings;
 mod event;
 pub mod offline;
@@ -136,7 +141,7 @@ pub use record::{
     ToolTraceEntry, TurnFailure, TurnResult,
 };
 pub use turn::{
-    rolling_summary_request, run_turn, EngineError, EngineSettings, LlmRequest, RetryWait,
+    rolling_summary_request, run_turn, EngineError, EngineSettings, LlmRequest, LogLoad, RetryWait,
     RunError, Step, SummaryPolicy, TurnEngine, DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_SUMMARY_MAX_TOKENS,
 };
 pub use wire::{wire_messages, wire_tools};

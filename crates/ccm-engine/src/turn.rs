@@ -2,6 +2,7 @@
 //! and [`run_turn`] for responders without a clock. The rules of a turn are in the
 //! [crate documentation](crate).
 
+use crate::driver::TurnHost;
 use crate::record::{
     PromptEstimate, RequestOutcome, RequestPurpose, RequestRecord, RetryRecord, ToolHandling,
     ToolTraceEntry, TurnFailure, TurnResult,
@@ -14,7 +15,7 @@ use ccm_core::ToolOutcome;
 use ccm_core::TurnError;
 use ccm_provider::{
     ErrorContext, HttpRequest, ProviderConfig, ProviderError, ProviderResponse, RequestOptions,
-    RetryPolicy, ToolCall, ToolChoice, UsageReconciliation, WireMessage, WireTool,
+    RetryPolicy, StreamDelta, ToolCall, ToolChoice, UsageReconciliation, WireMessage, WireTool,
     DEFAULT_MAX_TOKENS,
 };
 use serde::{Deserialize, Serialize};
@@ -206,10 +207,26 @@ pub enum Step {
     /// Wait this long (or less, if the person cancels meanwhile), then call
     /// [`TurnEngine::next`] again; it returns the same request to send once more.
     Wait(RetryWait),
+    /// Read these stored raw logs into the session ([`Session::attach_effort_log`]), then
+    /// report with [`TurnEngine::logs_loaded`]: a tool call of the last answer needs them and
+    /// the session was opened from a store that reads concluded logs only when needed. Hosts
+    /// whose sessions are wholly in memory never see this step.
+    ///
+    /// [`Session::attach_effort_log`]: ccm_core::Session::attach_effort_log
+    Load(LogLoad),
     /// The turn ended; the session holds its messages.
     Done(Box<TurnResult>),
     /// The turn failed or was cancelled; the session is as before the turn.
     Failed(Box<TurnFailure>),
+}
+
+/// Stored raw logs a tool call needs before it can run (see [`Step::Load`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogLoad {
+    /// The ids of the efforts whose raw logs to read.
+    pub efforts: Vec<String>,
+    /// The tool that needs them (`expand_effort` or `reopen_effort`).
+    pub tool: String,
 }
 
 /// A misuse of the engine by its caller. Provider failures are not errors of this kind: they
@@ -224,6 +241,11 @@ pub enum EngineError {
         "no request is waiting for a response; call next() and send the request it returns first"
     )]
     NotAwaitingResponse,
+    /// `logs_loaded` was called while no [`Step::Load`] was waiting for it.
+    #[error(
+        "no stored logs were asked for; call next() and load the logs its Step::Load names first"
+    )]
+    NotAwaitingLogs,
     /// The session passed in is not in the turn this engine drives: the turn was ended or
     /// aborted by someone else, or another session was passed.
     #[error("the session is not in turn {expected} that this engine drives (the session is at turn {found}, {state}); a turn must be driven by one engine from begin to end")]
@@ -250,10 +272,11 @@ pub enum RunError {
 
 /// Drives a whole turn with a responder that answers at once: the offline demo model, a test's
 /// scripted answers, anything without a clock. The responder sees the session as it stands
-/// (read-only) next to each request.
+/// (read-only) next to each request. It is [`drive_turn`](crate::driver::drive_turn), the one
+/// driver every host uses, with a host whose clock stands still at `at_ms`.
 ///
-/// Retry delays are not waited for, since this crate has no clock: the request is sent again at
-/// once. Transports that talk to a real provider drive [`TurnEngine`] themselves and wait.
+/// Retry delays are not waited for, since this host has no clock: the request is sent again at
+/// once. Transports that talk to a real provider implement [`TurnHost`] and wait.
 ///
 /// # Errors
 /// [`RunError::Engine`] when the turn cannot begin; [`RunError::Failed`] when a response is an
@@ -263,22 +286,56 @@ pub fn run_turn<F>(
     user_text: &str,
     at_ms: u64,
     settings: EngineSettings,
-    mut respond: F,
+    respond: F,
 ) -> Result<TurnResult, RunError>
 where
     F: FnMut(&LlmRequest, &Session) -> Result<ProviderResponse, ProviderError>,
 {
-    let mut engine = TurnEngine::begin(session, user_text, at_ms, settings)?;
-    loop {
-        match engine.next(session)? {
-            Step::Send(request) => {
-                let outcome = respond(&request, session);
-                engine.receive(session, outcome, at_ms)?;
-            }
-            Step::Wait(_) => {}
-            Step::Done(result) => return Ok(*result),
-            Step::Failed(failure) => return Err(RunError::Failed(failure)),
-        }
+    let mut host = ClosureHost {
+        session,
+        respond,
+        at_ms,
+    };
+    crate::driver::block_on(crate::driver::drive_turn(
+        &mut host,
+        user_text,
+        settings,
+        &mut |_| {},
+    ))
+}
+
+/// The host of [`run_turn`]: a session in memory, answers from a function, a clock that stands
+/// still, and no cancellation.
+struct ClosureHost<'a, F> {
+    session: &'a mut Session,
+    respond: F,
+    at_ms: u64,
+}
+
+impl<F> TurnHost for ClosureHost<'_, F>
+where
+    F: FnMut(&LlmRequest, &Session) -> Result<ProviderResponse, ProviderError>,
+{
+    fn with_session<R>(&mut self, change: impl FnOnce(&mut Session) -> R) -> R {
+        change(self.session)
+    }
+
+    async fn send(
+        &mut self,
+        request: &LlmRequest,
+        _on_delta: &mut dyn FnMut(StreamDelta),
+    ) -> Result<ProviderResponse, ProviderError> {
+        (self.respond)(request, self.session)
+    }
+
+    async fn sleep(&mut self, _ms: u64) {}
+
+    fn is_cancelled(&self) -> bool {
+        false
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.at_ms
     }
 }
 
@@ -298,6 +355,8 @@ enum Phase {
     Ready,
     /// A request is out; `receive` takes its outcome.
     Awaiting(LlmRequest),
+    /// Stored logs were asked for; `logs_loaded` says how reading them went.
+    Loading(LogLoad),
     /// A request failed and will be sent again after the delay.
     Waiting {
         request: LlmRequest,
@@ -326,6 +385,10 @@ pub struct TurnEngine {
     /// Calls of the last answer not yet handled, with that answer's round.
     pending_calls: VecDeque<(u32, ToolCall)>,
     pending_close: Option<PendingClose>,
+    /// The id of the pending call whose logs were asked for, and why reading them failed if it
+    /// did. Logs are asked for once per call: a host that reports success without attaching
+    /// them lets the call run and fail with the session's own error, instead of looping.
+    log_request: Option<(String, Option<String>)>,
     /// The text of every answer of the turn so far. Models often say something before their
     /// tool calls ("I'll open an effort for that"); that text belongs to the reply as much as
     /// the last answer's.
@@ -370,6 +433,7 @@ impl TurnEngine {
             final_answer_forced: false,
             pending_calls: VecDeque::new(),
             pending_close: None,
+            log_request: None,
             texts: Vec::new(),
             answered: false,
             last_response_at_ms: at_ms,
@@ -420,6 +484,10 @@ impl TurnEngine {
             Phase::Awaiting(request) => {
                 self.phase = Phase::Awaiting(request.clone());
                 Ok(Step::Send(request))
+            }
+            Phase::Loading(load) => {
+                self.phase = Phase::Loading(load.clone());
+                Ok(Step::Load(load))
             }
             Phase::Waiting {
                 request,
@@ -480,6 +548,33 @@ impl TurnEngine {
         Ok(())
     }
 
+    /// Takes the outcome of reading the logs a [`Step::Load`] asked for: `Ok` once they are
+    /// attached to the session, or `Err` with why they could not be read. A failure does not
+    /// end the turn: the tool call that needed them gets the reason as its error result, so
+    /// the model can tell the person, and nothing is changed.
+    ///
+    /// # Errors
+    /// [`EngineError::NotAwaitingLogs`] when no logs were asked for;
+    /// [`EngineError::SessionOutOfStep`] when `session` is not in this engine's turn.
+    pub fn logs_loaded(
+        &mut self,
+        session: &mut Session,
+        outcome: Result<(), String>,
+    ) -> Result<(), EngineError> {
+        let Phase::Loading(load) = &self.phase else {
+            return Err(EngineError::NotAwaitingLogs);
+        };
+        self.check_session(session)?;
+        if let (Err(reason), Some((_, failure))) = (outcome, self.log_request.as_mut()) {
+            *failure = Some(format!(
+                "could not read the stored log of '{}': {reason}",
+                load.efforts.join("', '")
+            ));
+        }
+        self.phase = Phase::Ready;
+        Ok(())
+    }
+
     /// Cancels the turn: the session is restored with [`Session::abort_turn`], and the failure
     /// (with the person's text) is returned. Cancelling a finished turn returns its final step
     /// unchanged.
@@ -488,6 +583,7 @@ impl TurnEngine {
             return step.clone();
         }
         if let Phase::Awaiting(_) | Phase::Waiting { .. } = &self.phase {
+            // A cancelled log read belongs to no request, so only requests are marked.
             self.mark_last_request(RequestOutcome::Failed {
                 error: ProviderError::Cancelled.to_string(),
             });
@@ -520,7 +616,20 @@ impl TurnEngine {
                     return self.send(request);
                 }
             } else {
-                let outcome = session.execute_tool(&call.name, &call.arguments);
+                if let Some(load) = self.logs_to_load(session, &call) {
+                    self.pending_calls.push_front((round, call));
+                    self.phase = Phase::Loading(load.clone());
+                    return Step::Load(load);
+                }
+                let outcome = match self.log_request.take() {
+                    Some((id, Some(reason))) if id == call.id => ToolOutcome {
+                        name: call.name.clone(),
+                        ok: false,
+                        result: serde_json::json!({ "error": reason }),
+                        banner: None,
+                    },
+                    _ => session.execute_tool(&call.name, &call.arguments),
+                };
                 self.answer_call(session, round, &call, ToolHandling::Executed, outcome);
             }
         }
@@ -530,6 +639,27 @@ impl TurnEngine {
         }
         let request = self.turn_request(session);
         self.send(request)
+    }
+
+    /// The stored logs `call` needs that are not in the session yet, unless they were already
+    /// asked for this call.
+    fn logs_to_load(&mut self, session: &Session, call: &ToolCall) -> Option<LogLoad> {
+        if self
+            .log_request
+            .as_ref()
+            .is_some_and(|(id, _)| *id == call.id)
+        {
+            return None;
+        }
+        let efforts = session.logs_needed_for_tool(&call.name, &call.arguments);
+        if efforts.is_empty() {
+            return None;
+        }
+        self.log_request = Some((call.id.clone(), None));
+        Some(LogLoad {
+            efforts,
+            tool: call.name.clone(),
+        })
     }
 
     fn send(&mut self, request: LlmRequest) -> Step {

@@ -1,11 +1,12 @@
-//! The native turn loop: drives ccm-engine's [`TurnEngine`] with a [`Responder`], waits out retry
-//! delays, and stops when the turn is cancelled.
+//! The native turn loop: ccm-engine's one driver with a [`Responder`] as the model, retry
+//! delays waited out on this thread, and a [`CancelToken`] to stop the turn.
 
 use crate::cancel::CancelToken;
 use crate::http::HttpTransport;
 use ccm_core::Session;
+use ccm_engine::driver::{block_on, drive_turn, TurnHost};
 use ccm_engine::offline::{OfflineModel, SessionFacts};
-use ccm_engine::{EngineSettings, LlmRequest, RunError, Step, TurnEngine, TurnEvent, TurnResult};
+use ccm_engine::{EngineSettings, LlmRequest, RunError, TurnEvent, TurnResult};
 use ccm_provider::{ProviderError, ProviderResponse, StreamDelta};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -69,43 +70,13 @@ impl Responder for OfflineResponder {
         if cancel.is_cancelled() {
             return Err(ProviderError::Cancelled);
         }
-        let response = self.model.respond(request, &SessionFacts::of(session));
-        if request.options.stream {
-            for delta in OfflineModel::stream_deltas(&response) {
-                on_delta(delta);
-            }
-        }
+        let (response, deltas) = self.model.answer(request, &SessionFacts::of(session));
+        deltas.into_iter().for_each(on_delta);
         Ok(response)
     }
 
     fn label(&self) -> String {
         ccm_engine::offline::OFFLINE_MODEL_LABEL.to_string()
-    }
-}
-
-/// After a turn whose compaction replaced history with the extractive rolling summary, asks the
-/// model for a written one. Any failure keeps the extractive summary, which is never empty: the
-/// turn has already succeeded and must not fail because of this extra request.
-fn upgrade_rolling_summary(
-    session: &mut Session,
-    settings: &EngineSettings,
-    responder: &mut dyn Responder,
-    cancel: &CancelToken,
-    observe: &mut dyn FnMut(TurnEvent<'_>),
-) {
-    let Some(request) = ccm_engine::rolling_summary_request(session, settings) else {
-        return;
-    };
-    observe(TurnEvent::Sending(&request));
-    let purpose = request.purpose.clone();
-    let answer = responder.respond(&request, session, cancel, &mut |delta| {
-        observe(TurnEvent::Delta {
-            purpose: &purpose,
-            delta: &delta,
-        })
-    });
-    if let Ok(response) = answer {
-        session.upgrade_rolling_summary(&response.text);
     }
 }
 
@@ -118,8 +89,46 @@ pub fn now_ms() -> u64 {
         })
 }
 
+/// The native host of ccm-engine's one turn driver: a session in memory, a [`Responder`] that
+/// blocks until its answer is in, and retry delays waited out on this thread (cut short by
+/// cancellation). Every future it returns is ready when first polled, so the driver runs with
+/// [`block_on`].
+struct NativeHost<'a> {
+    session: &'a mut Session,
+    responder: &'a mut dyn Responder,
+    cancel: &'a CancelToken,
+}
+
+impl TurnHost for NativeHost<'_> {
+    fn with_session<R>(&mut self, change: impl FnOnce(&mut Session) -> R) -> R {
+        change(self.session)
+    }
+
+    async fn send(
+        &mut self,
+        request: &LlmRequest,
+        on_delta: &mut dyn FnMut(StreamDelta),
+    ) -> Result<ProviderResponse, ProviderError> {
+        self.responder
+            .respond(request, self.session, self.cancel, on_delta)
+    }
+
+    async fn sleep(&mut self, ms: u64) {
+        self.cancel.wait(Duration::from_millis(ms));
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn now_ms(&self) -> u64 {
+        now_ms()
+    }
+}
+
 /// Runs one turn to its end: every request through `responder`, retry delays waited out (and
-/// cut short by cancellation), and events passed to `observe`.
+/// cut short by cancellation), and events passed to `observe`. This is ccm-engine's one turn
+/// driver ([`drive_turn`]) with a native host.
 ///
 /// # Errors
 /// [`RunError::Engine`] when the turn cannot begin (the session is already in a turn);
@@ -133,36 +142,10 @@ pub fn run_turn(
     cancel: &CancelToken,
     observe: &mut dyn FnMut(TurnEvent<'_>),
 ) -> Result<TurnResult, RunError> {
-    let rolling_settings = settings.clone();
-    let mut engine = TurnEngine::begin(session, user_text, now_ms(), settings)?;
-    loop {
-        let step = if cancel.is_cancelled() {
-            engine.cancel(session)
-        } else {
-            engine.next(session)?
-        };
-        match step {
-            Step::Send(request) => {
-                observe(TurnEvent::Sending(&request));
-                let purpose = request.purpose.clone();
-                let outcome = responder.respond(&request, session, cancel, &mut |delta| {
-                    observe(TurnEvent::Delta {
-                        purpose: &purpose,
-                        delta: &delta,
-                    })
-                });
-                engine.receive(session, outcome, now_ms())?;
-            }
-            Step::Wait(wait) => {
-                observe(TurnEvent::Retrying(&wait));
-                // A cancellation during the wait is picked up at the top of the loop.
-                cancel.wait(Duration::from_millis(wait.delay_ms));
-            }
-            Step::Done(result) => {
-                upgrade_rolling_summary(session, &rolling_settings, responder, cancel, observe);
-                return Ok(*result);
-            }
-            Step::Failed(failure) => return Err(RunError::Failed(failure)),
-        }
-    }
+    let mut host = NativeHost {
+        session,
+        responder,
+        cancel,
+    };
+    block_on(drive_turn(&mut host, user_text, settings, observe))
 }

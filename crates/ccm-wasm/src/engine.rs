@@ -9,13 +9,11 @@
 
 use crate::args::Field;
 use crate::error::{Code, Failure};
-use ccm_browser::transport::{send_with_limits, sleep, Limits};
-use ccm_browser::SessionCell;
-use ccm_engine::offline::{OfflineModel, SessionFacts};
-use ccm_engine::{EngineSettings, Step, TurnEngine, TurnEvent, TurnFailure};
+use ccm_browser::transport::Limits;
+use ccm_browser::{Model, SessionCell};
+use ccm_engine::{EngineSettings, RunError, TurnEngine, TurnEvent, TurnFailure};
 use ccm_provider::{
-    ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderError, ProviderName,
-    ProviderResponse, RetryPolicy, StreamDelta,
+    ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderName, RetryPolicy,
 };
 use js_sys::Function;
 use serde::Deserialize;
@@ -100,7 +98,7 @@ pub struct TurnOptions {
 }
 
 /// Every key of `TurnOptions`, as JavaScript spells them.
-const TURN_OPTION_KEYS: [&str; 15] = [
+const TURN_OPTION_KEYS: [&str; 16] = [
     "provider",
     "model",
     "baseUrl",
@@ -113,6 +111,7 @@ const TURN_OPTION_KEYS: [&str; 15] = [
     "maxAttempts",
     "initialRetryDelayMs",
     "idleTimeoutMs",
+    "responseTimeoutMs",
     "signal",
     "onText",
     "onRetry",
@@ -136,6 +135,7 @@ pub(crate) fn turn_options(value: &JsValue) -> Result<TurnOptions, Failure> {
         "maxAttempts",
         "initialRetryDelayMs",
         "idleTimeoutMs",
+        "responseTimeoutMs",
     ] {
         let name = format!("options.{key}");
         crate::args::arg("runTurn", &name).optional_whole_number(
@@ -180,11 +180,6 @@ pub(crate) fn turn_options(value: &JsValue) -> Result<TurnOptions, Failure> {
         .map_err(|e| invalid(format!("invalid runTurn options: {e}")))
 }
 
-enum Transport {
-    Offline(OfflineModel),
-    /// A provider, and how long its responses may take.
-    Http(ProviderConfig, Limits),
-}
 
 fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(Code::Argument, message)
@@ -194,7 +189,7 @@ impl TurnOptions {
     /// The transport the options choose. The provider's name, base URL and key are checked by
     /// ccm-provider's `ProviderConfig::from_choice`, as on the command line and in the app; the
     /// names it accepts are the TypeScript `Provider` type's, and a few older spellings.
-    fn transport(&self) -> Result<Transport, Failure> {
+    fn transport(&self) -> Result<Model, Failure> {
         let provider: ProviderName = self
             .provider
             .parse()
@@ -220,7 +215,8 @@ impl TurnOptions {
             _ => invalid(error.to_string()),
         })?;
         let Some(config) = config else {
-            return Ok(Transport::Offline(OfflineModel::new()));
+            // A program gets the offline answer at once; only the app paces it for people.
+            return Ok(Model::Offline { word_pause_ms: 0 });
         };
         let defaults = Limits::default();
         let limits = Limits {
@@ -230,7 +226,7 @@ impl TurnOptions {
                 .map_or(defaults.total_ms, u64::from),
             ..defaults
         };
-        Ok(Transport::Http(config, limits))
+        Ok(Model::Provider(config, limits))
     }
 
     fn settings(&self, offline: bool) -> Result<EngineSettings, Failure> {
@@ -287,28 +283,23 @@ fn call(callback: &JsValue, argument: &JsValue) {
 
 /// Passes a turn event to the host's callbacks: `onText` with each piece of the reply, and
 /// `onRetry` with the notice before a retry delay. The JavaScript API has no callback for a
-/// request being sent.
-///
-/// # Errors
-/// A retry notice that cannot be converted for JavaScript.
-fn notify(options: &TurnOptions, event: TurnEvent<'_>) -> Result<(), Failure> {
+/// request being sent or a tool call handled (the result lists the tool calls).
+fn notify(options: &TurnOptions, event: TurnEvent<'_>) {
     match event {
         TurnEvent::Retrying(wait) => {
-            let notice = crate::types::to_js::<_, JsValue>(wait)?;
-            call(&options.on_retry, &notice);
+            // A notice that cannot be converted is not worth failing the turn over: the retry
+            // happens either way.
+            if let Ok(notice) = crate::types::to_js::<_, JsValue>(wait) {
+                call(&options.on_retry, &notice);
+            }
         }
         TurnEvent::Delta { .. } => {
             if let Some(text) = event.reply_text() {
                 call(&options.on_text, &JsValue::from_str(text));
             }
         }
-        TurnEvent::Sending(_) => {}
+        TurnEvent::Sending(_) | TurnEvent::ToolCalled(_) => {}
     }
-    Ok(())
-}
-
-fn aborted(signal: &Option<AbortSignal>) -> bool {
-    signal.as_ref().is_some_and(AbortSignal::aborted)
 }
 
 /// The failure thrown for a turn that ended without an answer.
@@ -329,9 +320,8 @@ pub(crate) async fn run_turn(
     user_text: String,
     options: TurnOptions,
 ) -> Result<JsTurnResult, Failure> {
-    let transport = options.transport()?;
-    let settings = options.settings(matches!(transport, Transport::Offline(_)))?;
-    let signal = options.signal();
+    let model = options.transport()?;
+    let settings = options.settings(matches!(model, Model::Offline { .. }))?;
     let mut engine = {
         let mut state = cell.borrow_mut();
         if let Some(busy) = state.busy {
@@ -345,105 +335,19 @@ pub(crate) async fn run_turn(
         engine
     };
     let _guard = BusyGuard(cell.clone());
-    loop {
-        let step = {
-            let mut state = cell.borrow_mut();
-            if aborted(&signal) {
-                engine.cancel(&mut state.core)
-            } else {
-                engine.next(&mut state.core)?
-            }
-        };
-        match step {
-            Step::Send(request) => {
-                notify(&options, TurnEvent::Sending(&request))?;
-                // Only a retry notice can fail to reach the host, so a delta's result is ignored.
-                let on_delta = |delta: StreamDelta| {
-                    let _ = notify(
-                        &options,
-                        TurnEvent::Delta {
-                            purpose: &request.purpose,
-                            delta: &delta,
-                        },
-                    );
-                };
-                let outcome = match &transport {
-                    Transport::Offline(model) => {
-                        let response = {
-                            let state = cell.borrow();
-                            model.respond(&request, &SessionFacts::of(&state.core))
-                        };
-                        if request.options.stream && request.purpose.is_answer() {
-                            for delta in OfflineModel::stream_deltas(&response) {
-                                on_delta(delta);
-                            }
-                        }
-                        Ok(response)
-                    }
-                    Transport::Http(config, limits) => {
-                        send_with_limits(config, &request, signal.as_ref(), *limits, &on_delta)
-                            .await
-                    }
-                };
-                let outcome = match outcome {
-                    Ok(response) => load_logs_for(&cell, &response).await.map(|_| response),
-                    Err(error) => Err(error),
-                };
-                let mut state = cell.borrow_mut();
-                engine.receive(&mut state.core, outcome, now_ms())?;
-            }
-            Step::Wait(wait) => {
-                notify(&options, TurnEvent::Retrying(&wait))?;
-                sleep(wait.delay_ms, signal.as_ref()).await;
-            }
-            Step::Done(result) => {
-                // An emergency compaction replaced history with the extractive summary; ask the
-                // model for a written one. Any failure keeps the extractive one (never empty),
-                // and the turn has succeeded either way.
-                let rolling = {
-                    let state = cell.borrow();
-                    ccm_engine::rolling_summary_request(&state.core, engine.settings())
-                };
-                if let Some(request) = rolling {
-                    notify(&options, TurnEvent::Sending(&request))?;
-                    let answer = match &transport {
-                        Transport::Offline(model) => {
-                            let state = cell.borrow();
-                            Ok(model.respond(&request, &SessionFacts::of(&state.core)))
-                        }
-                        Transport::Http(config, limits) => {
-                            send_with_limits(config, &request, signal.as_ref(), *limits, &|_| {})
-                                .await
-                        }
-                    };
-                    if let Ok(response) = answer {
-                        cell.borrow_mut()
-                            .core
-                            .upgrade_rolling_summary(&response.text);
-                    }
-                }
-                return crate::types::to_js(&*result);
-            }
-            Step::Failed(failure) => return Err(turn_failure(&failure)),
-        }
+    let outcome = ccm_browser::driver::drive(
+        cell.clone(),
+        &mut engine,
+        &model,
+        options.signal(),
+        &mut |event| notify(&options, event),
+    )
+    .await;
+    match outcome {
+        Ok(result) => crate::types::to_js(&result),
+        Err(RunError::Failed(failure)) => Err(turn_failure(&failure)),
+        Err(RunError::Engine(error)) => Err(error.into()),
     }
-}
-
-/// Reads the raw logs the answer's tool calls need into a session opened from storage, so
-/// that `expand_effort` and `reopen_effort` run as they would on a session fully in memory.
-/// A log that cannot be read becomes a transient network-like error (nothing was changed).
-async fn load_logs_for(
-    cell: &Rc<RefCell<SessionCell>>,
-    response: &ProviderResponse,
-) -> Result<(), ProviderError> {
-    for call in &response.tool_calls {
-        ccm_browser::load_logs_for_tool(cell, &call.name, &call.arguments)
-            .await
-            .map_err(|failure| {
-                ProviderError::Network(format!("could not read a stored effort log: {failure}"))
-            })?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -228,6 +228,23 @@ impl OfflineModel {
         text_response(answer)
     }
 
+    /// The answer to `request` and the deltas a streaming provider would send for it: none
+    /// unless the request asks for streaming and its text is the reply the person waits for
+    /// (summary requests never show their text as a reply).
+    pub fn answer(
+        &self,
+        request: &LlmRequest,
+        facts: &SessionFacts,
+    ) -> (ProviderResponse, Vec<StreamDelta>) {
+        let response = self.respond(request, facts);
+        let deltas = if request.options.stream && request.purpose.is_answer() {
+            OfflineModel::stream_deltas(&response)
+        } else {
+            Vec::new()
+        };
+        (response, deltas)
+    }
+
     /// The deltas a streaming transport would show for `response`: its text a word at a time
     /// (spaces kept, so they join back into the text), then one start per tool call. Lets a
     /// user interface exercise its streaming path with the offline model.
