@@ -180,7 +180,6 @@ pub(crate) fn turn_options(value: &JsValue) -> Result<TurnOptions, Failure> {
         .map_err(|e| invalid(format!("invalid runTurn options: {e}")))
 }
 
-
 fn invalid(message: impl Into<String>) -> Failure {
     Failure::new(Code::Argument, message)
 }
