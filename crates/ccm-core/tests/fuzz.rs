@@ -8,7 +8,10 @@
 //! reports. Native only (proptest).
 #![cfg(not(target_arch = "wasm32"))]
 
-use ccm_core::store::{LoadedRecords, MemoryStore};
+mod common;
+
+use ccm_core::store::LoadedRecords;
+use common::MemoryStore;
 use ccm_core::tools::TOOL_NAMES;
 use ccm_core::{Message, Session};
 use proptest::prelude::*;

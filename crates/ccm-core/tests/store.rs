@@ -4,7 +4,8 @@
 mod common;
 
 use ccm_core::compaction::AttachmentKind;
-use ccm_core::store::{MemoryStore, WriteBatch};
+use ccm_core::store::WriteBatch;
+use common::MemoryStore;
 use ccm_core::{LogState, Session, SnapshotError};
 use common::{chatter, session, turn};
 use std::sync::Arc;

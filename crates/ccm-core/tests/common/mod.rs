@@ -5,6 +5,9 @@
 
 use ccm_core::{Config, Session};
 
+mod memory_store;
+pub use memory_store::MemoryStore;
+
 /// Declares tests that run natively (`#[test]`) and in the browser (`#[wasm_bindgen_test]`).
 #[macro_export]
 macro_rules! portable_tests {
