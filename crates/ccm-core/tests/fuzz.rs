@@ -11,7 +11,7 @@
 mod common;
 
 use ccm_core::store::LoadedRecords;
-use common::MemoryStore;
+use common::memory_store::MemoryStore;
 use ccm_core::tools::TOOL_NAMES;
 use ccm_core::{Message, Session};
 use proptest::prelude::*;

@@ -5,8 +5,7 @@
 
 use ccm_core::{Config, Session};
 
-mod memory_store;
-pub use memory_store::MemoryStore;
+pub mod memory_store;
 
 /// Declares tests that run natively (`#[test]`) and in the browser (`#[wasm_bindgen_test]`).
 #[macro_export]
