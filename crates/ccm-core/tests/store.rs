@@ -5,8 +5,8 @@ mod common;
 
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::store::WriteBatch;
-use common::memory_store::MemoryStore;
 use ccm_core::{LogState, Session, SnapshotError};
+use common::memory_store::MemoryStore;
 use common::{chatter, session, turn};
 use std::sync::Arc;
 

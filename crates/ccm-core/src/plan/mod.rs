@@ -31,9 +31,10 @@
 
 use crate::components::ambient::Ambient;
 use crate::components::attachments::Attachments;
-use crate::components::compaction::Compaction;
+use crate::components::compaction::PlannedCompaction;
 use crate::components::efforts::Efforts;
 use crate::components::pins::Pins;
+use crate::components::versioned::Versioned;
 use crate::config::{Config, ContextMode};
 use crate::model::ContextMessage;
 use crate::model::LogRef;
@@ -41,6 +42,7 @@ use crate::pins::PinKind;
 use serde::{Deserialize, Serialize};
 
 mod auto;
+mod cache;
 mod candidates;
 mod diff;
 mod fill;
@@ -49,6 +51,7 @@ mod pinned;
 mod render;
 
 pub(crate) use auto::logs_needed;
+pub(crate) use cache::PlanCache;
 pub(crate) use diff::diff_items;
 pub use diff::{diff_plans, ItemRef};
 pub(crate) use ids::fnv_hex;
@@ -500,16 +503,18 @@ pub(crate) struct SystemPrompt<'a> {
 }
 
 /// What the planner reads: the session's components, borrowed, and the few values the session
-/// derives for it. Building one copies nothing that grows with the history.
+/// derives for it. Building one copies nothing that grows with the history. The components
+/// come with their versions, so that [`PlanCache`] can tell whether a plan is still current;
+/// everything the planner reads must be a field here (its key lists every field).
 pub(crate) struct PlanInput<'a> {
     pub(crate) turn: u64,
-    pub(crate) config: &'a Config,
+    pub(crate) config: &'a Versioned<Config>,
     pub(crate) system: SystemPrompt<'a>,
-    pub(crate) efforts: &'a Efforts,
-    pub(crate) ambient: &'a Ambient,
-    pub(crate) pins: &'a Pins,
-    pub(crate) compaction: &'a Compaction,
-    pub(crate) attachments: &'a Attachments,
+    pub(crate) efforts: &'a Versioned<Efforts>,
+    pub(crate) ambient: &'a Versioned<Ambient>,
+    pub(crate) pins: &'a Versioned<Pins>,
+    pub(crate) compaction: PlannedCompaction<'a>,
+    pub(crate) attachments: &'a Versioned<Attachments>,
     /// Ids of the attachments in the working set, in order.
     pub(crate) attachments_in_working_set: Vec<String>,
     /// The user text of the turn in progress and its token count.

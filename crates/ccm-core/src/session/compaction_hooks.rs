@@ -282,26 +282,16 @@ impl Session {
     /// with the policy's thresholds, cooldown and hysteresis, and applies it. Returns the
     /// event when a compaction was applied. Usage is measured against the request budget (the
     /// window minus the reserved answer tokens).
+    ///
+    /// The plan it measures is rendered and kept: when nothing is applied, the next request,
+    /// `end_turn` and the meter read that same plan (deciding the policy's next state changes
+    /// nothing the planner reads).
     pub fn compact_if_needed(&mut self, at_ms: u64) -> Option<CompactionEvent> {
-        self.compact_measuring(at_ms, &mut None)
-    }
-
-    /// The compaction check, which also leaves in `unchanged_tokens` the working context's
-    /// tokens when it measured them and then applied nothing: the caller can use that measure
-    /// instead of building the same plan again (deciding the policy's next state changes
-    /// nothing the planner reads). `None` when the check was off or moved items.
-    pub(crate) fn compact_measuring(
-        &mut self,
-        at_ms: u64,
-        unchanged_tokens: &mut Option<u64>,
-    ) -> Option<CompactionEvent> {
-        *unchanged_tokens = None;
         if !self.compaction.policy.config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
-        let plan = self.plan(false);
-        *unchanged_tokens = Some(plan.totals.context_tokens);
+        let plan = self.plan(true);
         let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
         if let Some(state) = &mut self.turn_state {
             state.undo_compaction(
@@ -312,7 +302,6 @@ impl Session {
         }
         let decision = self.compaction.policy.decide(usage, self.next_seq, at_ms);
         let level = decision.level_to_apply()?;
-        *unchanged_tokens = None;
 
         let owned = self.describe_working_set(&plan.included);
         let items: Vec<WorkingItem<'_>> = owned
@@ -343,7 +332,7 @@ impl Session {
                         item.id = &o.id;
                         item
                     }
-                    OwnedKind::Rolling => match &self.compaction.rolling {
+                    OwnedKind::Rolling => match &*self.compaction.rolling {
                         Some(summary) => WorkingItem::rolling_summary(&o.id, summary),
                         None => WorkingItem::fixed(&o.id, o.tokens),
                     },
@@ -472,7 +461,7 @@ impl Session {
         if u64::from(summary.tokens) >= upgrade.replaced_tokens {
             return false;
         }
-        self.compaction.rolling = Some(summary);
+        *self.compaction.rolling = Some(summary);
         self.compaction.rolling_upgrade = None;
         true
     }
@@ -741,7 +730,7 @@ impl Session {
         }
         if let Some(summary) = summary {
             if event.rolling_summary.is_some() {
-                self.compaction.rolling = Some(summary);
+                *self.compaction.rolling = Some(summary);
             }
         }
     }
