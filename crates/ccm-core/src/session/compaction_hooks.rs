@@ -435,20 +435,18 @@ impl Session {
         Some(event)
     }
 
-    /// The prompt for a model-written rolling summary, while the current rolling summary is
-    /// the extractive fallback of the last level-3 compaction. A host (the native runner, the
-    /// browser's `runTurn`) sends it after the turn and hands the answer to
+    /// What a model-written rolling summary is made from, while the current rolling summary is
+    /// the extractive fallback of the last level-3 compaction: the history it stands for and
+    /// the most words it may have. A host (the native runner, the browser's `runTurn`) sends
+    /// the engine's request for it after the turn and hands the answer to
     /// [`Session::upgrade_rolling_summary`]; without a model the extractive summary stays.
-    pub fn rolling_summary_prompt(&self) -> Option<crate::compaction::SummaryPrompt> {
+    pub fn rolling_summary_upgrade(&self) -> Option<(crate::compaction::RollingInput<'_>, u32)> {
         let upgrade = self.compaction.rolling_upgrade.as_ref()?;
-        Some(crate::compaction::summary_prompt(
-            &upgrade.input(),
-            upgrade.max_words,
-        ))
+        Some((upgrade.input(), upgrade.max_words))
     }
 
-    /// Replaces the extractive rolling summary with a model's answer to
-    /// [`Session::rolling_summary_prompt`]. Returns whether it was taken: an empty answer, or
+    /// Replaces the extractive rolling summary with a model's answer to the request made from
+    /// [`Session::rolling_summary_upgrade`]. Returns whether it was taken: an empty answer, or
     /// one not smaller than the history it stands for, keeps the extractive summary.
     pub fn upgrade_rolling_summary(&mut self, text: &str) -> bool {
         let Some(upgrade) = self.compaction.rolling_upgrade.as_ref() else {
