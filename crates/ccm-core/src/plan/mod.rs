@@ -570,11 +570,9 @@ pub(crate) fn build(input: &PlanInput<'_>, render: bool) -> ContextPlan {
 
 #[cfg(test)]
 mod tests {
-    use super::candidates::message;
     use super::ids::fnv_hex;
     use super::render::{compact_tokens, meter_line};
     use super::*;
-    use crate::model::Role;
 
     #[test]
     fn meter_line_reads_like_the_specification() {
@@ -593,69 +591,8 @@ mod tests {
     }
 
     #[test]
-    fn inclusion_codes_are_the_json_codes() {
-        let reasons = [
-            InclusionReason::SystemPrompt,
-            InclusionReason::RecentlyReferenced {
-                turns_since_reference: 1,
-                turns_until_eviction: 2,
-            },
-            InclusionReason::AmbientWindow,
-            InclusionReason::Expanded {
-                turns_since_reference: 0,
-                turns_until_auto_collapse: 3,
-            },
-            InclusionReason::OpenEffort,
-            InclusionReason::ActiveEffort,
-            InclusionReason::CurrentUserMessage,
-            InclusionReason::Pinned {
-                kind: PinKind::Sticky,
-                pin: 1,
-            },
-            InclusionReason::AutoRetrieved {
-                score: 1.0,
-                matched: vec![],
-            },
-            InclusionReason::AutoExpanded { score: 1.0 },
-            InclusionReason::Attachment {
-                mode: crate::compaction::AttachmentMode::Full,
-            },
-            InclusionReason::RollingSummary {
-                covers: String::new(),
-            },
-        ];
-        for reason in reasons {
-            let json = serde_json::to_value(&reason).unwrap();
-            assert_eq!(json["code"], reason.code(), "{reason:?}");
-        }
-    }
-
-    #[test]
     fn fnv_is_stable() {
         assert_eq!(fnv_hex(b""), "cbf29ce484222325");
         assert_eq!(fnv_hex(b"a"), "af63dc4c8601ec8c");
-    }
-
-    #[test]
-    fn request_hashes_tell_messages_apart_and_are_stable() {
-        let messages = |parts: &[(Role, &str)]| -> Vec<ContextMessage> {
-            parts
-                .iter()
-                .map(|(role, text)| message(*role, text))
-                .collect()
-        };
-        let one = request_hash(&messages(&[(Role::User, "hello world")]));
-        assert_eq!(one, request_hash(&messages(&[(Role::User, "hello world")])));
-        // A fixed value, so a change of the hash is a deliberate one.
-        assert_eq!(one, "fbeeb47c23251842");
-        for other in [
-            messages(&[(Role::Assistant, "hello world")]),
-            messages(&[(Role::User, "hello worle")]),
-            messages(&[(Role::User, "hello"), (Role::User, " world")]),
-            messages(&[(Role::User, "hello world\0")]),
-            messages(&[]),
-        ] {
-            assert_ne!(request_hash(&other), one, "{other:?}");
-        }
     }
 }
