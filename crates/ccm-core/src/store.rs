@@ -470,8 +470,14 @@ impl Session {
             };
             !saved_seqs.contains(&seq)
         });
+        let history_saved = self.saves.history_saved + batch.metrics.len();
+        // A point amended between turns while the batch was written stays pending.
+        let amended = batch
+            .metrics
+            .last()
+            .is_some_and(|written| self.history.points.get(history_saved - 1) != Some(written));
         self.saves.history_saved =
-            (self.saves.history_saved + batch.metrics.len()).min(self.history.points.len());
+            (history_saved - usize::from(amended)).min(self.history.points.len());
         self.saves.telemetry_saved =
             (self.saves.telemetry_saved + batch.telemetry.len()).min(self.history.telemetry.len());
         for attachment in &batch.attachments {

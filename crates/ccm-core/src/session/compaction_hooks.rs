@@ -428,9 +428,9 @@ impl Session {
             state
                 .compactions
                 .push(CompactionRecord::of(&event, relevance_used));
-        } else if let Some(last) = self.history.points.last_mut() {
-            last.compactions
-                .push(CompactionRecord::of(&event, relevance_used));
+        } else {
+            let record = CompactionRecord::of(&event, relevance_used);
+            self.amend_last_point(|last| last.compactions.push(record));
         }
         Some(event)
     }

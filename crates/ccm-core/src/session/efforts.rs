@@ -80,9 +80,17 @@ impl Session {
         } else {
             // Operations outside a turn (setting up a session, the app's manual buttons) are
             // attributed to the last turn's metrics so the token curve still shows them.
-            if let Some(last) = self.history.points.last_mut() {
-                last.events.push(event);
-            }
+            self.amend_last_point(|last| last.events.push(event));
+        }
+    }
+
+    /// Changes the last metrics point, for what happens between turns, and has the next save
+    /// write that point again (a store keeps one record per turn and replaces it).
+    pub(super) fn amend_last_point(&mut self, change: impl FnOnce(&mut TurnMetrics)) {
+        if let Some(last) = self.history.points.last_mut() {
+            change(last);
+            let index = self.history.points.len() - 1;
+            self.saves.history_saved = self.saves.history_saved.min(index);
         }
     }
 
