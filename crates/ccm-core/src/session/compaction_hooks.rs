@@ -121,7 +121,7 @@ impl Session {
         self.attachments.pending.push(id.clone());
         // The user's message just grew: the same check as after any message.
         let at_ms = self.turn_state.as_ref().map_or(0, |t| t.at_ms);
-        self.compact_if_needed(at_ms);
+        self.compact(at_ms, true);
         Ok(id)
     }
 
@@ -283,15 +283,21 @@ impl Session {
     /// event when a compaction was applied. Usage is measured against the request budget (the
     /// window minus the reserved answer tokens).
     ///
-    /// The plan it measures is rendered and kept: when nothing is applied, the next request,
-    /// `end_turn` and the meter read that same plan (deciding the policy's next state changes
-    /// nothing the planner reads).
+    /// The plan it measures is kept: when nothing is applied, whatever plans the same state
+    /// next reads it (deciding the policy's next state changes nothing the planner reads).
     pub fn compact_if_needed(&mut self, at_ms: u64) -> Option<CompactionEvent> {
+        self.compact(at_ms, false)
+    }
+
+    /// The compaction check; with `render`, the plan it measures is rendered, for a check
+    /// that a request follows (a message counted in a turn): the request then reads it as
+    /// it is. Rendering is most of a plan's cost, so checks that no request follows do not.
+    pub(crate) fn compact(&mut self, at_ms: u64, render: bool) -> Option<CompactionEvent> {
         if !self.compaction.policy.config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
-        let plan = self.plan(true);
+        let plan = self.plan(render);
         let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
         if let Some(state) = &mut self.turn_state {
             state.undo_compaction(

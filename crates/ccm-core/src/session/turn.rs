@@ -158,7 +158,7 @@ impl Session {
             compactions: Vec::new(),
         });
         self.note_attachment_references(user_text, self.next_seq);
-        self.compact_if_needed(at_ms);
+        self.compact(at_ms, true);
         Ok(self.turn)
     }
 
@@ -407,9 +407,9 @@ impl Session {
             // Compaction banners of the turn were collected in the live state.
             banners.append(&mut live.banners);
         }
-        // The plan after the turn, rendered: the meter and the inspector read it next (the
-        // compaction check built it already unless it moved something).
-        let working_tokens = self.plan(true).totals.context_tokens;
+        // The working tokens after the turn: the compaction check measured them unless it
+        // moved something.
+        let working_tokens = self.working_tokens();
         let mut metrics = self.metrics_point(before_salience, working_tokens, events);
         metrics.compactions = compactions;
         self.history.points.push(metrics.clone());
