@@ -11,14 +11,14 @@
 use crate::provider::ProviderSettings;
 use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
 use crate::view_model::TurnBanners;
+use ccm_browser::transport::{send_with_limits, Limits};
+use ccm_browser::{BrowserSession, Model};
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{
     summary, LlmRequest, PromptEstimate, RequestPurpose, RunError, TurnEngine, TurnEvent,
     TurnResult, DEFAULT_SUMMARY_MAX_TOKENS,
 };
 use ccm_provider::{ProviderError, ProviderResponse, RequestOptions, ToolChoice};
-use ccm_browser::transport::{send_with_limits, Limits};
-use ccm_browser::{BrowserSession, Model};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::{AbortController, AbortSignal};

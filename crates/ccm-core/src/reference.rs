@@ -109,18 +109,3 @@ fn distinctive_references(
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_keyword_of_one_summary_weighs_one_and_shared_ones_less() {
-        assert!((keyword_weight(1, 1) - 1.0).abs() < 1e-12);
-        assert!((keyword_weight(1, 500) - 1.0).abs() < 1e-12);
-        assert!(keyword_weight(2, 2) < 1.0);
-        assert!(keyword_weight(10, 100) < keyword_weight(2, 100));
-        assert_eq!(keyword_weight(MAX_DISTINCTIVE_POSTINGS + 1, 1000), 0.0);
-        assert_eq!(keyword_weight(0, 10), 0.0);
-    }
-}

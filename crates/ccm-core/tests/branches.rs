@@ -159,7 +159,7 @@ portable_tests! {
         let restored = Session::from_json(&fork.to_json().unwrap()).unwrap();
         assert_eq!(restored.branch(), fork.branch());
         assert_eq!(restored.branch().fork_turn, Some(4));
-        let mut store = ccm_core::store::MemoryStore::default();
+        let mut store = common::memory_store::MemoryStore::default();
         store.apply(&fork.full_write_batch().unwrap()).unwrap();
         let (opened, _) = Session::from_store(store.load(), fork.counter().clone()).unwrap();
         assert_eq!(opened.branch().parent.as_deref(), Some("main"));

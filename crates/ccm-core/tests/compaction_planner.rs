@@ -3,6 +3,7 @@
 
 mod common;
 
+use ccm_core::compaction::thousands;
 use ccm_core::compaction::{
     check_applicable, plan_compaction, AttachmentMode, CompactionConfig, CompactionDecision,
     CompactionError, CompactionEvent, CompactionInput, CompactionOutcome, CompactionPlan,
@@ -468,5 +469,15 @@ portable_tests! {
             serde_json::to_value(CompactionOutcome::NotApplied { reason: NotApplied::FreesNothing, level: Level::Soft, tokens_before: 5, tokens_after: 5 }).unwrap(),
             serde_json::json!({"outcome": "not_applied", "reason": {"code": "frees_nothing"}, "level": "soft", "tokens_before": 5, "tokens_after": 5})
         );
+    }
+}
+
+portable_tests! {
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(3_120), "3,120");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

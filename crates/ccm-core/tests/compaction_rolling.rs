@@ -1,10 +1,11 @@
-//! The level-3 rolling summary: the prompt, the extractive fallback, and the record.
+//! The level-3 rolling summary: the extractive fallback and the record (the prompt is
+//! ccm-engine's, tested there).
 
 mod common;
 
 use ccm_core::compaction::{
-    describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, summary_prompt,
-    HistoryText, RollingInput, RollingSource, RollingSummary, RollingSummaryError, SeqRange,
+    describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, HistoryText,
+    RollingInput, RollingSource, RollingSummary, RollingSummaryError, SeqRange,
 };
 use ccm_core::{Encoding, ExactCounter, TokenCounter};
 
@@ -53,23 +54,6 @@ fn counter() -> ExactCounter {
 }
 
 portable_tests! {
-    fn the_prompt_asks_for_decisions_facts_identifiers_and_open_questions() {
-        let previous_covers = [SeqRange::new(1, 10)];
-        let prompt = summary_prompt(&input(Some("Earlier: the team set up the export job."), &previous_covers), 120);
-        for needle in ["decisions", "facts", "identifiers exactly as written", "open questions", "at most 120 words", "fold it into the new one"] {
-            assert!(prompt.system.contains(needle), "system prompt lacks {needle:?}:\n{}", prompt.system);
-        }
-        assert!(prompt.user.starts_with("Update the rolling summary of the earlier conversation (messages 1–18).\n\nPrevious summary:\nEarlier: the team set up the export job.\n\n--- conversation ---\n"));
-        assert!(prompt.user.ends_with("--- end of conversation ---"));
-        // The history appears in order, verbatim.
-        let first = prompt.user.find("E1042").unwrap();
-        let last = prompt.user.find("open question").unwrap();
-        assert!(first < last);
-        let without = summary_prompt(&input(None, &[]), 120);
-        assert!(without.user.contains("There is no previous summary.\n\n--- conversation ---"));
-        assert!(without.user.starts_with("Update the rolling summary of the earlier conversation (messages 11–18)."));
-    }
-
     fn the_extractive_fallback_keeps_identifiers_decisions_and_questions() {
         let text = extractive_text(&input(None, &[]), 50);
         assert!(text.contains("E1042"), "{text}");

@@ -8,9 +8,12 @@
 //! reports. Native only (proptest).
 #![cfg(not(target_arch = "wasm32"))]
 
-use ccm_core::store::{LoadedRecords, MemoryStore};
+mod common;
+
+use ccm_core::store::LoadedRecords;
 use ccm_core::tools::TOOL_NAMES;
 use ccm_core::{Message, Session};
+use common::memory_store::MemoryStore;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::Value;

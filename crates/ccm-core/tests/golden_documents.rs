@@ -12,8 +12,8 @@ mod common;
 
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
-use ccm_core::store::MemoryStore;
 use ccm_core::{Config, Session};
+use common::memory_store::MemoryStore;
 use common::{chatter, concluded_effort, turn};
 use std::path::PathBuf;
 

@@ -17,24 +17,46 @@ fn builds_during(message: impl FnOnce()) -> u64 {
 }
 
 portable_tests! {
-    fn a_message_driven_without_an_llm_builds_four_plans() {
+    fn a_message_driven_without_an_llm_builds_three_plans() {
         let mut s = session();
         turn(&mut s, "Let's work on the parser.", &[("open_effort", r#"{"name": "parser"}"#)], "Started.");
         chatter(&mut s);
-        // The compaction check when the user's text is counted, the plan of the turn's
-        // request, the working tokens before salience, and the compaction check after it,
-        // whose measure the metrics point reuses when it applied nothing.
+        // The compaction check when the user's text is counted (rendered and kept: the turn's
+        // request reads it), the working tokens before salience, and the compaction check
+        // after it, which the metrics point reads again.
         let builds = builds_during(|| {
             turn(&mut s, "The parser rejects nested lists.", &[], "Then relax the depth check.");
         });
-        assert_eq!(builds, 4);
+        assert_eq!(builds, 3);
+        // The meter and the inspector after the message share one rendered plan: the check
+        // after salience does not render, because rendering is most of a plan's cost and not
+        // every host reads the plan between turns.
+        let builds = builds_during(|| {
+            s.build_plan();
+            s.working_tokens();
+            s.build_plan();
+        });
+        assert_eq!(builds, 1);
     }
 
-    fn the_counter_counts_every_plan() {
+    fn a_change_between_turns_is_planned_once_for_the_meter_and_the_inspector() {
+        let mut s = session();
+        turn(&mut s, "Let's work on the parser.", &[("open_effort", r#"{"name": "parser"}"#)], "Started.");
+        let builds = builds_during(|| {
+            s.open_effort("cache layer", None).unwrap();
+            s.build_plan();
+            s.working_tokens();
+            s.build_plan();
+        });
+        assert_eq!(builds, 1);
+    }
+
+    fn the_counter_counts_every_plan_built_and_none_reused() {
         let s = session();
         let builds = builds_during(|| {
             s.build_plan();
             s.working_tokens();
+            s.build_plan_afresh();
         });
         assert_eq!(builds, 2);
     }

@@ -4,8 +4,10 @@
 mod common;
 
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
+use ccm_core::plan::request_hash;
 use ccm_core::plan::{diff_plans, ExclusionReason, InclusionReason, TtlState};
 use ccm_core::{Config, ContextMode, Section, Session};
+use ccm_core::{ContextMessage, Role};
 use common::{chatter, concluded_effort, turn};
 
 #[cfg(target_arch = "wasm32")]
@@ -331,5 +333,67 @@ portable_tests! {
         assert_eq!(report.telemetry.requests.len(), 1);
         assert_eq!(report.telemetry.requests[0].reported_prompt_tokens, None);
         assert_eq!(s.telemetry().len(), s.turn() as usize);
+    }
+}
+
+// The plan's codes and hashes, which stored plans and telemetry depend on.
+portable_tests! {
+    fn inclusion_codes_are_the_json_codes() {
+        let reasons = [
+            InclusionReason::SystemPrompt,
+            InclusionReason::RecentlyReferenced {
+                turns_since_reference: 1,
+                turns_until_eviction: 2,
+            },
+            InclusionReason::AmbientWindow,
+            InclusionReason::Expanded {
+                turns_since_reference: 0,
+                turns_until_auto_collapse: 3,
+            },
+            InclusionReason::OpenEffort,
+            InclusionReason::ActiveEffort,
+            InclusionReason::CurrentUserMessage,
+            InclusionReason::Pinned {
+                kind: PinKind::Sticky,
+                pin: 1,
+            },
+            InclusionReason::AutoRetrieved {
+                score: 1.0,
+                matched: vec![],
+            },
+            InclusionReason::AutoExpanded { score: 1.0 },
+            InclusionReason::Attachment {
+                mode: ccm_core::compaction::AttachmentMode::Full,
+            },
+            InclusionReason::RollingSummary {
+                covers: String::new(),
+            },
+        ];
+        for reason in reasons {
+            let json = serde_json::to_value(&reason).unwrap();
+            assert_eq!(json["code"], reason.code(), "{reason:?}");
+        }
+    }
+
+    fn request_hashes_tell_messages_apart_and_are_stable() {
+        let messages = |parts: &[(Role, &str)]| -> Vec<ContextMessage> {
+            parts
+                .iter()
+                .map(|(role, text)| ContextMessage { role: *role, content: text.to_string() })
+                .collect()
+        };
+        let one = request_hash(&messages(&[(Role::User, "hello world")]));
+        assert_eq!(one, request_hash(&messages(&[(Role::User, "hello world")])));
+        // A fixed value, so a change of the hash is a deliberate one.
+        assert_eq!(one, "fbeeb47c23251842");
+        for other in [
+            messages(&[(Role::Assistant, "hello world")]),
+            messages(&[(Role::User, "hello worle")]),
+            messages(&[(Role::User, "hello"), (Role::User, " world")]),
+            messages(&[(Role::User, "hello world\0")]),
+            messages(&[]),
+        ] {
+            assert_ne!(request_hash(&other), one, "{other:?}");
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 mod common;
 
+use ccm_core::reference::{keyword_weight, MAX_DISTINCTIVE_POSTINGS};
 use ccm_core::{Config, EventKind, ExclusionReason, ReferenceRule, Section, Session};
 use common::{chatter, concluded_effort, turn};
 
@@ -216,5 +217,16 @@ portable_tests! {
         let error = Config::from_json(r#"{"summary_token_budget": -1}"#).unwrap_err().to_string();
         assert!(error.contains("summary_token_budget"), "{error}");
         assert_eq!(Config::default().reference_rule, ReferenceRule::Distinctive);
+    }
+}
+
+portable_tests! {
+    fn a_keyword_of_one_summary_weighs_one_and_shared_ones_less() {
+        assert!((keyword_weight(1, 1) - 1.0).abs() < 1e-12);
+        assert!((keyword_weight(1, 500) - 1.0).abs() < 1e-12);
+        assert!(keyword_weight(2, 2) < 1.0);
+        assert!(keyword_weight(10, 100) < keyword_weight(2, 100));
+        assert_eq!(keyword_weight(MAX_DISTINCTIVE_POSTINGS + 1, 1000), 0.0);
+        assert_eq!(keyword_weight(0, 10), 0.0);
     }
 }

@@ -4,8 +4,9 @@
 mod common;
 
 use ccm_core::compaction::AttachmentKind;
-use ccm_core::store::{MemoryStore, WriteBatch};
-use ccm_core::{LogState, Session, SnapshotError};
+use ccm_core::store::WriteBatch;
+use ccm_core::{EventKind, LogState, Session, SnapshotError};
+use common::memory_store::MemoryStore;
 use common::{chatter, session, turn};
 use std::sync::Arc;
 
@@ -441,4 +442,40 @@ fn a_turn_made_while_a_save_is_in_flight_stays_pending() {
     let (reopened, report) = open(&store);
     assert!(report.is_clean());
     assert!(reopened.build_plan().to_json() == s.build_plan().to_json());
+}
+
+portable_tests! {
+    fn effort_operations_between_turns_are_saved_with_the_next_save() {
+        let mut s = session();
+        common::concluded_effort(&mut s, "auth bug", "Fixed 401 errors: the refresh token TTL was 1h, now 24h.", 1);
+        let mut store = MemoryStore::default();
+        save(&mut s, &mut store);
+        // The app's buttons between turns: they show on the last turn's metrics point.
+        s.expand_effort("auth-bug").unwrap();
+        s.collapse_effort("auth-bug").unwrap();
+        let batch = save(&mut s, &mut store);
+        assert_eq!(batch.metrics.len(), 1, "the amended point is written again");
+        let (opened, report) = open(&store);
+        assert!(report.is_clean(), "{:?}", report.problems);
+        let kinds: Vec<EventKind> = opened.history().last().unwrap().events.iter().map(|e| e.kind).collect();
+        assert!(kinds.ends_with(&[EventKind::Expanded, EventKind::Collapsed]), "{kinds:?}");
+        assert_eq!(opened.history(), s.history());
+        assert!(save(&mut s, &mut store).metrics.is_empty(), "nothing new, nothing written");
+    }
+
+    fn an_operation_made_while_a_batch_is_written_stays_pending() {
+        let mut s = session();
+        common::concluded_effort(&mut s, "auth bug", "Fixed 401 errors: the refresh token TTL was 1h, now 24h.", 1);
+        let mut store = MemoryStore::default();
+        save(&mut s, &mut store);
+        s.expand_effort("auth-bug").unwrap();
+        let batch = s.write_batch().unwrap();
+        s.collapse_effort("auth-bug").unwrap();
+        store.apply(&batch).unwrap();
+        s.mark_saved(&batch).unwrap();
+        save(&mut s, &mut store);
+        let (opened, _) = open(&store);
+        let kinds: Vec<EventKind> = opened.history().last().unwrap().events.iter().map(|e| e.kind).collect();
+        assert!(kinds.ends_with(&[EventKind::Expanded, EventKind::Collapsed]), "{kinds:?}");
+    }
 }

@@ -1,6 +1,8 @@
-//! The summary request made when the model concludes an effort: its prompt, and the effort's
-//! raw log rendered as the text the model summarises.
+//! The summary requests: the one made when the model concludes an effort (its prompt, and the
+//! effort's raw log rendered as the text the model summarises), and the one for a level-3
+//! compaction's rolling summary.
 
+use ccm_core::compaction::{describe_ranges, RollingInput};
 use ccm_core::{Effort, Role};
 use ccm_provider::WireMessage;
 
@@ -31,8 +33,8 @@ pub const LOG_USER_PREFIX: &str = "USER: ";
 /// The line that starts every assistant message in a rendered log.
 pub const LOG_ASSISTANT_PREFIX: &str = "ASSISTANT: ";
 
-/// The line before the rendered log in the summary request, and the line after it. The offline
-/// demo model finds the log between them.
+/// The line before the rendered log in the summary requests (of an effort and of the rolling
+/// summary alike), and the line after it. The offline demo model finds the log between them.
 pub const LOG_START: &str = "--- conversation ---";
 
 /// The line that ends the rendered log.
@@ -78,6 +80,62 @@ pub fn summary_messages(effort: &Effort, pending_user_text: Option<&str>) -> Vec
             "{heading}\n\n{LOG_START}\n{log}{LOG_END}\n\nWrite the summary now."
         )),
     ]
+}
+
+/// The two texts of a rolling summary request, for any provider's mapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryPrompt {
+    /// The instructions (system message).
+    pub system: String,
+    /// The material (user message).
+    pub user: String,
+}
+
+/// The request for a rolling summary of at most `max_words` words (the material is
+/// [`ccm_core::Session::rolling_summary_upgrade`]'s).
+///
+/// The instructions ask for what later turns need to carry on without the originals:
+/// decisions, facts, identifiers verbatim, open questions; and to fold the previous summary in
+/// rather than append to it, so the summary does not grow with every compaction.
+pub fn rolling_summary_prompt(input: &RollingInput<'_>, max_words: u32) -> SummaryPrompt {
+    let system = format!(
+        "You maintain the rolling summary of a long conversation between a user and an \
+assistant. The summary replaces the older part of the conversation in the assistant's working \
+memory (the original messages stay stored and can be retrieved), so it must let the assistant \
+carry on as if it still remembered them.
+
+Keep:
+- the user's goals, and the decisions that were made and why;
+- the facts that were established (causes, values, results);
+- identifiers exactly as written: names, ids, file paths, URLs, commands, numbers, versions, \
+error codes;
+- the open questions and next steps that are still unresolved.
+
+If a previous summary is given, fold it into the new one: keep what still matters and drop \
+what was superseded. Write plain text of at most {max_words} words. Start directly with the \
+content: no title, no preamble, no closing remark. Do not add anything that is not in the \
+conversation."
+    );
+    let mut user = format!(
+        "Update the rolling summary of the earlier conversation ({}).\n\n",
+        describe_ranges(&input.covers())
+    );
+    match input.previous_text {
+        Some(previous) if !previous.trim().is_empty() => {
+            user.push_str("Previous summary:\n");
+            user.push_str(previous.trim());
+            user.push_str("\n\n");
+        }
+        _ => user.push_str("There is no previous summary.\n\n"),
+    }
+    user.push_str(LOG_START);
+    user.push('\n');
+    for piece in &input.history {
+        user.push_str(piece.text.trim());
+        user.push('\n');
+    }
+    user.push_str(LOG_END);
+    SummaryPrompt { system, user }
 }
 
 /// The summary text a model answered with, cleaned of the wrappers models like to add, or

@@ -119,11 +119,12 @@ impl EngineSettings {
 }
 
 /// The request for a model-written rolling summary, when the session's rolling summary is the
-/// extractive fallback of a level-3 compaction (see [`Session::rolling_summary_prompt`]). Send it
+/// extractive fallback of a level-3 compaction (see [`Session::rolling_summary_upgrade`]). Send it
 /// after the turn and give the answer's text to [`Session::upgrade_rolling_summary`]; on any
 /// failure the extractive summary simply stays.
 pub fn rolling_summary_request(session: &Session, settings: &EngineSettings) -> Option<LlmRequest> {
-    let prompt = session.rolling_summary_prompt()?;
+    let (input, max_words) = session.rolling_summary_upgrade()?;
+    let prompt = crate::summary::rolling_summary_prompt(&input, max_words);
     let messages = vec![
         WireMessage::System(prompt.system),
         WireMessage::User(prompt.user),

@@ -52,7 +52,7 @@ fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
                     rolling.text
                 );
                 assert!(
-                    session.rolling_summary_prompt().is_none(),
+                    session.rolling_summary_upgrade().is_none(),
                     "nothing left to upgrade"
                 );
                 break;

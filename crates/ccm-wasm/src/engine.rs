@@ -95,10 +95,15 @@ pub struct TurnOptions {
     #[tsify(optional, type = "(retry: RetryNotice) => void")]
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     pub on_retry: JsValue,
+    /// Called with each tool call of the model's answers as soon as it has been handled (run,
+    /// refused with an error for the model, or concluding an effort), with its banner if any.
+    #[tsify(optional, type = "(call: ToolTraceEntry) => void")]
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub on_tool_call: JsValue,
 }
 
 /// Every key of `TurnOptions`, as JavaScript spells them.
-const TURN_OPTION_KEYS: [&str; 16] = [
+const TURN_OPTION_KEYS: [&str; 17] = [
     "provider",
     "model",
     "baseUrl",
@@ -115,6 +120,7 @@ const TURN_OPTION_KEYS: [&str; 16] = [
     "signal",
     "onText",
     "onRetry",
+    "onToolCall",
 ];
 
 /// Reads `runTurn`'s options: unknown keys, numbers out of range and callbacks that are not
@@ -144,7 +150,7 @@ pub(crate) fn turn_options(value: &JsValue) -> Result<TurnOptions, Failure> {
             u64::from(u32::MAX),
         )?;
     }
-    for key in ["onText", "onRetry"] {
+    for key in ["onText", "onRetry", "onToolCall"] {
         let name = format!("options.{key}");
         crate::args::arg("runTurn", &name).optional_function(&field(key))?;
     }
@@ -281,8 +287,8 @@ fn call(callback: &JsValue, argument: &JsValue) {
 }
 
 /// Passes a turn event to the host's callbacks: `onText` with each piece of the reply, and
-/// `onRetry` with the notice before a retry delay. The JavaScript API has no callback for a
-/// request being sent or a tool call handled (the result lists the tool calls).
+/// `onRetry` with the notice before a retry delay, and `onToolCall` with each tool call once it
+/// has been handled. The JavaScript API has no callback for a request being sent.
 fn notify(options: &TurnOptions, event: TurnEvent<'_>) {
     match event {
         TurnEvent::Retrying(wait) => {
@@ -297,7 +303,13 @@ fn notify(options: &TurnOptions, event: TurnEvent<'_>) {
                 call(&options.on_text, &JsValue::from_str(text));
             }
         }
-        TurnEvent::Sending(_) | TurnEvent::ToolCalled(_) => {}
+        TurnEvent::ToolCalled(entry) => {
+            // As with retry notices, a conversion failure must not fail the turn.
+            if let Ok(entry) = crate::types::to_js::<_, JsValue>(entry) {
+                call(&options.on_tool_call, &entry);
+            }
+        }
+        TurnEvent::Sending(_) => {}
     }
 }
 

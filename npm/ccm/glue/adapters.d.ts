@@ -81,7 +81,7 @@ export type TurnStreamEvent =
     | { type: "text"; text: string; }
     /** A retry about to be waited for; text shown so far belongs to the failed attempt. */
     | { type: "retry"; retry: RetryNotice; }
-    /** A tool call of the turn (reported when the turn has ended). */
+    /** A tool call of the turn, as soon as it has been handled (run, refused, or concluding an effort). */
     | { type: "tool_call"; call: ToolTraceEntry; }
     /** A banner of the turn (reported when the turn has ended). */
     | { type: "banner"; banner: string; }

@@ -280,9 +280,9 @@ Session.prototype.contextMessages = function (options) {
 
 // `runTurn` as an async iterator. The turn starts when `streamTurn` is called (a wrong argument
 // is refused there, synchronously, and a wrong option makes the first `next()` throw, with
-// runTurn's own message). The events come from runTurn's own callbacks (`onText`, `onRetry`)
-// as they happen; the turn's tool calls and banners are in its result, so they are yielded when
-// the turn has ended, before `done`. Leaving the loop early cancels the turn.
+// runTurn's own message). The events come from runTurn's own callbacks (`onText`, `onRetry`,
+// `onToolCall`) as they happen; the turn's banners are known when it has ended, so they are
+// yielded then, before `done`. Leaving the loop early cancels the turn.
 Session.prototype.streamTurn = function (userText, options) {
   if (typeof userText !== "string") {
     const what = userText === null ? "null" : Array.isArray(userText) ? "an array" : typeof userText === "bigint" ? "a BigInt" : `a ${typeof userText}`;
@@ -293,7 +293,7 @@ Session.prototype.streamTurn = function (userText, options) {
     throw ccmArgumentError(`streamTurn: options must be an object, got ${what}`);
   }
   options = options ?? {};
-  for (const callback of ["onText", "onRetry"]) {
+  for (const callback of ["onText", "onRetry", "onToolCall"]) {
     if (options[callback] !== undefined && typeof options[callback] !== "function") {
       throw ccmArgumentError(`streamTurn: options.${callback} must be a function`);
     }
@@ -325,10 +325,13 @@ Session.prototype.streamTurn = function (userText, options) {
       options.onRetry?.(retry);
       push({ type: "retry", retry });
     },
+    onToolCall(call) {
+      options.onToolCall?.(call);
+      push({ type: "tool_call", call });
+    },
   }).then(
     (result) => {
       settled = true;
-      for (const call of result.tool_calls) push({ type: "tool_call", call });
       for (const banner of result.report.banners) push({ type: "banner", banner });
       push({ type: "done", result });
     },

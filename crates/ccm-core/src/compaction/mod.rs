@@ -25,7 +25,7 @@
 //! | [`policy`] | [`CompactionConfig`], [`Level`], [`Usage`], and [`CompactionPolicy`]: when to compact (thresholds, cooldown, hysteresis) |
 //! | [`attachments`] | [`Attachment`]: full text, summary, both token counts, mode, reference history |
 //! | [`relevance`] | [`bm25_scores`], [`EmbeddingCache`] (the endpoint's JSON is `ccm-provider`'s), [`select_keep`] |
-//! | [`rolling`] | [`RollingSummary`], [`summary_prompt`], the extractive fallback |
+//! | [`rolling`] | [`RollingSummary`], the extractive fallback |
 //! | [`planner`] | [`plan_compaction`]: which items move at a level, and [`CompactionPlan::finish`] |
 //! | [`report`] | [`CompactionEvent`], [`MovedItem`], [`MoveReason`], banners, [`check_applicable`] |
 //!
@@ -65,8 +65,8 @@
 //!    config, window_tokens })?;` with `query` the user message being answered and
 //!    `relevance` either `Relevance::Lexical` or `Relevance::Scores(&scores_by_item_id)`
 //!    computed with [`EmbeddingCache::scores`] (fall back to lexical if the endpoint fails).
-//! 4. If `plan.rolling` is `Some(r)`: build the request with
-//!    `summary_prompt(&r.input(), r.max_words)`, send it, record the answer with
+//! 4. If `plan.rolling` is `Some(r)`: build the request with ccm-engine's
+//!    `rolling_summary_prompt(&r.input(), r.max_words)`, send it, record the answer with
 //!    [`RollingSummary::from_llm`]; on any failure, an empty answer, or
 //!    [`CompactionError::SummaryTooLarge`] from step 5, use
 //!    `RollingSummary::extractive(&r.input(), r.max_words, counter)`; if even that is too
@@ -131,6 +131,6 @@ pub use report::{
     MovedKind, NotApplied, RollingSummaryInfo,
 };
 pub use rolling::{
-    describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, summary_prompt,
-    HistoryText, RollingInput, RollingSource, RollingSummary, SeqRange, SummaryPrompt,
+    describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, HistoryText,
+    RollingInput, RollingSource, RollingSummary, SeqRange,
 };

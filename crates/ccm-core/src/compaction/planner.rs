@@ -255,7 +255,7 @@ pub struct RollingPlan {
 }
 
 impl RollingPlan {
-    /// The material for [`summary_prompt`](super::rolling::summary_prompt) and
+    /// The material for the engine's rolling summary request and
     /// [`RollingSummary::extractive`]: the previous summary and the history, oldest first.
     pub fn input(&self) -> RollingInput<'_> {
         RollingInput {

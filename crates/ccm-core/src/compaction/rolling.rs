@@ -1,15 +1,15 @@
-//! The level-3 rolling summary: one text that stands in for the older working history, the
-//! prompt that asks a model to write it, and a deterministic extractive fallback that is never
-//! empty.
+//! The level-3 rolling summary: one text that stands in for the older working history, and a
+//! deterministic extractive fallback that is never empty. The request that asks a model to
+//! write it is the engine's (`ccm_engine::summary::rolling_summary_prompt`).
 //!
 //! "Rolling" means each new summary folds the previous one in: the input is the previous
 //! summary (if any) plus the history that leaves the working set now, and the result covers the
 //! union of both. The originals stay stored; [`RollingSummary::covers`] says which stored
 //! messages the summary stands for, so they can be found and expanded again.
 //!
-//! Everything here is sans-IO: [`summary_prompt`] returns the text of the request, the host
-//! sends it, and [`RollingSummary::from_llm`] records the answer (refusing an empty one, which
-//! must never replace history).
+//! Everything here is sans-IO: the host sends the engine's request, and
+//! [`RollingSummary::from_llm`] records the answer (refusing an empty one, which must never
+//! replace history).
 
 use super::error::RollingSummaryError;
 use crate::text::{clip_words, is_salient, split_sentences, words};
@@ -101,7 +101,7 @@ pub fn describe_ranges(ranges: &[SeqRange]) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RollingSource {
-    /// A model, from [`summary_prompt`].
+    /// A model, asked by the engine's rolling summary request.
     Llm,
     /// The deterministic extractive fallback.
     Extractive,
@@ -139,68 +139,6 @@ impl RollingInput<'_> {
                 .chain(self.history.iter().map(|h| h.seqs)),
         )
     }
-}
-
-/// The two texts of a summary request, for any provider's mapping.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SummaryPrompt {
-    /// The instructions (system message).
-    pub system: String,
-    /// The material (user message).
-    pub user: String,
-}
-
-/// The line before the rendered history in a summary request. The same marker the effort
-/// summary request uses, so a model (or the offline demo model) finds the log the same way.
-pub const HISTORY_START: &str = "--- conversation ---";
-/// The line after the rendered history.
-pub const HISTORY_END: &str = "--- end of conversation ---";
-
-/// The request for a rolling summary of at most `max_words` words.
-///
-/// The instructions ask for what later turns need to carry on without the originals:
-/// decisions, facts, identifiers verbatim, open questions; and to fold the previous summary in
-/// rather than append to it, so the summary does not grow with every compaction.
-pub fn summary_prompt(input: &RollingInput<'_>, max_words: u32) -> SummaryPrompt {
-    let system = format!(
-        "You maintain the rolling summary of a long conversation between a user and an \
-assistant. The summary replaces the older part of the conversation in the assistant's working \
-memory (the original messages stay stored and can be retrieved), so it must let the assistant \
-carry on as if it still remembered them.
-
-Keep:
-- the user's goals, and the decisions that were made and why;
-- the facts that were established (causes, values, results);
-- identifiers exactly as written: names, ids, file paths, URLs, commands, numbers, versions, \
-error codes;
-- the open questions and next steps that are still unresolved.
-
-If a previous summary is given, fold it into the new one: keep what still matters and drop \
-what was superseded. Write plain text of at most {max_words} words. Start directly with the \
-content: no title, no preamble, no closing remark. Do not add anything that is not in the \
-conversation."
-    );
-    let covers = input.covers();
-    let mut user = format!(
-        "Update the rolling summary of the earlier conversation ({}).\n\n",
-        describe_ranges(&covers)
-    );
-    match input.previous_text {
-        Some(previous) if !previous.trim().is_empty() => {
-            user.push_str("Previous summary:\n");
-            user.push_str(previous.trim());
-            user.push_str("\n\n");
-        }
-        _ => user.push_str("There is no previous summary.\n\n"),
-    }
-    user.push_str(HISTORY_START);
-    user.push('\n');
-    for piece in &input.history {
-        user.push_str(piece.text.trim());
-        user.push('\n');
-    }
-    user.push_str(HISTORY_END);
-    SummaryPrompt { system, user }
 }
 
 /// A rolling summary that stands in for part of the working history.

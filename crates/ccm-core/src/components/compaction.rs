@@ -1,6 +1,7 @@
 //! The compaction state of a session: the policy with its history, the rolling summary, the
 //! working-set items moved out, and the caches that help rank what to keep.
 
+use super::versioned::Versioned;
 use crate::compaction::{
     CompactionPolicy, EmbeddingCache, HistoryText, MoveReason, RollingInput, RollingSummary,
     SeqRange,
@@ -13,10 +14,11 @@ use std::collections::BTreeMap;
 pub(crate) struct Compaction {
     /// The compaction policy (configuration and state).
     pub(crate) policy: CompactionPolicy,
-    /// The rolling summary of the last level-3 compaction.
-    pub(crate) rolling: Option<RollingSummary>,
-    /// Working-set items moved out by compaction, with why.
-    pub(crate) compacted: BTreeMap<String, MoveReason>,
+    /// The rolling summary of the last level-3 compaction (the planner reads it, so it is
+    /// versioned).
+    pub(crate) rolling: Versioned<Option<RollingSummary>>,
+    /// Working-set items moved out by compaction, with why (versioned as well).
+    pub(crate) compacted: Versioned<BTreeMap<String, MoveReason>>,
     /// Embedding vectors of ambient exchanges, when the host configured an embeddings
     /// endpoint. A cache: never persisted, recomputed on demand.
     pub(crate) embeddings: Option<EmbeddingCache>,
@@ -31,14 +33,32 @@ impl Compaction {
     pub(crate) fn new(policy: CompactionPolicy) -> Compaction {
         Compaction {
             policy,
-            rolling: None,
-            compacted: BTreeMap::new(),
+            rolling: Versioned::new(None),
+            compacted: Versioned::default(),
             embeddings: None,
             query_vector: None,
             rolling_upgrade: None,
         }
     }
 
+    /// The part of the state the planner reads.
+    pub(crate) fn planned(&self) -> PlannedCompaction<'_> {
+        PlannedCompaction {
+            rolling: &self.rolling,
+            compacted: &self.compacted,
+        }
+    }
+}
+
+/// What the planner reads of the compaction state, borrowed with its versions: the rolling
+/// summary and the moved items (the policy and the caches never change a plan).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlannedCompaction<'a> {
+    pub(crate) rolling: &'a Versioned<Option<RollingSummary>>,
+    pub(crate) compacted: &'a Versioned<BTreeMap<String, MoveReason>>,
+}
+
+impl PlannedCompaction<'_> {
     /// Whether compaction moved a turn of an effort's log out of the working set.
     pub(crate) fn turn_compacted(&self, effort: &str, turn: u64) -> bool {
         !self.compacted.is_empty()

@@ -10,3 +10,4 @@ pub(crate) mod efforts;
 pub(crate) mod history;
 pub(crate) mod pins;
 pub(crate) mod saves;
+pub(crate) mod versioned;

@@ -4,7 +4,7 @@
 //! memory. Each reads only the components it names.
 
 use super::{ExcludedItem, ExclusionReason, InclusionReason, PlanInput, Section, TtlState};
-use crate::components::compaction::Compaction;
+use crate::components::compaction::PlannedCompaction;
 use crate::model::LogRef;
 use crate::model::{ContextMessage, Effort, EffortStatus, Message, Role};
 use std::collections::BTreeMap;
@@ -115,7 +115,10 @@ pub(super) fn message(role: Role, content: &str) -> ContextMessage {
 
 /// Where the turns of a log start, by position, oldest first: `(turn, first position, tokens)`.
 /// Turns that compaction moved out are skipped.
-pub(super) fn turn_atoms(compaction: &Compaction, effort: &Effort) -> Vec<(u64, usize, u64)> {
+pub(super) fn turn_atoms(
+    compaction: PlannedCompaction<'_>,
+    effort: &Effort,
+) -> Vec<(u64, usize, u64)> {
     let mut atoms: Vec<(u64, usize, u64)> = Vec::new();
     for (position, m) in effort.messages.iter().enumerate() {
         if compaction.turn_compacted(&effort.id, m.turn) {
@@ -130,7 +133,7 @@ pub(super) fn turn_atoms(compaction: &Compaction, effort: &Effort) -> Vec<(u64, 
 }
 
 /// A log's tokens as the context shows it: header and every turn not compacted.
-fn log_tokens(compaction: &Compaction, effort: &Effort) -> u64 {
+fn log_tokens(compaction: PlannedCompaction<'_>, effort: &Effort) -> u64 {
     u64::from(effort.header_tokens)
         + turn_atoms(compaction, effort)
             .iter()
@@ -457,8 +460,8 @@ pub(super) fn compacted_turns(input: &PlanInput<'_>, gathered: &mut Gathered) {
 }
 
 /// The rolling summary of compacted ambient exchanges, in the ambient tier.
-pub(super) fn rolling(compaction: &Compaction, gathered: &mut Gathered) {
-    if let Some(rolling) = &compaction.rolling {
+pub(super) fn rolling(compaction: PlannedCompaction<'_>, gathered: &mut Gathered) {
+    if let Some(rolling) = compaction.rolling.as_ref() {
         gathered.candidates.push(Candidate {
             id: "rolling".to_string(),
             section: Section::Rolling,

@@ -72,7 +72,7 @@ pub(super) fn render(
             }
         }
         Part::Rolling => {
-            if let Some(rolling) = &input.compaction.rolling {
+            if let Some(rolling) = input.compaction.rolling.as_ref() {
                 messages.push(message(Role::System, &rolling.rendered));
                 recipe.push(RecipePart::Rolling {
                     text: rolling.rendered.clone(),

@@ -121,7 +121,7 @@ impl Session {
         self.attachments.pending.push(id.clone());
         // The user's message just grew: the same check as after any message.
         let at_ms = self.turn_state.as_ref().map_or(0, |t| t.at_ms);
-        self.compact_if_needed(at_ms);
+        self.compact(at_ms, true);
         Ok(id)
     }
 
@@ -282,26 +282,22 @@ impl Session {
     /// with the policy's thresholds, cooldown and hysteresis, and applies it. Returns the
     /// event when a compaction was applied. Usage is measured against the request budget (the
     /// window minus the reserved answer tokens).
+    ///
+    /// The plan it measures is kept: when nothing is applied, whatever plans the same state
+    /// next reads it (deciding the policy's next state changes nothing the planner reads).
     pub fn compact_if_needed(&mut self, at_ms: u64) -> Option<CompactionEvent> {
-        self.compact_measuring(at_ms, &mut None)
+        self.compact(at_ms, false)
     }
 
-    /// The compaction check, which also leaves in `unchanged_tokens` the working context's
-    /// tokens when it measured them and then applied nothing: the caller can use that measure
-    /// instead of building the same plan again (deciding the policy's next state changes
-    /// nothing the planner reads). `None` when the check was off or moved items.
-    pub(crate) fn compact_measuring(
-        &mut self,
-        at_ms: u64,
-        unchanged_tokens: &mut Option<u64>,
-    ) -> Option<CompactionEvent> {
-        *unchanged_tokens = None;
+    /// The compaction check; with `render`, the plan it measures is rendered, for a check
+    /// that a request follows (a message counted in a turn): the request then reads it as
+    /// it is. Rendering is most of a plan's cost, so checks that no request follows do not.
+    pub(crate) fn compact(&mut self, at_ms: u64, render: bool) -> Option<CompactionEvent> {
         if !self.compaction.policy.config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
-        let plan = self.plan(false);
-        *unchanged_tokens = Some(plan.totals.context_tokens);
+        let plan = self.plan(render);
         let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
         if let Some(state) = &mut self.turn_state {
             state.undo_compaction(
@@ -312,7 +308,6 @@ impl Session {
         }
         let decision = self.compaction.policy.decide(usage, self.next_seq, at_ms);
         let level = decision.level_to_apply()?;
-        *unchanged_tokens = None;
 
         let owned = self.describe_working_set(&plan.included);
         let items: Vec<WorkingItem<'_>> = owned
@@ -343,7 +338,7 @@ impl Session {
                         item.id = &o.id;
                         item
                     }
-                    OwnedKind::Rolling => match &self.compaction.rolling {
+                    OwnedKind::Rolling => match &*self.compaction.rolling {
                         Some(summary) => WorkingItem::rolling_summary(&o.id, summary),
                         None => WorkingItem::fixed(&o.id, o.tokens),
                     },
@@ -439,27 +434,25 @@ impl Session {
             state
                 .compactions
                 .push(CompactionRecord::of(&event, relevance_used));
-        } else if let Some(last) = self.history.points.last_mut() {
-            last.compactions
-                .push(CompactionRecord::of(&event, relevance_used));
+        } else {
+            let record = CompactionRecord::of(&event, relevance_used);
+            self.amend_last_point(|last| last.compactions.push(record));
         }
         Some(event)
     }
 
-    /// The prompt for a model-written rolling summary, while the current rolling summary is
-    /// the extractive fallback of the last level-3 compaction. A host (the native runner, the
-    /// browser's `runTurn`) sends it after the turn and hands the answer to
+    /// What a model-written rolling summary is made from, while the current rolling summary is
+    /// the extractive fallback of the last level-3 compaction: the history it stands for and
+    /// the most words it may have. A host (the native runner, the browser's `runTurn`) sends
+    /// the engine's request for it after the turn and hands the answer to
     /// [`Session::upgrade_rolling_summary`]; without a model the extractive summary stays.
-    pub fn rolling_summary_prompt(&self) -> Option<crate::compaction::SummaryPrompt> {
+    pub fn rolling_summary_upgrade(&self) -> Option<(crate::compaction::RollingInput<'_>, u32)> {
         let upgrade = self.compaction.rolling_upgrade.as_ref()?;
-        Some(crate::compaction::summary_prompt(
-            &upgrade.input(),
-            upgrade.max_words,
-        ))
+        Some((upgrade.input(), upgrade.max_words))
     }
 
-    /// Replaces the extractive rolling summary with a model's answer to
-    /// [`Session::rolling_summary_prompt`]. Returns whether it was taken: an empty answer, or
+    /// Replaces the extractive rolling summary with a model's answer to the request made from
+    /// [`Session::rolling_summary_upgrade`]. Returns whether it was taken: an empty answer, or
     /// one not smaller than the history it stands for, keeps the extractive summary.
     pub fn upgrade_rolling_summary(&mut self, text: &str) -> bool {
         let Some(upgrade) = self.compaction.rolling_upgrade.as_ref() else {
@@ -472,7 +465,7 @@ impl Session {
         if u64::from(summary.tokens) >= upgrade.replaced_tokens {
             return false;
         }
-        self.compaction.rolling = Some(summary);
+        *self.compaction.rolling = Some(summary);
         self.compaction.rolling_upgrade = None;
         true
     }
@@ -741,7 +734,7 @@ impl Session {
         }
         if let Some(summary) = summary {
             if event.rolling_summary.is_some() {
-                self.compaction.rolling = Some(summary);
+                *self.compaction.rolling = Some(summary);
             }
         }
     }

@@ -80,9 +80,17 @@ impl Session {
         } else {
             // Operations outside a turn (setting up a session, the app's manual buttons) are
             // attributed to the last turn's metrics so the token curve still shows them.
-            if let Some(last) = self.history.points.last_mut() {
-                last.events.push(event);
-            }
+            self.amend_last_point(|last| last.events.push(event));
+        }
+    }
+
+    /// Changes the last metrics point, for what happens between turns, and has the next save
+    /// write that point again (a store keeps one record per turn and replaces it).
+    pub(super) fn amend_last_point(&mut self, change: impl FnOnce(&mut TurnMetrics)) {
+        if let Some(last) = self.history.points.last_mut() {
+            change(last);
+            let index = self.history.points.len() - 1;
+            self.saves.history_saved = self.saves.history_saved.min(index);
         }
     }
 
@@ -278,7 +286,8 @@ impl Session {
             .placement
             .in_memory
             .insert((concluded_seq, index));
-        self.efforts.search.insert(index, &self.efforts.list[index]);
+        let efforts = &mut *self.efforts;
+        efforts.search.insert(index, &efforts.list[index]);
         self.touch(index);
         let banner = match source {
             SummarySource::Provided => format!(
@@ -306,7 +315,8 @@ impl Session {
         }
         // The effort is taken out of the index first, so its terms are weighed against the
         // other efforts only, as they were at its conclusion.
-        self.efforts.search.remove(index, &self.efforts.list[index]);
+        let efforts = &mut *self.efforts;
+        efforts.search.remove(index, &efforts.list[index]);
         let terms = self.efforts.search.distinctive_log_terms(
             self.efforts.list[index]
                 .messages
@@ -321,7 +331,8 @@ impl Session {
         {
             summary.terms = terms;
         }
-        self.efforts.search.insert(index, &self.efforts.list[index]);
+        let efforts = &mut *self.efforts;
+        efforts.search.insert(index, &efforts.list[index]);
     }
 
     /// The deterministic extractive summary of an effort's raw log (what `close_effort` uses
@@ -367,7 +378,8 @@ impl Session {
             .expanded
             .retain(|e| e.effort != index);
         self.forget_decay(index);
-        self.efforts.search.remove(index, &self.efforts.list[index]);
+        let efforts = &mut *self.efforts;
+        efforts.search.remove(index, &efforts.list[index]);
         let effort = self.effort_mut(index);
         effort.status = EffortStatus::Open;
         let report = Reopened {
@@ -454,11 +466,11 @@ impl Session {
     pub(super) fn restore_to_memory(&mut self, index: usize) {
         if self.efforts.list[index].evicted {
             self.forget_eviction(index);
-            let effort = &self.efforts.list[index];
-            self.efforts
+            let efforts = &mut *self.efforts;
+            efforts
                 .placement
                 .in_memory
-                .insert((effort.concluded_seq.unwrap_or_default(), index));
+                .insert((efforts.list[index].concluded_seq.unwrap_or_default(), index));
         }
     }
 

@@ -24,6 +24,7 @@ use crate::components::efforts::{Efforts, Placement};
 use crate::components::history::History;
 use crate::components::pins::Pins;
 use crate::components::saves::Saves;
+use crate::components::versioned::Versioned;
 use crate::config::Config;
 use crate::error::{EffortError, SnapshotError};
 use crate::metrics::{DecayStats, EffortEvent, EventKind, TurnMetrics};
@@ -56,7 +57,7 @@ mod turn;
 /// several of them: a turn, an operation, a save.
 #[derive(Clone)]
 pub struct Session {
-    pub(crate) config: Config,
+    pub(crate) config: Versioned<Config>,
     pub(crate) counter: Arc<dyn TokenCounter>,
     pub(crate) system_prompt: String,
     /// FNV-1a hash of the system prompt, computed when the prompt is set: every plan's recipe
@@ -65,10 +66,10 @@ pub struct Session {
     pub(crate) system_tokens: u32,
     pub(crate) turn: u64,
     pub(crate) next_seq: u64,
-    pub(crate) efforts: Efforts,
-    pub(crate) ambient: Ambient,
-    pub(crate) pins: Pins,
-    pub(crate) attachments: Attachments,
+    pub(crate) efforts: Versioned<Efforts>,
+    pub(crate) ambient: Versioned<Ambient>,
+    pub(crate) pins: Versioned<Pins>,
+    pub(crate) attachments: Versioned<Attachments>,
     pub(crate) compaction: Compaction,
     pub(crate) history: History<TurnDelta>,
     pub(crate) saves: Saves,
@@ -77,6 +78,8 @@ pub struct Session {
     pub(crate) last_banner: Option<String>,
     /// This session's branch.
     pub(crate) branch: crate::state::BranchInfo,
+    /// The last plan built and the state it was built from.
+    pub(crate) plan_cache: crate::plan::PlanCache,
 }
 
 impl fmt::Debug for Session {
@@ -265,17 +268,17 @@ impl Session {
         let system_tokens = counter.count(&system_prompt);
         let system_hash = crate::plan::fnv_hex(system_prompt.as_bytes());
         Ok(Session {
-            config,
+            config: Versioned::new(config),
             counter,
             system_prompt,
             system_hash,
             system_tokens,
             turn: 0,
             next_seq: 0,
-            efforts: Efforts::default(),
-            ambient: Ambient::default(),
-            pins: Pins::default(),
-            attachments: Attachments::default(),
+            efforts: Versioned::default(),
+            ambient: Versioned::default(),
+            pins: Versioned::default(),
+            attachments: Versioned::default(),
             compaction: Compaction::new(
                 crate::compaction::CompactionPolicy::new(config_compaction)
                     .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
@@ -285,6 +288,7 @@ impl Session {
             turn_state: None,
             last_banner: None,
             branch: crate::state::BranchInfo::main(),
+            plan_cache: crate::plan::PlanCache::default(),
         })
     }
 
@@ -347,7 +351,7 @@ impl Session {
             self.compaction.policy.state().clone(),
         )
         .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
-        self.config = config;
+        *self.config = config;
         Ok(())
     }
 
@@ -474,7 +478,7 @@ impl Session {
         let placement = &self.efforts.placement;
         SessionState {
             counted_with: self.counter.name().to_string(),
-            config: self.config.clone(),
+            config: (*self.config).clone(),
             turn: self.turn,
             next_seq: self.next_seq,
             next_concluded_seq: placement.next_concluded_seq,
@@ -491,8 +495,8 @@ impl Session {
             next_pin_id: self.pins.next_id,
             activation: self.pins.activation.clone(),
             next_attachment: self.attachments.next_id,
-            rolling: self.compaction.rolling.clone(),
-            compacted: self.compaction.compacted.clone(),
+            rolling: (*self.compaction.rolling).clone(),
+            compacted: (*self.compaction.compacted).clone(),
             compaction_state: self.compaction.policy.state().clone(),
             branch: self.branch.clone(),
         }
@@ -584,8 +588,8 @@ impl Session {
         self.pins.activation = state.activation;
         self.branch = state.branch;
         self.attachments.next_id = state.next_attachment.max(1);
-        self.compaction.rolling = state.rolling;
-        self.compaction.compacted = state.compacted;
+        *self.compaction.rolling = state.rolling;
+        *self.compaction.compacted = state.compacted;
         self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
             self.config.compaction.clone(),
             state.compaction_state,

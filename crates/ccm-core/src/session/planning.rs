@@ -4,6 +4,7 @@
 use super::Session;
 use crate::model::ContextMessage;
 use crate::plan::{self, ContextPlan, PlanInput, RecipePart, SystemPrompt};
+use std::sync::Arc;
 
 impl Session {
     /// The system prompt as the planner reads it.
@@ -24,7 +25,7 @@ impl Session {
             efforts: &self.efforts,
             ambient: &self.ambient,
             pins: &self.pins,
-            compaction: &self.compaction,
+            compaction: self.compaction.planned(),
             attachments: &self.attachments,
             attachments_in_working_set: self.attachments_in_working_set(),
             pending: self.pending_user_message(),
@@ -40,14 +41,24 @@ impl Session {
     /// Builds the context plan for the current state: the next request's messages, with the
     /// reason for every candidate, within the request budget. The same state always gives a
     /// byte-identical plan.
+    ///
+    /// The session keeps the last plan it built: while nothing the planner reads has changed,
+    /// this is a copy of it, not a new plan.
     pub fn build_plan(&self) -> ContextPlan {
-        self.plan(true)
+        ContextPlan::clone(&self.plan(true))
     }
 
-    /// Builds the plan; without `render`, messages, the recipe and the ids are left empty (what
-    /// token totals need, at a fraction of the cost).
-    pub(crate) fn plan(&self, render: bool) -> ContextPlan {
-        plan::build(&self.plan_input(), render)
+    /// Builds the plan from scratch, without looking at the kept one: for checks that the kept
+    /// plan is never stale.
+    pub fn build_plan_afresh(&self) -> ContextPlan {
+        plan::build(&self.plan_input(), true)
+    }
+
+    /// The plan of the current state, the kept one when it is still current; without
+    /// `render`, messages, the recipe and the ids may be left empty (what token totals need,
+    /// at a fraction of the cost).
+    pub(crate) fn plan(&self, render: bool) -> Arc<ContextPlan> {
+        self.plan_cache.plan(&self.plan_input(), render)
     }
 
     /// The messages of the working context, in order (the plan's messages).

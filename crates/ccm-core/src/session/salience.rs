@@ -81,8 +81,9 @@ impl Session {
             }
             self.effort_mut(index).last_referenced_turn = turn;
         }
-        for expansion in &mut self.efforts.placement.expanded {
-            let effort = &self.efforts.list[expansion.effort];
+        let efforts = &mut *self.efforts;
+        for expansion in &mut efforts.placement.expanded {
+            let effort = &efforts.list[expansion.effort];
             if touched.contains(&expansion.effort) || effort.last_referenced_turn == turn {
                 expansion.last_referenced_turn = turn;
             }
@@ -95,8 +96,9 @@ impl Session {
             let expansion = &self.efforts.placement.expanded[position];
             let idle = turn - expansion.last_referenced_turn;
             if idle >= threshold {
-                let expansion = self.efforts.placement.expanded.remove(position);
-                let effort = &self.efforts.list[expansion.effort];
+                let efforts = &mut *self.efforts;
+                let expansion = efforts.placement.expanded.remove(position);
+                let effort = &efforts.list[expansion.effort];
                 banners.push(format!(
                     "--- Auto-collapsed effort: {} (inactive for {} turns) ---",
                     effort.id, idle
@@ -106,13 +108,12 @@ impl Session {
                     &effort.id,
                     effort.raw_tokens,
                 ));
-                self.efforts
+                efforts
                     .placement
                     .decay
                     .record_collapse(turn - expansion.expanded_turn, true);
-                self.efforts.placement.decay.decayed_resident_tokens += effort.raw_tokens;
-                if self
-                    .efforts
+                efforts.placement.decay.decayed_resident_tokens += effort.raw_tokens;
+                if efforts
                     .auto_collapsed_at
                     .insert(expansion.effort, turn)
                     .is_none()
@@ -125,8 +126,8 @@ impl Session {
                 position += 1;
             }
         }
-        self.efforts.placement.decay.tokens_saved_by_decay +=
-            self.efforts.placement.decay.decayed_resident_tokens;
+        let decay = &mut self.efforts.placement.decay;
+        decay.tokens_saved_by_decay += decay.decayed_resident_tokens;
         self.evict_summaries(turn + 1, events);
     }
 

@@ -134,7 +134,7 @@ impl Session {
         let undo = Undo {
             efforts_len: self.efforts.list.len(),
             placement: self.efforts.placement.clone(),
-            pins: self.pins.clone(),
+            pins: (*self.pins).clone(),
             ambient_tokens: self.ambient.tokens,
             next_seq: self.next_seq,
             history_len: self.history.points.len(),
@@ -158,7 +158,7 @@ impl Session {
             compactions: Vec::new(),
         });
         self.note_attachment_references(user_text, self.next_seq);
-        self.compact_if_needed(at_ms);
+        self.compact(at_ms, true);
         Ok(self.turn)
     }
 
@@ -201,22 +201,23 @@ impl Session {
             self.efforts.search.remove(index, &effort);
             self.efforts.index.remove(&effort.id);
         }
+        let efforts = &mut *self.efforts;
         for (index, before) in undo.efforts {
-            if index >= self.efforts.list.len() {
+            if index >= efforts.list.len() {
                 continue;
             }
-            self.efforts.search.remove(index, &self.efforts.list[index]);
+            efforts.search.remove(index, &efforts.list[index]);
             // The log may have been loaded during the turn; loading changes no state the
             // turn could have to undo, so the loaded messages stay.
-            let messages = std::mem::take(&mut self.efforts.list[index].messages);
-            let log = self.efforts.list[index].log;
-            self.efforts.list[index] = Effort {
+            let messages = std::mem::take(&mut efforts.list[index].messages);
+            let log = efforts.list[index].log;
+            efforts.list[index] = Effort {
                 messages,
                 log,
                 ..before
             };
-            if self.efforts.list[index].status == EffortStatus::Concluded {
-                self.efforts.search.insert(index, &self.efforts.list[index]);
+            if efforts.list[index].status == EffortStatus::Concluded {
+                efforts.search.insert(index, &efforts.list[index]);
             }
         }
         for index in undo.auto_collapsed_added {
@@ -226,7 +227,7 @@ impl Session {
             self.efforts.auto_collapsed_at.insert(index, collapsed_turn);
         }
         self.efforts.placement = undo.placement;
-        self.pins = undo.pins;
+        *self.pins = undo.pins;
         self.ambient.tokens = undo.ambient_tokens;
         self.next_seq = undo.next_seq;
         self.history.points.truncate(undo.history_len);
@@ -244,8 +245,8 @@ impl Session {
         }
         if let Some((policy, rolling, compacted)) = undo.compaction {
             self.compaction.policy = policy;
-            self.compaction.rolling = rolling;
-            self.compaction.compacted = compacted;
+            *self.compaction.rolling = rolling;
+            *self.compaction.compacted = compacted;
         }
         self.saves.telemetry_saved = self.saves.telemetry_saved.min(self.history.telemetry.len());
         self.saves.history_saved = self.saves.history_saved.min(self.history.points.len());
@@ -304,9 +305,10 @@ impl Session {
             return Err(TurnError::NotInTurn);
         }
         // The plan of the turn's request decides which leases count down and which automatic
-        // items were shown; it must be taken before the exchange is stored. When the host
-        // recorded the requests it sent (the engine does), their telemetry is already there
-        // and the items alone are needed: the plan is not rendered a second time.
+        // items were shown; it must be taken before the exchange is stored. It is the kept
+        // plan when nothing changed since the request was planned. When the host recorded the
+        // requests it sent (the engine does), their telemetry is already there and the items
+        // alone are needed: a plan built here is not rendered.
         let recorded = self
             .turn_state
             .as_ref()
@@ -355,11 +357,12 @@ impl Session {
                 let end = effort.messages.len();
                 self.saves.unsaved_messages.push((Some(index), end - 2));
                 self.saves.unsaved_messages.push((Some(index), end - 1));
-                let effort = &mut self.efforts.list[index];
+                let efforts = &mut *self.efforts;
+                let effort = &mut efforts.list[index];
                 effort.raw_tokens += added;
-                self.efforts.placement.raw_total += added;
+                efforts.placement.raw_total += added;
                 if effort.evicted {
-                    self.efforts
+                    efforts
                         .placement
                         .evicted
                         .grow(added, effort.evicted_over_budget);
@@ -394,8 +397,7 @@ impl Session {
         self.update_salience(&referenced, &state.touched, &mut banners, &mut events);
         self.update_pins_and_activation(&request_plan, &referenced.all);
         self.prune_compacted();
-        let mut unchanged_tokens = None;
-        self.compact_measuring(at_ms, &mut unchanged_tokens);
+        self.compact_if_needed(at_ms);
         let compactions = self
             .turn_state
             .as_mut()
@@ -405,7 +407,9 @@ impl Session {
             // Compaction banners of the turn were collected in the live state.
             banners.append(&mut live.banners);
         }
-        let working_tokens = unchanged_tokens.unwrap_or_else(|| self.working_tokens());
+        // The working tokens after the turn: the compaction check measured them unless it
+        // moved something.
+        let working_tokens = self.working_tokens();
         let mut metrics = self.metrics_point(before_salience, working_tokens, events);
         metrics.compactions = compactions;
         self.history.points.push(metrics.clone());

@@ -5,6 +5,8 @@
 
 use ccm_core::{Config, Session};
 
+pub mod memory_store;
+
 /// Declares tests that run natively (`#[test]`) and in the browser (`#[wasm_bindgen_test]`).
 #[macro_export]
 macro_rules! portable_tests {

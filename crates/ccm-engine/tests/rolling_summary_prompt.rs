@@ -1,0 +1,65 @@
+//! The request for a level-3 compaction's rolling summary.
+
+mod common;
+
+use ccm_core::compaction::{HistoryText, RollingInput, SeqRange};
+use ccm_engine::summary::rolling_summary_prompt;
+
+#[cfg(target_arch = "wasm32")]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+const HISTORY: [(u64, u64, &str); 4] = [
+    (
+        11,
+        12,
+        "USER: The nightly export fails with error E1042 on the orders table.\nASSISTANT: The export job times out after 300 s.",
+    ),
+    (
+        13,
+        14,
+        "USER: Nice weather today.\nASSISTANT: Indeed, sunny and mild.",
+    ),
+    (
+        15,
+        16,
+        "USER: We decided to raise export_timeout_s to 900 in config/export.toml.\nASSISTANT: Changed; the next run is at 02:00.",
+    ),
+    (
+        17,
+        18,
+        "USER: Should we also split the export into batches?\nASSISTANT: Maybe later, it is still an open question.",
+    ),
+];
+
+fn input<'a>(previous: Option<&'a str>, previous_covers: &'a [SeqRange]) -> RollingInput<'a> {
+    RollingInput {
+        previous_text: previous,
+        previous_covers,
+        history: HISTORY
+            .iter()
+            .map(|&(a, b, text)| HistoryText {
+                seqs: SeqRange::new(a, b),
+                text,
+            })
+            .collect(),
+    }
+}
+
+portable_tests! {
+    fn the_prompt_asks_for_decisions_facts_identifiers_and_open_questions() {
+        let previous_covers = [SeqRange::new(1, 10)];
+        let prompt = rolling_summary_prompt(&input(Some("Earlier: the team set up the export job."), &previous_covers), 120);
+        for needle in ["decisions", "facts", "identifiers exactly as written", "open questions", "at most 120 words", "fold it into the new one"] {
+            assert!(prompt.system.contains(needle), "system prompt lacks {needle:?}:\n{}", prompt.system);
+        }
+        assert!(prompt.user.starts_with("Update the rolling summary of the earlier conversation (messages 1–18).\n\nPrevious summary:\nEarlier: the team set up the export job.\n\n--- conversation ---\n"));
+        assert!(prompt.user.ends_with("--- end of conversation ---"));
+        // The history appears in order, verbatim.
+        let first = prompt.user.find("E1042").unwrap();
+        let last = prompt.user.find("open question").unwrap();
+        assert!(first < last);
+        let without = rolling_summary_prompt(&input(None, &[]), 120);
+        assert!(without.user.contains("There is no previous summary.\n\n--- conversation ---"));
+        assert!(without.user.starts_with("Update the rolling summary of the earlier conversation (messages 11–18)."));
+    }
+}
