@@ -77,6 +77,15 @@ ccm_prune_build_cache() {
   find "$dir" -mindepth 2 -maxdepth 3 -type d -name incremental -prune -exec rm -rf {} +
   used_kib="$(du -sk "$dir" 2>/dev/null | cut -f1)"
   if ((used_kib > limit_kib)); then
+    # Test programs (native executables and wasm modules in deps/) belong to the workspace's
+    # own tests, which every run rebuilds anyway since it touches the tree's files; old ones
+    # only take space. The compiled dependencies stay, so the build stays warm.
+    echo "build cache: still $((used_kib / 1048576)) GiB; removing compiled test programs"
+    find "$dir" -mindepth 3 -maxdepth 4 -path '*/deps/*' -type f \
+      \( -name '*.wasm' -o \( -perm -u+x ! -name '*.*' \) \) -delete
+    used_kib="$(du -sk "$dir" 2>/dev/null | cut -f1)"
+  fi
+  if ((used_kib > limit_kib)); then
     echo "build cache: still $((used_kib / 1048576)) GiB; removing it all (this build starts cold)"
     # The lock file stays: this script holds the lock on it.
     find "$dir" -mindepth 1 -maxdepth 1 ! -name .ccm-lock -exec rm -rf {} +
