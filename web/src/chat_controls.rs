@@ -6,8 +6,8 @@
 //! send there, so the original answer stays in Sessions. A file is attached to the next
 //! message as a CCM attachment (`Session::attach`, counted once, compressible by compaction).
 
+use crate::js::js_error_text;
 use crate::state::{AppState, NoticeKind};
-use crate::transport::js_error_text;
 use crate::turn;
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::model::Role;

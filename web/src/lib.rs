@@ -15,12 +15,12 @@ pub mod chart;
 pub mod chat_controls;
 pub mod components;
 pub mod import;
+pub mod js;
 pub mod markdown;
 pub mod model_fetch;
 pub mod models;
 pub mod provider;
 pub mod state;
-pub mod transport;
 pub mod turn;
 pub mod view_model;
 

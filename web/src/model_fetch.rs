@@ -1,8 +1,8 @@
 //! Asks a provider for its model list (`GET {base}/models`), for the model picker.
 
+use crate::js::js_error_text;
 use crate::models::{parse_model_list, ListedModel};
 use crate::provider::ProviderSettings;
-use crate::transport::js_error_text;
 use ccm_provider::ProviderKind;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;

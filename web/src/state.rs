@@ -7,8 +7,8 @@
 //! ([`AppState::version`] is bumped then) and call the operations below, which delegate every
 //! decision to the core and report failures as plain notices.
 
+use crate::js::js_error_text;
 use crate::provider::ProviderSettings;
-use crate::transport::js_error_text;
 use crate::view_model::{EffortAction, TurnBanners};
 use ccm_browser::{BackendChoice, BrowserError, BrowserSession, BrowserStore, SessionInfo};
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
@@ -750,7 +750,7 @@ impl AppState {
         };
         self.busy.set(Some(format!("Importing {name}…")));
         // Give the progress line a chance to paint before the (synchronous) recount.
-        crate::transport::timeout(0.0).await;
+        crate::js::timeout(0.0).await;
         let imported = match &source {
             ImportSource::Document(json) => store
                 .import_document(json, &name, None)
@@ -988,7 +988,7 @@ pub fn download(name: &str, text: &str) -> Result<(), String> {
     anchor.click();
     // The object URL is released once the browser had time to start the download.
     spawn_local(async move {
-        crate::transport::timeout(10_000.0).await;
+        crate::js::timeout(10_000.0).await;
         let _ = web_sys::Url::revoke_object_url(&url);
     });
     Ok(())

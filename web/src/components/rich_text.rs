@@ -1,8 +1,8 @@
 //! Markdown rendered with our own view nodes: text is always escaped by the DOM, never parsed
 //! as HTML. Code blocks get a copy button.
 
+use crate::js::timeout;
 use crate::markdown::{self, Block, Inline};
-use crate::transport::timeout;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen_futures::JsFuture;

@@ -2,8 +2,8 @@
 //! document or of the original CCM file layout, and branches of the current session.
 
 use crate::import::{self, PickedFile};
+use crate::js::js_error_text;
 use crate::state::{download, AppState, ImportSource, NoticeKind};
-use crate::transport::js_error_text;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;

@@ -1,6 +1,7 @@
-//! Waiting and error text for the app. Requests go through `ccm_browser::transport`, the same
-//! `fetch` transport `Session.runTurn` uses, so the npm package and the app cannot drift apart
-//! in how they stream, classify HTTP errors or honour Stop.
+//! JavaScript values and timers for the app: the text of an error value, and a wait that lets
+//! the page paint. (Requests to providers go through `ccm_browser::transport`, the same `fetch`
+//! transport `Session.runTurn` uses, so the npm package and the app cannot drift apart in how
+//! they stream, classify HTTP errors or honour Stop.)
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
