@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::rolling_history::input;
+
 use ccm_core::compaction::{
     describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, HistoryText,
     RollingInput, RollingSource, RollingSummary, RollingSummaryError, SeqRange,
@@ -11,43 +13,6 @@ use ccm_core::{Encoding, ExactCounter, TokenCounter};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-const HISTORY: [(u64, u64, &str); 4] = [
-    (
-        11,
-        12,
-        "USER: The nightly export fails with error E1042 on the orders table.\nASSISTANT: The export job times out after 300 s.",
-    ),
-    (
-        13,
-        14,
-        "USER: Nice weather today.\nASSISTANT: Indeed, sunny and mild.",
-    ),
-    (
-        15,
-        16,
-        "USER: We decided to raise export_timeout_s to 900 in config/export.toml.\nASSISTANT: Changed; the next run is at 02:00.",
-    ),
-    (
-        17,
-        18,
-        "USER: Should we also split the export into batches?\nASSISTANT: Maybe later, it is still an open question.",
-    ),
-];
-
-fn input<'a>(previous: Option<&'a str>, previous_covers: &'a [SeqRange]) -> RollingInput<'a> {
-    RollingInput {
-        previous_text: previous,
-        previous_covers,
-        history: HISTORY
-            .iter()
-            .map(|&(a, b, text)| HistoryText {
-                seqs: SeqRange::new(a, b),
-                text,
-            })
-            .collect(),
-    }
-}
 
 fn counter() -> ExactCounter {
     ExactCounter::new(Encoding::O200kBase)

@@ -6,6 +6,7 @@
 use ccm_core::{Config, Session};
 
 pub mod memory_store;
+pub mod rolling_history;
 
 /// Declares tests that run natively (`#[test]`) and in the browser (`#[wasm_bindgen_test]`).
 #[macro_export]
