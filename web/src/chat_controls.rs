@@ -7,26 +7,14 @@
 //! message as a CCM attachment (`Session::attach`, counted once, compressible by compaction).
 
 use crate::js::js_error_text;
-use crate::state::{AppState, NoticeKind};
+use crate::state::{AppState, NoticeKind, PendingAttachment};
 use crate::turn;
-use ccm_core::compaction::AttachmentKind;
 use ccm_core::model::Role;
 use leptos::prelude::*;
 
 /// Largest file the app attaches, in bytes: a text file beyond this is rarely meant for a
 /// chat, and the whole text is stored with the session.
 pub const MAX_ATTACHMENT_BYTES: f64 = 1_000_000.0;
-
-/// A file waiting to go out with the next message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingAttachment {
-    /// The file name.
-    pub name: String,
-    /// Its text.
-    pub text: String,
-    /// Its tokens, counted with the session's encoding.
-    pub tokens: u32,
-}
 
 /// Whether a file looks like text the model can read (by type or by name).
 pub fn is_text_file(name: &str, mime: &str) -> bool {
@@ -82,23 +70,6 @@ pub async fn add_file(state: AppState, file: web_sys::File) {
     state
         .attachments
         .update(|pending| pending.push(PendingAttachment { name, text, tokens }));
-}
-
-/// Attaches the waiting files to the turn just begun (called by the turn driver between
-/// beginning the turn and its first request). They stay listed until the turn is saved, so a
-/// stopped or failed turn keeps them for the next try.
-pub fn attach_pending(state: AppState, session: &ccm_browser::BrowserSession) {
-    let pending = state.attachments.get_untracked();
-    for file in pending {
-        let attached = session
-            .with_core(|core| core.attach(&file.name, AttachmentKind::File, &file.text, None));
-        if let Err(e) = attached {
-            state.notify(
-                NoticeKind::Error,
-                format!("Could not attach {}: {e}", file.name),
-            );
-        }
-    }
 }
 
 /// The last turn's number and the person's message in it, when the turn can be redone now:

@@ -4,7 +4,7 @@
 //! the context manage itself (the effort tiers, the context plan and the token curves).
 //!
 //! A client-side rendered Leptos app, built by Trunk from the repository's `index.html`. Every
-//! rule lives in `ccm-core`; sessions are kept in IndexedDB by `ccm-wasm`'s store. The pure
+//! rule lives in `ccm-core`; sessions are kept in IndexedDB by `ccm-browser`'s store. The pure
 //! parts (chart geometry, Markdown, the snapshots the views render, provider settings, file
 //! import) are plain modules tested natively; the components are tested in headless Chromium
 //! (`tests/components.rs`) and the whole app end to end with Playwright (`tests/e2e/`).

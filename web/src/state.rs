@@ -268,6 +268,17 @@ pub fn list_saved(sessions: &mut Vec<SessionInfo>, saved: SessionInfo) {
     sessions.insert(at, saved);
 }
 
+/// A file waiting to go out with the next message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingAttachment {
+    /// The file name.
+    pub name: String,
+    /// Its text.
+    pub text: String,
+    /// Its tokens, counted with the session's encoding.
+    pub tokens: u32,
+}
+
 /// The app's state: `Copy` handles, provided once as context.
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -318,7 +329,7 @@ pub struct AppState {
     /// not part of the session's stored format.
     pub temperature: RwSignal<Option<f64>>,
     /// Files waiting to go out with the next message.
-    pub attachments: RwSignal<Vec<crate::chat_controls::PendingAttachment>>,
+    pub attachments: RwSignal<Vec<PendingAttachment>>,
     /// The turn whose message is being edited in the box (sending then redoes that turn).
     pub editing: RwSignal<Option<u64>>,
     next_notice: StoredValue<u64>,

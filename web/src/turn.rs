@@ -13,6 +13,7 @@ use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
 use crate::view_model::TurnBanners;
 use ccm_browser::transport::{send_with_limits, Limits};
 use ccm_browser::{BrowserSession, Model};
+use ccm_core::compaction::AttachmentKind;
 use ccm_engine::offline::{OfflineModel, SessionFacts};
 use ccm_engine::{
     summary, LlmRequest, PromptEstimate, RequestPurpose, RunError, TurnEngine, TurnEvent,
@@ -148,7 +149,7 @@ async fn drive(state: AppState, text: String) {
         session.with_core(|core| TurnEngine::begin(core, &text, now_ms(), state.engine_settings()));
     match begun {
         Ok(mut engine) => {
-            crate::chat_controls::attach_pending(state, &session);
+            attach_pending(state, &session);
             let outcome = session
                 .drive_turn(&mut engine, &model, Some(signal), &mut |event| {
                     show(state, event)
@@ -266,6 +267,23 @@ pub async fn write_summary(
         .map_err(|e| e.to_string())?;
     summary::clean_summary(&response.text)
         .ok_or_else(|| "the model answered with an empty summary".to_string())
+}
+
+/// Attaches the waiting files to the turn just begun (called after the engine begins the turn
+/// and before the driver sends its first request). They stay listed until the turn is saved, so a
+/// stopped or failed turn keeps them for the next try.
+fn attach_pending(state: AppState, session: &BrowserSession) {
+    let pending = state.attachments.get_untracked();
+    for file in pending {
+        let attached = session
+            .with_core(|core| core.attach(&file.name, AttachmentKind::File, &file.text, None));
+        if let Err(e) = attached {
+            state.notify(
+                NoticeKind::Error,
+                format!("Could not attach {}: {e}", file.name),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

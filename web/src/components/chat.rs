@@ -341,7 +341,7 @@ pub fn ChatPanel() -> impl IntoView {
     });
     let file_input = NodeRef::<html::Input>::new();
     let pending_list = move || {
-        let files: Vec<(usize, chat_controls::PendingAttachment)> =
+        let files: Vec<(usize, crate::state::PendingAttachment)> =
             state.attachments.get().into_iter().enumerate().collect();
         files
     };
