@@ -570,17 +570,12 @@ impl Session {
             match item.section {
                 Section::Ambient => {
                     let turn: u64 = item.id.trim_start_matches("ambient:").parse().unwrap_or(0);
-                    let messages: Vec<&crate::model::Message> = self
-                        .ambient
-                        .messages
-                        .iter()
-                        .rev()
+                    let tail = self.ambient.messages.iter().rev();
+                    let mut messages: Vec<&crate::model::Message> = tail
                         .take_while(|m| m.turn >= turn)
                         .filter(|m| m.turn == turn)
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .rev()
                         .collect();
+                    messages.reverse();
                     let (Some(first), Some(last)) = (messages.first(), messages.last()) else {
                         continue;
                     };

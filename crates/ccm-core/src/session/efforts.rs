@@ -14,14 +14,7 @@ impl Session {
     /// [`EffortError::UnknownEffort`] (with the ids in working memory as a hint) or
     /// [`EffortError::NoActiveEffort`].
     pub fn resolve_effort(&self, id: Option<&str>) -> Result<&Effort, EffortError> {
-        let index = match id {
-            Some(id) => self.lookup(id)?,
-            None => self
-                .efforts
-                .placement
-                .active
-                .ok_or(EffortError::NoActiveEffort)?,
-        };
+        let index = self.resolve_index(id)?;
         Ok(&self.efforts.list[index])
     }
 
@@ -32,6 +25,18 @@ impl Session {
         let state = self.turn_state.as_ref()?;
         let index = route(state.opened.first().copied(), state.active_before)?;
         Some(self.efforts.list[index].id.as_str())
+    }
+
+    /// The index of the effort `id` names, or of the active effort when `id` is `None`.
+    fn resolve_index(&self, id: Option<&str>) -> Result<usize, EffortError> {
+        match id {
+            Some(id) => self.lookup(id),
+            None => self
+                .efforts
+                .placement
+                .active
+                .ok_or(EffortError::NoActiveEffort),
+        }
     }
 
     fn lookup(&self, id: &str) -> Result<usize, EffortError> {
@@ -212,14 +217,7 @@ impl Session {
         summary: Option<&str>,
         fallback_reason: &str,
     ) -> Result<Concluded, EffortError> {
-        let index = match id {
-            Some(id) => self.lookup(id)?,
-            None => self
-                .efforts
-                .placement
-                .active
-                .ok_or(EffortError::NoActiveEffort)?,
-        };
+        let index = self.resolve_index(id)?;
         let effort = &self.efforts.list[index];
         if effort.status != EffortStatus::Open {
             return Err(EffortError::WrongState {
