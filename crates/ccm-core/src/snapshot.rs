@@ -11,7 +11,7 @@ use crate::metrics::{DecayStats, TurnMetrics};
 use crate::model::{Effort, EffortStatus, Message, Role};
 use crate::prompt;
 use crate::session::Session;
-use crate::state::SessionState;
+use crate::state::{layout_with_state, state_of_layout, SessionState};
 use crate::text;
 use crate::tokens::TokenCounter;
 use serde::{Deserialize, Serialize};
@@ -115,64 +115,30 @@ pub struct DocumentRecords {
 impl SessionDocument {
     /// The document of a state and its records, in this version's layout.
     pub fn assemble(state: SessionState, records: DocumentRecords) -> SessionDocument {
-        SessionDocument {
-            format: FORMAT.to_string(),
-            version: VERSION,
-            counted_with: state.counted_with,
-            config: state.config,
-            turn: state.turn,
-            next_seq: state.next_seq,
-            next_concluded_seq: state.next_concluded_seq,
-            active: state.active,
-            open: state.open,
-            efforts: records.efforts,
-            ambient: records.ambient,
-            decay: state.decay,
-            auto_collapsed_at: state.auto_collapsed_at,
-            history: records.history,
-            pins: state.pins,
-            next_pin_id: state.next_pin_id,
-            activation: state.activation,
-            attachments: records.attachments,
-            next_attachment: state.next_attachment,
-            rolling: state.rolling,
-            compacted: state.compacted,
-            compaction_state: state.compaction_state,
-            branch: state.branch,
-            repairs: records.repairs,
-        }
+        layout_with_state!(
+            SessionDocument {
+                format: FORMAT.to_string(),
+                version: VERSION,
+                efforts: records.efforts,
+                ambient: records.ambient,
+                history: records.history,
+                attachments: records.attachments,
+                repairs: records.repairs,
+            },
+            state
+        )
     }
 
     /// The document's state and records (its format and version are the reader's to check).
     pub fn into_parts(self) -> (SessionState, DocumentRecords) {
-        (
-            SessionState {
-                counted_with: self.counted_with,
-                config: self.config,
-                turn: self.turn,
-                next_seq: self.next_seq,
-                next_concluded_seq: self.next_concluded_seq,
-                active: self.active,
-                open: self.open,
-                decay: self.decay,
-                auto_collapsed_at: self.auto_collapsed_at,
-                pins: self.pins,
-                next_pin_id: self.next_pin_id,
-                activation: self.activation,
-                next_attachment: self.next_attachment,
-                rolling: self.rolling,
-                compacted: self.compacted,
-                compaction_state: self.compaction_state,
-                branch: self.branch,
-            },
-            DocumentRecords {
-                efforts: self.efforts,
-                ambient: self.ambient,
-                history: self.history,
-                attachments: self.attachments,
-                repairs: self.repairs,
-            },
-        )
+        let records = DocumentRecords {
+            efforts: self.efforts,
+            ambient: self.ambient,
+            history: self.history,
+            attachments: self.attachments,
+            repairs: self.repairs,
+        };
+        (state_of_layout!(self), records)
     }
 }
 

@@ -6,8 +6,9 @@
 //! keep their field order, so their bytes stay what they were;
 //! both are assembled from and taken apart into one [`SessionState`], so the session reads and
 //! writes its state in one place ([`crate::Session::state`] and the restore it shares between
-//! an import and a store's load). A new scalar is a field here, in both layouts, and in those
-//! two places; a test checks that both layouts carry every field.
+//! an import and a store's load), and both layouts convert with the two macros below. A new
+//! scalar is a field here, in both layouts, in the macros' two lists and in those two places;
+//! a test checks that both layouts carry every field.
 
 use crate::compaction::{MoveReason, PolicyState, RollingSummary};
 use crate::config::Config;
@@ -86,3 +87,57 @@ pub struct SessionState {
     /// The session's branch: its name and, for a fork, its parent and fork turn.
     pub branch: BranchInfo,
 }
+
+/// The [`SessionState`] held by `layout`'s same-named fields (a document or a header, taken by
+/// value: its other fields stay for the caller to move out).
+macro_rules! state_of_layout {
+    ($layout:ident) => {
+        $crate::state::SessionState {
+            counted_with: $layout.counted_with,
+            config: $layout.config,
+            turn: $layout.turn,
+            next_seq: $layout.next_seq,
+            next_concluded_seq: $layout.next_concluded_seq,
+            active: $layout.active,
+            open: $layout.open,
+            decay: $layout.decay,
+            auto_collapsed_at: $layout.auto_collapsed_at,
+            pins: $layout.pins,
+            next_pin_id: $layout.next_pin_id,
+            activation: $layout.activation,
+            next_attachment: $layout.next_attachment,
+            rolling: $layout.rolling,
+            compacted: $layout.compacted,
+            compaction_state: $layout.compaction_state,
+            branch: $layout.branch,
+        }
+    };
+}
+pub(crate) use state_of_layout;
+
+/// The layout `Layout { its own fields }` whose state fields are taken from `state`.
+macro_rules! layout_with_state {
+    ($layout:ident { $($field:ident: $value:expr),* $(,)? }, $state:ident) => {
+        $layout {
+            $($field: $value,)*
+            counted_with: $state.counted_with,
+            config: $state.config,
+            turn: $state.turn,
+            next_seq: $state.next_seq,
+            next_concluded_seq: $state.next_concluded_seq,
+            active: $state.active,
+            open: $state.open,
+            decay: $state.decay,
+            auto_collapsed_at: $state.auto_collapsed_at,
+            pins: $state.pins,
+            next_pin_id: $state.next_pin_id,
+            activation: $state.activation,
+            next_attachment: $state.next_attachment,
+            rolling: $state.rolling,
+            compacted: $state.compacted,
+            compaction_state: $state.compaction_state,
+            branch: $state.branch,
+        }
+    };
+}
+pub(crate) use layout_with_state;

@@ -28,7 +28,7 @@ use crate::model::{Effort, EffortStatus, LogState, Message, Role};
 use crate::prompt;
 use crate::session::Session;
 use crate::snapshot::SessionDocument;
-use crate::state::SessionState;
+use crate::state::{layout_with_state, state_of_layout, SessionState};
 use crate::text;
 use crate::tokens::TokenCounter;
 use serde::{Deserialize, Serialize};
@@ -184,63 +184,28 @@ pub struct RecordCounts {
 impl SessionHeader {
     /// The header of a state at `revision`, in this schema's layout.
     pub fn assemble(state: SessionState, revision: u64, counts: RecordCounts) -> SessionHeader {
-        SessionHeader {
-            schema: RECORD_SCHEMA_VERSION,
-            revision,
-            counted_with: state.counted_with,
-            config: state.config,
-            turn: state.turn,
-            next_seq: state.next_seq,
-            next_concluded_seq: state.next_concluded_seq,
-            active: state.active,
-            open: state.open,
-            decay: state.decay,
-            auto_collapsed_at: state.auto_collapsed_at,
-            ambient_messages: counts.ambient_messages,
-            ambient_tokens: counts.ambient_tokens,
-            history_len: counts.history_len,
-            effort_count: counts.effort_count,
-            pins: state.pins,
-            next_pin_id: state.next_pin_id,
-            activation: state.activation,
-            next_attachment: state.next_attachment,
-            rolling: state.rolling,
-            compacted: state.compacted,
-            compaction_state: state.compaction_state,
-            branch: state.branch,
-        }
+        layout_with_state!(
+            SessionHeader {
+                schema: RECORD_SCHEMA_VERSION,
+                revision: revision,
+                ambient_messages: counts.ambient_messages,
+                ambient_tokens: counts.ambient_tokens,
+                history_len: counts.history_len,
+                effort_count: counts.effort_count,
+            },
+            state
+        )
     }
 
     /// The header's state, revision and counts (its schema is the reader's to check).
     pub fn into_parts(self) -> (SessionState, u64, RecordCounts) {
-        (
-            SessionState {
-                counted_with: self.counted_with,
-                config: self.config,
-                turn: self.turn,
-                next_seq: self.next_seq,
-                next_concluded_seq: self.next_concluded_seq,
-                active: self.active,
-                open: self.open,
-                decay: self.decay,
-                auto_collapsed_at: self.auto_collapsed_at,
-                pins: self.pins,
-                next_pin_id: self.next_pin_id,
-                activation: self.activation,
-                next_attachment: self.next_attachment,
-                rolling: self.rolling,
-                compacted: self.compacted,
-                compaction_state: self.compaction_state,
-                branch: self.branch,
-            },
-            self.revision,
-            RecordCounts {
-                ambient_messages: self.ambient_messages,
-                ambient_tokens: self.ambient_tokens,
-                history_len: self.history_len,
-                effort_count: self.effort_count,
-            },
-        )
+        let counts = RecordCounts {
+            ambient_messages: self.ambient_messages,
+            ambient_tokens: self.ambient_tokens,
+            history_len: self.history_len,
+            effort_count: self.effort_count,
+        };
+        (state_of_layout!(self), self.revision, counts)
     }
 }
 
@@ -627,112 +592,18 @@ impl Session {
             )));
         }
 
-        let mut efforts = records.efforts;
-        efforts.sort_by_key(|r| r.position);
-        // Every position up to the header's count (or beyond, if records say so) is in use;
-        // those not taken in below stay held, so no later save lands on them.
-        let position_bound = efforts
-            .iter()
-            .map(|r| r.position + 1)
-            .max()
-            .unwrap_or(0)
-            .max(header.effort_count);
-        let mut seen = BTreeSet::new();
-        efforts.retain(|r| {
-            let fresh = seen.insert(r.effort.id.clone());
-            if !fresh {
-                report.problems.push(format!(
-                    "a second record for effort '{}' (record {}) was ignored; it stays stored",
-                    r.effort.id, r.position
-                ));
-            }
-            fresh
-        });
-        let taken: BTreeSet<u64> = efforts.iter().map(|r| r.position).collect();
-        session.saves.held_positions = (0..position_bound).filter(|p| !taken.contains(p)).collect();
-        if efforts.len() as u64 != position_bound {
-            let held: Vec<String> = session
-                .saves
-                .held_positions
-                .iter()
-                .map(u64::to_string)
-                .collect();
-            report.problems.push(format!(
-                "{} of {} effort records could be read; record {} stays stored as it is and later saves go around it, and the messages of an effort it held stay stored",
-                efforts.len(),
-                position_bound,
-                held.join(", ")
-            ));
-        }
-
+        let (efforts, held_positions) =
+            effort_records_in_order(records.efforts, header.effort_count, &mut report.problems);
+        session.saves.held_positions = held_positions;
         let mut logs = records.effort_logs;
         for (index, record) in efforts.into_iter().enumerate() {
-            let mut effort = record.effort;
-            if effort.last_referenced_turn > header.turn {
-                // Salience counts turns since the last reference; a reference after the
-                // session's turn (a damaged header) would make that count negative.
-                report.problems.push(format!(
-                    "effort '{}' was referenced in turn {}, after the session's turn {}; it counts as referenced now",
-                    effort.id, effort.last_referenced_turn, header.turn
-                ));
-                effort.last_referenced_turn = header.turn;
-            }
-            effort.header =
-                prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
-            if let Some(summary) = effort.summary.as_mut().map(std::sync::Arc::make_mut) {
-                summary.rendered = prompt::summary_line(&effort.id, &summary.text);
-                summary.keywords = text::extract_keywords(&summary.text);
-            }
-            effort.messages = Vec::new();
-            effort.log = LogState::NotLoaded {
-                messages: record.message_count,
-            };
-            if let Some(messages) = logs.remove(&effort.id) {
-                let tokens: u64 = u64::from(effort.header_tokens)
-                    + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
-                if messages.len() as u64 != record.message_count || tokens != effort.raw_tokens {
-                    report.problems.push(format!(
-                        "effort '{}': {} of {} messages could be read; the context shows the readable ones",
-                        effort.id,
-                        messages.len(),
-                        record.message_count
-                    ));
-                    // The totals follow what is actually in memory, so the plan never counts
-                    // tokens it cannot show.
-                    effort.raw_tokens = tokens;
-                    let missing = record.message_count.saturating_sub(messages.len() as u64);
-                    if missing > 0 {
-                        session
-                            .saves
-                            .missing_messages
-                            .insert(effort.id.clone(), missing);
-                    }
-                }
-                effort.messages = messages;
-                effort.log = LogState::Loaded;
-            }
-            if effort.status == EffortStatus::Open && effort.log != LogState::Loaded {
-                effort.messages = Vec::new();
-                effort.log = LogState::Loaded;
-                effort.raw_tokens = u64::from(effort.header_tokens);
-                if record.message_count > 0 {
-                    session
-                        .saves
-                        .missing_messages
-                        .insert(effort.id.clone(), record.message_count);
-                }
-                report.problems.push(format!(
-                    "the log of open effort '{}' could not be read; it continues with an empty log",
-                    effort.id
-                ));
-            }
-            if effort.status == EffortStatus::Concluded && effort.summary.is_none() {
-                report.problems.push(format!(
-                    "concluded effort '{}' has no summary; it was reopened so its log stays in context",
-                    effort.id
-                ));
-                effort.status = EffortStatus::Open;
-            }
+            let effort = restore_effort(
+                record,
+                &mut logs,
+                header.turn,
+                &mut session.saves,
+                &mut report.problems,
+            );
             session.efforts.index.insert(effort.id.clone(), index);
             session.efforts.list.push(effort);
         }
@@ -794,6 +665,130 @@ impl Session {
         }
         Ok((session, report))
     }
+}
+
+/// `records` in position order with the first record of each effort; a second one is left
+/// out (it stays stored) and reported.
+fn one_record_per_effort(
+    mut records: Vec<EffortRecord>,
+    problems: &mut Vec<String>,
+) -> Vec<EffortRecord> {
+    records.sort_by_key(|r| r.position);
+    let mut seen = BTreeSet::new();
+    records.retain(|r| {
+        let first = seen.insert(r.effort.id.clone());
+        if !first {
+            problems.push(format!(
+                "a second record for effort '{}' (record {}) was left out; it stays stored",
+                r.effort.id, r.position
+            ));
+        }
+        first
+    });
+    records
+}
+
+/// The effort records a store read, one per effort and in position order, and the positions
+/// that stay held: every position up to the header's count (or beyond, if records say so) is
+/// in use, and those not taken in here stay held, so no later save lands on them.
+fn effort_records_in_order(
+    efforts: Vec<EffortRecord>,
+    header_effort_count: u64,
+    problems: &mut Vec<String>,
+) -> (Vec<EffortRecord>, BTreeSet<u64>) {
+    let position_bound = efforts
+        .iter()
+        .map(|r| r.position + 1)
+        .max()
+        .unwrap_or(0)
+        .max(header_effort_count);
+    let efforts = one_record_per_effort(efforts, problems);
+    let taken: BTreeSet<u64> = efforts.iter().map(|r| r.position).collect();
+    let held: BTreeSet<u64> = (0..position_bound).filter(|p| !taken.contains(p)).collect();
+    if efforts.len() as u64 != position_bound {
+        let listed: Vec<String> = held.iter().map(u64::to_string).collect();
+        problems.push(format!(
+            "{} of {} effort records could be read; record {} stays stored as it is and later saves go around it, and the messages of an effort it held stay stored",
+            efforts.len(),
+            position_bound,
+            listed.join(", ")
+        ));
+    }
+    (efforts, held)
+}
+
+/// One effort as a store's load takes it in: derived text rebuilt, its log taken from `logs`
+/// when read, what cannot be trusted repaired and reported, and the logs known to miss
+/// messages noted in `saves`, so the records go on saying so.
+fn restore_effort(
+    record: EffortRecord,
+    logs: &mut BTreeMap<String, Vec<Message>>,
+    session_turn: u64,
+    saves: &mut Saves,
+    problems: &mut Vec<String>,
+) -> Effort {
+    let mut effort = record.effort;
+    if effort.last_referenced_turn > session_turn {
+        // Salience counts turns since the last reference; a reference after the session's
+        // turn (a damaged header) would make that count negative.
+        problems.push(format!(
+            "effort '{}' was referenced in turn {}, after the session's turn {}; it counts as referenced now",
+            effort.id, effort.last_referenced_turn, session_turn
+        ));
+        effort.last_referenced_turn = session_turn;
+    }
+    effort.header = prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
+    if let Some(summary) = effort.summary.as_mut().map(Arc::make_mut) {
+        summary.rendered = prompt::summary_line(&effort.id, &summary.text);
+        summary.keywords = text::extract_keywords(&summary.text);
+    }
+    effort.messages = Vec::new();
+    effort.log = LogState::NotLoaded {
+        messages: record.message_count,
+    };
+    if let Some(messages) = logs.remove(&effort.id) {
+        let tokens: u64 = u64::from(effort.header_tokens)
+            + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+        if messages.len() as u64 != record.message_count || tokens != effort.raw_tokens {
+            problems.push(format!(
+                "effort '{}': {} of {} messages could be read; the context shows the readable ones",
+                effort.id,
+                messages.len(),
+                record.message_count
+            ));
+            // The totals follow what is actually in memory, so the plan never counts tokens
+            // it cannot show.
+            effort.raw_tokens = tokens;
+            let missing = record.message_count.saturating_sub(messages.len() as u64);
+            if missing > 0 {
+                saves.missing_messages.insert(effort.id.clone(), missing);
+            }
+        }
+        effort.messages = messages;
+        effort.log = LogState::Loaded;
+    }
+    if effort.status == EffortStatus::Open && effort.log != LogState::Loaded {
+        effort.messages = Vec::new();
+        effort.log = LogState::Loaded;
+        effort.raw_tokens = u64::from(effort.header_tokens);
+        if record.message_count > 0 {
+            saves
+                .missing_messages
+                .insert(effort.id.clone(), record.message_count);
+        }
+        problems.push(format!(
+            "the log of open effort '{}' could not be read; it continues with an empty log",
+            effort.id
+        ));
+    }
+    if effort.status == EffortStatus::Concluded && effort.summary.is_none() {
+        problems.push(format!(
+            "concluded effort '{}' has no summary; it was reopened so its log stays in context",
+            effort.id
+        ));
+        effort.status = EffortStatus::Open;
+    }
+    effort
 }
 
 impl SessionDocument {
@@ -932,27 +927,96 @@ impl SessionDocument {
         state.next_pin_id = state.next_pin_id.max(1);
         state.next_attachment = state.next_attachment.max(1);
 
-        let mut records = efforts;
-        records.sort_by_key(|r| r.position);
-        let mut efforts: Vec<Effort> = Vec::with_capacity(records.len());
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
-        for record in records {
-            if index.contains_key(&record.effort.id) {
-                repairs.push(format!(
-                    "a second record for effort '{}' (record {}) was left out",
-                    record.effort.id, record.position
-                ));
-                continue;
+        let mut efforts = DamagedEfforts::from_records(efforts, &mut repairs);
+        let ambient = efforts.take_messages(messages, &mut state, &*counter, &mut repairs);
+        // An attachment whose effort record and messages are all lost still has its text: it
+        // goes out in an open effort of that name rather than being dropped.
+        for stored in &attachments {
+            if let Some(LogRef::Effort(id)) = &stored.log {
+                if !efforts.index.contains_key(id) {
+                    repairs.push(format!(
+                        "the record of effort '{id}' could not be read; its attachment '{}' is kept in an open effort of that name",
+                        stored.attachment.id
+                    ));
+                    efforts.recover(id, stored.message_turn, &mut state.open);
+                }
             }
-            index.insert(record.effort.id.clone(), efforts.len());
-            efforts.push(record.effort);
         }
+        let efforts = efforts.repaired(&mut state, &*counter, &mut repairs);
 
-        let mut messages = messages;
+        let mut document = SessionDocument::assemble(
+            state,
+            crate::snapshot::DocumentRecords {
+                efforts,
+                ambient,
+                history,
+                attachments,
+                repairs,
+            },
+        );
+        // The promise of this function is an export that imports: check it the way an
+        // import does before handing it out. Attachments are checked against messages that
+        // may be placeholders now; if they no longer fit, the conversation goes out without
+        // them and says so, rather than not at all.
+        if let Err(error) = Session::from_document(document.clone(), counter.clone()) {
+            if document.attachments.is_empty() {
+                return Err(error);
+            }
+            document.repairs.push(format!(
+                "{} attachments were left out of this export: {error}",
+                document.attachments.len()
+            ));
+            document.attachments.clear();
+            Session::from_document(document.clone(), counter)?;
+        }
+        Ok(document)
+    }
+}
+
+/// The efforts of a damaged store's export: every readable record once, in position order,
+/// and an open effort for each lost record whose messages or attachments were read.
+struct DamagedEfforts {
+    list: Vec<Effort>,
+    index: BTreeMap<String, usize>,
+}
+
+impl DamagedEfforts {
+    /// The readable records in position order, one per effort.
+    fn from_records(records: Vec<EffortRecord>, repairs: &mut Vec<String>) -> Self {
+        let list: Vec<Effort> = one_record_per_effort(records, repairs)
+            .into_iter()
+            .map(|record| record.effort)
+            .collect();
+        let index = list
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.clone(), i))
+            .collect();
+        DamagedEfforts { list, index }
+    }
+
+    /// Adds an open effort for `id`, whose record could not be read, and returns its index.
+    fn recover(&mut self, id: &str, opened_turn: u64, open: &mut Vec<String>) -> usize {
+        self.index.insert(id.to_string(), self.list.len());
+        self.list.push(recovered_effort(id, opened_turn));
+        if !open.iter().any(|o| o == id) {
+            open.push(id.to_string());
+        }
+        self.list.len() - 1
+    }
+
+    /// Puts every readable message in its log and returns the ambient log, with a placeholder
+    /// where each unreadable message stood. Records newer than the header (damage) are kept:
+    /// the counters grow to hold them rather than the messages being dropped.
+    fn take_messages(
+        &mut self,
+        mut messages: Vec<StoredMessage>,
+        state: &mut SessionState,
+        counter: &dyn TokenCounter,
+        repairs: &mut Vec<String>,
+    ) -> Vec<Message> {
         messages.sort_by_key(|m| m.message.seq);
         messages.dedup_by_key(|m| m.message.seq);
-        // Records newer than the header (it is written with them, so this means damage) are
-        // kept: the counters grow to hold them rather than the messages being dropped.
         if let Some(last) = messages.last() {
             state.next_seq = state.next_seq.max(last.message.seq + 1);
         }
@@ -964,94 +1028,53 @@ impl SessionDocument {
         let mut expected_seq = 0;
         // The turn of the message before a gap: a placeholder stands where its message stood.
         let mut last_turn = 0;
-        // Placeholders for the messages `seqs` that could not be read, appended to the ambient
-        // log in sequence order, where they stood.
-        let fill_gap = |ambient: &mut Vec<Message>,
-                        repairs: &mut Vec<String>,
-                        seqs: std::ops::Range<u64>,
-                        turn: u64| {
-            for seq in seqs {
-                let content = format!("[message {seq} could not be read from storage]");
-                let role = opposite_of_last(ambient);
-                ambient.push(Message {
-                    seq,
-                    turn,
-                    role,
-                    tokens: counter.count(&content),
-                    content,
-                    at_ms: 0,
-                });
-                repairs.push(format!(
-                    "message {seq} could not be read; a placeholder stands in its place in the ambient log"
-                ));
-            }
-        };
         for stored in messages {
-            fill_gap(
-                &mut ambient,
-                &mut repairs,
-                expected_seq..stored.message.seq,
-                last_turn,
-            );
+            let gap = expected_seq..stored.message.seq;
+            fill_gap(&mut ambient, repairs, gap, last_turn, counter);
             expected_seq = stored.message.seq + 1;
             last_turn = stored.message.turn;
             let message = stored.message;
             match stored.log {
                 LogRef::Ambient => ambient.push(message),
                 LogRef::Effort(id) => {
-                    let at = match index.get(&id) {
+                    let at = match self.index.get(&id) {
                         Some(&at) => at,
                         None => {
                             repairs.push(format!(
                                 "the record of effort '{id}' could not be read; its messages are kept in an open effort of that name"
                             ));
-                            index.insert(id.clone(), efforts.len());
-                            efforts.push(recovered_effort(&id, message.turn));
-                            if !state.open.contains(&id) {
-                                state.open.push(id.clone());
-                            }
-                            efforts.len() - 1
+                            self.recover(&id, message.turn, &mut state.open)
                         }
                     };
-                    efforts[at].messages.push(message);
+                    self.list[at].messages.push(message);
                 }
             }
         }
-        fill_gap(
-            &mut ambient,
-            &mut repairs,
-            expected_seq..state.next_seq,
-            last_turn,
-        );
-        // An attachment whose effort record and messages are all lost still has its text: it
-        // goes out in an open effort of that name rather than being dropped.
-        for stored in &attachments {
-            if let Some(LogRef::Effort(id)) = &stored.log {
-                if !index.contains_key(id) {
-                    repairs.push(format!(
-                        "the record of effort '{id}' could not be read; its attachment '{}' is kept in an open effort of that name",
-                        stored.attachment.id
-                    ));
-                    index.insert(id.clone(), efforts.len());
-                    efforts.push(recovered_effort(id, stored.message_turn));
-                    if !state.open.contains(id) {
-                        state.open.push(id.clone());
-                    }
-                }
-            }
-        }
+        let gap = expected_seq..state.next_seq;
+        fill_gap(&mut ambient, repairs, gap, last_turn, counter);
+        ambient
+    }
 
+    /// The efforts with their counts made anew from what was read, a concluded effort without
+    /// a usable summary reopened, and the open list and the active effort made to agree with
+    /// them.
+    fn repaired(
+        self,
+        state: &mut SessionState,
+        counter: &dyn TokenCounter,
+        repairs: &mut Vec<String>,
+    ) -> Vec<Effort> {
+        let mut efforts = self.list;
         for effort in &mut efforts {
             effort.header =
                 prompt::effort_header(&effort.id, &effort.name, effort.description.as_deref());
             effort.header_tokens = counter.count(&effort.header);
-            let raw = u64::from(effort.header_tokens)
+            effort.raw_tokens = u64::from(effort.header_tokens)
                 + effort
                     .messages
                     .iter()
                     .map(|m| u64::from(m.tokens))
                     .sum::<u64>();
-            effort.raw_tokens = raw;
             effort.last_referenced_turn = effort.last_referenced_turn.min(state.turn);
             let concluded_well = effort
                 .summary
@@ -1091,33 +1114,33 @@ impl SessionDocument {
         {
             state.active = state.open.first().cloned();
         }
+        efforts
+    }
+}
 
-        let mut document = SessionDocument::assemble(
-            state,
-            crate::snapshot::DocumentRecords {
-                efforts,
-                ambient,
-                history,
-                attachments,
-                repairs,
-            },
-        );
-        // The promise of this function is an export that imports: check it the way an
-        // import does before handing it out. Attachments are checked against messages that
-        // may be placeholders now; if they no longer fit, the conversation goes out without
-        // them and says so, rather than not at all.
-        if let Err(error) = Session::from_document(document.clone(), counter.clone()) {
-            if document.attachments.is_empty() {
-                return Err(error);
-            }
-            document.repairs.push(format!(
-                "{} attachments were left out of this export: {error}",
-                document.attachments.len()
-            ));
-            document.attachments.clear();
-            Session::from_document(document.clone(), counter)?;
-        }
-        Ok(document)
+/// Placeholders for the messages `seqs` that could not be read, appended to the ambient log
+/// in sequence order, where they stood.
+fn fill_gap(
+    ambient: &mut Vec<Message>,
+    repairs: &mut Vec<String>,
+    seqs: std::ops::Range<u64>,
+    turn: u64,
+    counter: &dyn TokenCounter,
+) {
+    for seq in seqs {
+        let content = format!("[message {seq} could not be read from storage]");
+        let role = opposite_of_last(ambient);
+        ambient.push(Message {
+            seq,
+            turn,
+            role,
+            tokens: counter.count(&content),
+            content,
+            at_ms: 0,
+        });
+        repairs.push(format!(
+            "message {seq} could not be read; a placeholder stands in its place in the ambient log"
+        ));
     }
 }
 
