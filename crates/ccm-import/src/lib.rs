@@ -312,191 +312,32 @@ pub fn convert(
 ) -> Result<ImportedCcm, ImportError> {
     let mut notes = Vec::new();
     let manifest = parse_manifest(files.manifest_yaml, &mut notes)?;
-    let index: BTreeMap<&str, usize> = manifest
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.id.as_str(), i))
-        .collect();
-
-    let mut lines = parse_log("raw.jsonl", files.raw_jsonl, None, &mut notes)?;
-    let mut logged = BTreeSet::new();
-    // Effort logs in manifest order, so that file order (the tie-breaker) is deterministic
-    // whatever order the caller listed the files in.
-    let mut effort_files: Vec<(usize, &str, &str)> = Vec::new();
-    for (name, text) in &files.effort_logs {
-        let id = text::slugify(name);
-        let Some(&i) = index.get(id.as_str()) else {
-            return Err(ImportError::Layout(format!(
-                "efforts/{name}.jsonl has no entry in manifest.yaml; add the effort to the manifest or leave the file out"
-            )));
-        };
-        if !logged.insert(i) {
-            return Err(ImportError::Layout(format!(
-                "two log files belong to effort '{id}'"
-            )));
-        }
-        effort_files.push((i, name, text));
-    }
-    effort_files.sort_by_key(|(i, _, _)| *i);
-    for (i, name, text) in effort_files {
-        lines.extend(parse_log(
-            &format!("efforts/{name}.jsonl"),
-            text,
-            Some(i),
-            &mut notes,
-        )?);
-    }
-    if !lines.is_empty() {
-        if lines.iter().all(|l| l.at_ms.is_some()) {
-            // A stable sort keeps file order for equal times.
-            lines.sort_by_key(|l| l.at_ms);
-        } else {
-            notes.push("some messages have no timestamp, so the ambient log is placed before the effort logs instead of merging them by time".to_string());
-        }
-    }
-
-    let mut turn = 0u64;
-    let mut ambient = Vec::new();
-    let mut logs: Vec<Vec<Message>> = vec![Vec::new(); manifest.len()];
-    let mut last_at = 0u64;
-    for (seq, line) in lines.into_iter().enumerate() {
-        if line.role == Role::User || turn == 0 {
-            turn += 1;
-        }
-        let at_ms = line.at_ms.unwrap_or(last_at);
-        last_at = at_ms;
-        let message = Message {
-            seq: seq as u64,
-            turn,
-            role: line.role,
-            tokens: counter.count(&line.content),
-            content: line.content,
-            at_ms,
-        };
-        match line.source {
-            None => ambient.push(message),
-            Some(i) => logs[i].push(message),
-        }
-    }
+    let lines = lines_in_order(files, &manifest, &mut notes)?;
+    let (ambient, logs, turn) = number_messages(lines, manifest.len(), counter);
     let next_seq = (ambient.len() + logs.iter().map(Vec::len).sum::<usize>()) as u64;
-    let state_turns = files
-        .session_state_json
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
-        .and_then(|v| v.get("turn_count")?.as_u64());
-    if let Some(state_turns) = state_turns {
-        if state_turns < turn {
-            notes.push(format!("session_state.json counts {state_turns} turns but the logs hold {turn}; the logs' count is kept"));
-        }
-        turn = turn.max(state_turns);
-    }
-
-    // Conclusion order: by the manifest's `updated` time where every concluded effort has
-    // one, else manifest order.
-    let mut concluded: Vec<usize> = (0..manifest.len())
-        .filter(|&i| manifest[i].status == EffortStatus::Concluded)
-        .collect();
-    if concluded.iter().all(|&i| manifest[i].updated_ms.is_some()) {
-        concluded.sort_by_key(|&i| (manifest[i].updated_ms, i));
-    }
-    let conclusion_order: BTreeMap<usize, u64> = concluded
-        .iter()
-        .enumerate()
-        .map(|(n, &i)| (i, n as u64))
-        .collect();
-
+    let turn = turns_with_session_state(files.session_state_json, turn, &mut notes);
+    let concluded = conclusion_order(&manifest);
     let mut efforts: Vec<Effort> = Vec::with_capacity(manifest.len());
     let mut search = ccm_core::search::SearchIndex::default();
     for (i, (entry, messages)) in manifest.iter().zip(logs).enumerate() {
-        let opened_turn = messages.first().map_or(0, |m| m.turn);
-        let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
-        let header = prompt::effort_header(&entry.id, &entry.name, entry.description.as_deref());
-        let header_tokens = counter.count(&header);
-        let raw_tokens =
-            u64::from(header_tokens) + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
-        let summary = match entry.status {
-            EffortStatus::Open => None,
-            EffortStatus::Concluded => {
-                let (summary_text, source) = match &entry.summary {
-                    Some(given) => (given.trim().to_string(), SummarySource::Provided),
-                    None => {
-                        notes.push(format!("concluded effort '{}' had no summary; the extractive summary of its log was used", entry.id));
-                        let mut texts: Vec<&str> =
-                            entry.description.iter().map(String::as_str).collect();
-                        texts.extend(messages.iter().map(|m| m.content.as_str()));
-                        (
-                            text::extractive_summary(&entry.name, &texts),
-                            SummarySource::Extractive,
-                        )
-                    }
-                };
-                let rendered = prompt::summary_line(&entry.id, &summary_text);
-                Some(Summary {
-                    tokens: counter.count(&rendered),
-                    keywords: text::extract_keywords(&summary_text),
-                    // Chosen against the efforts imported before it, as a live session chooses
-                    // them against the efforts concluded before.
-                    terms: search
-                        .distinctive_log_terms(messages.iter().map(|m| m.content.as_str())),
-                    text: summary_text,
-                    source,
-                    rendered,
-                })
-            }
+        let imported = Imported {
+            turn,
+            counter,
+            search: &search,
         };
-        let default_reference = last_turn;
-        let last_referenced_turn = match entry.last_referenced_turn {
-            Some(t) if t <= turn => t,
-            Some(t) => {
-                notes.push(format!("effort '{}' was last referenced in turn {t}, after the session's turn {turn}; its last message's turn is used", entry.id));
-                default_reference
-            }
-            None => default_reference,
-        };
-        efforts.push(Effort {
-            id: entry.id.clone(),
-            name: entry.name.clone(),
-            description: entry.description.clone(),
-            status: entry.status,
-            opened_turn,
-            concluded_turn: summary.as_ref().map(|_| last_turn),
-            concluded_seq: conclusion_order.get(&i).copied(),
-            summary: summary.map(std::sync::Arc::new),
-            messages,
-            header,
-            header_tokens,
-            raw_tokens,
-            last_referenced_turn,
-            evicted: false,
-            evicted_over_budget: false,
-            log: LogState::Loaded,
-        });
-        let imported = efforts.len() - 1;
-        if efforts[imported].summary.is_some() {
-            search.insert(imported, &efforts[imported]);
+        let concluded_seq = concluded.get(&i).copied();
+        efforts.push(imported.effort(entry, messages, concluded_seq, &mut notes));
+        let index = efforts.len() - 1;
+        if efforts[index].summary.is_some() {
+            search.insert(index, &efforts[index]);
         }
     }
-
     let open: Vec<String> = efforts
         .iter()
         .filter(|e| e.status == EffortStatus::Open)
         .map(|e| e.id.clone())
         .collect();
-    let marked: Vec<&ManifestEffort> = manifest
-        .iter()
-        .filter(|e| e.active && e.status == EffortStatus::Open)
-        .collect();
-    let active = match (marked.as_slice(), open.as_slice()) {
-        ([one], _) => Some(one.id.clone()),
-        ([], [only]) => Some(only.clone()),
-        ([], _) => None,
-        (several, _) => {
-            notes.push(format!(
-                "{} open efforts are marked active; the last of them is the active one",
-                several.len()
-            ));
-            several.last().map(|e| e.id.clone())
-        }
-    };
+    let active = active_effort(&manifest, &open, &mut notes);
     // Built through serde so that fields the document gains later (with their defaults)
     // need no change here: this converter only knows what the original layout can fill.
     let document = serde_json::json!({
@@ -521,6 +362,242 @@ pub fn convert(
         ))
     })?;
     Ok(ImportedCcm { document, notes })
+}
+
+/// Every log line, ambient and effort logs together, in the order the session had them: by
+/// time where every line has one (a stable sort keeps file order for equal times), else the
+/// ambient log first and the effort logs after it in manifest order.
+fn lines_in_order(
+    files: &CcmFiles<'_>,
+    manifest: &[ManifestEffort],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Line>, ImportError> {
+    let index: BTreeMap<&str, usize> = manifest
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i))
+        .collect();
+    let mut lines = parse_log("raw.jsonl", files.raw_jsonl, None, notes)?;
+    let mut logged = BTreeSet::new();
+    // Effort logs in manifest order, so that file order (the tie-breaker) is deterministic
+    // whatever order the caller listed the files in.
+    let mut effort_files: Vec<(usize, &str, &str)> = Vec::new();
+    for (name, text) in &files.effort_logs {
+        let id = text::slugify(name);
+        let Some(&i) = index.get(id.as_str()) else {
+            return Err(ImportError::Layout(format!(
+                "efforts/{name}.jsonl has no entry in manifest.yaml; add the effort to the manifest or leave the file out"
+            )));
+        };
+        if !logged.insert(i) {
+            return Err(ImportError::Layout(format!(
+                "two log files belong to effort '{id}'"
+            )));
+        }
+        effort_files.push((i, name, text));
+    }
+    effort_files.sort_by_key(|(i, _, _)| *i);
+    for (i, name, text) in effort_files {
+        let file = format!("efforts/{name}.jsonl");
+        lines.extend(parse_log(&file, text, Some(i), notes)?);
+    }
+    if !lines.is_empty() {
+        if lines.iter().all(|l| l.at_ms.is_some()) {
+            lines.sort_by_key(|l| l.at_ms);
+        } else {
+            notes.push("some messages have no timestamp, so the ambient log is placed before the effort logs instead of merging them by time".to_string());
+        }
+    }
+    Ok(lines)
+}
+
+/// The lines as messages, numbered in order: a user message starts a turn and the assistant
+/// messages after it belong to that turn. Returns the ambient log, each effort's log (by
+/// manifest index) and the last turn.
+fn number_messages(
+    lines: Vec<Line>,
+    efforts: usize,
+    counter: &dyn TokenCounter,
+) -> (Vec<Message>, Vec<Vec<Message>>, u64) {
+    let mut turn = 0u64;
+    let mut ambient = Vec::new();
+    let mut logs: Vec<Vec<Message>> = vec![Vec::new(); efforts];
+    let mut last_at = 0u64;
+    for (seq, line) in lines.into_iter().enumerate() {
+        if line.role == Role::User || turn == 0 {
+            turn += 1;
+        }
+        let at_ms = line.at_ms.unwrap_or(last_at);
+        last_at = at_ms;
+        let message = Message {
+            seq: seq as u64,
+            turn,
+            role: line.role,
+            tokens: counter.count(&line.content),
+            content: line.content,
+            at_ms,
+        };
+        match line.source {
+            None => ambient.push(message),
+            Some(i) => logs[i].push(message),
+        }
+    }
+    (ambient, logs, turn)
+}
+
+/// The session's turn: the logs' count, or `session_state.json`'s `turn_count` where it is
+/// higher (turns without messages leave no line).
+fn turns_with_session_state(
+    session_state_json: Option<&str>,
+    logged_turns: u64,
+    notes: &mut Vec<String>,
+) -> u64 {
+    let state_turns = session_state_json
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .and_then(|v| v.get("turn_count")?.as_u64());
+    match state_turns {
+        Some(state_turns) => {
+            if state_turns < logged_turns {
+                notes.push(format!("session_state.json counts {state_turns} turns but the logs hold {logged_turns}; the logs' count is kept"));
+            }
+            logged_turns.max(state_turns)
+        }
+        None => logged_turns,
+    }
+}
+
+/// Each concluded effort's conclusion sequence number, by manifest index: in the order of the
+/// manifest's `updated` time where every concluded effort has one, else in manifest order.
+fn conclusion_order(manifest: &[ManifestEffort]) -> BTreeMap<usize, u64> {
+    let mut concluded: Vec<usize> = (0..manifest.len())
+        .filter(|&i| manifest[i].status == EffortStatus::Concluded)
+        .collect();
+    if concluded.iter().all(|&i| manifest[i].updated_ms.is_some()) {
+        concluded.sort_by_key(|&i| (manifest[i].updated_ms, i));
+    }
+    concluded
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| (i, n as u64))
+        .collect()
+}
+
+/// What every imported effort is made with: the session's turn, the counter, and the search
+/// index of the efforts imported before it.
+struct Imported<'a> {
+    turn: u64,
+    counter: &'a dyn TokenCounter,
+    search: &'a ccm_core::search::SearchIndex,
+}
+
+impl Imported<'_> {
+    /// The effort of a manifest entry with its log: opened in the turn of its first message,
+    /// concluded in the turn of its last, with the manifest's summary or else the extractive
+    /// one.
+    fn effort(
+        &self,
+        entry: &ManifestEffort,
+        messages: Vec<Message>,
+        concluded_seq: Option<u64>,
+        notes: &mut Vec<String>,
+    ) -> Effort {
+        let counter = self.counter;
+        let opened_turn = messages.first().map_or(0, |m| m.turn);
+        let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
+        let header = prompt::effort_header(&entry.id, &entry.name, entry.description.as_deref());
+        let header_tokens = counter.count(&header);
+        let raw_tokens =
+            u64::from(header_tokens) + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+        let summary = match entry.status {
+            EffortStatus::Open => None,
+            EffortStatus::Concluded => Some(self.summary(entry, &messages, notes)),
+        };
+        let last_referenced_turn = match entry.last_referenced_turn {
+            Some(t) if t <= self.turn => t,
+            Some(t) => {
+                notes.push(format!("effort '{}' was last referenced in turn {t}, after the session's turn {}; its last message's turn is used", entry.id, self.turn));
+                last_turn
+            }
+            None => last_turn,
+        };
+        Effort {
+            id: entry.id.clone(),
+            name: entry.name.clone(),
+            description: entry.description.clone(),
+            status: entry.status,
+            opened_turn,
+            concluded_turn: summary.as_ref().map(|_| last_turn),
+            concluded_seq,
+            summary: summary.map(std::sync::Arc::new),
+            messages,
+            header,
+            header_tokens,
+            raw_tokens,
+            last_referenced_turn,
+            evicted: false,
+            evicted_over_budget: false,
+            log: LogState::Loaded,
+        }
+    }
+
+    /// A concluded effort's summary: the manifest's, or the extractive summary of its log.
+    fn summary(
+        &self,
+        entry: &ManifestEffort,
+        messages: &[Message],
+        notes: &mut Vec<String>,
+    ) -> Summary {
+        let (summary_text, source) = match &entry.summary {
+            Some(given) => (given.trim().to_string(), SummarySource::Provided),
+            None => {
+                notes.push(format!("concluded effort '{}' had no summary; the extractive summary of its log was used", entry.id));
+                let mut texts: Vec<&str> = entry.description.iter().map(String::as_str).collect();
+                texts.extend(messages.iter().map(|m| m.content.as_str()));
+                (
+                    text::extractive_summary(&entry.name, &texts),
+                    SummarySource::Extractive,
+                )
+            }
+        };
+        let rendered = prompt::summary_line(&entry.id, &summary_text);
+        Summary {
+            tokens: self.counter.count(&rendered),
+            keywords: text::extract_keywords(&summary_text),
+            // Chosen against the efforts imported before it, as a live session chooses them
+            // against the efforts concluded before.
+            terms: self
+                .search
+                .distinctive_log_terms(messages.iter().map(|m| m.content.as_str())),
+            text: summary_text,
+            source,
+            rendered,
+        }
+    }
+}
+
+/// The active effort: the open one marked `active: true`, else the only open one; of several
+/// marked, the last.
+fn active_effort(
+    manifest: &[ManifestEffort],
+    open: &[String],
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let marked: Vec<&ManifestEffort> = manifest
+        .iter()
+        .filter(|e| e.active && e.status == EffortStatus::Open)
+        .collect();
+    match (marked.as_slice(), open) {
+        ([one], _) => Some(one.id.clone()),
+        ([], [only]) => Some(only.clone()),
+        ([], _) => None,
+        (several, _) => {
+            notes.push(format!(
+                "{} open efforts are marked active; the last of them is the active one",
+                several.len()
+            ));
+            several.last().map(|e| e.id.clone())
+        }
+    }
 }
 
 #[cfg(test)]
