@@ -320,13 +320,11 @@ pub fn convert(
     let mut efforts: Vec<Effort> = Vec::with_capacity(manifest.len());
     let mut search = ccm_core::search::SearchIndex::default();
     for (i, (entry, messages)) in manifest.iter().zip(logs).enumerate() {
-        let imported = Imported {
-            turn,
-            counter,
-            search: &search,
-        };
-        let concluded_seq = concluded.get(&i).copied();
-        efforts.push(imported.effort(entry, messages, concluded_seq, &mut notes));
+        let concluded = concluded.get(&i).copied();
+        let effort = imported_effort(
+            entry, messages, concluded, turn, counter, &search, &mut notes,
+        );
+        efforts.push(effort);
         let index = efforts.len() - 1;
         if efforts[index].summary.is_some() {
             search.insert(index, &efforts[index]);
@@ -482,96 +480,89 @@ fn conclusion_order(manifest: &[ManifestEffort]) -> BTreeMap<usize, u64> {
         .collect()
 }
 
-/// What every imported effort is made with: the session's turn, the counter, and the search
-/// index of the efforts imported before it.
-struct Imported<'a> {
+/// The effort of a manifest entry with its log: opened in the turn of its first message,
+/// concluded in the turn of its last, with the manifest's summary or else the extractive
+/// one. `search` indexes the efforts imported before it.
+fn imported_effort(
+    entry: &ManifestEffort,
+    messages: Vec<Message>,
+    concluded_seq: Option<u64>,
     turn: u64,
-    counter: &'a dyn TokenCounter,
-    search: &'a ccm_core::search::SearchIndex,
+    counter: &dyn TokenCounter,
+    search: &ccm_core::search::SearchIndex,
+    notes: &mut Vec<String>,
+) -> Effort {
+    let opened_turn = messages.first().map_or(0, |m| m.turn);
+    let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
+    let header = prompt::effort_header(&entry.id, &entry.name, entry.description.as_deref());
+    let header_tokens = counter.count(&header);
+    let raw_tokens =
+        u64::from(header_tokens) + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
+    let summary = match entry.status {
+        EffortStatus::Open => None,
+        EffortStatus::Concluded => Some(imported_summary(entry, &messages, counter, search, notes)),
+    };
+    let last_referenced_turn = match entry.last_referenced_turn {
+        Some(t) if t <= turn => t,
+        Some(t) => {
+            notes.push(format!("effort '{}' was last referenced in turn {t}, after the session's turn {turn}; its last message's turn is used", entry.id));
+            last_turn
+        }
+        None => last_turn,
+    };
+    Effort {
+        id: entry.id.clone(),
+        name: entry.name.clone(),
+        description: entry.description.clone(),
+        status: entry.status,
+        opened_turn,
+        concluded_turn: summary.as_ref().map(|_| last_turn),
+        concluded_seq,
+        summary: summary.map(std::sync::Arc::new),
+        messages,
+        header,
+        header_tokens,
+        raw_tokens,
+        last_referenced_turn,
+        evicted: false,
+        evicted_over_budget: false,
+        log: LogState::Loaded,
+    }
 }
 
-impl Imported<'_> {
-    /// The effort of a manifest entry with its log: opened in the turn of its first message,
-    /// concluded in the turn of its last, with the manifest's summary or else the extractive
-    /// one.
-    fn effort(
-        &self,
-        entry: &ManifestEffort,
-        messages: Vec<Message>,
-        concluded_seq: Option<u64>,
-        notes: &mut Vec<String>,
-    ) -> Effort {
-        let counter = self.counter;
-        let opened_turn = messages.first().map_or(0, |m| m.turn);
-        let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
-        let header = prompt::effort_header(&entry.id, &entry.name, entry.description.as_deref());
-        let header_tokens = counter.count(&header);
-        let raw_tokens =
-            u64::from(header_tokens) + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
-        let summary = match entry.status {
-            EffortStatus::Open => None,
-            EffortStatus::Concluded => Some(self.summary(entry, &messages, notes)),
-        };
-        let last_referenced_turn = match entry.last_referenced_turn {
-            Some(t) if t <= self.turn => t,
-            Some(t) => {
-                notes.push(format!("effort '{}' was last referenced in turn {t}, after the session's turn {}; its last message's turn is used", entry.id, self.turn));
-                last_turn
-            }
-            None => last_turn,
-        };
-        Effort {
-            id: entry.id.clone(),
-            name: entry.name.clone(),
-            description: entry.description.clone(),
-            status: entry.status,
-            opened_turn,
-            concluded_turn: summary.as_ref().map(|_| last_turn),
-            concluded_seq,
-            summary: summary.map(std::sync::Arc::new),
-            messages,
-            header,
-            header_tokens,
-            raw_tokens,
-            last_referenced_turn,
-            evicted: false,
-            evicted_over_budget: false,
-            log: LogState::Loaded,
+/// A concluded effort's summary: the manifest's, or the extractive summary of its log.
+fn imported_summary(
+    entry: &ManifestEffort,
+    messages: &[Message],
+    counter: &dyn TokenCounter,
+    search: &ccm_core::search::SearchIndex,
+    notes: &mut Vec<String>,
+) -> Summary {
+    let (summary_text, source) = match &entry.summary {
+        Some(given) => (given.trim().to_string(), SummarySource::Provided),
+        None => {
+            notes.push(format!(
+                "concluded effort '{}' had no summary; the extractive summary of its log was used",
+                entry.id
+            ));
+            let mut texts: Vec<&str> = entry.description.iter().map(String::as_str).collect();
+            texts.extend(messages.iter().map(|m| m.content.as_str()));
+            (
+                text::extractive_summary(&entry.name, &texts),
+                SummarySource::Extractive,
+            )
         }
-    }
-
-    /// A concluded effort's summary: the manifest's, or the extractive summary of its log.
-    fn summary(
-        &self,
-        entry: &ManifestEffort,
-        messages: &[Message],
-        notes: &mut Vec<String>,
-    ) -> Summary {
-        let (summary_text, source) = match &entry.summary {
-            Some(given) => (given.trim().to_string(), SummarySource::Provided),
-            None => {
-                notes.push(format!("concluded effort '{}' had no summary; the extractive summary of its log was used", entry.id));
-                let mut texts: Vec<&str> = entry.description.iter().map(String::as_str).collect();
-                texts.extend(messages.iter().map(|m| m.content.as_str()));
-                (
-                    text::extractive_summary(&entry.name, &texts),
-                    SummarySource::Extractive,
-                )
-            }
-        };
-        let rendered = prompt::summary_line(&entry.id, &summary_text);
-        Summary {
-            tokens: self.counter.count(&rendered),
-            keywords: text::extract_keywords(&summary_text),
-            // Chosen against the efforts imported before it, as a live session chooses them
-            // against the efforts concluded before.
-            terms: self
-                .search
-                .distinctive_log_terms(messages.iter().map(|m| m.content.as_str())),
-            text: summary_text,
-            source,
-            rendered,
-        }
+    };
+    let rendered = prompt::summary_line(&entry.id, &summary_text);
+    Summary {
+        tokens: counter.count(&rendered),
+        keywords: text::extract_keywords(&summary_text),
+        // Chosen against the efforts imported before it, as a live session chooses them
+        // against the efforts concluded before.
+        terms: search.distinctive_log_terms(messages.iter().map(|m| m.content.as_str())),
+        text: summary_text,
+        source,
+        rendered,
     }
 }
 
