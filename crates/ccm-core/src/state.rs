@@ -117,9 +117,9 @@ pub(crate) use state_of_layout;
 
 /// The layout `Layout { its own fields }` whose state fields are taken from `state`.
 macro_rules! layout_with_state {
-    ($layout:ident { $($field:ident: $value:expr),* $(,)? }, $state:ident) => {
+    ($layout:ident { $($field:ident $(: $value:expr)?),* $(,)? }, $state:ident) => {
         $layout {
-            $($field: $value,)*
+            $($field $(: $value)?,)*
             counted_with: $state.counted_with,
             config: $state.config,
             turn: $state.turn,

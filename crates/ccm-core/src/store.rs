@@ -187,7 +187,7 @@ impl SessionHeader {
         layout_with_state!(
             SessionHeader {
                 schema: RECORD_SCHEMA_VERSION,
-                revision: revision,
+                revision,
                 ambient_messages: counts.ambient_messages,
                 ambient_tokens: counts.ambient_tokens,
                 history_len: counts.history_len,
@@ -933,13 +933,9 @@ impl SessionDocument {
         // goes out in an open effort of that name rather than being dropped.
         for stored in &attachments {
             if let Some(LogRef::Effort(id)) = &stored.log {
-                if !efforts.index.contains_key(id) {
-                    repairs.push(format!(
-                        "the record of effort '{id}' could not be read; its attachment '{}' is kept in an open effort of that name",
-                        stored.attachment.id
-                    ));
-                    efforts.recover(id, stored.message_turn, &mut state.open);
-                }
+                let kept = format!("its attachment '{}' is", stored.attachment.id);
+                let turn = stored.message_turn;
+                efforts.index_or_recover(id, turn, &kept, &mut state.open, &mut repairs);
             }
         }
         let efforts = efforts.repaired(&mut state, &*counter, &mut repairs);
@@ -995,8 +991,23 @@ impl DamagedEfforts {
         DamagedEfforts { list, index }
     }
 
-    /// Adds an open effort for `id`, whose record could not be read, and returns its index.
-    fn recover(&mut self, id: &str, opened_turn: u64, open: &mut Vec<String>) -> usize {
+    /// The index of effort `id`. When its record could not be read, an open effort of that
+    /// name is added, opened in `opened_turn`, and the repair says that `kept` ("its messages
+    /// are") is kept in it.
+    fn index_or_recover(
+        &mut self,
+        id: &str,
+        opened_turn: u64,
+        kept: &str,
+        open: &mut Vec<String>,
+        repairs: &mut Vec<String>,
+    ) -> usize {
+        if let Some(&at) = self.index.get(id) {
+            return at;
+        }
+        repairs.push(format!(
+            "the record of effort '{id}' could not be read; {kept} kept in an open effort of that name"
+        ));
         self.index.insert(id.to_string(), self.list.len());
         self.list.push(recovered_effort(id, opened_turn));
         if !open.iter().any(|o| o == id) {
@@ -1037,15 +1048,9 @@ impl DamagedEfforts {
             match stored.log {
                 LogRef::Ambient => ambient.push(message),
                 LogRef::Effort(id) => {
-                    let at = match self.index.get(&id) {
-                        Some(&at) => at,
-                        None => {
-                            repairs.push(format!(
-                                "the record of effort '{id}' could not be read; its messages are kept in an open effort of that name"
-                            ));
-                            self.recover(&id, message.turn, &mut state.open)
-                        }
-                    };
+                    let kept = "its messages are";
+                    let at =
+                        self.index_or_recover(&id, message.turn, kept, &mut state.open, repairs);
                     self.list[at].messages.push(message);
                 }
             }
