@@ -3,8 +3,9 @@
 //!
 //! Regenerate and edit never rewrite what is stored: they fork the session just before its
 //! last turn (the core's branch facility, which rewinds a copy) into a new stored session and
-//! send there, so the original answer stays in Sessions. A file is attached to the next
-//! message as a CCM attachment (`Session::attach`, counted once, compressible by compaction).
+//! send there, so the original answer stays in Sessions. A file is read here and waits in
+//! `AppState::attachments`; `turn.rs` attaches it to the next message as a CCM attachment
+//! (`Session::attach`, counted once, compressible by compaction).
 
 use crate::js::js_error_text;
 use crate::state::{AppState, NoticeKind, PendingAttachment};

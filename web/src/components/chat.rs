@@ -8,7 +8,7 @@ use crate::components::conflict::ConflictCard;
 use crate::components::rich_text::RichText;
 use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
 use crate::provider::ProviderChoice;
-use crate::state::{AppState, FailedTurn, LiveTurn, Startup};
+use crate::state::{AppState, FailedTurn, LiveTurn, PendingAttachment, Startup};
 use crate::turn;
 use crate::view_model::EffortAction;
 use crate::view_model::{self, ChatEntry, TurnGroup};
@@ -341,7 +341,7 @@ pub fn ChatPanel() -> impl IntoView {
     });
     let file_input = NodeRef::<html::Input>::new();
     let pending_list = move || {
-        let files: Vec<(usize, crate::state::PendingAttachment)> =
+        let files: Vec<(usize, PendingAttachment)> =
             state.attachments.get().into_iter().enumerate().collect();
         files
     };
