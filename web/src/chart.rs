@@ -81,7 +81,13 @@ impl MarkerKind {
             EventKind::Evicted | EventKind::EvictedOverBudget => Some(MarkerKind::Evicted),
             // Switches, reopenings and manual collapses are visible in the tier view; on the
             // curve they would only add noise without a change the chart explains.
-            EventKind::Switched | EventKind::Reopened | EventKind::Collapsed => None,
+            // Recalled excerpts come and go with questions about the past; the inspector lists
+            // them, the curve shows their tokens.
+            EventKind::Switched
+            | EventKind::Reopened
+            | EventKind::Collapsed
+            | EventKind::Recalled
+            | EventKind::RecallDecayed => None,
         }
     }
 }

@@ -407,7 +407,10 @@ pub fn lost_expansions(
                 | EventKind::Reopened
                 | EventKind::Evicted
                 | EventKind::EvictedOverBudget => false,
-                EventKind::Opened | EventKind::Switched => continue,
+                EventKind::Opened
+                | EventKind::Switched
+                | EventKind::Recalled
+                | EventKind::RecallDecayed => continue,
             };
             last.insert(event.effort.as_str(), expanded);
         }
@@ -451,6 +454,10 @@ pub fn event_notice(event: &EffortEvent) -> String {
         EventKind::EvictedOverBudget => {
             format!("Summary left working memory (summary budget full): {id}")
         }
+        EventKind::Recalled => {
+            format!("Recalled earlier messages ({} tokens loaded)", event.tokens)
+        }
+        EventKind::RecallDecayed => format!("Recalled excerpt left the context: {id}"),
     }
 }
 
@@ -838,6 +845,7 @@ fn section_name(section: Section) -> &'static str {
         Section::Pending => "current message",
         Section::Attachment => "attachment",
         Section::Rolling => "rolling summary",
+        Section::Recalled => "recalled",
     }
 }
 
@@ -871,6 +879,17 @@ pub fn reason_text(reason: &InclusionReason) -> String {
         }
         InclusionReason::Attachment { mode } => format!("attachment ({mode:?})").to_lowercase(),
         InclusionReason::RollingSummary { covers } => format!("rolling summary of {covers}"),
+        InclusionReason::Recalled {
+            query,
+            turns_since_reference,
+            turns_until_auto_collapse,
+        } => format!(
+            "recalled for \"{query}\"; referenced {turns_since_reference} turn(s) ago; leaves in {turns_until_auto_collapse}"
+        ),
+        InclusionReason::AutoRecalled { score, matched } => format!(
+            "recalled automatically for this message (score {score:.2}; matched {})",
+            matched.join(", ")
+        ),
     }
 }
 

@@ -22,6 +22,15 @@ pub const DEFAULT_AMBIENT_TOKEN_BUDGET: u32 = 3_000;
 /// replay of public real conversations.
 pub const DEFAULT_SUMMARY_TOKEN_BUDGET: u32 = 800;
 
+/// Most tokens the automatic recall adds to one request in Light mode (twice as many in Heavy
+/// mode): excerpts of stored messages outside working memory that match the user's message.
+/// About a dozen short exchanges; on the LoCoMo conversations this brings all the evidence of
+/// a question into the request, with no tool call, for most questions (`scripts/bench-recall`).
+pub const DEFAULT_RECALL_TOKEN_BUDGET: u32 = 800;
+/// Most tokens of messages a `search_efforts` result shows verbatim, and that one `recall`
+/// call brings into the context.
+pub const DEFAULT_EVIDENCE_TOKEN_BUDGET: u32 = 2_000;
+
 /// Context window assumed when none is configured: a common size for current models. The
 /// planner only trims when the working set would not fit, so a generous default changes
 /// nothing for small sessions.
@@ -128,6 +137,22 @@ fn default_summary_token_budget() -> u32 {
     DEFAULT_SUMMARY_TOKEN_BUDGET
 }
 
+fn default_recall_token_budget() -> u32 {
+    DEFAULT_RECALL_TOKEN_BUDGET
+}
+
+fn default_evidence_token_budget() -> u32 {
+    DEFAULT_EVIDENCE_TOKEN_BUDGET
+}
+
+fn is_default_recall_token_budget(value: &u32) -> bool {
+    *value == DEFAULT_RECALL_TOKEN_BUDGET
+}
+
+fn is_default_evidence_token_budget(value: &u32) -> bool {
+    *value == DEFAULT_EVIDENCE_TOKEN_BUDGET
+}
+
 fn default_context_window() -> u32 {
     DEFAULT_CONTEXT_WINDOW
 }
@@ -185,6 +210,21 @@ pub struct Config {
     /// How much the planner pulls in on its own.
     #[serde(default)]
     pub context_mode: ContextMode,
+    /// Most tokens the automatic recall adds to a request in Light mode (twice as many in
+    /// Heavy mode; none in Off mode). Written only when it differs from the default, so
+    /// documents of sessions that keep the default read as before.
+    #[serde(
+        default = "default_recall_token_budget",
+        skip_serializing_if = "is_default_recall_token_budget"
+    )]
+    pub recall_token_budget: u32,
+    /// Most tokens of messages a search result shows verbatim, and that one `recall` tool call
+    /// brings into the context.
+    #[serde(
+        default = "default_evidence_token_budget",
+        skip_serializing_if = "is_default_evidence_token_budget"
+    )]
+    pub evidence_token_budget: u32,
     /// Graduated compaction: thresholds (60/75/90 % by default), cooldown, hysteresis and
     /// what each level keeps.
     #[serde(default)]
@@ -217,6 +257,8 @@ impl Default for Config {
             reserved_output_tokens: DEFAULT_RESERVED_OUTPUT_TOKENS,
             leased_token_budget: DEFAULT_LEASED_TOKEN_BUDGET,
             context_mode: ContextMode::Light,
+            recall_token_budget: DEFAULT_RECALL_TOKEN_BUDGET,
+            evidence_token_budget: DEFAULT_EVIDENCE_TOKEN_BUDGET,
             compaction: crate::compaction::CompactionConfig::default(),
         }
     }
@@ -254,6 +296,10 @@ pub struct ConfigInput {
     pub leased_token_budget: Option<i64>,
     /// See [`Config::context_mode`]; `off`, `light` or `heavy`.
     pub context_mode: Option<String>,
+    /// See [`Config::recall_token_budget`]; 0 turns the automatic recall off in every mode.
+    pub recall_token_budget: Option<i64>,
+    /// See [`Config::evidence_token_budget`].
+    pub evidence_token_budget: Option<i64>,
     /// See [`Config::compaction`]: an object with `preset` (`standard` or `early`) and any
     /// field to override.
     pub compaction: Option<serde_json::Value>,
@@ -341,6 +387,18 @@ impl ConfigInput {
             defaults.summary_token_budget,
             0,
         )?;
+        let recall_token_budget = tokens(
+            "recall_token_budget",
+            self.recall_token_budget,
+            defaults.recall_token_budget,
+            0,
+        )?;
+        let evidence_token_budget = tokens(
+            "evidence_token_budget",
+            self.evidence_token_budget,
+            defaults.evidence_token_budget,
+            0,
+        )?;
         let compaction = match self.compaction {
             None => defaults.compaction,
             Some(value) => crate::compaction::CompactionConfig::from_json(&value.to_string())
@@ -355,6 +413,8 @@ impl ConfigInput {
             reference_rule,
             ambient_token_budget,
             summary_token_budget,
+            recall_token_budget,
+            evidence_token_budget,
             decay_threshold: threshold(
                 "decay_threshold",
                 self.decay_threshold,
@@ -421,6 +481,8 @@ impl Config {
             reserved_output_tokens: Some(self.reserved_output_tokens.into()),
             leased_token_budget: Some(self.leased_token_budget.into()),
             context_mode: Some(self.context_mode.label().to_string()),
+            recall_token_budget: Some(self.recall_token_budget.into()),
+            evidence_token_budget: Some(self.evidence_token_budget.into()),
             compaction: None,
         }
         .resolve()?;

@@ -64,6 +64,20 @@ pub enum EffortError {
         /// The query as given.
         query: String,
     },
+    /// `recall` found nothing outside the context for its query.
+    #[error("nothing stored outside the context matches '{query}'; everything that matches is already in the context, or try other words")]
+    NothingToRecall {
+        /// The query as given.
+        query: String,
+    },
+    /// `recall` needs stored messages that are not in memory; a host that opened the session
+    /// from a store reads them first (see `Session::messages_needed_for_tool`); a model never
+    /// sees this when the host does.
+    #[error("{count} stored messages to recall are not loaded; the host must read them from its store first (messages_needed_for_tool names them)")]
+    MessagesNotLoaded {
+        /// How many messages are missing.
+        count: usize,
+    },
 }
 
 /// Why a tool call could not be executed. Turned into `{"error": "..."}` for the model.

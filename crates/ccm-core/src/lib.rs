@@ -47,6 +47,7 @@ pub mod model;
 pub mod pins;
 pub mod plan;
 pub mod prompt;
+pub mod recall;
 pub mod reference;
 pub mod search;
 pub mod session;

@@ -25,6 +25,12 @@ pub enum EventKind {
     /// Summary left working memory because the resident summaries exceeded their token budget
     /// and it was the least recently referenced.
     EvictedOverBudget,
+    /// Excerpts of stored messages brought into the context with `recall` (the event's
+    /// `effort` is `recall`, its tokens what they added).
+    Recalled,
+    /// A recalled excerpt left the context after going unreferenced for the decay threshold
+    /// (the event's `effort` is the excerpt's id, `recall:<seq>`).
+    RecallDecayed,
 }
 
 /// One effort event, a marker on the token curve.

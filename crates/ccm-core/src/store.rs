@@ -663,6 +663,9 @@ impl Session {
         if let Err(error) = session.restore_attachments(attachments) {
             report.problems.push(error.to_string());
         }
+        // Opening reads the working set only; the recall index is rebuilt from the stored
+        // messages afterwards, in steps the host drives (`recall_index_request`).
+        session.start_index_rebuild();
         Ok((session, report))
     }
 }

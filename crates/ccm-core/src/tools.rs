@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Names of every tool, in the order they are offered.
-pub const TOOL_NAMES: [&str; 10] = [
+pub const TOOL_NAMES: [&str; 11] = [
     "open_effort",
     "close_effort",
     "switch_effort",
@@ -21,6 +21,7 @@ pub const TOOL_NAMES: [&str; 10] = [
     "collapse_effort",
     "effort_status",
     "search_efforts",
+    "recall",
     "pin_context",
     "unpin_context",
 ];
@@ -116,8 +117,17 @@ pub fn tool_definitions() -> Vec<ToolDefinition> {
         ),
         tool(
             "search_efforts",
-            "Search past efforts by topic. Use when the user asks about something not shown in the concluded efforts list. Returns matching effort summaries from the full manifest.",
-            json!({"query": {"type": "string", "description": "What to search for (topic, keywords, effort name)"}}),
+            "Search everything said before that is not in the context: past efforts by topic (with their summaries), and the stored messages that best match, shown verbatim with when they were said, from effort logs, the general chat and attachments. Use when the user asks about something not shown in the context.",
+            json!({"query": {"type": "string", "description": "What to search for: the user's question or its key words (names, topics, numbers)"}}),
+            &["query"],
+        ),
+        tool(
+            "recall",
+            "Bring the stored messages that best match a query back into the context: each matching message with the one before and after it, instead of a whole effort log. They stay while the conversation refers to them and leave by themselves after a few turns without a mention. Use it to work with details said long ago.",
+            json!({
+                "query": {"type": "string", "description": "What to recall: the question or its key words"},
+                "effort": {"type": "string", "description": "Optional: only this effort's log (its id), or 'ambient' for the general chat."}
+            }),
             &["query"],
         ),
         tool(
@@ -162,6 +172,13 @@ struct IdArgs {
 #[derive(Deserialize)]
 struct QueryArgs {
     query: String,
+}
+
+#[derive(Deserialize)]
+struct RecallArgs {
+    query: String,
+    #[serde(default)]
+    effort: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -241,12 +258,17 @@ impl Session {
 
     fn execute_untraced(&mut self, name: &str, args_json: &str) -> ToolOutcome {
         match self.dispatch(name, args_json) {
-            Ok((result, banner)) => ToolOutcome {
-                name: name.to_string(),
-                ok: true,
-                result,
-                banner,
-            },
+            Ok((result, banner)) => {
+                // The operation may have changed what the context shows; the automatic
+                // recall of the turn chooses again around it.
+                self.refresh_auto_recall();
+                ToolOutcome {
+                    name: name.to_string(),
+                    ok: true,
+                    result,
+                    banner,
+                }
+            }
             Err(error) => ToolOutcome {
                 name: name.to_string(),
                 ok: false,
@@ -281,7 +303,11 @@ impl Session {
             }
             "search_efforts" => {
                 let a: QueryArgs = parse_args(name, args)?;
-                return Ok((report(&self.search_efforts(&a.query)?), None));
+                return Ok((self.search_efforts(&a.query)?.for_model(), None));
+            }
+            "recall" => {
+                let a: RecallArgs = parse_args(name, args)?;
+                self.recall(&a.query, a.effort.as_deref())?.for_model()
             }
             "pin_context" => {
                 let a: PinArgs = parse_args(name, args)?;

@@ -197,8 +197,15 @@ portable_tests! {
         assert_eq!(outcome.banner, Some(format!("--- Expanded effort: auth-bug ({raw} tokens loaded) ---")));
         assert_eq!(outcome.result["tokens_loaded"], raw);
         let expanded = s.build_plan();
-        // The raw log enters with exactly its stored size, and the summary it replaces leaves.
-        assert_eq!(expanded.totals.context_tokens, before.totals.context_tokens + raw - summary_tokens);
+        // The raw log enters with exactly its stored size, and the summary it replaces leaves;
+        // so do the excerpts of it that the automatic recall had brought in for the question,
+        // since the whole log now shows them.
+        assert!(before.totals.recall_tokens > 0, "the question recalls the auth bug's messages");
+        assert_eq!(expanded.totals.recall_tokens, 0);
+        assert_eq!(
+            expanded.totals.context_tokens,
+            before.totals.context_tokens - before.totals.recall_tokens + raw - summary_tokens
+        );
         assert_eq!(expanded.totals.expansion_tokens, raw);
         let item = expanded.included.iter().find(|i| i.id == "effort:auth-bug").unwrap();
         assert_eq!(item.section, Section::Expanded);

@@ -32,7 +32,7 @@ fn changes_plan(s: &mut Session, what: &str, change: impl FnOnce(&mut Session)) 
     );
     assert_eq!(
         s.working_tokens(),
-        fresh.totals.context_tokens,
+        fresh.working_set_tokens(),
         "{what}: stale working tokens"
     );
     kept != before
@@ -208,6 +208,40 @@ portable_tests! {
         assert_eq!(builds_on_this_thread() - builds, 4, "only the plans built from scratch");
     }
 
+    fn recall_and_the_rebuilt_index_never_leave_a_stale_plan() {
+        let mut s = with_history();
+        s.begin_turn("How did the widget frobnicate again?", 1).unwrap();
+        assert!(changes_plan(&mut s, "recall", |s| {
+            s.recall("widget frobnicates twice", Some("auth-bug")).unwrap();
+        }));
+        s.end_turn("Twice.", 2).unwrap();
+
+        // A session opened from a store rebuilds its index in steps, and reads back the
+        // messages its automatic recall shows.
+        let mut store = MemoryStore::default();
+        let batch = s.full_write_batch().unwrap();
+        store.apply(&batch).unwrap();
+        s.mark_saved(&batch).unwrap();
+        let (mut opened, report) = Session::from_store(store.load(), s.counter().clone()).unwrap();
+        assert!(report.is_clean(), "{:?}", report.problems);
+        assert!(!opened.recall_index_complete());
+        opened.begin_turn("Remind me: the widget frobnicates how often?", 3).unwrap();
+        while let Some(request) = opened.recall_index_request() {
+            let messages = store.messages_between(request.from_seq, request.to_seq);
+            changes_plan(&mut opened, "index_stored_messages", |opened| {
+                assert!(opened.index_stored_messages(request, messages).unwrap().is_empty());
+            });
+        }
+        assert!(opened.recall_index_complete());
+        let needed = opened.messages_needed_for_plan();
+        assert!(!needed.is_empty(), "the concluded log's messages are not loaded");
+        assert!(changes_plan(&mut opened, "attach_recalled_messages", |opened| {
+            opened.attach_recalled_messages(store.messages_by_seq(&needed)).unwrap();
+        }));
+        assert!(opened.messages_needed_for_plan().is_empty());
+        assert!(opened.build_plan().totals.recall_tokens > 0);
+    }
+
     fn a_log_loaded_from_the_store_and_a_fork_never_see_a_stale_plan() {
         let mut s = with_history();
         let mut store = MemoryStore::default();
@@ -262,6 +296,9 @@ fn every_public_mutation_is_driven_by_a_test_here() {
         "record_request",
         "report_usage",
         "attach_effort_log",
+        "recall",
+        "index_stored_messages",
+        "attach_recalled_messages",
     ];
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files: Vec<_> = std::fs::read_dir(src.join("session"))

@@ -65,6 +65,15 @@ pub struct SessionOptions {
     /// How much the planner pulls in on its own. Default `"light"`.
     #[tsify(optional, type = "\"off\" | \"light\" | \"heavy\"")]
     pub context_mode: Option<String>,
+    /// Most tokens the automatic recall adds to a request: excerpts of earlier messages, outside
+    /// working memory, that match the user's message (twice as many in `"heavy"` mode, none in
+    /// `"off"` mode; 0 turns it off). Default 800.
+    #[tsify(optional)]
+    pub recall_token_budget: Option<f64>,
+    /// Most tokens of earlier messages a search result shows verbatim (`searchEfforts`,
+    /// `findMessages`), and that one `recall` brings into the context. Default 2000.
+    #[tsify(optional)]
+    pub evidence_token_budget: Option<f64>,
     /// Compaction thresholds: `"standard"` (60/75/90 %), `"early"` (50/65/80 %) or `"off"`.
     /// Default `"standard"`.
     #[tsify(optional, type = "\"standard\" | \"early\" | \"off\"")]
@@ -116,6 +125,8 @@ impl SessionOptions {
             reserved_output_tokens: whole("reservedOutputTokens", self.reserved_output_tokens)?,
             leased_token_budget: whole("leasedTokenBudget", self.leased_token_budget)?,
             context_mode: self.context_mode,
+            recall_token_budget: whole("recallTokenBudget", self.recall_token_budget)?,
+            evidence_token_budget: whole("evidenceTokenBudget", self.evidence_token_budget)?,
             compaction: match self.compaction.as_deref() {
                 None => None,
                 Some("off") => Some(serde_json::json!({ "enabled": false })),

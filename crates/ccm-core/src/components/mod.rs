@@ -9,5 +9,6 @@ pub(crate) mod compaction;
 pub(crate) mod efforts;
 pub(crate) mod history;
 pub(crate) mod pins;
+pub(crate) mod recall;
 pub(crate) mod saves;
 pub(crate) mod versioned;

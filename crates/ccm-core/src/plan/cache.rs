@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 struct PlanKey {
     turn: u64,
     system: (String, String, u32),
-    versions: [u64; 7],
+    versions: [u64; 8],
     attachments_in_working_set: Vec<String>,
     pending: Option<(String, u32)>,
 }
@@ -34,6 +34,7 @@ impl PlanKey {
             pins,
             compaction: PlannedCompaction { rolling, compacted },
             attachments,
+            recall,
             attachments_in_working_set,
             pending,
         } = input;
@@ -48,6 +49,7 @@ impl PlanKey {
                 Versioned::version(rolling),
                 Versioned::version(compacted),
                 Versioned::version(attachments),
+                Versioned::version(recall),
             ],
             attachments_in_working_set: attachments_in_working_set.clone(),
             pending: pending.map(|(text, tokens)| (text.to_string(), tokens)),

@@ -25,6 +25,12 @@ pub(super) enum Part {
     Pending,
     Attachment(String),
     Rolling,
+    /// A recalled excerpt: one of the `recall` tool's (`auto: false`) or of the automatic
+    /// recall's, by position.
+    Excerpt {
+        auto: bool,
+        index: usize,
+    },
 }
 
 /// Fill tiers, in order.
@@ -40,6 +46,9 @@ pub(super) const TIER_EPHEMERAL: u8 = 8;
 /// Attachments of stored messages come last: they depend on their message's item, which must
 /// have been placed first, and a compaction compresses them before anything else anyway.
 pub(super) const TIER_ATTACHMENT: u8 = 9;
+/// The automatic recall's excerpts fill only the room the working set leaves: they are not
+/// part of it, and must never push an item of it out of the request.
+pub(super) const TIER_AUTO_RECALL: u8 = 10;
 
 /// Candidate groups whose atoms must stay contiguous: once one is left out for budget, the
 /// older ones are left out too, so the context never has a gap in the middle of a dialogue.

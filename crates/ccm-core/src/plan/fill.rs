@@ -288,6 +288,7 @@ fn include(plan: &mut ContextPlan, chosen: Chosen, first_message: usize) -> Incl
         Section::Pending => totals.pending_tokens += tokens,
         Section::Attachment => totals.attachment_tokens += tokens,
         Section::Rolling => totals.rolling_tokens += tokens,
+        Section::Recalled => totals.recall_tokens += tokens,
         Section::RawLog => {}
     }
     if candidate.ties.pinned {

@@ -34,6 +34,7 @@ use crate::components::attachments::Attachments;
 use crate::components::compaction::PlannedCompaction;
 use crate::components::efforts::Efforts;
 use crate::components::pins::Pins;
+use crate::components::recall::Recall;
 use crate::components::versioned::Versioned;
 use crate::config::{Config, ContextMode};
 use crate::model::ContextMessage;
@@ -48,6 +49,7 @@ mod diff;
 mod fill;
 mod ids;
 mod pinned;
+mod recalled;
 mod render;
 
 pub(crate) use auto::logs_needed;
@@ -86,6 +88,9 @@ pub enum Section {
     Attachment,
     /// The rolling summary that stands in for compacted history.
     Rolling,
+    /// An excerpt of stored messages recalled into the context (by the `recall` tool, or
+    /// automatically for the user's message).
+    Recalled,
 }
 
 /// Why an item is in the context.
@@ -145,6 +150,24 @@ pub enum InclusionReason {
         /// The stored messages it stands for, e.g. `messages 4-57`.
         covers: String,
     },
+    /// An excerpt of stored messages the model recalled with the `recall` tool; it leaves
+    /// when it goes `decay_threshold` turns without a reference.
+    Recalled {
+        /// The query it was recalled with.
+        query: String,
+        /// Turns since its last reference.
+        turns_since_reference: u64,
+        /// Turns left before it leaves by itself.
+        turns_until_auto_collapse: u64,
+    },
+    /// An excerpt of stored messages outside working memory that matches the user's message,
+    /// brought in by the automatic recall (Light and Heavy modes).
+    AutoRecalled {
+        /// Relevance of its best message.
+        score: f64,
+        /// The words of the message that matched.
+        matched: Vec<String>,
+    },
 }
 
 /// Why an item is not in the context.
@@ -191,6 +214,9 @@ pub enum ExclusionReason {
     /// It belongs to an item that is not in the context (an attachment of an exchange that
     /// was left out).
     DependencyExcluded,
+    /// An excerpt that matches the user's message but did not fit the automatic recall's
+    /// token budget (`recall_token_budget`); still stored and searchable.
+    OverRecallBudget,
 }
 
 impl ExclusionReason {
@@ -212,6 +238,7 @@ impl ExclusionReason {
             ExclusionReason::CompactedLevel2 => "compacted_level_2",
             ExclusionReason::CompactedLevel3 => "compacted_level_3",
             ExclusionReason::DependencyExcluded => "dependency_excluded",
+            ExclusionReason::OverRecallBudget => "over_recall_budget",
         }
     }
 }
@@ -315,6 +342,9 @@ pub struct PlanTotals {
     pub attachment_tokens: u64,
     /// The rolling summary.
     pub rolling_tokens: u64,
+    /// Recalled excerpts (by the `recall` tool and automatically).
+    #[serde(default)]
+    pub recall_tokens: u64,
     /// Everything stored (the naive baseline), plus the pending message.
     pub naive_tokens: u64,
     /// Everything excluded.
@@ -399,6 +429,20 @@ pub enum RecipePart {
         /// The rendered summary.
         text: String,
     },
+    /// A recalled excerpt: its header line, then stored messages of one log by sequence
+    /// number, or passages of one attachment by number.
+    Recalled {
+        /// The header line shown before it.
+        header: String,
+        /// The log of its messages (`None` for an attachment's passages).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        log: Option<LogRef>,
+        /// The attachment of its passages (`None` for messages).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        attachment: Option<String>,
+        /// Its messages by sequence number, or the attachment's passages by number (from 1).
+        keys: Vec<u64>,
+    },
 }
 
 /// The working context of one request, and why it is what it is.
@@ -444,6 +488,22 @@ impl ContextPlan {
     pub fn exclusion(&self, id: &str) -> Option<&ExcludedItem> {
         self.excluded.iter().find(|i| i.id == id)
     }
+
+    /// Tokens of the excerpts the automatic recall added for the user's message: part of this
+    /// request, not of the working set (they are filled last, only into room the request has,
+    /// and gone with the request).
+    pub fn auto_recalled_tokens(&self) -> u64 {
+        self.included
+            .iter()
+            .filter(|item| matches!(item.reason, InclusionReason::AutoRecalled { .. }))
+            .map(|item| item.tokens)
+            .sum()
+    }
+
+    /// Tokens of the working set: the request without the automatic recall's excerpts.
+    pub fn working_set_tokens(&self) -> u64 {
+        self.totals.context_tokens - self.auto_recalled_tokens()
+    }
 }
 
 /// What changed between two consecutive plans.
@@ -487,6 +547,8 @@ impl InclusionReason {
             InclusionReason::AutoExpanded { .. } => "auto_expanded",
             InclusionReason::Attachment { .. } => "attachment",
             InclusionReason::RollingSummary { .. } => "rolling_summary",
+            InclusionReason::Recalled { .. } => "recalled",
+            InclusionReason::AutoRecalled { .. } => "auto_recalled",
         }
     }
 }
@@ -515,6 +577,8 @@ pub(crate) struct PlanInput<'a> {
     pub(crate) pins: &'a Versioned<Pins>,
     pub(crate) compaction: PlannedCompaction<'a>,
     pub(crate) attachments: &'a Versioned<Attachments>,
+    /// Recalled excerpts: the `recall` tool's and the automatic recall's.
+    pub(crate) recall: &'a Versioned<Recall>,
     /// Ids of the attachments in the working set, in order.
     pub(crate) attachments_in_working_set: Vec<String>,
     /// The user text of the turn in progress and its token count.
@@ -563,8 +627,10 @@ pub(crate) fn build(input: &PlanInput<'_>, render: bool) -> ContextPlan {
     candidates::compacted_turns(input, &mut gathered);
     candidates::rolling(input.compaction, &mut gathered);
     candidates::attachments(input, &mut gathered);
+    recalled::focused(input, &mut gathered);
     pinned::apply(input, &mut gathered);
     auto::retrieve(input, &mut gathered);
+    recalled::automatic(input, &mut gathered);
     fill::fill(input, gathered, render)
 }
 

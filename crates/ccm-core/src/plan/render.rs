@@ -79,6 +79,52 @@ pub(super) fn render(
                 });
             }
         }
+        Part::Excerpt { auto, index } => {
+            let excerpt = if *auto {
+                input
+                    .recall
+                    .auto
+                    .as_ref()
+                    .and_then(|a| a.excerpts.get(*index))
+            } else {
+                input.recall.focused.get(*index).map(|f| &f.excerpt)
+            };
+            let Some(excerpt) = excerpt else {
+                return;
+            };
+            messages.push(message(Role::System, &excerpt.header));
+            let texts = super::recalled::sources(input);
+            for &key in &excerpt.keys {
+                if let Some(text) = texts.text(excerpt.source, key) {
+                    messages.push(message(text.role, text.text));
+                }
+            }
+            let attachment = super::recalled::attachment_id(excerpt.source);
+            recipe.push(RecipePart::Recalled {
+                header: excerpt.header.clone(),
+                log: match excerpt.source {
+                    crate::recall::Source::Ambient => Some(LogRef::Ambient),
+                    crate::recall::Source::Effort(i) => input
+                        .efforts
+                        .list
+                        .get(i as usize)
+                        .map(|e| LogRef::Effort(e.id.clone())),
+                    crate::recall::Source::Attachment(_) => None,
+                },
+                keys: excerpt
+                    .keys
+                    .iter()
+                    .map(|&(seq, part)| {
+                        if attachment.is_some() {
+                            u64::from(part)
+                        } else {
+                            seq
+                        }
+                    })
+                    .collect(),
+                attachment,
+            });
+        }
         Part::Pending => {
             if let Some((text, _)) = input.pending {
                 messages.push(message(Role::User, text));
@@ -121,22 +167,7 @@ pub(crate) fn replay(
                 messages.push(message(Role::System, &e.header));
             }
             RecipePart::Messages { log, seqs } => {
-                let stored: &[Message] = match log {
-                    LogRef::Ambient => &ambient.messages,
-                    LogRef::Effort(id) => {
-                        &efforts
-                            .get(id)
-                            .ok_or_else(|| format!("effort '{id}' is not stored"))?
-                            .messages
-                    }
-                };
-                for seq in seqs {
-                    let position = stored
-                        .binary_search_by_key(seq, |m| m.seq)
-                        .map_err(|_| format!("message {seq} is not loaded"))?;
-                    let m = &stored[position];
-                    messages.push(message(m.role, &m.content));
-                }
+                replay_messages(efforts, ambient, log, seqs, &mut messages)?;
             }
             RecipePart::Pending { text } => messages.push(message(Role::User, text)),
             RecipePart::Attachment { id, mode } => {
@@ -150,9 +181,64 @@ pub(crate) fn replay(
                 ));
             }
             RecipePart::Rolling { text } => messages.push(message(Role::System, text)),
+            RecipePart::Recalled {
+                header,
+                log,
+                attachment,
+                keys,
+            } => {
+                messages.push(message(Role::System, header));
+                if let Some(id) = attachment {
+                    let stored = attachments
+                        .by_id
+                        .get(id)
+                        .ok_or_else(|| format!("attachment '{id}' is not stored"))?;
+                    let text = &stored.attachment.full_text;
+                    let ranges = crate::recall::passages(text);
+                    for &part in keys {
+                        let range = usize::try_from(part)
+                            .ok()
+                            .and_then(|p| p.checked_sub(1))
+                            .and_then(|p| ranges.get(p))
+                            .ok_or_else(|| {
+                                format!("passage {part} of attachment '{id}' is not stored")
+                            })?;
+                        messages.push(message(Role::User, &text[range.clone()]));
+                    }
+                } else if let Some(log) = log {
+                    replay_messages(efforts, ambient, log, keys, &mut messages)?;
+                }
+            }
         }
     }
     Ok(messages)
+}
+
+/// Appends the stored messages `seqs` of one log, read from the loaded logs.
+fn replay_messages(
+    efforts: &Efforts,
+    ambient: &Ambient,
+    log: &LogRef,
+    seqs: &[u64],
+    messages: &mut Vec<ContextMessage>,
+) -> Result<(), String> {
+    let stored: &[Message] = match log {
+        LogRef::Ambient => &ambient.messages,
+        LogRef::Effort(id) => {
+            &efforts
+                .get(id)
+                .ok_or_else(|| format!("effort '{id}' is not stored"))?
+                .messages
+        }
+    };
+    for seq in seqs {
+        let position = stored
+            .binary_search_by_key(seq, |m| m.seq)
+            .map_err(|_| format!("message {seq} is not loaded"))?;
+        let m = &stored[position];
+        messages.push(message(m.role, &m.content));
+    }
+    Ok(())
 }
 
 /// `1234` → `1.2k`, `999` → `999`.

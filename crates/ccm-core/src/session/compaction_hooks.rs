@@ -298,7 +298,10 @@ impl Session {
         }
         let budget = self.config.request_budget().max(1);
         let plan = self.plan(render);
-        let usage = Usage::new(plan.totals.context_tokens, budget).ok()?;
+        // What the automatic recall adds is not the working set (see
+        // `ContextPlan::auto_recalled_tokens`); counting it would let optional excerpts push
+        // the conversation itself out.
+        let usage = Usage::new(plan.working_set_tokens(), budget).ok()?;
         if let Some(state) = &mut self.turn_state {
             state.undo_compaction(
                 &self.compaction.policy,
@@ -680,6 +683,17 @@ impl Session {
                     tokens: item.tokens,
                     pinned: false,
                     kind: OwnedKind::Rolling,
+                }),
+                // The automatic recall's excerpts are not part of the working set (see
+                // `compact`).
+                Section::Recalled
+                    if matches!(item.reason, InclusionReason::AutoRecalled { .. }) => {}
+                // Recalled excerpts leave by decay; compaction does not move them.
+                Section::Recalled => owned.push(OwnedItem {
+                    id: item.id.clone(),
+                    tokens: item.tokens,
+                    pinned: false,
+                    kind: OwnedKind::Fixed,
                 }),
                 Section::System | Section::Summary | Section::Pending | Section::RawLog => owned
                     .push(OwnedItem {

@@ -64,7 +64,7 @@ impl Session {
         })
     }
 
-    fn state_of(&self, index: usize) -> EffortState {
+    pub(super) fn state_of(&self, index: usize) -> EffortState {
         let effort = &self.efforts.list[index];
         match effort.status {
             EffortStatus::Open if self.efforts.placement.active == Some(index) => {
@@ -77,7 +77,7 @@ impl Session {
         }
     }
 
-    fn record(&mut self, banner: String, event: EffortEvent) {
+    pub(super) fn record(&mut self, banner: String, event: EffortEvent) {
         self.last_banner = Some(banner.clone());
         if let Some(state) = &mut self.turn_state {
             state.banners.push(banner);
@@ -99,7 +99,7 @@ impl Session {
         }
     }
 
-    fn touch(&mut self, index: usize) {
+    pub(super) fn touch(&mut self, index: usize) {
         let turn = self.turn;
         self.effort_mut(index).last_referenced_turn = turn;
         if let Some(state) = &mut self.turn_state {
@@ -668,6 +668,7 @@ impl Session {
         Ok(SearchResults {
             query: query.to_string(),
             results,
+            evidence: self.evidence_of(query),
         })
     }
 }

@@ -23,6 +23,7 @@ use crate::components::compaction::Compaction;
 use crate::components::efforts::{Efforts, Placement};
 use crate::components::history::History;
 use crate::components::pins::Pins;
+use crate::components::recall::Recall;
 use crate::components::saves::Saves;
 use crate::components::versioned::Versioned;
 use crate::config::Config;
@@ -38,6 +39,10 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::components::efforts::Expansion;
+pub use recall::{
+    Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest, Recalled,
+    AUTO_MAX_SCAN, INDEX_CHUNK,
+};
 pub use turn::TurnReport;
 pub(crate) use turn::{TurnDelta, TurnState};
 
@@ -45,6 +50,7 @@ mod compaction_hooks;
 mod efforts;
 mod pins;
 mod planning;
+mod recall;
 mod salience;
 mod telemetry;
 mod turn;
@@ -70,6 +76,8 @@ pub struct Session {
     pub(crate) ambient: Versioned<Ambient>,
     pub(crate) pins: Versioned<Pins>,
     pub(crate) attachments: Versioned<Attachments>,
+    /// The full-text index of every stored text and the recalled excerpts.
+    pub(crate) recall: Versioned<Recall>,
     pub(crate) compaction: Compaction,
     pub(crate) history: History<TurnDelta>,
     pub(crate) saves: Saves,
@@ -240,8 +248,12 @@ pub struct SearchHit {
 pub struct SearchResults {
     /// The query as given.
     pub query: String,
-    /// Matches, best first; at most [`Session::SEARCH_LIMIT`].
+    /// Matching efforts, best first; at most [`Session::SEARCH_LIMIT`].
     pub results: Vec<SearchHit>,
+    /// The best-matching stored messages verbatim (effort logs, the ambient log,
+    /// attachments), with their neighbours, grouped by log, within the configured
+    /// `evidence_token_budget`; messages the context already shows are left out.
+    pub evidence: Evidence,
 }
 
 impl Session {
@@ -279,6 +291,7 @@ impl Session {
             ambient: Versioned::default(),
             pins: Versioned::default(),
             attachments: Versioned::default(),
+            recall: Versioned::default(),
             compaction: Compaction::new(
                 crate::compaction::CompactionPolicy::new(config_compaction)
                     .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,

@@ -27,6 +27,7 @@ impl Session {
             pins: &self.pins,
             compaction: self.compaction.planned(),
             attachments: &self.attachments,
+            recall: &self.recall,
             attachments_in_working_set: self.attachments_in_working_set(),
             pending: self.pending_user_message(),
         }

@@ -357,10 +357,12 @@ impl Session {
         self.pins.activation.retain(|_, value| *value >= 50);
     }
 
-    /// Tokens of the working context as it stands: the plan's total, from stored counts.
-    /// Cost follows the working set, never the history.
+    /// Tokens of the working context as it stands: the plan's total, from stored counts,
+    /// without the excerpts the automatic recall adds to a request for the message being
+    /// answered (they are not part of the working set). Cost follows the working set, never
+    /// the history.
     pub fn working_tokens(&self) -> u64 {
-        self.plan(false).totals.context_tokens
+        self.plan(false).working_set_tokens()
     }
 
     /// Tokens currently loaded by expanded efforts.

@@ -82,6 +82,8 @@ pub(crate) struct Undo {
     history_len: usize,
     next_attachment: u64,
     attachment_modes: BTreeMap<String, crate::compaction::AttachmentMode>,
+    /// The recalled excerpts before the turn's first change to them.
+    pub(super) recall_focused: Option<Vec<crate::components::recall::Focused>>,
     #[allow(clippy::type_complexity)]
     compaction: Option<(
         crate::compaction::CompactionPolicy,
@@ -158,6 +160,8 @@ impl Session {
             compactions: Vec::new(),
         });
         self.note_attachment_references(user_text, self.next_seq);
+        // The automatic recall is part of the request the compaction check measures.
+        self.refresh_auto_recall();
         self.compact(at_ms, true);
         Ok(self.turn)
     }
@@ -227,6 +231,21 @@ impl Session {
             self.efforts.auto_collapsed_at.insert(index, collapsed_turn);
         }
         self.efforts.placement = undo.placement;
+        // The index forgets the rewound messages; recalled excerpts come back as they were,
+        // and the automatic recall belonged to the turn.
+        let recall = &mut *self.recall;
+        recall.index.truncate_from_seq(undo.next_seq);
+        if let Some(focused) = undo.recall_focused {
+            recall.focused = focused;
+        }
+        recall.auto = None;
+        recall.loaded.retain(|&seq, _| seq < undo.next_seq);
+        if let crate::components::recall::IndexState::Building { next, until } = recall.state {
+            recall.state = crate::components::recall::IndexState::Building {
+                next: next.min(undo.next_seq),
+                until: until.min(undo.next_seq),
+            };
+        }
         *self.pins = undo.pins;
         self.ambient.tokens = undo.ambient_tokens;
         self.next_seq = undo.next_seq;
@@ -348,6 +367,7 @@ impl Session {
             assistant_tokens,
             at_ms,
         );
+        let user_seq = user.seq;
         match target {
             Some(index) => {
                 let added = u64::from(user.tokens) + u64::from(assistant.tokens);
@@ -387,7 +407,8 @@ impl Session {
             Some(index) => crate::model::LogRef::Effort(self.efforts.list[index].id.clone()),
             None => crate::model::LogRef::Ambient,
         };
-        self.file_pending_attachments(log);
+        self.file_pending_attachments(log.clone());
+        self.index_exchange(&log, user_seq);
         self.note_attachment_references(assistant_text, self.next_seq.saturating_sub(1));
         let before_salience = self.working_tokens();
         let mut banners = state.banners;
@@ -395,6 +416,19 @@ impl Session {
         let mut events = state.events;
         let referenced = self.references_of_turn(&state.user_text, assistant_text);
         self.update_salience(&referenced, &state.touched, &mut banners, &mut events);
+        let turn_terms: BTreeSet<String> = crate::recall::analyzer::analyze(&state.user_text)
+            .into_iter()
+            .chain(crate::recall::analyzer::analyze(assistant_text))
+            .collect();
+        self.decay_recalled(
+            &turn_terms,
+            &referenced.all,
+            &state.touched,
+            &mut banners,
+            &mut events,
+        );
+        self.refresh_auto_recall();
+        self.prune_recalled_messages();
         self.update_pins_and_activation(&request_plan, &referenced.all);
         self.prune_compacted();
         self.compact_if_needed(at_ms);

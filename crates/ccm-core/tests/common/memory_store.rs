@@ -190,6 +190,22 @@ impl MemoryStore {
     }
 
     /// Mutable access to a stored message, for tests that corrupt records.
+    /// The stored messages with sequence numbers in `from..to`, of every log (what a step of
+    /// the recall index's rebuild reads).
+    pub fn messages_between(&self, from: u64, to: u64) -> Vec<StoredMessage> {
+        self.messages
+            .range(from..to)
+            .map(|(_, m)| m.clone())
+            .collect()
+    }
+
+    /// The stored messages with these sequence numbers (those that exist).
+    pub fn messages_by_seq(&self, seqs: &[u64]) -> Vec<StoredMessage> {
+        seqs.iter()
+            .filter_map(|seq| self.messages.get(seq).cloned())
+            .collect()
+    }
+
     pub fn message_mut(&mut self, seq: u64) -> Option<&mut StoredMessage> {
         self.messages.get_mut(&seq)
     }

@@ -1,0 +1,168 @@
+//! Recall's part of a session: the full-text index of every stored text, the excerpts the
+//! model recalled (which decay like expansions), the excerpts recalled automatically for the
+//! message being answered, and the stored messages read back for them.
+
+use super::ambient::Ambient;
+use super::attachments::Attachments;
+use super::efforts::Efforts;
+use crate::model::{LogState, Message, Role};
+use crate::recall::{RecallIndex, Scored, Source};
+use std::collections::BTreeMap;
+
+/// An excerpt as the context shows it: a header line, then its messages (or an attachment's
+/// passages) in order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ShownExcerpt {
+    /// The plan item id, `recall:<seq>` after the first message (`recall:<seq>.<passage>` for
+    /// an attachment's passage).
+    pub(crate) id: String,
+    /// Where its texts are stored.
+    pub(crate) source: Source,
+    /// Its documents by key, `(seq, part)`, in order.
+    pub(crate) keys: Vec<(u64, u32)>,
+    /// The line shown before it.
+    pub(crate) header: String,
+    /// Tokens of the whole excerpt: header and texts.
+    pub(crate) tokens: u64,
+    /// The best score of a hit in it.
+    pub(crate) score: f64,
+    /// The query words its hits matched.
+    pub(crate) matched: Vec<String>,
+}
+
+/// An excerpt the model brought into the context with the `recall` tool. It stays until it
+/// goes `decay_threshold` turns without a reference, as an expanded effort does.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Focused {
+    pub(crate) excerpt: ShownExcerpt,
+    /// The query it was recalled with.
+    pub(crate) query: String,
+    /// The turn it was recalled in.
+    pub(crate) recalled_turn: u64,
+    /// The last turn that referred to it (by its effort's id or two of its words).
+    pub(crate) last_referenced_turn: u64,
+    /// Its index terms, sorted and unique: what a message must share to refer to it.
+    pub(crate) terms: Vec<String>,
+}
+
+/// An excerpt that matched but was not shown, with its size.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LeftOut {
+    pub(crate) id: String,
+    pub(crate) tokens: u64,
+}
+
+/// The automatic recall for the user message being answered.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct AutoRecall {
+    /// The ranking, kept so that a tool call that changes the working set in the turn only
+    /// repeats the (cheap) selection.
+    pub(crate) hits: Vec<Scored>,
+    /// The words of the message each hit bit stands for.
+    pub(crate) query: crate::recall::Query,
+    /// What fits the recall budget, in context order.
+    pub(crate) excerpts: Vec<ShownExcerpt>,
+    /// What matched but did not fit.
+    pub(crate) left_out: Vec<LeftOut>,
+}
+
+/// Whether the index holds every stored text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IndexState {
+    /// Every stored text is indexed.
+    Complete,
+    /// A session opened from a store: its stored messages below `until` are read back in
+    /// chunks (from `next` on); messages stored since the session was opened wait in memory
+    /// until the index reaches them.
+    Building { next: u64, until: u64 },
+}
+
+/// Recall's state in a session.
+#[derive(Debug, Clone)]
+pub(crate) struct Recall {
+    pub(crate) index: RecallIndex,
+    pub(crate) state: IndexState,
+    /// Stored messages read back to show them (the logs they belong to are not loaded).
+    pub(crate) loaded: BTreeMap<u64, Message>,
+    /// Excerpts recalled with the `recall` tool, in the order they were recalled.
+    pub(crate) focused: Vec<Focused>,
+    /// The automatic recall of the turn in progress.
+    pub(crate) auto: Option<AutoRecall>,
+}
+
+impl Default for Recall {
+    fn default() -> Recall {
+        Recall {
+            index: RecallIndex::default(),
+            state: IndexState::Complete,
+            loaded: BTreeMap::new(),
+            focused: Vec::new(),
+            auto: None,
+        }
+    }
+}
+
+/// One stored text of an excerpt, as the context shows it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredText<'a> {
+    pub(crate) role: Role,
+    pub(crate) text: &'a str,
+    pub(crate) turn: u64,
+    pub(crate) at_ms: u64,
+}
+
+/// The components a stored text is read from.
+#[derive(Clone, Copy)]
+pub(crate) struct TextSources<'a> {
+    pub(crate) efforts: &'a Efforts,
+    pub(crate) ambient: &'a Ambient,
+    pub(crate) attachments: &'a Attachments,
+    pub(crate) loaded: &'a BTreeMap<u64, Message>,
+}
+
+fn find(messages: &[Message], seq: u64) -> Option<&Message> {
+    messages
+        .binary_search_by_key(&seq, |m| m.seq)
+        .ok()
+        .map(|at| &messages[at])
+}
+
+impl<'a> TextSources<'a> {
+    /// The stored message with this sequence number, if it is in memory (its log is loaded,
+    /// or it was read back for recall).
+    pub(crate) fn message(&self, source: Source, seq: u64) -> Option<&'a Message> {
+        let in_log = match source {
+            Source::Ambient => find(&self.ambient.messages, seq),
+            Source::Effort(index) => self
+                .efforts
+                .list
+                .get(index as usize)
+                .filter(|e| e.log == LogState::Loaded)
+                .and_then(|e| find(&e.messages, seq)),
+            Source::Attachment(_) => None,
+        };
+        in_log.or_else(|| self.loaded.get(&seq))
+    }
+
+    /// The text of a document by its key, if it is in memory.
+    pub(crate) fn text(&self, source: Source, (seq, part): (u64, u32)) -> Option<StoredText<'a>> {
+        if let Source::Attachment(number) = source {
+            let stored = self.attachments.by_id.get(&format!("att-{number}"))?;
+            let text = &stored.attachment.full_text;
+            let passage = usize::try_from(part).ok()?.checked_sub(1)?;
+            let range = crate::recall::passages(text).get(passage)?.clone();
+            return Some(StoredText {
+                role: Role::User,
+                text: &text[range],
+                turn: stored.message_turn,
+                at_ms: 0,
+            });
+        }
+        self.message(source, seq).map(|m| StoredText {
+            role: m.role,
+            text: &m.content,
+            turn: m.turn,
+            at_ms: m.at_ms,
+        })
+    }
+}

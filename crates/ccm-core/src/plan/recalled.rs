@@ -1,0 +1,133 @@
+//! The recalled tier: excerpts of stored messages the model recalled with the `recall` tool
+//! (they decay like expanded logs), and those the automatic recall found for the user's
+//! message (this request only, within `recall_token_budget`; what did not fit is listed as
+//! `over_recall_budget`).
+
+use super::candidates::{Candidate, Gathered, Part, Ties, TIER_AUTO_RECALL, TIER_EXPANDED};
+use super::{ExclusionReason, InclusionReason, PlanInput, Section, TtlState};
+use crate::components::recall::{ShownExcerpt, TextSources};
+use crate::recall::Source;
+
+/// Where a recalled excerpt goes in the context: after the summaries, before the ambient
+/// window, in the order its messages were said.
+fn render_key(excerpt: &ShownExcerpt) -> (u8, u64, u64) {
+    (1, u64::MAX - 1, excerpt.keys[0].0)
+}
+
+/// Whether every text of an excerpt is in memory (a session opened from a store reads the
+/// messages of concluded logs back first; see `Session::messages_needed_for_plan`).
+pub(super) fn is_loaded(input: &PlanInput<'_>, excerpt: &ShownExcerpt) -> bool {
+    let texts = sources(input);
+    excerpt
+        .keys
+        .iter()
+        .all(|&key| texts.text(excerpt.source, key).is_some())
+}
+
+pub(super) fn sources<'a>(input: &PlanInput<'a>) -> TextSources<'a> {
+    TextSources {
+        efforts: input.efforts,
+        ambient: input.ambient,
+        attachments: input.attachments,
+        loaded: &input.recall.loaded,
+    }
+}
+
+/// Excerpts recalled with the `recall` tool.
+pub(super) fn focused(input: &PlanInput<'_>, gathered: &mut Gathered) {
+    let decay = u64::from(input.config.decay_threshold);
+    for (index, focused) in input.recall.focused.iter().enumerate() {
+        let excerpt = &focused.excerpt;
+        if !is_loaded(input, excerpt) {
+            gathered.exclude(
+                excerpt.id.clone(),
+                Section::Recalled,
+                excerpt.tokens,
+                1,
+                ExclusionReason::NotLoaded,
+            );
+            continue;
+        }
+        let idle = input.turn.saturating_sub(focused.last_referenced_turn);
+        let activation = input.pins.activation_of(&excerpt.id);
+        gathered.candidates.push(Candidate {
+            id: excerpt.id.clone(),
+            section: Section::Recalled,
+            part: Part::Excerpt { auto: false, index },
+            tokens: excerpt.tokens,
+            tier: TIER_EXPANDED,
+            rank: (activation, focused.last_referenced_turn),
+            render: render_key(excerpt),
+            reason: InclusionReason::Recalled {
+                query: focused.query.clone(),
+                turns_since_reference: idle,
+                turns_until_auto_collapse: decay.saturating_sub(idle),
+            },
+            ttl: TtlState::Decay {
+                turns: decay.saturating_sub(idle),
+            },
+            activation,
+            ties: Ties::default(),
+        });
+    }
+}
+
+/// Excerpts the automatic recall found for the user's message, and those it left out.
+pub(super) fn automatic(input: &PlanInput<'_>, gathered: &mut Gathered) {
+    let Some(auto) = input.recall.auto.as_ref() else {
+        return;
+    };
+    if input.pending.is_none() {
+        return;
+    }
+    let count = auto.excerpts.len();
+    for (index, excerpt) in auto.excerpts.iter().enumerate() {
+        if !is_loaded(input, excerpt) {
+            gathered.exclude(
+                excerpt.id.clone(),
+                Section::Recalled,
+                excerpt.tokens,
+                1,
+                ExclusionReason::NotLoaded,
+            );
+            continue;
+        }
+        gathered.candidates.push(Candidate {
+            id: excerpt.id.clone(),
+            section: Section::Recalled,
+            part: Part::Excerpt { auto: true, index },
+            tokens: excerpt.tokens,
+            tier: TIER_AUTO_RECALL,
+            // Within the tier, the best excerpt is placed first.
+            rank: ((count - index) as u32, 0),
+            render: render_key(excerpt),
+            reason: InclusionReason::AutoRecalled {
+                score: excerpt.score,
+                matched: excerpt.matched.clone(),
+            },
+            ttl: TtlState::Ephemeral,
+            activation: input.pins.activation_of(&excerpt.id),
+            ties: Ties {
+                auto: true,
+                ..Ties::default()
+            },
+        });
+    }
+    for left in &auto.left_out {
+        gathered.exclude(
+            left.id.clone(),
+            Section::Recalled,
+            left.tokens,
+            1,
+            ExclusionReason::OverRecallBudget,
+        );
+    }
+}
+
+/// The attachment id of an excerpt's source, if it is an attachment's.
+pub(super) fn attachment_id(source: Source) -> Option<String> {
+    match source {
+        Source::Attachment(number) => Some(format!("att-{number}")),
+        _ => None,
+    }
+}
