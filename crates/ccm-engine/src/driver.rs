@@ -44,16 +44,23 @@ pub trait TurnHost {
     /// Waits `ms` milliseconds, or less when the person cancels meanwhile.
     async fn sleep(&mut self, ms: u64);
 
-    /// Reads the raw logs `load` names from storage and attaches them to the session. Hosts
-    /// whose sessions are wholly in memory are never asked (the default says so).
+    /// Reads the stored records `load` names (raw logs, a step of the recall index's
+    /// rebuild, messages a recalled excerpt shows) and hands them to the session. Hosts whose
+    /// sessions are wholly in memory are never asked (the default says so).
     ///
     /// # Errors
-    /// Why the logs could not be read, in words for the person.
+    /// Why the records could not be read, in words for the person.
     async fn load_logs(&mut self, load: &LogLoad) -> Result<(), String> {
         Err(format!(
-            "this host keeps no stored logs, but {} asked for the log of {}",
-            load.tool,
-            load.efforts.join(", ")
+            "this host keeps no stored records, but {} asked for {} logs, {} messages{}",
+            load.tool.as_deref().unwrap_or("the next request"),
+            load.efforts.len(),
+            load.messages.len(),
+            if load.index.is_some() {
+                " and a step of the recall index"
+            } else {
+                ""
+            }
         ))
     }
 

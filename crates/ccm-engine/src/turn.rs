@@ -9,6 +9,7 @@ use crate::record::{
 };
 use crate::summary;
 use crate::wire::{wire_messages, wire_tools};
+use ccm_core::session::IndexRequest;
 use ccm_core::EffortStatus;
 use ccm_core::Session;
 use ccm_core::ToolOutcome;
@@ -208,12 +209,12 @@ pub enum Step {
     /// Wait this long (or less, if the person cancels meanwhile), then call
     /// [`TurnEngine::next`] again; it returns the same request to send once more.
     Wait(RetryWait),
-    /// Read these stored raw logs into the session ([`Session::attach_effort_log`]), then
-    /// report with [`TurnEngine::logs_loaded`]: a tool call of the last answer needs them and
-    /// the session was opened from a store that reads concluded logs only when needed. Hosts
-    /// whose sessions are wholly in memory never see this step.
-    ///
-    /// [`Session::attach_effort_log`]: ccm_core::Session::attach_effort_log
+    /// Read these stored records into the session, then report with
+    /// [`TurnEngine::logs_loaded`]: the next request or a tool call of the last answer needs
+    /// them, and the session was opened from a store that reads what is outside the working
+    /// set only when needed (raw logs of concluded efforts, messages a recalled excerpt shows,
+    /// the steps of the recall index's rebuild). Hosts whose sessions are wholly in memory
+    /// never see this step.
     Load(LogLoad),
     /// The turn ended; the session holds its messages.
     Done(Box<TurnResult>),
@@ -221,13 +222,34 @@ pub enum Step {
     Failed(Box<TurnFailure>),
 }
 
-/// Stored raw logs a tool call needs before it can run (see [`Step::Load`]).
+/// Stored records the next request or a tool call needs before it can go on (see
+/// [`Step::Load`]). A host reads each kind and hands it to the session:
+/// - `efforts`: each raw log whole, to [`Session::attach_effort_log`];
+/// - `index`: the stored messages of the range (every log), to
+///   [`Session::index_stored_messages`];
+/// - `messages`: the stored messages with these sequence numbers, to
+///   [`Session::attach_recalled_messages`].
+///
+/// [`Session::attach_effort_log`]: ccm_core::Session::attach_effort_log
+/// [`Session::index_stored_messages`]: ccm_core::Session::index_stored_messages
+/// [`Session::attach_recalled_messages`]: ccm_core::Session::attach_recalled_messages
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LogLoad {
     /// The ids of the efforts whose raw logs to read.
     pub efforts: Vec<String>,
-    /// The tool that needs them (`expand_effort` or `reopen_effort`).
-    pub tool: String,
+    /// A step of the rebuild of the recall index of a session opened from a store.
+    pub index: Option<IndexRequest>,
+    /// Stored messages to read back by sequence number: those a recalled excerpt shows.
+    pub messages: Vec<u64>,
+    /// The tool that needs them (`expand_effort`, `reopen_effort`, `search_efforts`,
+    /// `recall`), or `None` for the turn's next request.
+    pub tool: Option<String>,
+}
+
+impl LogLoad {
+    fn is_empty(&self) -> bool {
+        self.efforts.is_empty() && self.index.is_none() && self.messages.is_empty()
+    }
 }
 
 /// A misuse of the engine by its caller. Provider failures are not errors of this kind: they
@@ -390,6 +412,10 @@ pub struct TurnEngine {
     /// did. Logs are asked for once per call: a host that reports success without attaching
     /// them lets the call run and fail with the session's own error, instead of looping.
     log_request: Option<(String, Option<String>)>,
+    /// What the last load for the next request asked for, and whether reading it failed. A
+    /// load asked for again unchanged (the host attached nothing) or after a failure is not
+    /// asked for again in this turn: the request then shows what is in memory.
+    plan_load: Option<(LogLoad, bool)>,
     /// The text of every answer of the turn so far. Models often say something before their
     /// tool calls ("I'll open an effort for that"); that text belongs to the reply as much as
     /// the last answer's.
@@ -435,6 +461,7 @@ impl TurnEngine {
             pending_calls: VecDeque::new(),
             pending_close: None,
             log_request: None,
+            plan_load: None,
             texts: Vec::new(),
             answered: false,
             last_response_at_ms: at_ms,
@@ -566,11 +593,19 @@ impl TurnEngine {
             return Err(EngineError::NotAwaitingLogs);
         };
         self.check_session(session)?;
-        if let (Err(reason), Some((_, failure))) = (outcome, self.log_request.as_mut()) {
-            *failure = Some(format!(
-                "could not read the stored log of '{}': {reason}",
-                load.efforts.join("', '")
-            ));
+        if load.tool.is_none() {
+            if let Some((_, failed)) = self.plan_load.as_mut() {
+                *failed = outcome.is_err();
+            }
+        } else if let (Err(reason), Some((_, failure))) = (outcome, self.log_request.as_mut()) {
+            *failure = Some(if load.efforts.is_empty() {
+                format!("could not read the stored messages to show: {reason}")
+            } else {
+                format!(
+                    "could not read the stored log of '{}': {reason}",
+                    load.efforts.join("', '")
+                )
+            });
         }
         self.phase = Phase::Ready;
         Ok(())
@@ -638,8 +673,45 @@ impl TurnEngine {
             let text = self.texts.join("\n\n");
             return self.finish(session, text);
         }
+        if let Some(load) = self.records_for_request(session) {
+            self.phase = Phase::Loading(load.clone());
+            return Step::Load(load);
+        }
         let request = self.turn_request(session);
         self.send(request)
+    }
+
+    /// What the next request needs read from the store first: the steps of the recall
+    /// index's rebuild (so the automatic recall and search see every stored message), then
+    /// the logs and messages the plan shows (pinned logs, Heavy mode's best match, recalled
+    /// excerpts).
+    fn records_for_request(&mut self, session: &Session) -> Option<LogLoad> {
+        let index = session.recall_index_request();
+        let load = if index.is_some() {
+            LogLoad {
+                efforts: Vec::new(),
+                index,
+                messages: Vec::new(),
+                tool: None,
+            }
+        } else {
+            LogLoad {
+                efforts: session.logs_needed_for_plan(),
+                index: None,
+                messages: session.messages_needed_for_plan(),
+                tool: None,
+            }
+        };
+        if load.is_empty() {
+            return None;
+        }
+        if let Some((last, failed)) = &self.plan_load {
+            if *failed || *last == load {
+                return None;
+            }
+        }
+        self.plan_load = Some((load.clone(), false));
+        Some(load)
     }
 
     /// The stored logs `call` needs that are not in the session yet, unless they were already
@@ -652,15 +724,17 @@ impl TurnEngine {
         {
             return None;
         }
-        let efforts = session.logs_needed_for_tool(&call.name, &call.arguments);
-        if efforts.is_empty() {
+        let load = LogLoad {
+            efforts: session.logs_needed_for_tool(&call.name, &call.arguments),
+            index: None,
+            messages: session.messages_needed_for_tool(&call.name, &call.arguments),
+            tool: Some(call.name.clone()),
+        };
+        if load.is_empty() {
             return None;
         }
         self.log_request = Some((call.id.clone(), None));
-        Some(LogLoad {
-            efforts,
-            tool: call.name.clone(),
-        })
+        Some(load)
     }
 
     fn send(&mut self, request: LlmRequest) -> Step {

@@ -158,6 +158,17 @@ impl TurnHost for ScriptedHost<'_> {
                         .attach_effort_log(id, self.store.effort_log(id))
                         .map_err(|e| e.to_string())?;
                 }
+                if let Some(request) = load.index {
+                    let messages = self
+                        .store
+                        .messages_between(request.from_seq, request.to_seq);
+                    self.session
+                        .index_stored_messages(request, messages)
+                        .map_err(|e| e.to_string())?;
+                }
+                self.session
+                    .attach_recalled_messages(self.store.messages_by_seq(&load.messages))
+                    .map_err(|e| e.to_string())?;
                 Ok(())
             }
             Reading::Fails => Err("the disk is unreadable".to_string()),
@@ -204,14 +215,21 @@ fn expand_turn(reading: Reading) -> (Session, Vec<LogLoad>, Vec<String>) {
     (host.session, host.loads, events)
 }
 
+/// The loads a tool call asked for (the others are the request's).
+fn tool_loads(loads: &[LogLoad]) -> Vec<&LogLoad> {
+    loads.iter().filter(|l| l.tool.is_some()).collect()
+}
+
 #[test]
 fn a_stored_log_is_read_when_a_tool_call_needs_it_and_the_call_then_runs() {
     let (session, loads, events) = expand_turn(Reading::Works);
     assert_eq!(
-        loads,
-        [LogLoad {
+        tool_loads(&loads),
+        [&LogLoad {
             efforts: vec!["csv-import".to_string()],
-            tool: "expand_effort".to_string(),
+            index: None,
+            messages: Vec::new(),
+            tool: Some("expand_effort".to_string()),
         }]
     );
     assert_eq!(events.len(), 1);
@@ -221,9 +239,41 @@ fn a_stored_log_is_read_when_a_tool_call_needs_it_and_the_call_then_runs() {
 }
 
 #[test]
+fn before_the_first_request_the_recall_index_is_rebuilt_and_recalled_messages_read() {
+    let (session, loads, _) = expand_turn(Reading::Works);
+    // The session was opened from the store: its index is rebuilt first, in one step here
+    // (it has a few messages), then the messages its automatic recall shows are read back.
+    assert_eq!(loads[0].tool, None);
+    assert_eq!(
+        loads[0].index.map(|r| (r.from_seq, r.to_seq)),
+        Some((0, session.stored_message_count() as u64 - 2))
+    );
+    assert!(session.recall_index_complete());
+    let recalled = loads
+        .iter()
+        .find(|l| l.tool.is_none() && !l.messages.is_empty())
+        .expect("the question recalls the csv-import messages, which are in the store only");
+    assert!(recalled.index.is_none() && recalled.efforts.is_empty());
+}
+
+#[test]
+fn records_a_request_needs_are_asked_for_once_when_reading_them_fails() {
+    let (_, loads, events) = expand_turn(Reading::Fails);
+    // The index step failed: the request went out without it, and nothing was asked again
+    // for the request; the tool call's own read failed and became its error.
+    let for_request: Vec<_> = loads.iter().filter(|l| l.tool.is_none()).collect();
+    assert_eq!(for_request.len(), 1, "{loads:?}");
+    assert!(for_request.iter().all(|l| l.index.is_some()));
+    assert!(
+        events[0].starts_with("expand_effort ok=false"),
+        "{events:?}"
+    );
+}
+
+#[test]
 fn a_log_that_cannot_be_read_becomes_the_calls_error_and_the_turn_goes_on() {
     let (session, loads, events) = expand_turn(Reading::Fails);
-    assert_eq!(loads.len(), 1);
+    assert_eq!(tool_loads(&loads).len(), 1);
     assert_eq!(events.len(), 1);
     assert!(
         events[0].contains("could not read the stored log of 'csv-import': the disk is unreadable"),
@@ -242,7 +292,9 @@ fn a_log_that_cannot_be_read_becomes_the_calls_error_and_the_turn_goes_on() {
 #[test]
 fn a_host_that_claims_a_read_without_attaching_is_asked_once_and_the_call_fails() {
     let (_, loads, events) = expand_turn(Reading::ClaimsWithoutAttaching);
-    assert_eq!(loads.len(), 1, "asked once, not in a loop");
+    assert_eq!(tool_loads(&loads).len(), 1, "asked once, not in a loop");
+    let for_request = loads.iter().filter(|l| l.tool.is_none()).count();
+    assert_eq!(for_request, 1, "the request's records too: {loads:?}");
     assert!(events[0].contains("is stored but not loaded"), "{events:?}");
 }
 

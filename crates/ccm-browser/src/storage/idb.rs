@@ -744,6 +744,65 @@ impl IdbBackend {
         Ok((messages, unreadable))
     }
 
+    /// The stored message records with sequence numbers from `from` up to (not including)
+    /// `to`, of every log, and the records that could not be read.
+    pub(crate) async fn messages_between(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
+        let tx = self.transaction(IdbTransactionMode::Readonly)?;
+        let fail = |e: JsValue| idb_failure("stored messages could not be read", &e);
+        if to <= from {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let lower = Array::of2(&id.into(), &JsValue::from_f64(from as f64));
+        let upper = Array::of2(&id.into(), &JsValue::from_f64((to - 1) as f64));
+        let range = IdbKeyRange::bound(&lower, &upper).map_err(fail)?;
+        let values = request(
+            tx.object_store(MESSAGES)
+                .and_then(|s| s.get_all_with_key(&range)),
+        )
+        .await
+        .map_err(fail)?;
+        let mut unreadable = Vec::new();
+        let messages = stored_messages_of(Array::from(&values).iter(), &mut unreadable);
+        Ok((messages, unreadable))
+    }
+
+    /// The stored message records with these sequence numbers (every log), read in one
+    /// transaction; a missing or unreadable one is described instead.
+    pub(crate) async fn messages_by_seq(
+        &self,
+        id: &str,
+        seqs: &[u64],
+    ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
+        let tx = self.transaction(IdbTransactionMode::Readonly)?;
+        let fail = |e: JsValue| idb_failure("stored messages could not be read", &e);
+        let store = tx.object_store(MESSAGES).map_err(fail)?;
+        // Every request is made before the first is awaited, so they run together.
+        let reads: Vec<_> = seqs
+            .iter()
+            .map(|&seq| {
+                let key = Array::of2(&id.into(), &JsValue::from_f64(seq as f64));
+                (seq, request(store.get(&key)))
+            })
+            .collect();
+        let mut values = Vec::with_capacity(reads.len());
+        let mut unreadable = Vec::new();
+        for (seq, read) in reads {
+            let value = read.await.map_err(fail)?;
+            if value.is_undefined() {
+                unreadable.push(format!("message {seq} is missing from storage"));
+            } else {
+                values.push(value);
+            }
+        }
+        let messages = stored_messages_of(values.into_iter(), &mut unreadable);
+        Ok((messages, unreadable))
+    }
+
     /// Every record of a session, for an export.
     pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
@@ -884,6 +943,20 @@ fn stored_row(value: &JsValue) -> Option<Result<SessionRow, String>> {
             field(value, "row").as_string().as_deref(),
         )
     })
+}
+
+/// Decodes message values as stored (with their log), describing the unreadable ones.
+fn stored_messages_of(
+    values: impl Iterator<Item = JsValue>,
+    unreadable: &mut Vec<String>,
+) -> Vec<StoredMessage> {
+    decode_all::<StoredMessage>(
+        values.map(|v| {
+            let seq = field(&v, "seq").as_f64().unwrap_or(-1.0);
+            record_text(&v, "record", format!("message {seq}"))
+        }),
+        unreadable,
+    )
 }
 
 /// Decodes message values, describing the unreadable ones.

@@ -447,6 +447,24 @@ impl LocalBackend {
         Ok(seqs)
     }
 
+    /// The stored message records with these sequence numbers (every log), in the order
+    /// given; a missing or unreadable one is described in `unreadable` instead.
+    pub(crate) fn stored_messages(
+        &self,
+        id: &str,
+        seqs: &[u64],
+        unreadable: &mut Vec<String>,
+    ) -> Result<Vec<StoredMessage>, BrowserError> {
+        let mut texts = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            texts.push((
+                format!("message {seq}"),
+                self.get(&self.session_key(id, &format!("m/{seq}")))?,
+            ));
+        }
+        Ok(decode_all::<StoredMessage>(texts, unreadable))
+    }
+
     fn messages(
         &self,
         id: &str,

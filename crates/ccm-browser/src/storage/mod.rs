@@ -202,6 +202,42 @@ impl Backend {
         }
     }
 
+    /// The stored messages with sequence numbers `from..to` (every log), and the records that
+    /// could not be read: a step of the recall index's rebuild.
+    pub(crate) async fn messages_between(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
+        match self {
+            Backend::Idb(b) => b.messages_between(id, from, to).await,
+            Backend::Local(b) => {
+                let seqs: Vec<u64> = (from..to).collect();
+                let mut unreadable = Vec::new();
+                let messages = b.stored_messages(id, &seqs, &mut unreadable)?;
+                Ok((messages, unreadable))
+            }
+        }
+    }
+
+    /// The stored messages with these sequence numbers, and the records that could not be
+    /// read: the messages a recalled excerpt shows.
+    pub(crate) async fn messages_by_seq(
+        &self,
+        id: &str,
+        seqs: &[u64],
+    ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
+        match self {
+            Backend::Idb(b) => b.messages_by_seq(id, seqs).await,
+            Backend::Local(b) => {
+                let mut unreadable = Vec::new();
+                let messages = b.stored_messages(id, seqs, &mut unreadable)?;
+                Ok((messages, unreadable))
+            }
+        }
+    }
+
     pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
         match self {
             Backend::Idb(b) => b.read_all(id).await,

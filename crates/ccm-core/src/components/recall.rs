@@ -77,6 +77,47 @@ pub(crate) enum IndexState {
     Building { next: u64, until: u64 },
 }
 
+/// Token counts of excerpt headers. Every automatic recall prices its candidates with their
+/// headers, and headers repeat (one per log and day), so each is counted once. A cache: it
+/// never changes a result, only what a result costs to compute; behind a mutex so the session
+/// stays `Sync`, as the plan cache does.
+#[derive(Debug, Default)]
+pub(crate) struct HeaderCounts(std::sync::Mutex<std::collections::HashMap<String, u32>>);
+
+/// Headers kept at most; past it the cache starts again (a session with that many logs and
+/// days does not come back to most of them).
+const HEADER_COUNTS_KEPT: usize = 4_096;
+
+impl Clone for HeaderCounts {
+    fn clone(&self) -> HeaderCounts {
+        let counts = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        HeaderCounts(std::sync::Mutex::new(counts))
+    }
+}
+
+impl HeaderCounts {
+    /// The tokens of `header` by `counter` (the session's one counter).
+    pub(crate) fn count(&self, header: &str, counter: &dyn crate::tokens::TokenCounter) -> u32 {
+        let mut counts = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&tokens) = counts.get(header) {
+            return tokens;
+        }
+        if counts.len() >= HEADER_COUNTS_KEPT {
+            counts.clear();
+        }
+        let tokens = counter.count(header);
+        counts.insert(header.to_string(), tokens);
+        tokens
+    }
+}
+
 /// Recall's state in a session.
 #[derive(Debug, Clone)]
 pub(crate) struct Recall {
@@ -88,6 +129,8 @@ pub(crate) struct Recall {
     pub(crate) focused: Vec<Focused>,
     /// The automatic recall of the turn in progress.
     pub(crate) auto: Option<AutoRecall>,
+    /// Token counts of excerpt headers.
+    pub(crate) header_counts: HeaderCounts,
 }
 
 impl Default for Recall {
@@ -98,6 +141,7 @@ impl Default for Recall {
             loaded: BTreeMap::new(),
             focused: Vec::new(),
             auto: None,
+            header_counts: HeaderCounts::default(),
         }
     }
 }

@@ -53,18 +53,6 @@ pub fn select(
     let mut chosen: BTreeSet<u32> = BTreeSet::new();
     let mut used = 0u64;
     let mut left_out = Vec::new();
-    let cost = |chosen: &BTreeSet<u32>| -> u64 {
-        runs(index, chosen)
-            .iter()
-            .map(|run| {
-                header_tokens(run[0])
-                    + run
-                        .iter()
-                        .map(|&d| u64::from(index.doc(d).tokens) + per_document)
-                        .sum::<u64>()
-            })
-            .sum()
-    };
     for hit in hits {
         let doc = index.doc(hit.doc);
         let group: Vec<u32> = [doc.prev, hit.doc, doc.next]
@@ -74,11 +62,26 @@ pub fn select(
         if group.is_empty() {
             continue;
         }
-        let mut trial = chosen.clone();
-        trial.extend(group.iter().copied());
-        let total = cost(&trial);
+        // What the group adds: its documents, and a header for each excerpt it starts, less
+        // the header of an excerpt it now leads into (which joins it).
+        let mut added: Vec<u32> = Vec::with_capacity(group.len());
+        let is_chosen =
+            |d: u32, added: &[u32]| d != NO_DOC && (chosen.contains(&d) || added.contains(&d));
+        let mut total = used;
+        for &d in &group {
+            let this = index.doc(d);
+            total += u64::from(this.tokens) + per_document;
+            if !is_chosen(this.prev, &added) {
+                total += header_tokens(d);
+            }
+            if is_chosen(this.next, &added) {
+                // `next` started an excerpt of its own until now; its header was counted.
+                total -= header_tokens(this.next);
+            }
+            added.push(d);
+        }
         if total <= budget {
-            chosen = trial;
+            chosen.extend(added);
             used = total;
         } else if !chosen.contains(&hit.doc) && left_out.len() < max_left_out {
             left_out.push(*hit);

@@ -156,7 +156,10 @@ mod tests {
             let words = text[range.clone()].split_whitespace().count();
             assert!(words <= PASSAGE_WORDS * 5 / 4 + 1, "{words}");
         }
-        assert_eq!(passages("short note"), vec![std::ops::Range { start: 0, end: 10 }]);
+        assert_eq!(
+            passages("short note"),
+            vec![std::ops::Range { start: 0, end: 10 }]
+        );
         assert!(passages("  ").is_empty());
     }
 }

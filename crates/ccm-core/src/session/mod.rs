@@ -41,7 +41,7 @@ use std::sync::Arc;
 pub use crate::components::efforts::Expansion;
 pub use recall::{
     Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest, Recalled,
-    AUTO_MAX_SCAN, INDEX_CHUNK,
+    AUTO_MAX_MESSAGES_PER_WORD, INDEX_CHUNK,
 };
 pub use turn::TurnReport;
 pub(crate) use turn::{TurnDelta, TurnState};

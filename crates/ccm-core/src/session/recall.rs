@@ -19,11 +19,11 @@ use std::collections::BTreeSet;
 const SEARCH_HITS: usize = 200;
 /// Most hits the automatic recall considers.
 const AUTO_HITS: usize = 60;
-/// Postings read per word of the user's message by the automatic recall, the newest first.
-/// The automatic recall runs for every message, so its cost must not grow with the history:
-/// a word said in more messages than this is common enough that its newest uses are what
-/// matters.
-pub const AUTO_MAX_SCAN: usize = 4_096;
+/// Words of the user's message said in more stored messages than this are left out of the
+/// automatic recall's query. It runs for every message, so its cost must not grow with the
+/// history; a word that common cannot single out what the message is about, as
+/// [`crate::plan::AUTO_MAX_POSTINGS`] does for efforts.
+pub const AUTO_MAX_MESSAGES_PER_WORD: usize = 1_024;
 /// Excerpts that matched but did not fit, listed in the plan as excluded.
 const LEFT_OUT_LISTED: usize = 8;
 /// Tokens a message costs in a search result beyond its own: its role and the JSON around it.
@@ -410,10 +410,10 @@ impl Session {
 
     // ----- selection -----------------------------------------------------------------------
 
-    fn rank(&self, query: &Query, scope: Scope, max_scan: usize, limit: usize) -> Vec<Scored> {
+    fn rank(&self, query: &Query, scope: Scope, max_postings: usize, limit: usize) -> Vec<Scored> {
         self.recall
             .index
-            .search(query, max_scan, limit, |_, doc| match scope {
+            .search(query, max_postings, limit, |_, doc| match scope {
                 Scope::Everywhere => true,
                 Scope::Only(source) => doc.source == source,
             })
@@ -456,12 +456,25 @@ impl Session {
         skip: &dyn Fn(u32) -> bool,
     ) -> (Vec<ShownExcerpt>, evidence::Selection) {
         let index = &self.recall.index;
+        // The selection prices every trial with the headers of all its excerpts: each header is
+        // counted once.
+        let headers: std::cell::RefCell<std::collections::HashMap<u32, u64>> = Default::default();
+        let header_tokens = |d: u32| {
+            *headers.borrow_mut().entry(d).or_insert_with(|| {
+                let header = self.excerpt_header(index.doc(d));
+                u64::from(
+                    self.recall
+                        .header_counts
+                        .count(&header, self.counter.as_ref()),
+                )
+            })
+        };
         let selection = evidence::select(
             index,
             hits,
             budget,
             |d| !skip(d),
-            |d| u64::from(self.counter.count(&self.excerpt_header(index.doc(d)))),
+            header_tokens,
             per_message,
             LEFT_OUT_LISTED,
         );
@@ -471,7 +484,7 @@ impl Session {
             .map(|excerpt| {
                 let first = index.doc(excerpt.docs[0]);
                 let header = self.excerpt_header(first);
-                let header_tokens = u64::from(self.counter.count(&header));
+                let header_tokens = header_tokens(excerpt.docs[0]);
                 let keys: Vec<(u64, u32)> = excerpt
                     .docs
                     .iter()
@@ -848,7 +861,7 @@ impl Session {
     /// turn's messages) stays; one unreferenced for `decay_threshold` turns leaves the context.
     pub(super) fn decay_recalled(
         &mut self,
-        turn_terms: &BTreeSet<String>,
+        turn_texts: [&str; 2],
         referenced: &BTreeSet<usize>,
         touched: &BTreeSet<usize>,
         banners: &mut Vec<String>,
@@ -857,6 +870,10 @@ impl Session {
         if self.recall.focused.is_empty() {
             return;
         }
+        let turn_terms: BTreeSet<String> = turn_texts
+            .iter()
+            .flat_map(|text| analyzer::analyze(text))
+            .collect();
         self.backup_focused();
         let turn = self.turn;
         let threshold = u64::from(self.config.decay_threshold);
@@ -943,7 +960,12 @@ impl Session {
                 // message of one word): a single common word is not a topic.
                 let needed = query.terms.len().min(2) as u32;
                 let hits: Vec<Scored> = self
-                    .rank(&query, Scope::Everywhere, AUTO_MAX_SCAN, AUTO_HITS)
+                    .rank(
+                        &query,
+                        Scope::Everywhere,
+                        AUTO_MAX_MESSAGES_PER_WORD,
+                        AUTO_HITS,
+                    )
                     .into_iter()
                     .filter(|h| h.matched.count_ones() >= needed)
                     .collect();

@@ -416,12 +416,8 @@ impl Session {
         let mut events = state.events;
         let referenced = self.references_of_turn(&state.user_text, assistant_text);
         self.update_salience(&referenced, &state.touched, &mut banners, &mut events);
-        let turn_terms: BTreeSet<String> = crate::recall::analyzer::analyze(&state.user_text)
-            .into_iter()
-            .chain(crate::recall::analyzer::analyze(assistant_text))
-            .collect();
         self.decay_recalled(
-            &turn_terms,
+            [&state.user_text, assistant_text],
             &referenced.all,
             &state.touched,
             &mut banners,
