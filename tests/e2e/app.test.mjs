@@ -125,6 +125,9 @@ async function fullScenario(page, say, shots) {
   }
   assert.equal(await manifestState(page, 'auth-bug'), 'evicted');
   await page.getByTestId('manifest-search').fill('auth');
+  // The manifest's search is the model's ranking, run on the session (async: it reads what it
+  // shows from IndexedDB first).
+  await page.locator('[data-testid=search-evidence][data-query="auth"]').waitFor();
   assert.deepEqual(
     await page.getByTestId('manifest-row').evaluateAll((rows) => rows.map((r) => r.dataset.effort)),
     ['auth-bug'],

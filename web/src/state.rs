@@ -332,6 +332,10 @@ pub struct AppState {
     pub attachments: RwSignal<Vec<PendingAttachment>>,
     /// The turn whose message is being edited in the box (sending then redoes that turn).
     pub editing: RwSignal<Option<u64>>,
+    /// The manifest's search: the results for the last query (`None` while it is empty).
+    pub search: RwSignal<Option<crate::view_model::SearchView>>,
+    /// The last query typed into the manifest's search.
+    pub search_query: StoredValue<String>,
     next_notice: StoredValue<u64>,
 }
 
@@ -398,6 +402,8 @@ impl AppState {
             temperature: RwSignal::new(None),
             attachments: RwSignal::new(Vec::new()),
             editing: RwSignal::new(None),
+            search: RwSignal::new(None),
+            search_query: StoredValue::new(String::new()),
             next_notice: StoredValue::new(1),
         }
     }
@@ -596,8 +602,97 @@ impl AppState {
         self.open_log.set(None);
         self.conflict.set(false);
         self.editing.set(None);
+        self.search.set(None);
         crate::archive::read_after_adopt(*self);
         self.changed();
+        self.prepare_recall_in_background();
+    }
+
+    /// Completes the recall index of a session just opened from storage, in the background:
+    /// opening read only its working set, and search and the automatic recall should see
+    /// every stored message before the person asks. The first turn would do it otherwise.
+    fn prepare_recall_in_background(&self) {
+        let Some(session) = self.session.get_value() else {
+            return;
+        };
+        if session.with_core(|core| core.recall_index_complete()) {
+            return;
+        }
+        let state = *self;
+        leptos::task::spawn_local(async move {
+            // A turn begun meanwhile completes the index itself; both read the same steps.
+            if let Err(e) = session.prepare_recall().await {
+                state.notify(
+                    NoticeKind::Error,
+                    format!("Older messages could not be read for search: {e}"),
+                );
+            }
+        });
+    }
+
+    /// The manifest's search for `query`: the model's ranking of efforts and the stored
+    /// messages that best match, read from storage first where a concluded log is not loaded.
+    /// Changes nothing in the session.
+    pub async fn search_manifest(&self, query: String) {
+        if query.trim().is_empty() {
+            self.search.set(None);
+            return;
+        }
+        let Some(session) = self.session.get_value() else {
+            return;
+        };
+        let args = serde_json::json!({ "query": query }).to_string();
+        if !self.in_turn() {
+            if let Err(e) = session.load_logs_for("search_efforts", &args).await {
+                self.notify(NoticeKind::Error, format!("Could not search: {e}"));
+            }
+        }
+        // Only the answer to the latest query is shown: a slower earlier one must not win.
+        let latest = self.search_query.get_value();
+        if latest != query {
+            return;
+        }
+        let view = session.with_core(|core| crate::view_model::search(core, &query));
+        self.search.set(Some(view));
+    }
+
+    /// Brings the stored messages that best match `query` into the context, as the model's
+    /// `recall` tool does: they stay while the conversation refers to them.
+    pub async fn recall(&self, query: String) {
+        if self.in_turn() {
+            self.notify(
+                NoticeKind::Info,
+                "Wait for the reply (or stop it) before recalling messages.",
+            );
+            return;
+        }
+        let Some(session) = self.session.get_value() else {
+            return;
+        };
+        let args = serde_json::json!({ "query": query }).to_string();
+        if let Err(e) = session.load_logs_for("recall", &args).await {
+            self.notify(NoticeKind::Error, format!("Could not recall: {e}"));
+            return;
+        }
+        let (outcome, turn) =
+            session.with_core(|core| (core.execute_tool("recall", &args), core.turn()));
+        if outcome.ok {
+            if let Some(banner) = outcome.banner {
+                self.banners
+                    .update(|b| b.entry(turn).or_default().after.push(banner));
+            }
+        } else {
+            let message = outcome
+                .result
+                .get("error")
+                .and_then(|e| e.as_str())
+                .unwrap_or("nothing was recalled")
+                .to_string();
+            self.notify(NoticeKind::Info, message);
+        }
+        self.changed();
+        self.search_manifest(query).await;
+        self.save().await;
     }
 
     /// Opens browser storage and the last session (or a new one). Without storage the app

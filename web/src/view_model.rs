@@ -10,7 +10,7 @@ use ccm_core::metrics::{EffortEvent, EventKind};
 use ccm_core::model::Role;
 use ccm_core::pins::{LeaseScope, PinKind};
 use ccm_core::plan::{ContextPlan, InclusionReason, Section, TtlState};
-use ccm_core::session::EffortState;
+use ccm_core::session::{EffortState, EvidenceLog};
 use ccm_core::{Effort, EffortStatus, Session, TurnMetrics};
 use std::collections::BTreeMap;
 
@@ -209,22 +209,87 @@ pub fn tiers_with_plan(session: &Session, plan: &ContextPlan) -> TierSnapshot {
     }
 }
 
-/// The manifest rows matching a filter (case-insensitive, on id, name and summary). This is
-/// a view filter only: unlike the `search_efforts` tool it brings nothing back into memory.
-pub fn filter_manifest<'a>(rows: &'a [EffortRow], query: &str) -> Vec<&'a EffortRow> {
-    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
-    rows.iter()
-        .filter(|row| {
-            let haystack = format!(
-                "{} {} {}",
-                row.id,
-                row.name,
-                row.summary.as_deref().unwrap_or_default()
-            )
-            .to_lowercase();
-            words.iter().all(|w| haystack.contains(w.as_str()))
-        })
-        .collect()
+/// The manifest's search: the efforts the model's `search_efforts` would find, in its order,
+/// and the stored messages that best match (verbatim, with their date), as the app shows them.
+/// A view only: unlike the tool, it brings nothing back into memory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchView {
+    /// The query it answers.
+    pub query: String,
+    /// Ids of the matching efforts, best first.
+    pub efforts: Vec<String>,
+    /// The matching messages, grouped by where they are stored, best group first.
+    pub groups: Vec<EvidenceView>,
+    /// Matching messages not shown (over the evidence budget, or already in the context).
+    pub more: u64,
+    /// Whether older messages are still being indexed (a session just opened from storage).
+    pub incomplete: bool,
+    /// Why nothing could be searched (a query without a searchable word), if so.
+    pub problem: Option<String>,
+}
+
+/// The evidence of one log in the manifest's search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvidenceView {
+    /// `effort auth-bug`, `earlier chat`, `attachment notes.md`.
+    pub label: String,
+    /// The excerpts, in the order they were said.
+    pub excerpts: Vec<ExcerptView>,
+}
+
+/// One excerpt: neighbouring messages shown together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExcerptView {
+    /// Its id in a context plan (`recall:<seq>`).
+    pub id: String,
+    /// The day it was said, if known.
+    pub date: Option<String>,
+    /// Its messages: who wrote each, and the text.
+    pub messages: Vec<(Role, String)>,
+}
+
+/// The manifest's search for `query` over `session` (see [`SearchView`]).
+pub fn search(session: &Session, query: &str) -> SearchView {
+    let query = query.trim();
+    match session.find_efforts(query) {
+        Ok(found) => SearchView {
+            query: query.to_string(),
+            efforts: found.results.iter().map(|hit| hit.id.clone()).collect(),
+            groups: found
+                .evidence
+                .groups
+                .iter()
+                .map(|group| EvidenceView {
+                    label: match &group.log {
+                        EvidenceLog::Effort { id, .. } => format!("effort {id}"),
+                        EvidenceLog::Ambient => "earlier chat".to_string(),
+                        EvidenceLog::Attachment { name, .. } => format!("attachment {name}"),
+                    },
+                    excerpts: group
+                        .excerpts
+                        .iter()
+                        .map(|excerpt| ExcerptView {
+                            id: excerpt.id.clone(),
+                            date: excerpt.date.clone(),
+                            messages: excerpt
+                                .messages
+                                .iter()
+                                .map(|m| (m.role, m.text.clone()))
+                                .collect(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            more: found.evidence.more,
+            incomplete: found.evidence.incomplete,
+            problem: None,
+        },
+        Err(error) => SearchView {
+            query: query.to_string(),
+            problem: Some(error.to_string()),
+            ..SearchView::default()
+        },
+    }
 }
 
 /// One stored message in the chat transcript.
@@ -1118,10 +1183,23 @@ mod tests {
         assert_eq!(auth.state, EffortState::Evicted);
         assert_eq!(t.evicted_count, 1);
         assert_eq!(actions_for(auth.state)[0], EffortAction::Expand);
-        assert_eq!(filter_manifest(&t.manifest, "TTL refresh").len(), 1);
-        assert_eq!(filter_manifest(&t.manifest, "billing").len(), 1);
-        assert_eq!(filter_manifest(&t.manifest, "").len(), 2);
-        assert!(filter_manifest(&t.manifest, "nothing-like-this").is_empty());
+        // The manifest's search is the model's: the evicted effort is found by its summary,
+        // and what was said in it is shown verbatim.
+        let found = search(&s, "TTL refresh");
+        assert_eq!(found.efforts, ["auth-bug"]);
+        assert_eq!(found.groups[0].label, "effort auth-bug");
+        assert!(found.groups[0].excerpts[0]
+            .messages
+            .contains(&(Role::User, "Fixed: the TTL was wrong.".to_string())));
+        assert_eq!(found.problem, None);
+        // Chat that left the window is found too.
+        let chat = search(&s, "chatter number 3");
+        assert_eq!(chat.groups[0].label, "earlier chat");
+        assert!(chat.groups[0].excerpts.iter().any(|e| e
+            .messages
+            .contains(&(Role::User, "unrelated chatter number 3".to_string()))));
+        assert!(search(&s, "nothing-like-this").efforts.is_empty());
+        assert!(search(&s, "the and of").problem.is_some());
     }
 
     #[test]

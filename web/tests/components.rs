@@ -77,12 +77,22 @@ async fn tier_view_shows_every_tier_and_reports_actions() {
     let snapshot = view_model::tiers(&core);
     let pressed: Arc<Mutex<Vec<(EffortAction, String)>>> = Arc::default();
     let log = pressed.clone();
+    let recalled: Arc<Mutex<Vec<String>>> = Arc::default();
+    let recall_log = recalled.clone();
     let root = container();
     let _handle = leptos::mount::mount_to(root.clone(), move || {
+        // The app runs the search on the session (after reading what it needs from storage);
+        // here it runs on a core session at once, one where auth-bug is not expanded (the
+        // search leaves out what the context shows).
+        let search = RwSignal::new(None);
+        let searched = session();
         view! {
             <TierView
                 tiers=Signal::stored(snapshot.clone())
                 on_action=Callback::new(move |a| log.lock().unwrap().push(a))
+                search=search
+                on_search=Callback::new(move |q: String| search.set(Some(view_model::search(&searched, &q))))
+                on_recall=Callback::new(move |q| recall_log.lock().unwrap().push(q))
             />
         }
     });
@@ -129,10 +139,11 @@ async fn tier_view_shows_every_tier_and_reports_actions() {
         ]
     );
 
-    // The manifest filter narrows the list without touching the session.
+    // The manifest's search is the model's ranking: the concluded effort the query is about,
+    // and its messages verbatim (the open efforts are in the context already).
     let search: web_sys::HtmlInputElement =
         one(&root, "[data-testid=manifest-search]").unchecked_into();
-    search.set_value("billing");
+    search.set_value("TTL refresh");
     search
         .dispatch_event(&web_sys::Event::new("input").unwrap())
         .unwrap();
@@ -141,8 +152,27 @@ async fn tier_view_shows_every_tier_and_reports_actions() {
     assert_eq!(rows.len(), 1);
     assert_eq!(
         rows[0].get_attribute("data-effort").as_deref(),
-        Some("billing-export")
+        Some("auth-bug")
     );
+    let evidence = one(&root, "[data-testid=search-evidence]");
+    assert_eq!(
+        evidence.get_attribute("data-query").as_deref(),
+        Some("TTL refresh")
+    );
+    assert!(
+        text(&evidence).contains("user: Fixed: the TTL was wrong."),
+        "{}",
+        text(&evidence)
+    );
+    one(&root, "[data-testid=recall-button]").click();
+    assert_eq!(*recalled.lock().unwrap(), ["TTL refresh"]);
+    // A query without a searchable word says so.
+    search.set_value("the and");
+    search
+        .dispatch_event(&web_sys::Event::new("input").unwrap())
+        .unwrap();
+    leptos::task::tick().await;
+    assert!(text(&one(&root, "[data-testid=tier-manifest]")).contains("no searchable word"));
 }
 
 #[wasm_bindgen_test]
@@ -150,7 +180,15 @@ async fn tier_view_shows_summaries_with_their_eviction_countdown() {
     let snapshot = view_model::tiers(&session());
     let root = container();
     let _handle = leptos::mount::mount_to(root.clone(), move || {
-        view! { <TierView tiers=Signal::stored(snapshot.clone()) on_action=Callback::new(|_| {}) /> }
+        view! {
+            <TierView
+                tiers=Signal::stored(snapshot.clone())
+                on_action=Callback::new(|_| {})
+                search=Signal::stored(None)
+                on_search=Callback::new(|_| {})
+                on_recall=Callback::new(|_| {})
+            />
+        }
     });
     leptos::task::tick().await;
     let summary = one(&root, "[data-testid=summary-effort]");

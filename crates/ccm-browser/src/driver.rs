@@ -4,7 +4,7 @@
 //! timers, stored logs read from the session's store when a tool call needs them
 //! (`Step::Load`), and an `AbortSignal` to cancel.
 
-use crate::session::{load_effort_logs, BrowserSession, SessionCell};
+use crate::session::{load_records, BrowserSession, SessionCell};
 use crate::transport::{send_with_limits, sleep, Limits};
 use ccm_core::Session as CoreSession;
 use ccm_engine::driver::{OfflineHost, TurnHost};
@@ -60,7 +60,7 @@ impl TurnHost for BrowserHost {
     }
 
     async fn load_logs(&mut self, load: &LogLoad) -> Result<(), String> {
-        load_effort_logs(&self.cell, &load.efforts)
+        load_records(&self.cell, &load.efforts, load.index, &load.messages)
             .await
             .map_err(|failure| failure.to_string())
     }

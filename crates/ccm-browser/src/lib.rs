@@ -32,7 +32,10 @@ pub mod transport;
 
 pub use driver::Model;
 pub use error::{js_message, BrowserError, BrowserResult};
-pub use session::{load_effort_logs, load_logs_for_tool, BrowserSession, SessionCell, StoreLink};
+pub use session::{
+    load_effort_logs, load_logs_for_tool, load_records, prepare_recall, BrowserSession,
+    SessionCell, StoreLink,
+};
 pub use store::{
     document_config, BackendChoice, BrowserStore, CcmImport, PreparedSave, SaveReport, SessionInfo,
 };

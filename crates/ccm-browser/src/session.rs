@@ -91,14 +91,24 @@ impl BrowserSession {
         self.cell.borrow().load_problems.clone()
     }
 
-    /// Reads the raw logs a tool call needs (the log of the effort `expand_effort` or
-    /// `reopen_effort` names) into a session opened from storage, so that the call can run.
+    /// Reads the stored records a tool call needs (the log of the effort `expand_effort` or
+    /// `reopen_effort` names, the messages a `search_efforts` or `recall` shows, and the rest
+    /// of the recall index) into a session opened from storage, so that the call can run.
     /// Does nothing when they are loaded or the session is not stored.
     ///
     /// # Errors
     /// A storage failure, or a stored log that does not match its effort record.
     pub async fn load_logs_for(&self, name: &str, args_json: &str) -> Result<(), BrowserError> {
         load_logs_for_tool(&self.cell, name, args_json).await
+    }
+
+    /// Completes the recall index of a session opened from storage and reads the messages the
+    /// automatic recall shows (see [`prepare_recall`]).
+    ///
+    /// # Errors
+    /// A storage failure, or stored records that do not match the session.
+    pub async fn prepare_recall(&self) -> Result<(), BrowserError> {
+        prepare_recall(&self.cell).await
     }
 }
 
@@ -112,8 +122,77 @@ pub async fn load_logs_for_tool(
     name: &str,
     args_json: &str,
 ) -> Result<(), BrowserError> {
-    let needed = cell.borrow().core.logs_needed_for_tool(name, args_json);
-    load_effort_logs(cell, &needed).await
+    prepare_recall(cell).await?;
+    let (efforts, messages) = {
+        let cell = cell.borrow();
+        (
+            cell.core.logs_needed_for_tool(name, args_json),
+            cell.core.messages_needed_for_tool(name, args_json),
+        )
+    };
+    load_records(cell, &efforts, None, &messages).await
+}
+
+/// Reads everything a load of the turn driver names (`Step::Load`) from the session's store
+/// and hands it to the session: raw logs, a step of the recall index's rebuild, and the
+/// messages recalled excerpts show. A session that is not linked to a store has all of them in
+/// memory.
+///
+/// # Errors
+/// A storage failure, or stored records that do not match the session.
+pub async fn load_records(
+    cell: &Rc<RefCell<SessionCell>>,
+    efforts: &[String],
+    index: Option<ccm_core::session::IndexRequest>,
+    messages: &[u64],
+) -> Result<(), BrowserError> {
+    load_effort_logs(cell, efforts).await?;
+    let Some((backend, id)) = cell
+        .borrow()
+        .link
+        .as_ref()
+        .map(|link| (link.backend.clone(), link.id.clone()))
+    else {
+        return Ok(());
+    };
+    if let Some(request) = index {
+        let (stored, unreadable) = backend
+            .messages_between(&id, request.from_seq, request.to_seq)
+            .await?;
+        let mut cell = cell.borrow_mut();
+        cell.load_problems.extend(unreadable);
+        let problems = cell.core.index_stored_messages(request, stored)?;
+        cell.load_problems.extend(problems);
+    }
+    if !messages.is_empty() {
+        let (stored, unreadable) = backend.messages_by_seq(&id, messages).await?;
+        let mut cell = cell.borrow_mut();
+        cell.load_problems.extend(unreadable);
+        cell.core.attach_recalled_messages(stored)?;
+    }
+    Ok(())
+}
+
+/// Completes the recall index of a session opened from a store, step by step (each step reads
+/// at most `ccm_core::session::INDEX_CHUNK` messages), and reads the messages the automatic
+/// recall of a turn in progress shows. Opening a session reads only its working set; a host
+/// calls this afterwards (the app does it in the background, the turn driver before a
+/// request) so that search and the automatic recall see every stored message.
+///
+/// # Errors
+/// A storage failure, or stored records that do not match the session.
+pub async fn prepare_recall(cell: &Rc<RefCell<SessionCell>>) -> Result<(), BrowserError> {
+    loop {
+        // The borrow ends with this statement: a `while let` would hold it through the body,
+        // where the records are handed to the session.
+        let request = cell.borrow().core.recall_index_request();
+        let Some(request) = request else {
+            break;
+        };
+        load_records(cell, &[], Some(request), &[]).await?;
+    }
+    let needed = cell.borrow().core.messages_needed_for_plan();
+    load_records(cell, &[], None, &needed).await
 }
 
 /// Reads the raw logs of `efforts` from the session's store and attaches them (the turn

@@ -366,8 +366,12 @@ impl Session {
         to_js(&self.read(|s| s.effort_status())?).map_err(fail)
     }
 
-    /// Searches every concluded effort, evicted ones included. Each hit counts as a reference
-    /// and returns to working memory.
+    /// Searches everything stored: every concluded effort (evicted ones included), and the
+    /// stored messages that best match (`evidence`: verbatim, with their date, within the
+    /// session's `evidenceTokenBudget`). Each effort hit the query is about counts as a
+    /// reference and returns to working memory. For a session opened from storage,
+    /// `await loadLogsForTool("search_efforts", JSON.stringify({ query }))` first, so the
+    /// evidence can show messages of concluded efforts.
     #[wasm_bindgen(js_name = searchEfforts)]
     pub fn search_efforts(
         &self,
@@ -376,6 +380,71 @@ impl Session {
         let query = self.text("searchEfforts", "query", &query, Size::Message)?;
         let results = self.change(|s| s.search_efforts(&query))?;
         to_js(&results).map_err(fail)
+    }
+
+    /// The ranking of `searchEfforts` without its effects: nothing counts as referenced and
+    /// nothing returns to working memory. For views that let a person look through the past.
+    #[wasm_bindgen(js_name = findEfforts)]
+    pub fn find_efforts(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> JsResult<JsSearchResults> {
+        let query = self.text("findEfforts", "query", &query, Size::Message)?;
+        let results = self
+            .read(|s| s.find_efforts(&query))?
+            .map_err(|e| fail(Failure::from(e)))?;
+        to_js(&results).map_err(fail)
+    }
+
+    /// The stored messages that best match `query` (every effort log, the general chat and
+    /// attachments) and are not in the context yet, each with its neighbours, grouped by log,
+    /// within the session's `evidenceTokenBudget`. Changes nothing.
+    #[wasm_bindgen(js_name = findMessages)]
+    pub fn find_messages(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+    ) -> JsResult<JsEvidence> {
+        let query = self.text("findMessages", "query", &query, Size::Message)?;
+        let evidence = self
+            .read(|s| s.find_messages(&query))?
+            .map_err(|e| fail(Failure::from(e)))?;
+        to_js(&evidence).map_err(fail)
+    }
+
+    /// Brings the stored messages that best match `query` into the context: each with the
+    /// message before and after it, not whole logs. They stay while the conversation refers
+    /// to them and leave by themselves after `decayThreshold` turns without a mention.
+    /// `effort` limits it to one effort's log (or `"ambient"`). For a session opened from
+    /// storage, `await loadLogsForTool("recall", JSON.stringify({ query }))` first.
+    pub fn recall(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "string")] effort: JsValue,
+    ) -> JsResult<JsRecalled> {
+        let query = self.text("recall", "query", &query, Size::Message)?;
+        let effort = self.optional_text("recall", "effort", &effort, Size::Name)?;
+        let recalled = self.change(|s| s.recall(&query, effort.as_deref()))?;
+        to_js(&recalled).map_err(fail)
+    }
+
+    /// Whether search and the automatic recall see every stored message. A session opened
+    /// from storage reads its working set only; its recall index is completed by
+    /// `prepareRecall()` (and by `runTurn` before its first request).
+    #[wasm_bindgen(getter, js_name = recallReady)]
+    pub fn recall_ready(&self) -> JsResult<bool> {
+        self.read(|s| s.recall_index_complete())
+    }
+
+    /// For a session opened from storage: completes its recall index, reading the stored
+    /// messages in steps (a few thousand per step), and reads the messages the automatic
+    /// recall of a turn in progress shows. Does nothing for a session made in memory.
+    #[wasm_bindgen(js_name = prepareRecall, unchecked_return_type = "Promise<void>")]
+    pub fn prepare_recall(&self) -> Promise {
+        let session = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            session.prepare_recall().await.map_err(fail)?;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Begins a turn with the person's text (time stamped with `Date.now()`); returns the
@@ -493,8 +562,9 @@ impl Session {
         Ok(cell.load_problems.clone())
     }
 
-    /// For a session opened from storage: reads the raw logs a tool call needs (the log of
-    /// the effort `expand_effort` or `reopen_effort` names) so that the call can run. Does
+    /// For a session opened from storage: reads the stored records a tool call needs (the log
+    /// of the effort `expand_effort` or `reopen_effort` names, the messages `search_efforts`
+    /// or `recall` shows, and the rest of the recall index) so that the call can run. Does
     /// nothing when they are loaded or the session is not stored.
     #[wasm_bindgen(js_name = loadLogsForTool, unchecked_return_type = "Promise<void>")]
     pub fn load_logs_for_tool(

@@ -74,8 +74,76 @@ export interface SearchHit {
     about: boolean;
     raw_tokens: number;
 }
-/** Result of `searchEfforts`. */
-export interface SearchResults { query: string; results: SearchHit[]; }
+/** One stored message of the evidence a search or a recall shows. */
+export interface EvidenceMessage {
+    seq: number;
+    /** `user` for a passage of an attachment. */
+    role: "user" | "assistant";
+    turn: number;
+    /** When it was stored (ms since the Unix epoch; 0 when the host passed no time). */
+    at_ms: number;
+    /** The text exactly as stored. */
+    text: string;
+}
+/** Neighbouring messages of one log shown together: a matching message with the one before
+ * and after it. */
+export interface EvidenceExcerpt {
+    /** Its item id in a context plan: `recall:<seq>`. */
+    id: string;
+    turn: number;
+    /** The day its first message was stored, e.g. `8 May 2023` (UTC); absent when unknown. */
+    date?: string;
+    score: number;
+    matched: string[];
+    messages: EvidenceMessage[];
+    /** Tokens it takes, its header line included. */
+    tokens: number;
+}
+/** Where a group of evidence is stored. */
+export type EvidenceLog =
+    | { kind: "effort"; id: string; name: string; state: EffortState }
+    | { kind: "ambient" }
+    | { kind: "attachment"; id: string; name: string };
+/** The excerpts of one log, in the order they were said. */
+export interface EvidenceGroup { log: EvidenceLog; excerpts: EvidenceExcerpt[]; }
+/** The stored messages that best match a query and are not in the context yet, within the
+ * session's `evidenceTokenBudget`: `findMessages`, and `SearchResults.evidence`. */
+export interface Evidence {
+    groups: EvidenceGroup[];
+    tokens: number;
+    /** Matching messages not shown: over the budget, or already in the context. */
+    more: number;
+    /** Present (true) while the index of a session opened from storage is being rebuilt:
+     * older messages may be missing (`await session.prepareRecall()` completes it). */
+    incomplete?: boolean;
+}
+/** Result of `searchEfforts` and `findEfforts`. */
+export interface SearchResults { query: string; results: SearchHit[]; evidence: Evidence; }
+/** What a `search_efforts` tool call gives the model: the efforts (a summary only for those the
+ * query is about) and the matching messages, one line each, compact. */
+export interface SearchResultsForModel {
+    query: string;
+    results: (Omit<SearchHit, "summary"> & { summary?: string })[];
+    messages: ({ effort: string; state: EffortState } | { log: "ambient" } | { attachment: string; name: string }) & {
+        excerpts: { date?: string; lines: string[] }[];
+    }[];
+    more_matching_messages?: number;
+    note?: string;
+}
+/** Result of `recall`: the excerpts now in the context. */
+export interface Recalled {
+    query: string;
+    excerpts: EvidenceGroup[];
+    tokens_loaded: number;
+    turns_until_auto_collapse: number;
+}
+/** What a `recall` tool call gives the model (the excerpts themselves are in the context). */
+export interface RecalledForModel {
+    query: string;
+    recalled: (({ effort: string; state: EffortState } | { log: "ambient" } | { attachment: string; name: string }) & { turn: number; date?: string; messages: number })[];
+    tokens_loaded: number;
+    turns_until_auto_collapse: number;
+}
 
 /** The report each effort tool gives the model when it succeeds. */
 export interface ToolResults {
@@ -86,7 +154,8 @@ export interface ToolResults {
     expand_effort: Expanded;
     collapse_effort: Collapsed;
     effort_status: StatusReport;
-    search_efforts: SearchResults;
+    search_efforts: SearchResultsForModel;
+    recall: RecalledForModel;
     pin_context: Pin;
     unpin_context: Pin;
 }
@@ -111,7 +180,7 @@ export type ToolOutcome =
 /** A tool definition in OpenAI-style function form. */
 export interface ToolDefinition { name: ToolName; description: string; parameters: Record<string, unknown>; }
 
-export type EventKind = "opened" | "concluded" | "reopened" | "expanded" | "collapsed" | "auto_collapsed" | "switched" | "evicted" | "evicted_over_budget";
+export type EventKind = "opened" | "concluded" | "reopened" | "expanded" | "collapsed" | "auto_collapsed" | "switched" | "evicted" | "evicted_over_budget" | "recalled" | "recall_decayed";
 export interface EffortEvent { kind: EventKind; effort: string; tokens: number; }
 /** One point of the token curve, recorded at the end of every turn. */
 export interface TurnMetrics {
@@ -138,7 +207,7 @@ export interface TurnReport {
     metrics: TurnMetrics;
 }
 
-export type Section = "system" | "summary" | "ambient" | "expanded" | "open" | "raw_log" | "pending" | "attachment" | "rolling";
+export type Section = "system" | "summary" | "ambient" | "expanded" | "open" | "raw_log" | "pending" | "attachment" | "rolling" | "recalled";
 export type PinKind = "sticky" | "leased" | "ephemeral";
 export type InclusionReason =
     | { code: "system_prompt" }
@@ -152,12 +221,14 @@ export type InclusionReason =
     | { code: "auto_retrieved"; score: number; matched: string[] }
     | { code: "auto_expanded"; score: number }
     | { code: "attachment"; mode: "full" | "compressed" }
-    | { code: "rolling_summary"; covers: string };
+    | { code: "rolling_summary"; covers: string }
+    | { code: "recalled"; query: string; turns_since_reference: number; turns_until_auto_collapse: number }
+    | { code: "auto_recalled"; score: number; matched: string[] };
 export type ExclusionReason =
     | "expanded" | "summarized" | "decayed" | "evicted_unreferenced" | "evicted_over_budget"
     | "outside_ambient_window" | "over_ambient_budget"
     | "over_budget" | "ttl_expired" | "mode_off" | "superseded" | "not_loaded"
-    | "compacted_level_2" | "compacted_level_3" | "dependency_excluded";
+    | "compacted_level_2" | "compacted_level_3" | "dependency_excluded" | "over_recall_budget";
 /** How long an included item stays without a new reference. */
 export type TtlState =
     | { kind: "decay"; turns: number }
@@ -195,6 +266,8 @@ export interface PlanTotals {
     auto_tokens: number;
     attachment_tokens: number;
     rolling_tokens: number;
+    /** Recalled excerpts: the `recall` tool's and the automatic recall's. */
+    recall_tokens: number;
     naive_tokens: number;
     excluded_tokens: number;
 }
@@ -437,6 +510,12 @@ extern "C" {
     /// `StatusReport`.
     #[wasm_bindgen(typescript_type = "StatusReport")]
     pub type JsStatusReport;
+    /// `Evidence`.
+    #[wasm_bindgen(typescript_type = "Evidence")]
+    pub type JsEvidence;
+    /// `Recalled`.
+    #[wasm_bindgen(typescript_type = "Recalled")]
+    pub type JsRecalled;
     /// `SearchResults`.
     #[wasm_bindgen(typescript_type = "SearchResults")]
     pub type JsSearchResults;

@@ -219,6 +219,58 @@ async fn concluded_logs_are_read_only_when_a_tool_needs_them() {
     assert_eq!(plan(&loaded), plan(&session));
 }
 
+/// A stored session opens with its working set only; its recall index is rebuilt from the
+/// stored records afterwards and ranks exactly like the live session's, and the messages a
+/// search shows are read back from storage.
+async fn the_recall_index_is_rebuilt_from_the_records(backend: &str) {
+    let store = fresh_store(backend, &format!("ccm-test-recall-{backend}")).await;
+    let session = core_session();
+    for n in 1..=60 {
+        turn(&session, n);
+    }
+    store.save_session(&session).await.unwrap();
+    let loaded = store.load_session(&store_id(&session), None).await.unwrap();
+    assert!(
+        !loaded.recall_ready().unwrap(),
+        "opening reads the working set only"
+    );
+    JsFuture::from(loaded.prepare_recall()).await.unwrap();
+    assert!(loaded.recall_ready().unwrap());
+    for query in [
+        "ambient chat number 7",
+        "the bluebird project",
+        "cinnamon work finished",
+        "reply 23",
+    ] {
+        let args = serde_json::json!({ "query": query }).to_string();
+        loaded.load_logs_for("search_efforts", &args).await.unwrap();
+        let evidence = |s: &Session| {
+            s.with_core(|core| serde_json::to_string(&core.find_messages(query).unwrap()).unwrap())
+        };
+        assert_eq!(evidence(&loaded), evidence(&session), "{query}");
+    }
+    // A message far outside the window, read back from storage, verbatim.
+    let found = loaded.with_core(|s| s.find_messages("ambient chat number 7").unwrap());
+    assert!(
+        found.groups[0].excerpts[0]
+            .messages
+            .iter()
+            .any(|m| m.text == "ambient chat number 7 about lunch"),
+        "{found:?}"
+    );
+    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_recall_index_is_rebuilt_from_the_records() {
+    the_recall_index_is_rebuilt_from_the_records("indexeddb").await;
+}
+
+#[wasm_bindgen_test]
+async fn localstorage_recall_index_is_rebuilt_from_the_records() {
+    the_recall_index_is_rebuilt_from_the_records("localstorage").await;
+}
+
 #[wasm_bindgen_test]
 async fn rename_delete_export_and_import() {
     let store = fresh_store("indexeddb", "ccm-test-manage").await;

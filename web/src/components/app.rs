@@ -280,6 +280,12 @@ pub fn App() -> impl IntoView {
         spawn_local(async move { state.set_pin(target, pinned).await })
     });
     let on_cycle_mode = Callback::new(move |()| state.cycle_mode());
+    let on_search = Callback::new(move |query: String| {
+        state.search_query.set_value(query.clone());
+        spawn_local(async move { state.search_manifest(query).await })
+    });
+    let on_recall =
+        Callback::new(move |query: String| spawn_local(async move { state.recall(query).await }));
     let session_name = Memo::new(move |_| {
         let id = state.session_id.get();
         state.sessions.with(|list| {
@@ -380,7 +386,10 @@ pub fn App() -> impl IntoView {
                 </section>
                 <aside class="side" id="side-panel" tabindex="-1" aria-label="Context management">
                     {move || match state.panel.get() {
-                        Panel::Memory | Panel::Chat => view! { <TierView tiers=tiers on_action=on_action /> }.into_any(),
+                        Panel::Memory | Panel::Chat => view! {
+                            <TierView tiers=tiers on_action=on_action search=state.search on_search=on_search on_recall=on_recall />
+                        }
+                        .into_any(),
                         Panel::Context => view! {
                             <Inspector snapshot=inspector breakdown_open=state.breakdown_open on_pin=on_pin on_cycle_mode=on_cycle_mode />
                         }

@@ -1,21 +1,23 @@
 //! The three memory tiers: working memory (open efforts, expanded efforts with their
 //! countdown to auto-collapse, summaries with their countdown to eviction), the manifest of
-//! every effort (searchable, evicted ones included), and the raw logs.
+//! every effort (searched the way the model searches, evicted efforts and every stored message
+//! included), and the raw logs.
 
 use crate::chart::format_tokens;
 use crate::view_model::{
-    actions_for, filter_manifest, state_label, EffortAction, EffortRow, TierSnapshot,
+    actions_for, state_label, EffortAction, EffortRow, EvidenceView, SearchView, TierSnapshot,
 };
 use leptos::prelude::*;
 
 /// One tier's rows, or a line saying the tier is empty.
 fn rows_or<'a>(
     rows: impl IntoIterator<Item = &'a EffortRow>,
-    empty: &'static str,
+    empty: impl Into<String>,
     row: impl FnMut(&'a EffortRow) -> AnyView,
 ) -> AnyView {
     let mut rows = rows.into_iter().peekable();
     if rows.peek().is_none() {
+        let empty: String = empty.into();
         return view! { <li class="empty">{empty}</li> }.into_any();
     }
     rows.map(row).collect_view().into_any()
@@ -29,6 +31,41 @@ fn name_and_id(row: &EffortRow) -> impl IntoView {
     }
 }
 
+/// The matching messages of a search: per log, its excerpts with their date, verbatim.
+fn evidence_list(groups: &[EvidenceView]) -> AnyView {
+    groups
+        .iter()
+        .map(|group| {
+            view! {
+                <li class="row evidence" data-testid="evidence-group">
+                    <div class="row-main"><span class="name">{group.label.clone()}</span></div>
+                    {group
+                        .excerpts
+                        .iter()
+                        .map(|excerpt| {
+                            view! {
+                                <blockquote class="excerpt" data-testid="evidence-excerpt" data-excerpt=excerpt.id.clone()>
+                                    {excerpt.date.clone().map(|d| view! { <p class="date">{d}</p> })}
+                                    {excerpt
+                                        .messages
+                                        .iter()
+                                        .map(|(role, text)| {
+                                            view! {
+                                                <p class="line"><span class="role">{format!("{}: ", role.as_str())}</span>{text.clone()}</p>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </blockquote>
+                            }
+                        })
+                        .collect_view()}
+                </li>
+            }
+        })
+        .collect_view()
+        .into_any()
+}
+
 /// The tier view.
 #[component]
 pub fn TierView(
@@ -37,6 +74,14 @@ pub fn TierView(
     tiers: Signal<TierSnapshot>,
     /// Called with an action and the effort's id when a button is pressed.
     on_action: Callback<(EffortAction, String)>,
+    /// The results of the manifest's search for the last query (`None` while it is empty).
+    #[prop(into)]
+    search: Signal<Option<SearchView>>,
+    /// Called with the query whenever the search box changes.
+    on_search: Callback<String>,
+    /// Called with the query when the person asks to bring its matching messages into the
+    /// context.
+    on_recall: Callback<String>,
 ) -> impl IntoView {
     let query = RwSignal::new(String::new());
     let buttons = move |row: &EffortRow| {
@@ -158,21 +203,37 @@ pub fn TierView(
                     <span class="tokens">{move || tiers.with(|t| format!("{} efforts, {} evicted", t.manifest.len(), t.evicted_count))}</span>
                 </h2>
                 <label class="search">
-                    <span class="visually-hidden">"Filter efforts"</span>
+                    <span class="visually-hidden">"Search everything said"</span>
                     <input
                         type="search"
                         data-testid="manifest-search"
-                        placeholder="Filter by id, name or summary"
+                        placeholder="Search efforts and every message"
                         prop:value=move || query.get()
-                        on:input=move |ev| query.set(event_target_value(&ev))
+                        on:input=move |ev| {
+                            let text = event_target_value(&ev);
+                            query.set(text.clone());
+                            on_search.run(text);
+                        }
                     />
                 </label>
                 <ul class="rows">
                     {move || {
-                        let q = query.get();
+                        let found = search.get().filter(|_| !query.get().trim().is_empty());
                         tiers
                             .with(|t| {
-                                rows_or(filter_manifest(&t.manifest, &q), "No effort matches.", |row| {
+                                let rows: Vec<&EffortRow> = match &found {
+                                    None => t.manifest.iter().collect(),
+                                    Some(found) => found
+                                        .efforts
+                                        .iter()
+                                        .filter_map(|id| t.manifest.iter().find(|row| &row.id == id))
+                                        .collect(),
+                                };
+                                let empty = match &found {
+                                    Some(SearchView { problem: Some(problem), .. }) => problem.clone(),
+                                    _ => "No effort matches.".to_string(),
+                                };
+                                rows_or(rows, empty, |row| {
                                     view! {
                                         <li class="row" data-testid="manifest-row" data-effort=row.id.clone() data-state=state_label(row.state)>
                                             <div class="row-main">
@@ -194,6 +255,40 @@ pub fn TierView(
                             })
                     }}
                 </ul>
+                {move || {
+                    search
+                        .get()
+                        .filter(|s| !query.get().trim().is_empty() && s.problem.is_none())
+                        .map(|found| {
+                            let recall_query = found.query.clone();
+                            let shown = !found.groups.is_empty();
+                            view! {
+                                <div class="evidence-list" data-testid="search-evidence" data-query=found.query.clone()>
+                                    <h3>"Messages"</h3>
+                                    <ul class="rows">
+                                        {if shown {
+                                            evidence_list(&found.groups)
+                                        } else {
+                                            view! { <li class="empty">"No stored message outside the context matches."</li> }.into_any()
+                                        }}
+                                    </ul>
+                                    {(found.more > 0).then(|| view! { <p class="hint">{format!("{} more matching messages (over the budget, or in the context already).", found.more)}</p> })}
+                                    {found.incomplete.then(|| view! { <p class="hint">"Older messages are still being indexed."</p> })}
+                                    {shown.then(|| view! {
+                                        <button
+                                            type="button"
+                                            class="small"
+                                            data-testid="recall-button"
+                                            title="Brings these messages into the model's context; they leave by themselves after a few turns without a mention."
+                                            on:click=move |_| on_recall.run(recall_query.clone())
+                                        >
+                                            "Recall into context"
+                                        </button>
+                                    })}
+                                </div>
+                            }
+                        })
+                }}
             </section>
             <section class="tier" data-testid="tier-raw" aria-labelledby="tier-raw-title">
                 <h2 id="tier-raw-title">"Raw logs"</h2>

@@ -342,13 +342,18 @@ pub struct PlanTotals {
     pub attachment_tokens: u64,
     /// The rolling summary.
     pub rolling_tokens: u64,
-    /// Recalled excerpts (by the `recall` tool and automatically).
-    #[serde(default)]
+    /// Recalled excerpts (by the `recall` tool and automatically). Written only when there are
+    /// some, so plans without recall keep the bytes, and the ids, they had before recall.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub recall_tokens: u64,
     /// Everything stored (the naive baseline), plus the pending message.
     pub naive_tokens: u64,
     /// Everything excluded.
     pub excluded_tokens: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// The request budget and how much of it the plan uses.
