@@ -10,7 +10,7 @@ import { haveMock, startMock } from "./mock.mjs";
 
 test("toolDefinitions: OpenAI's tools shape by default, Anthropic's and the plain one on request", () => {
   const openai = toolDefinitions();
-  assert.equal(openai.length, 10);
+  assert.equal(openai.length, 11);
   assert.deepEqual(Object.keys(openai[0]).sort(), ["function", "type"]);
   assert.equal(openai[0].type, "function");
   assert.equal(openai[0].function.name, "open_effort");

@@ -84,6 +84,40 @@ test("30 turns: decay, eviction and search behave as specified", () => {
   assert.equal(restored.buildContext().plan_id, s.buildContext().plan_id);
 });
 
+test("recall: every stored message is found, recalled into the context, and brought in for a question on its own", () => {
+  const s = new Session({ ambientWindow: 10 });
+  turn(s, "My sister's wedding is on June 14 in Lisbon.", "How lovely!").end();
+  for (let n = 1; n <= 14; n++) turn(s, `Random chat number ${n}.`, "Sure.").end();
+  assert.ok(s.recallReady);
+  // The message left the ambient window, and is found by its words, verbatim.
+  const found = s.findMessages("when is the wedding in Lisbon");
+  assert.equal(found.groups[0].log.kind, "ambient");
+  const texts = found.groups[0].excerpts.flatMap((e) => e.messages.map((m) => m.text));
+  assert.ok(texts.includes("My sister's wedding is on June 14 in Lisbon."), JSON.stringify(found));
+  assert.ok(found.tokens > 0 && found.tokens <= 2000);
+  // searchEfforts carries the same evidence; the tool result is the compact form the model reads.
+  assert.deepEqual(s.findEfforts("wedding Lisbon").evidence, s.findMessages("wedding Lisbon"));
+  s.beginTurn("Remind me, when is the wedding in Lisbon?");
+  const auto = s.buildContext();
+  const recalledItem = auto.included.find((i) => i.section === "recalled");
+  assert.equal(recalledItem.reason.code, "auto_recalled");
+  assert.ok(auto.totals.recall_tokens > 0);
+  const outcome = s.executeTool("search_efforts", { query: "wedding Lisbon" });
+  assert.ok(outcome.ok && outcome.name === "search_efforts");
+  s.endTurn("June 14.");
+  // recall() brings the excerpt into the context until it decays.
+  s.beginTurn("Let's talk about the Lisbon trip.");
+  const recalled = s.recall("sister wedding Lisbon");
+  assert.ok(recalled.tokens_loaded > 0);
+  s.endTurn("Sure.");
+  const plan = s.buildContext();
+  const item = plan.included.find((i) => i.reason.code === "recalled");
+  assert.equal(item.section, "recalled");
+  assert.equal(item.reason.query, "sister wedding Lisbon");
+  assert.throws(() => s.recall("zebra unicorn"), { code: "effort" });
+  assert.throws(() => s.findMessages("the of and"), { code: "effort" });
+});
+
 test("abortTurn restores the session and returns the text", () => {
   const s = new Session();
   s.beginTurn("Let's work on the kiwi release");

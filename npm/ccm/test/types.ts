@@ -61,6 +61,23 @@ if (outcome.ok && outcome.name === "search_efforts") {
 if (!outcome.ok) {
   const message: string = outcome.result.error;
 }
+if (outcome.ok && outcome.name === "search_efforts") {
+  // The model reads the matching messages as lines, grouped by log.
+  const lines: string[] = outcome.result.messages[0].excerpts[0].lines;
+}
+// Recall: the evidence is typed to the message, and the log is a closed set.
+const evidence = session.findMessages("auth");
+notAny(evidence);
+const said: string | undefined = evidence.groups[0]?.excerpts[0]?.messages[0]?.text;
+const logKind: "effort" | "ambient" | "attachment" | undefined = evidence.groups[0]?.log.kind;
+const recalled = session.recall("auth", "ambient");
+const loaded: number = recalled.tokens_loaded;
+const ready: boolean = session.recallReady;
+async function recallTypes() {
+  await session.prepareRecall();
+}
+const overRecall: ExclusionReason = "over_recall_budget";
+new Session({ recallTokenBudget: 400, evidenceTokenBudget: 1500 });
 const toolNames: ToolName[] = toolDefinitions().map((tool) => tool.function.name);
 const anthropicNames: ToolName[] = toolDefinitions({ format: "anthropic" }).map((tool) => tool.name);
 const plainNames: ToolName[] = session.toolDefinitions({ format: "plain" }).map((tool) => tool.name);

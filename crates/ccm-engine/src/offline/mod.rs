@@ -447,14 +447,7 @@ fn answer_from_results(
                 Some(line) => format!("Loaded the full log of {id}. From it: \"{line}\""),
                 None => format!("Loaded the full log of {id}."),
             },
-            "search_efforts" => match seen.result["results"].get(0) {
-                Some(hit) => format!(
-                    "Found {}: {}",
-                    hit["id"].as_str().unwrap_or_default(),
-                    hit["summary"].as_str().unwrap_or_default()
-                ),
-                None => "Nothing stored matches that.".to_string(),
-            },
+            "search_efforts" => search_sentence(&seen.result, user_text),
             "effort_status" => status_sentence(&seen.result),
             other => format!("Ran {other}."),
         };
@@ -464,6 +457,52 @@ fn answer_from_results(
         return plain_answer(intents, &SessionFacts::default(), messages, user_text);
     }
     sentences.join(" ")
+}
+
+/// What a search found, in one or two sentences: the best effort with its summary (when the
+/// query is about it), and the stored line that best matches the question, quoted.
+fn search_sentence(result: &Value, question: &str) -> String {
+    let line = best_evidence_line(result, question);
+    let quoted = |line: &str| format!("From what was said: \"{line}\"");
+    match (result["results"].get(0), line) {
+        (Some(hit), line) => {
+            let id = hit["id"].as_str().unwrap_or_default();
+            let found = match hit["summary"].as_str().filter(|s| !s.is_empty()) {
+                Some(summary) => format!("Found {id}: {summary}"),
+                None => format!("Found {id}."),
+            };
+            match line {
+                Some(line) => format!("{found} {}", quoted(&line)),
+                None => found,
+            }
+        }
+        (None, Some(line)) => quoted(&line),
+        (None, None) => "Nothing stored matches that.".to_string(),
+    }
+}
+
+/// The line of a search result's messages that shares the most keywords with the question
+/// (the first of equals), without its role.
+fn best_evidence_line(result: &Value, question: &str) -> Option<String> {
+    let keywords = text::extract_keywords(question);
+    let mut best: Option<(usize, String)> = None;
+    let groups = result["messages"].as_array()?;
+    for line in groups
+        .iter()
+        .flat_map(|g| g["excerpts"].as_array().into_iter().flatten())
+        .flat_map(|e| e["lines"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+    {
+        let said = line
+            .split_once(": ")
+            .map_or(line, |(_, rest)| rest)
+            .trim();
+        let overlap = PreparedText::new(said).keyword_overlap(&keywords);
+        if overlap > 0 && best.as_ref().is_none_or(|(most, _)| overlap > *most) {
+            best = Some((overlap, said.to_string()));
+        }
+    }
+    best.map(|(_, line)| text::clip_words(&line, 40))
 }
 
 /// The status in one sentence: the open efforts by id, the others counted. Concluded efforts
