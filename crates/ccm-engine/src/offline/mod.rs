@@ -493,10 +493,7 @@ fn best_evidence_line(result: &Value, question: &str) -> Option<String> {
         .flat_map(|e| e["lines"].as_array().into_iter().flatten())
         .filter_map(Value::as_str)
     {
-        let said = line
-            .split_once(": ")
-            .map_or(line, |(_, rest)| rest)
-            .trim();
+        let said = line.split_once(": ").map_or(line, |(_, rest)| rest).trim();
         let overlap = PreparedText::new(said).keyword_overlap(&keywords);
         if overlap > 0 && best.as_ref().is_none_or(|(most, _)| overlap > *most) {
             best = Some((overlap, said.to_string()));
