@@ -24,6 +24,7 @@
 
 pub mod counter;
 pub mod driver;
+pub mod embeddings;
 mod error;
 mod session;
 mod storage;

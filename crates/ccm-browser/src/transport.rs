@@ -232,6 +232,67 @@ pub async fn send_with_limits(
     stream.finish()
 }
 
+/// Sends a plain (not streamed) request with `fetch` and returns the body of a successful
+/// answer: what an embeddings endpoint is asked with. The whole answer must arrive within
+/// `timeout_ms` (0: no limit).
+///
+/// # Errors
+/// The HTTP status error of `endpoint` (as `ProviderError::from_http` reads it), a network
+/// failure, or [`ProviderError::Timeout`].
+pub async fn post(
+    http: &ccm_provider::HttpRequest,
+    context: &ccm_provider::ErrorContext,
+    timeout_ms: u64,
+) -> Result<String, ProviderError> {
+    let network = |error: JsValue| ProviderError::Network(js_message(&error));
+    let headers = Headers::new().map_err(network)?;
+    for (name, value) in &http.headers {
+        headers.append(name, value).map_err(|e| {
+            ProviderError::InvalidConfig(format!("header {name}: {}", js_message(&e)))
+        })?;
+    }
+    let init = RequestInit::new();
+    init.set_method(http.method.as_str());
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(&http.body));
+    let fetch_request = Request::new_with_str_and_init(&http.url, &init)
+        .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))?;
+    let started = js_sys::Date::now();
+    let Some(response) = within(fetch_with_request(&fetch_request), timeout_ms)
+        .await
+        .map_err(network)?
+    else {
+        return Err(ProviderError::Timeout {
+            after_ms: timeout_ms,
+        });
+    };
+    let response: Response = response.unchecked_into();
+    let left = match timeout_ms {
+        0 => 0,
+        total => total
+            .saturating_sub((js_sys::Date::now() - started).max(0.0) as u64)
+            .max(1),
+    };
+    let Some(body) = within(response.text().map_err(network)?, left)
+        .await
+        .map_err(network)?
+    else {
+        return Err(ProviderError::Timeout {
+            after_ms: timeout_ms,
+        });
+    };
+    let body = body.as_string().unwrap_or_default();
+    if !response.ok() {
+        return Err(ProviderError::from_http(
+            response.status(),
+            &[],
+            &body,
+            context,
+        ));
+    }
+    Ok(body)
+}
+
 /// What `promise` resolves with, or `None` when it has not settled within `timeout_ms`
 /// milliseconds (0: no limit). Every promise raced here (a `fetch`, a body read) resolves with
 /// an object, never with `undefined`, which is what the timer resolves with.

@@ -8,15 +8,72 @@ use ccm_native::{run_turn, CancelToken};
 use ccm_provider::StreamDelta;
 use std::io::{BufRead, Write};
 
+/// The variable the embeddings endpoint's key is read from (never a flag: flags show in `ps`).
+pub const EMBEDDINGS_KEY_VARIABLE: &str = "CCM_EMBEDDINGS_KEY";
+
 /// The usage of `ccm chat`.
 pub fn usage() -> String {
     format!(
-        "ccm chat [provider options]
+        "ccm chat [provider options] [--embeddings-url URL --embeddings-model NAME]
   Reads one message per line from stdin and prints the reply with its effort banners.
-  /status shows the efforts, /quit ends; after a failed turn an empty line sends the
-  message again.
-{PROVIDER_USAGE}"
+  /status shows the efforts, /search WORDS the stored messages that best match (verbatim,
+  with their date), /quit ends; after a failed turn an empty line sends the message again.
+{PROVIDER_USAGE}
+  --embeddings-url URL  an OpenAI-compatible embeddings endpoint (its base URL, e.g.
+                        http://localhost:11434/v1 for Ollama): before each message the new
+                        messages and the message itself are embedded, and search ranks by
+                        meaning as well as by words ({EMBEDDINGS_KEY_VARIABLE} holds its key)
+  --embeddings-model NAME  the embedding model (needed with --embeddings-url)"
     )
+}
+
+/// Prints the stored messages that best match `query`, grouped by where they are stored.
+fn print_search(
+    out: &mut impl Write,
+    session: &Session,
+    query: &str,
+) -> Result<(), std::io::Error> {
+    let found = match session.find_efforts(query) {
+        Ok(found) => found,
+        Err(error) => return writeln!(out, "{error}"),
+    };
+    for hit in &found.results {
+        writeln!(out, "effort {} ({:?}): {}", hit.id, hit.state, hit.summary)?;
+    }
+    for group in &found.evidence.groups {
+        let label = match &group.log {
+            ccm_core::session::EvidenceLog::Effort { id, .. } => format!("effort {id}"),
+            ccm_core::session::EvidenceLog::Ambient => "earlier chat".to_string(),
+            ccm_core::session::EvidenceLog::Attachment { name, .. } => {
+                format!("attachment {name}")
+            }
+        };
+        for excerpt in &group.excerpts {
+            writeln!(
+                out,
+                "-- {label}, turn {}{}",
+                excerpt.turn,
+                excerpt
+                    .date
+                    .as_deref()
+                    .map(|d| format!(", {d}"))
+                    .unwrap_or_default()
+            )?;
+            for message in &excerpt.messages {
+                writeln!(out, "   {}: {}", message.role.as_str(), message.text)?;
+            }
+        }
+    }
+    if found.results.is_empty() && found.evidence.groups.is_empty() {
+        writeln!(out, "Nothing stored outside the context matches '{query}'.")?;
+    } else if found.evidence.more > 0 {
+        writeln!(
+            out,
+            "({} more matching messages: over the budget, or in the context already)",
+            found.evidence.more
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs `ccm chat` with the arguments after the subcommand.
@@ -25,15 +82,44 @@ pub fn usage() -> String {
 /// A message for bad arguments, or when stdin or stdout fail.
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut provider = ProviderArgs::default();
+    let (mut embeddings_url, mut embeddings_model) = (None, None);
     let mut rest = args.iter().cloned();
     while let Some(arg) = rest.next() {
-        if !provider.take(&arg, &mut rest)? {
-            return Err(format!("unexpected argument {arg}\n{}", usage()));
+        match arg.as_str() {
+            "--embeddings-url" => {
+                embeddings_url = Some(rest.next().ok_or("--embeddings-url needs a URL")?)
+            }
+            "--embeddings-model" => {
+                embeddings_model = Some(rest.next().ok_or("--embeddings-model needs a name")?)
+            }
+            _ if provider.take(&arg, &mut rest)? => {}
+            _ => return Err(format!("unexpected argument {arg}\n{}", usage())),
         }
     }
     let (mut responder, settings) = provider.connect(std::env::var(API_KEY_VARIABLE).ok())?;
     let mut session =
         Session::new(Config::default()).map_err(|e| format!("invalid configuration: {e}"))?;
+    let embeddings = match (embeddings_url, embeddings_model) {
+        (None, None) => None,
+        (Some(url), Some(model)) => {
+            let choice = ccm_provider::ProviderChoice {
+                provider: ccm_provider::ProviderName::OpenAiCompatible,
+                base_url: Some(url),
+                api_key: std::env::var(EMBEDDINGS_KEY_VARIABLE).ok(),
+                headers: Vec::new(),
+            };
+            let provider = ccm_provider::ProviderConfig::from_choice(&choice)
+                .map_err(|e| format!("--embeddings-url: {e}"))?
+                .ok_or("--embeddings-url: an embeddings endpoint needs a server, not the offline model")?;
+            session.enable_embeddings(&model);
+            Some(ccm_provider::EmbeddingsEndpoint {
+                provider,
+                model,
+                dimensions: None,
+            })
+        }
+        _ => return Err("--embeddings-url and --embeddings-model go together".to_string()),
+    };
     let speaker = settings.model.clone();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -66,8 +152,28 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Some(text) => text,
                 None => continue,
             },
+            searched if searched.starts_with("/search") => {
+                print_search(&mut out, &session, searched["/search".len()..].trim())
+                    .map_err(write_error)?;
+                continue;
+            }
             _ => line,
         };
+        if let Some(endpoint) = &embeddings {
+            // A failed refresh is shown and the turn goes on: ranking falls back to words.
+            let timeouts = ccm_native::Timeouts::default();
+            let refreshed = ccm_native::refresh_recall_embeddings(
+                &mut session,
+                Some(&text),
+                endpoint,
+                timeouts,
+                ccm_native::RECALL_EMBEDDING_BATCH,
+            )
+            .and_then(|_| ccm_native::refresh_embeddings(&mut session, &text, endpoint, timeouts));
+            if let Err(error) = refreshed {
+                eprintln!("(embeddings unavailable, searching by words: {error})");
+            }
+        }
         let mut streamed = false;
         // The round whose text is on screen: text of a later round starts a new paragraph,
         // as it does in the stored answer.

@@ -242,6 +242,21 @@ portable_tests! {
         assert!(opened.build_plan().totals.recall_tokens > 0);
     }
 
+    fn recall_embeddings_never_leave_a_stale_plan() {
+        let mut s = with_history();
+        s.enable_embeddings("toy");
+        s.begin_turn("How did the widget frobnicate again?", 1).unwrap();
+        let batch = s
+            .recall_embedding_batch(Some("How did the widget frobnicate again?"), 100)
+            .expect("embeddings are on");
+        let vectors = (0..batch.texts.len()).map(|i| vec![1.0, i as f32]).collect();
+        // The automatic recall ranks by words alone; the plan may stay as it was, but the one
+        // kept must be current.
+        changes_plan(&mut s, "absorb_recall_embeddings", |s| {
+            s.absorb_recall_embeddings(&batch, vectors).unwrap();
+        });
+    }
+
     fn a_log_loaded_from_the_store_and_a_fork_never_see_a_stale_plan() {
         let mut s = with_history();
         let mut store = MemoryStore::default();
@@ -299,6 +314,7 @@ fn every_public_mutation_is_driven_by_a_test_here() {
         "recall",
         "index_stored_messages",
         "attach_recalled_messages",
+        "absorb_recall_embeddings",
     ];
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files: Vec<_> = std::fs::read_dir(src.join("session"))

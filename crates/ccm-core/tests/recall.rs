@@ -322,4 +322,46 @@ portable_tests! {
         assert!(fork.find_messages("office Porto").unwrap().groups.is_empty(), "the fork never said it");
         assert!(evidence_texts(&fork.find_messages("Vault password").unwrap()).iter().any(|t| t == DETAIL));
     }
+
+    fn embeddings_fuse_meaning_into_the_search_and_bad_vectors_change_nothing() {
+        let mut s = session();
+        timed(&mut s, "We moored the boat in the harbour overnight.", &[], "Sounds calm.", MAY_8);
+        for i in 0..14 {
+            timed(&mut s, &format!("Random chat number {i}."), &[], "Sure.", MAY_8 + (i + 1) * 60_000);
+        }
+        let question = "Where did we leave the vessel at the sea port?";
+        let texts = |s: &Session| evidence_texts(&s.find_messages(question).unwrap());
+        assert!(!texts(&s).iter().any(|t| t.contains("harbour")), "no word in common");
+        assert!(s.recall_embedding_batch(Some(question), 10).is_none(), "embeddings are off");
+        s.enable_embeddings("toy");
+        assert_eq!(s.embeddings_model(), Some("toy"));
+        let batch = s.recall_embedding_batch(Some(question), 1_000).unwrap();
+        assert_eq!(batch.query.as_deref(), Some(question));
+        assert_eq!(batch.texts.len(), 1 + s.stored_message_count());
+        // A toy model: texts about mooring and harbours point one way, the rest another.
+        let vector = |text: &str| {
+            if text.contains("harbour") || text.contains("port") {
+                vec![1.0, 0.0]
+            } else {
+                vec![0.0, 1.0]
+            }
+        };
+        // Vectors that do not fit are refused whole: nothing is kept.
+        let mut mixed = batch.texts.iter().map(|t| vector(t)).collect::<Vec<_>>();
+        mixed[2] = vec![1.0];
+        assert!(s.absorb_recall_embeddings(&batch, mixed).is_err());
+        assert!(s.absorb_recall_embeddings(&batch, vec![vec![1.0, 0.0]]).is_err());
+        let mut nan = batch.texts.iter().map(|t| vector(t)).collect::<Vec<_>>();
+        nan[1] = vec![f32::NAN, 0.0];
+        assert!(s.absorb_recall_embeddings(&batch, nan).is_err());
+        assert_eq!(s.recall_texts_without_vectors(), s.stored_message_count());
+        let vectors = batch.texts.iter().map(|t| vector(t)).collect();
+        s.absorb_recall_embeddings(&batch, vectors).unwrap();
+        assert_eq!(s.recall_texts_without_vectors(), 0);
+        assert!(texts(&s).iter().any(|t| t.contains("harbour")), "{:?}", texts(&s));
+        // A query without a vector ranks by words alone, as before.
+        assert!(!evidence_texts(&s.find_messages("vessel sea port location").unwrap())
+            .iter()
+            .any(|t| t.contains("harbour")));
+    }
 }

@@ -1,7 +1,9 @@
-//! Embeddings for compaction's relevance ranking, between a session and an embeddings
-//! endpoint: the session says which texts to embed and keeps the vectors
-//! ([`Session::embedding_batch`], [`Session::absorb_embeddings`]); `ccm-provider` writes the
-//! endpoint's request and reads its answer. The transport sends the request in between.
+//! Embeddings between a session and an embeddings endpoint, for compaction's relevance ranking
+//! and for recall's: the session says which texts to embed and keeps the vectors
+//! ([`Session::embedding_batch`] and [`Session::absorb_embeddings`] for compaction,
+//! [`Session::recall_embedding_batch`] and [`Session::absorb_recall_embeddings`] for recall);
+//! `ccm-provider` writes the endpoint's request and reads its answer. The transport sends the
+//! request in between.
 
 use ccm_core::compaction::{EmbeddingBatch, EmbeddingError};
 use ccm_core::Session;
@@ -74,5 +76,60 @@ pub fn absorb_embeddings(
 ) -> Result<(), EmbeddingsError> {
     let vectors = parse_embeddings_response(body, request.batch.texts.len(), None)?;
     session.absorb_embeddings(query, &request.batch, vectors)?;
+    Ok(())
+}
+
+/// One embeddings request for recall: the texts it embeds and the HTTP request to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallEmbeddingsRequest {
+    /// The texts (the query's first, when it has one) and the keys of the stored ones.
+    pub batch: ccm_core::session::RecallEmbeddingBatch,
+    /// The request to send to the endpoint.
+    pub request: HttpRequest,
+}
+
+/// The request that embeds `query` (when given and not embedded yet) and up to `max_texts`
+/// stored texts without a vector, newest first, or `None` when embeddings are off for the
+/// session or there is nothing to embed. Send it and give the answer's body to
+/// [`absorb_recall_embeddings`].
+///
+/// # Errors
+/// [`EmbeddingsEndpointError::InvalidConfig`] when the endpoint's model is not the one the
+/// session keeps vectors of, and the errors of [`EmbeddingsEndpoint::build_request`].
+pub fn recall_embeddings_request(
+    session: &Session,
+    query: Option<&str>,
+    endpoint: &EmbeddingsEndpoint,
+    max_texts: usize,
+) -> Result<Option<RecallEmbeddingsRequest>, EmbeddingsError> {
+    let Some(batch) = session.recall_embedding_batch(query, max_texts) else {
+        return Ok(None);
+    };
+    if endpoint.model.trim() != batch.model {
+        return Err(EmbeddingsEndpointError::InvalidConfig(format!(
+            "the session keeps vectors of model '{}' but the endpoint uses '{}'; enable embeddings anew",
+            batch.model,
+            endpoint.model.trim()
+        ))
+        .into());
+    }
+    let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
+    let request = endpoint.build_request(&texts)?;
+    Ok(Some(RecallEmbeddingsRequest { batch, request }))
+}
+
+/// Keeps the vectors of the endpoint's answer `body` to `request` in `session`. Nothing is kept
+/// unless the whole answer is valid.
+///
+/// # Errors
+/// [`EmbeddingsError::Endpoint`] when the body is not a valid answer for the request's texts;
+/// [`EmbeddingsError::Cache`] when the vectors do not fit the session's (or embeddings are off).
+pub fn absorb_recall_embeddings(
+    session: &mut Session,
+    request: &RecallEmbeddingsRequest,
+    body: &str,
+) -> Result<(), EmbeddingsError> {
+    let vectors = parse_embeddings_response(body, request.batch.texts.len(), None)?;
+    session.absorb_recall_embeddings(&request.batch, vectors)?;
     Ok(())
 }

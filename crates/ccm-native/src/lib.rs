@@ -44,7 +44,7 @@ mod report;
 mod runner;
 
 pub use cancel::CancelToken;
-pub use embeddings::refresh_embeddings;
+pub use embeddings::{refresh_embeddings, refresh_recall_embeddings, RECALL_EMBEDDING_BATCH};
 pub use http::{HttpTransport, Timeouts, POLL_INTERVAL};
 pub use report::{metrics_to_csv, metrics_to_json, CSV_HEADER};
 pub use runner::{now_ms, run_turn, OfflineResponder, Responder};

@@ -4,7 +4,7 @@
 mod common;
 
 use ccm_core::{Config, Session};
-use ccm_native::refresh_embeddings;
+use ccm_native::{refresh_embeddings, refresh_recall_embeddings};
 use ccm_provider::EmbeddingsEndpoint;
 use ccm_provider::{ProviderConfig, ProviderKind};
 use common::{server, timeouts};
@@ -120,4 +120,67 @@ fn a_failing_endpoint_falls_back_to_lexical_ranking() {
         records.iter().all(|r| r.relevance == "lexical"),
         "{records:?}"
     );
+}
+
+/// The mock endpoint's vectors share a feature between words with the same first four letters
+/// ("photograph", "photography"), which the stemmer keeps apart: a message that shares no
+/// index term with the question is found only when the ranking fuses in the vectors.
+#[test]
+fn recall_fuses_the_endpoints_vectors_with_the_lexical_ranking() {
+    let server = server();
+    let endpoint = EmbeddingsEndpoint {
+        provider: ProviderConfig::custom(
+            ProviderKind::OpenAiCompatible,
+            &server.openai_base_url(),
+            None,
+        ),
+        model: "mock-embed".to_string(),
+        dimensions: None,
+    };
+    let mut session = Session::new(Config::default()).unwrap();
+    let said = "I framed my photographs of the harbour at dawn.";
+    session.begin_turn(said, 1).unwrap();
+    session.end_turn("They will look lovely.", 2).unwrap();
+    for t in 0..14u64 {
+        session
+            .begin_turn(&format!("Small talk number {t}."), t + 3)
+            .unwrap();
+        session.end_turn("Indeed.", t + 3).unwrap();
+    }
+    let question = "Tell me about my photography.";
+    let texts = |session: &Session| -> Vec<String> {
+        session
+            .find_messages(question)
+            .map(|found| {
+                found
+                    .groups
+                    .iter()
+                    .flat_map(|g| g.excerpts.iter())
+                    .flat_map(|e| e.messages.iter().map(|m| m.text.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // By words alone the question finds nothing: "photography" and "photographs" have
+    // different stems, and no other word is shared.
+    assert!(!texts(&session).iter().any(|t| t == said));
+    session.enable_embeddings("mock-embed");
+    let embedded = refresh_recall_embeddings(
+        &mut session,
+        Some(question),
+        &endpoint,
+        timeouts(),
+        usize::MAX,
+    )
+    .expect("the mock endpoint embeds");
+    assert_eq!(embedded, session.stored_message_count());
+    assert_eq!(session.recall_texts_without_vectors(), 0);
+    let found = texts(&session);
+    assert!(found.iter().any(|t| t == said), "{found:?}");
+    // A wrong model is refused before anything is sent.
+    let other = EmbeddingsEndpoint {
+        model: "another-model".to_string(),
+        ..endpoint.clone()
+    };
+    assert!(refresh_recall_embeddings(&mut session, Some("x"), &other, timeouts(), 8).is_err());
 }

@@ -385,3 +385,83 @@ mod tests {
         }
     }
 }
+
+/// Where `refreshEmbeddings` gets vectors from: an OpenAI-compatible `/embeddings` endpoint
+/// (OpenAI, Ollama, LM Studio, any compatible server).
+#[derive(Debug, Clone, Tsify, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EmbeddingsOptions {
+    /// The endpoint's base URL, e.g. `http://localhost:11434/v1` (the request goes to
+    /// `<baseUrl>/embeddings`).
+    pub base_url: String,
+    /// The embedding model; the same model for every refresh of a session.
+    pub model: String,
+    /// The API key, sent only to `baseUrl`.
+    #[tsify(optional)]
+    pub api_key: Option<String>,
+    /// Also embed this text (the person's message, or a search query) so that the next
+    /// ranking for it fuses in the vectors.
+    #[tsify(optional)]
+    pub query: Option<String>,
+    /// At most this many stored texts without a vector are embedded, newest first. Default
+    /// 256.
+    #[tsify(optional)]
+    pub max_texts: Option<u32>,
+}
+
+const EMBEDDINGS_OPTION_KEYS: [&str; 5] = ["baseUrl", "model", "apiKey", "query", "maxTexts"];
+
+/// Reads `refreshEmbeddings`' options, refusing unknown keys and wrong types with
+/// `code: "argument"` before anything is sent.
+pub(crate) fn embeddings_options(
+    value: &JsValue,
+) -> Result<(EmbeddingsOptions, ccm_provider::EmbeddingsEndpoint), Failure> {
+    let options = crate::args::arg("refreshEmbeddings", "options");
+    if value.is_undefined() || value.is_null() {
+        return Err(options.wrong_type("an object with `baseUrl` and `model`", value));
+    }
+    let object = options
+        .options_object(
+            value,
+            &EMBEDDINGS_OPTION_KEYS,
+            crate::args::DEFAULT_MESSAGE_CHARS,
+        )?
+        .unwrap_or_default();
+    let field =
+        |key: &str| js_sys::Reflect::get(&object, &JsValue::from_str(key)).unwrap_or_default();
+    for key in ["baseUrl", "model"] {
+        if !field(key).is_string() {
+            return Err(
+                crate::args::arg("refreshEmbeddings", &format!("options.{key}"))
+                    .wrong_type("a string", &field(key)),
+            );
+        }
+    }
+    options.check_field_types(
+        &object,
+        &[("apiKey", Field::String), ("query", Field::String)],
+    )?;
+    crate::args::arg("refreshEmbeddings", "options.maxTexts").optional_whole_number(
+        &field("maxTexts"),
+        0,
+        u64::from(u32::MAX),
+    )?;
+    let parsed: EmbeddingsOptions = tsify::Ts::<EmbeddingsOptions>::new_unchecked(value.clone())
+        .to_rust()
+        .map_err(|e| invalid(format!("invalid refreshEmbeddings options: {e}")))?;
+    let choice = ccm_provider::ProviderChoice {
+        provider: ProviderName::OpenAiCompatible,
+        base_url: Some(parsed.base_url.clone()),
+        api_key: parsed.api_key.clone(),
+        headers: Vec::new(),
+    };
+    let provider = ccm_provider::ProviderConfig::from_choice(&choice)
+        .map_err(|e| invalid(format!("refreshEmbeddings: {e}")))?
+        .ok_or_else(|| invalid("refreshEmbeddings needs an endpoint's baseUrl"))?;
+    let endpoint = ccm_provider::EmbeddingsEndpoint {
+        provider,
+        model: parsed.model.trim().to_string(),
+        dimensions: None,
+    };
+    Ok((parsed, endpoint))
+}

@@ -427,6 +427,53 @@ impl Session {
         to_js(&recalled).map_err(fail)
     }
 
+    /// Turns on ranking by meaning for this session's searches (`searchEfforts`,
+    /// `findMessages`, the `search_efforts` and `recall` tools) with vectors of `model`, which
+    /// `refreshEmbeddings` fetches: the ranking by words is fused with the ranking by cosine
+    /// similarity. Until vectors arrive, and for texts that have none, search ranks by words.
+    #[wasm_bindgen(js_name = enableEmbeddings)]
+    pub fn enable_embeddings(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] model: JsValue,
+    ) -> JsResult<()> {
+        let model = self.text("enableEmbeddings", "model", &model, Size::Name)?;
+        self.change(|s| {
+            s.enable_embeddings(&model);
+            Ok::<(), Failure>(())
+        })
+    }
+
+    /// Embeds the stored texts in memory that have no vector yet (newest first, at most
+    /// `maxTexts`) and the `query`, at an OpenAI-compatible embeddings endpoint; resolves with
+    /// how many stored texts were embedded. Turns embeddings on with `model` if they are off
+    /// (or of another model, whose vectors are dropped).
+    /// Call it before `runTurn` with the person's message as `query`, or after a few turns.
+    #[wasm_bindgen(js_name = refreshEmbeddings, unchecked_return_type = "Promise<number>")]
+    pub fn refresh_embeddings(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EmbeddingsOptions")] options: JsValue,
+    ) -> Promise {
+        let session = self.inner.clone();
+        let parsed = crate::engine::embeddings_options(&options);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (options, endpoint) = parsed.map_err(fail)?;
+            session.with_core(|core| {
+                if core.embeddings_model() != Some(endpoint.model.as_str()) {
+                    core.enable_embeddings(&endpoint.model);
+                }
+            });
+            let embedded = ccm_browser::embeddings::refresh_recall_embeddings(
+                session.cell(),
+                options.query.as_deref(),
+                &endpoint,
+                options.max_texts.map_or(256, |n| n as usize),
+            )
+            .await
+            .map_err(fail)?;
+            Ok(JsValue::from_f64(embedded as f64))
+        })
+    }
+
     /// Whether search and the automatic recall see every stored message. A session opened
     /// from storage reads its working set only; its recall index is completed by
     /// `prepareRecall()` (and by `runTurn` before its first request).

@@ -259,3 +259,27 @@ test("streamTurn against the mock provider: streamed deltas and a retry event", 
   assert.equal(session.inTurn, false);
   assert.equal(session.turn, 1);
 });
+
+test("refreshEmbeddings: the mock endpoint's vectors make search rank by meaning as well as by words", { skip: !haveMock && "needs the mock server" }, async () => {
+  const mock = await startMock();
+  after(() => mock.stop());
+  const s = new Session();
+  const said = "I framed my photographs of the harbour at dawn.";
+  s.beginTurn(said);
+  s.endTurn("They will look lovely.");
+  for (let n = 0; n < 14; n++) {
+    s.beginTurn(`Small talk number ${n}.`);
+    s.endTurn("Indeed.");
+  }
+  const question = "Tell me about my photography.";
+  const texts = () => s.findMessages(question).groups.flatMap((g) => g.excerpts.flatMap((e) => e.messages.map((m) => m.text)));
+  // By words alone nothing matches: "photography" and "photographs" have different stems.
+  assert.ok(!texts().includes(said));
+  const embedded = await s.refreshEmbeddings({ baseUrl: `${mock.url}/v1`, model: "mock-embed", query: question });
+  assert.equal(embedded, 30);
+  assert.ok(texts().includes(said), JSON.stringify(texts()));
+  const requests = await mock.requests();
+  assert.ok(requests.some((r) => r.path.endsWith("/embeddings")), JSON.stringify(requests.map((r) => r.path)));
+  await assert.rejects(s.refreshEmbeddings({ baseUrl: `${mock.url}/v1` }), { code: "argument" });
+  await assert.rejects(s.refreshEmbeddings({ baseUrl: "http://127.0.0.1:9/v1", model: "mock-embed", query: "x" }), { code: "provider" });
+});

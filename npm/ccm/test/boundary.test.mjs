@@ -82,6 +82,8 @@ const SESSION_METHODS = {
   findEfforts: [["string", "billing export"]],
   findMessages: [["string", "billing export"]],
   recall: [["string", "billing export"], ["optionalString", "ambient"]],
+  enableEmbeddings: [["string", "mock-embed"]],
+  refreshEmbeddings: [["object", { baseUrl: "http://127.0.0.1:9/v1", model: "mock-embed", maxTexts: 0 }]],
   beginTurn: [["string", "hello"]],
   endTurn: [["string", "hi"]],
   executeTool: [["string", "effort_status"], ["toolArgs", "{}"]],

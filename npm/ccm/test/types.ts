@@ -75,6 +75,10 @@ const loaded: number = recalled.tokens_loaded;
 const ready: boolean = session.recallReady;
 async function recallTypes() {
   await session.prepareRecall();
+  session.enableEmbeddings("nomic-embed-text");
+  const embedded: number = await session.refreshEmbeddings({ baseUrl: "http://localhost:11434/v1", model: "nomic-embed-text", query: "auth" });
+  // @ts-expect-error the model is required
+  await session.refreshEmbeddings({ baseUrl: "http://localhost:11434/v1" });
 }
 const overRecall: ExclusionReason = "over_recall_budget";
 new Session({ recallTokenBudget: 400, evidenceTokenBudget: 1500 });

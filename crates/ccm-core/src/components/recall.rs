@@ -118,6 +118,22 @@ impl HeaderCounts {
     }
 }
 
+/// Embeddings of stored texts, for the semantic half of recall's ranking (when the host turned
+/// embeddings on). Vectors are unit length and kept as signed bytes (each value times 127):
+/// a quarter of the memory of `f32`, and a cosine that differs from the exact one by well
+/// under what separates two hits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RecallVectors {
+    /// The model the vectors come from (vectors of two models are not comparable).
+    pub(crate) model: String,
+    /// Their length, once the first one arrived.
+    pub(crate) dimensions: Option<usize>,
+    /// Vectors by document key `(seq, part)`.
+    pub(crate) by_key: BTreeMap<(u64, u32), Vec<i8>>,
+    /// The last query embedded, and its unit vector.
+    pub(crate) query: Option<(String, Vec<f32>)>,
+}
+
 /// Recall's state in a session.
 #[derive(Debug, Clone)]
 pub(crate) struct Recall {
@@ -131,6 +147,8 @@ pub(crate) struct Recall {
     pub(crate) auto: Option<AutoRecall>,
     /// Token counts of excerpt headers.
     pub(crate) header_counts: HeaderCounts,
+    /// Embeddings of stored texts, when turned on.
+    pub(crate) vectors: Option<RecallVectors>,
 }
 
 impl Default for Recall {
@@ -142,6 +160,7 @@ impl Default for Recall {
             focused: Vec::new(),
             auto: None,
             header_counts: HeaderCounts::default(),
+            vectors: None,
         }
     }
 }

@@ -132,6 +132,8 @@ pub struct Scored {
 /// A prepared query: its distinct index terms, each with the word of the query it came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Query {
+    /// The query as written (what an embedding of it is looked up by).
+    pub text: String,
     /// `(term, word as written)`, sorted by term.
     pub terms: Vec<(String, String)>,
 }
@@ -149,6 +151,7 @@ impl Query {
             }
         }
         Query {
+            text: text.to_string(),
             terms: terms.into_iter().collect(),
         }
     }
@@ -222,6 +225,15 @@ impl RecallIndex {
     /// The number of the first document whose sequence number is `seq` or more.
     pub fn first_at_or_after(&self, seq: u64) -> u32 {
         self.docs.partition_point(|d| d.seq < seq) as u32
+    }
+
+    /// The document with this key, `(seq, part)`.
+    pub fn doc_of_key(&self, seq: u64, part: u32) -> Option<u32> {
+        let at = self.docs.partition_point(|d| (d.seq, d.part) < (seq, part));
+        self.docs
+            .get(at)
+            .filter(|d| (d.seq, d.part) == (seq, part))
+            .map(|_| at as u32)
     }
 
     /// The document of a message, by its sequence number.

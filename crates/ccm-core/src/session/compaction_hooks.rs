@@ -479,6 +479,14 @@ impl Session {
     pub fn enable_embeddings(&mut self, model: &str) {
         self.compaction.embeddings = Some(crate::compaction::EmbeddingCache::new(model));
         self.compaction.query_vector = None;
+        // Recall ranks with the same model: its ranking fuses the lexical one with cosine
+        // similarity wherever vectors are present (`recall_embedding_batch`).
+        self.recall.vectors = Some(crate::components::recall::RecallVectors {
+            model: model.trim().to_string(),
+            ..Default::default()
+        });
+        self.recall.auto = None;
+        self.refresh_auto_recall();
     }
 
     /// The texts to embed for `query`: the query and every ambient exchange of the working set

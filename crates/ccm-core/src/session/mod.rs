@@ -40,8 +40,8 @@ use std::sync::Arc;
 
 pub use crate::components::efforts::Expansion;
 pub use recall::{
-    Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest, Recalled,
-    AUTO_MAX_MESSAGES_PER_WORD, INDEX_CHUNK,
+    Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest,
+    RecallEmbeddingBatch, Recalled, AUTO_MAX_MESSAGES_PER_WORD, INDEX_CHUNK,
 };
 pub use turn::TurnReport;
 pub(crate) use turn::{TurnDelta, TurnState};

@@ -24,6 +24,8 @@ const AUTO_HITS: usize = 60;
 /// history; a word that common cannot single out what the message is about, as
 /// [`crate::plan::AUTO_MAX_POSTINGS`] does for efforts.
 pub const AUTO_MAX_MESSAGES_PER_WORD: usize = 1_024;
+/// How much the semantic ranking counts in the fused one, against the lexical ranking's 1.
+const SEMANTIC_WEIGHT: f64 = 0.5;
 /// Excerpts that matched but did not fit, listed in the plan as excluded.
 const LEFT_OUT_LISTED: usize = 8;
 /// Tokens a message costs in a search result beyond its own: its role and the JSON around it.
@@ -138,6 +140,19 @@ pub struct IndexRequest {
     pub from_seq: u64,
     /// The end of the range (exclusive).
     pub to_seq: u64,
+}
+
+/// Texts to embed for recall (see [`Session::recall_embedding_batch`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecallEmbeddingBatch {
+    /// The model the session keeps vectors of.
+    pub model: String,
+    /// The query, when the batch embeds one (its text is `texts[0]`).
+    pub query: Option<String>,
+    /// The texts, in order: the query's first when there is one, then the stored texts.
+    pub texts: Vec<String>,
+    /// The stored texts' keys, `(seq, part)`, in order after the query.
+    pub keys: Vec<(u64, u32)>,
 }
 
 /// Whether a search looks everywhere, or only in one log.
@@ -410,13 +425,63 @@ impl Session {
 
     // ----- selection -----------------------------------------------------------------------
 
-    fn rank(&self, query: &Query, scope: Scope, max_postings: usize, limit: usize) -> Vec<Scored> {
-        self.recall
-            .index
-            .search(query, max_postings, limit, |_, doc| match scope {
-                Scope::Everywhere => true,
-                Scope::Only(source) => doc.source == source,
-            })
+    /// The ranking of `query`: the lexical one, fused (with `fuse`) with the semantic one when
+    /// the session has embeddings and a vector of this query (see [`fuse`]).
+    fn rank(
+        &self,
+        query: &Query,
+        scope: Scope,
+        max_postings: usize,
+        limit: usize,
+        fuse_vectors: bool,
+    ) -> Vec<Scored> {
+        let accept = |_: u32, doc: &crate::recall::Doc| match scope {
+            Scope::Everywhere => true,
+            Scope::Only(source) => doc.source == source,
+        };
+        let lexical = self.recall.index.search(query, max_postings, limit, accept);
+        if !fuse_vectors {
+            return lexical;
+        }
+        match self.semantic_ranking(query, limit, &accept) {
+            Some(semantic) => fuse(&lexical, &semantic, limit),
+            None => lexical,
+        }
+    }
+
+    /// The documents with vectors by cosine similarity to the query's vector, best first (ties:
+    /// the newer document), at most `limit`; `None` without embeddings or a vector of this
+    /// query.
+    fn semantic_ranking(
+        &self,
+        query: &Query,
+        limit: usize,
+        accept: &dyn Fn(u32, &crate::recall::Doc) -> bool,
+    ) -> Option<Vec<u32>> {
+        let vectors = self.recall.vectors.as_ref()?;
+        let (text, unit) = vectors.query.as_ref()?;
+        if *text != query.text {
+            return None;
+        }
+        let index = &self.recall.index;
+        let mut scored: Vec<(f64, u32)> = Vec::new();
+        for (&(seq, part), vector) in &vectors.by_key {
+            let Some(doc) = index.doc_of_key(seq, part) else {
+                continue;
+            };
+            if !accept(doc, index.doc(doc)) {
+                continue;
+            }
+            let dot: f64 = unit
+                .iter()
+                .zip(vector)
+                .map(|(q, v)| f64::from(*q) * f64::from(*v))
+                .sum();
+            scored.push((dot / 127.0, doc));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        scored.truncate(limit);
+        Some(scored.into_iter().map(|(_, doc)| doc).collect())
     }
 
     /// The header line of an excerpt that starts at `doc`.
@@ -531,7 +596,7 @@ impl Session {
         scope: Scope,
         for_recall: bool,
     ) -> (Vec<ShownExcerpt>, Evidence) {
-        let hits = self.rank(query, scope, usize::MAX, SEARCH_HITS);
+        let hits = self.rank(query, scope, usize::MAX, SEARCH_HITS, true);
         let skip = self.shown_in_context(!for_recall);
         let budget = u64::from(self.config.evidence_token_budget);
         let (shown, selection) =
@@ -736,6 +801,149 @@ impl Session {
     pub(super) fn evidence_of(&self, query: &str) -> Evidence {
         self.evidence_for(&Query::new(query), Scope::Everywhere, false)
             .1
+    }
+
+    // ----- embeddings ------------------------------------------------------------------------
+
+    /// The texts to embed for recall, when embeddings are on ([`Session::enable_embeddings`]):
+    /// `query` first (when given and not embedded yet), then up to `max_texts` stored texts
+    /// without a vector, the newest first, of those in memory. `None` when embeddings are off
+    /// or there is nothing to embed. The host sends the texts to the embeddings endpoint and
+    /// hands the vectors to [`Session::absorb_recall_embeddings`]; until then, and for texts
+    /// that never get one, recall ranks by words alone.
+    pub fn recall_embedding_batch(
+        &self,
+        query: Option<&str>,
+        max_texts: usize,
+    ) -> Option<RecallEmbeddingBatch> {
+        let vectors = self.recall.vectors.as_ref()?;
+        let query = query
+            .filter(|q| !q.trim().is_empty())
+            .filter(|q| vectors.query.as_ref().is_none_or(|(text, _)| text != q))
+            .map(str::to_string);
+        let texts = self.text_sources();
+        let mut keys = Vec::new();
+        let mut batch_texts: Vec<String> = query.iter().cloned().collect();
+        for doc in self.recall.index.docs().iter().rev() {
+            if keys.len() >= max_texts {
+                break;
+            }
+            let key = (doc.seq, doc.part);
+            if vectors.by_key.contains_key(&key) {
+                continue;
+            }
+            if let Some(text) = texts.text(doc.source, key) {
+                keys.push(key);
+                batch_texts.push(text.text.to_string());
+            }
+        }
+        if batch_texts.is_empty() {
+            return None;
+        }
+        Some(RecallEmbeddingBatch {
+            model: vectors.model.clone(),
+            query,
+            texts: batch_texts,
+            keys,
+        })
+    }
+
+    /// The model of the vectors recall keeps, or `None` while embeddings are off.
+    pub fn embeddings_model(&self) -> Option<&str> {
+        self.recall.vectors.as_ref().map(|v| v.model.as_str())
+    }
+
+    /// How many indexed texts have no vector yet (0 when embeddings are off).
+    pub fn recall_texts_without_vectors(&self) -> usize {
+        self.recall.vectors.as_ref().map_or(0, |vectors| {
+            self.recall.index.len().saturating_sub(vectors.by_key.len())
+        })
+    }
+
+    /// Keeps the vectors of `batch`'s texts (in order: the query's first, when it has one). The
+    /// automatic recall of a turn in progress is ranked again with them. Nothing is kept
+    /// unless every vector is usable.
+    ///
+    /// # Errors
+    /// [`crate::compaction::EmbeddingError`] when embeddings are off or are of another model,
+    /// the count of vectors differs from the texts', or a vector has another length than the
+    /// others or a value that is not a finite number.
+    pub fn absorb_recall_embeddings(
+        &mut self,
+        batch: &RecallEmbeddingBatch,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<(), crate::compaction::EmbeddingError> {
+        use crate::compaction::EmbeddingError;
+        let kept = self.recall.vectors.as_ref().ok_or_else(|| {
+            EmbeddingError::InvalidConfig("embeddings are not enabled for this session".into())
+        })?;
+        if kept.model != batch.model {
+            return Err(EmbeddingError::InvalidConfig(format!(
+                "the vectors are of model '{}' but the session keeps vectors of '{}'; enable embeddings anew to change models",
+                batch.model, kept.model
+            )));
+        }
+        if vectors.len() != batch.texts.len() {
+            return Err(EmbeddingError::CountMismatch {
+                expected: batch.texts.len(),
+                got: vectors.len(),
+            });
+        }
+        let dimensions = kept
+            .dimensions
+            .or(vectors.first().map(Vec::len))
+            .unwrap_or(0);
+        let mut units = Vec::with_capacity(vectors.len());
+        for (position, vector) in vectors.iter().enumerate() {
+            let place = || match (&batch.query, position) {
+                (Some(_), 0) => "query".to_string(),
+                _ => format!("index {position}"),
+            };
+            if vector.len() != dimensions {
+                return Err(EmbeddingError::DimensionMismatch {
+                    position: place(),
+                    expected: dimensions,
+                    got: vector.len(),
+                });
+            }
+            let norm = vector
+                .iter()
+                .map(|x| f64::from(*x) * f64::from(*x))
+                .sum::<f64>()
+                .sqrt();
+            if vector.is_empty() || !norm.is_finite() || norm == 0.0 {
+                return Err(EmbeddingError::BadVector {
+                    position: place(),
+                    reason: "it is empty, zero, or holds a value that is not a finite number"
+                        .to_string(),
+                });
+            }
+            units.push(
+                vector
+                    .iter()
+                    .map(|x| (f64::from(*x) / norm) as f32)
+                    .collect::<Vec<f32>>(),
+            );
+        }
+        let mut units = units.into_iter();
+        let recall = &mut *self.recall;
+        let kept = recall.vectors.as_mut().expect("checked above");
+        kept.dimensions = Some(dimensions);
+        if let Some(query) = &batch.query {
+            let unit = units.next().expect("one vector per text");
+            kept.query = Some((query.clone(), unit));
+        }
+        for (key, unit) in batch.keys.iter().zip(units) {
+            let bytes = unit
+                .iter()
+                .map(|x| (x * 127.0).round().clamp(-127.0, 127.0) as i8)
+                .collect();
+            kept.by_key.insert(*key, bytes);
+        }
+        // The ranking of a message being answered changes with its vector.
+        recall.auto = None;
+        self.refresh_auto_recall();
+        Ok(())
     }
 
     // ----- the recall tool -----------------------------------------------------------------
@@ -957,7 +1165,10 @@ impl Session {
             None => {
                 let query = Query::new(&text);
                 // A hit must share two of the message's words with its excerpt (one, for a
-                // message of one word): a single common word is not a topic.
+                // message of one word): a single common word is not a topic. The automatic
+                // recall ranks by words alone, embeddings or not: on the LoCoMo conversations
+                // fusing in the vectors of all-MiniLM-L6-v2 lowered it (README, "Recall"),
+                // where the searches the model asks for gained.
                 let needed = query.terms.len().min(2) as u32;
                 let hits: Vec<Scored> = self
                     .rank(
@@ -965,6 +1176,7 @@ impl Session {
                         Scope::Everywhere,
                         AUTO_MAX_MESSAGES_PER_WORD,
                         AUTO_HITS,
+                        false,
                     )
                     .into_iter()
                     .filter(|h| h.matched.count_ones() >= needed)
@@ -1000,6 +1212,36 @@ impl Session {
             left_out,
         });
     }
+}
+
+/// Reciprocal rank fusion of a lexical and a semantic ranking: a document scores
+/// `1 / (60 + rank)` (rank from 1) in the lexical ranking plus [`SEMANTIC_WEIGHT`] times that
+/// in the semantic one; the query words it matched are the lexical ranking's. Best first, ties
+/// to the newer document, at most `limit`. Ranks, not scores, are fused, so neither ranking's
+/// scale matters; the semantic ranking weighs half because on the LoCoMo conversations an equal
+/// weight moved good lexical hits out for weaker ones (README, "Recall").
+fn fuse(lexical: &[Scored], semantic: &[u32], limit: usize) -> Vec<Scored> {
+    const K: f64 = 60.0;
+    let mut fused: std::collections::BTreeMap<u32, (f64, u64)> = std::collections::BTreeMap::new();
+    for (rank, hit) in lexical.iter().enumerate() {
+        let entry = fused.entry(hit.doc).or_insert((0.0, 0));
+        entry.0 += 1.0 / (K + rank as f64 + 1.0);
+        entry.1 = hit.matched;
+    }
+    for (rank, &doc) in semantic.iter().enumerate() {
+        fused.entry(doc).or_insert((0.0, 0)).0 += SEMANTIC_WEIGHT / (K + rank as f64 + 1.0);
+    }
+    let mut ranked: Vec<Scored> = fused
+        .into_iter()
+        .map(|(doc, (score, matched))| Scored {
+            doc,
+            score: libm::round(score * 1e6) / 1e6,
+            matched,
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.doc.cmp(&a.doc)));
+    ranked.truncate(limit);
+    ranked
 }
 
 /// The plan item id of an excerpt that starts at a document.

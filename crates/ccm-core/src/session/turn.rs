@@ -240,6 +240,9 @@ impl Session {
         }
         recall.auto = None;
         recall.loaded.retain(|&seq, _| seq < undo.next_seq);
+        if let Some(vectors) = &mut recall.vectors {
+            vectors.by_key.retain(|&(seq, _), _| seq < undo.next_seq);
+        }
         if let crate::components::recall::IndexState::Building { next, until } = recall.state {
             recall.state = crate::components::recall::IndexState::Building {
                 next: next.min(undo.next_seq),

@@ -7,7 +7,9 @@
 //! - `--data DIR` — the folder of `conversation-*.json` files (default: `../shared/data/locomo`
 //!   beside the repository);
 //! - `--svg FILE` — where to draw the recall-vs-tokens curve (default: none);
-//! - `--no-sweep` — only the table at the default budgets.
+//! - `--no-sweep` — only the table at the default budgets;
+//! - `--embeddings URL MODEL` — also rank with the vectors of this OpenAI-compatible
+//!   endpoint (default: the mock provider's, started here, model `mock-embed`).
 //!
 //! Not a pass/fail test: it prints numbers (README, "Recall").
 
@@ -25,6 +27,8 @@ struct Options {
     data: PathBuf,
     svg: Option<PathBuf>,
     sweep: bool,
+    /// An embeddings endpoint's base URL and model; `None` starts the mock provider.
+    embeddings: Option<(String, String)>,
 }
 
 fn options() -> Result<Options, String> {
@@ -32,6 +36,7 @@ fn options() -> Result<Options, String> {
         data: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo"),
         svg: None,
         sweep: true,
+        embeddings: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -39,8 +44,17 @@ fn options() -> Result<Options, String> {
             "--data" => options.data = args.next().ok_or("--data needs a folder")?.into(),
             "--svg" => options.svg = Some(args.next().ok_or("--svg needs a file")?.into()),
             "--no-sweep" => options.sweep = false,
+            "--embeddings" => {
+                let url = args
+                    .next()
+                    .ok_or("--embeddings needs a base URL and a model")?;
+                let model = args
+                    .next()
+                    .ok_or("--embeddings needs a base URL and a model")?;
+                options.embeddings = Some((url, model));
+            }
             "-h" | "--help" => {
-                println!("usage: recall [--data DIR] [--svg FILE] [--no-sweep]");
+                println!("usage: recall [--data DIR] [--svg FILE] [--no-sweep] [--embeddings BASE_URL MODEL]");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument '{other}' (try --help)")),
@@ -302,6 +316,61 @@ fn sweep(prepared: &mut [Prepared]) -> Result<Vec<(String, Vec<Point>)>, String>
     ])
 }
 
+/// The search with embeddings: every stored message and each question embedded by the
+/// endpoint, the ranking fused (reciprocal rank fusion) with the lexical one, against the
+/// lexical search in the same run.
+fn with_embeddings(
+    prepared: &mut [Prepared],
+    endpoint: &ccm_provider::EmbeddingsEndpoint,
+) -> Result<Vec<Row>, String> {
+    let timeouts = ccm_native::Timeouts::default();
+    let model = endpoint.model.clone();
+    let mut rows = vec![
+        Row::new(&format!(
+            "automatic recall, Light mode, fused with {model} vectors"
+        )),
+        Row::new(&format!(
+            "search_efforts result, fused with {model} vectors"
+        )),
+        Row::new("(lexical alone in the same run: automatic recall, Light mode)"),
+        Row::new("(lexical alone in the same run: search_efforts result)"),
+    ];
+    for p in prepared.iter_mut() {
+        let mut session = p.session.clone();
+        session.enable_embeddings(&model);
+        ccm_native::refresh_recall_embeddings(&mut session, None, endpoint, timeouts, usize::MAX)
+            .map_err(|e| format!("embedding the stored messages: {e}"))?;
+        for (category, question, evidence) in &p.questions {
+            let evidence: Vec<&str> = evidence.iter().map(String::as_str).collect();
+            ccm_native::refresh_recall_embeddings(
+                &mut session,
+                Some(question),
+                endpoint,
+                timeouts,
+                0,
+            )
+            .map_err(|e| format!("embedding a question: {e}"))?;
+            for (row, way) in [(0, Way::Automatic), (1, Way::Search)] {
+                let asked = play::ask(&mut session, question, way)?;
+                rows[row].add(
+                    *category,
+                    play::holds_all(&asked.texts, &evidence),
+                    asked.tokens,
+                );
+            }
+            for (row, way) in [(2, Way::Automatic), (3, Way::Search)] {
+                let asked = play::ask(&mut p.session, question, way)?;
+                rows[row].add(
+                    *category,
+                    play::holds_all(&asked.texts, &evidence),
+                    asked.tokens,
+                );
+            }
+        }
+    }
+    Ok(rows)
+}
+
 fn run() -> Result<(), String> {
     let options = options()?;
     let started = std::time::Instant::now();
@@ -334,6 +403,31 @@ fn run() -> Result<(), String> {
     println!();
     let rows = table(&mut prepared)?;
     print!("{}", report::table(&rows));
+    // Embeddings: the mock provider's endpoint unless another is named.
+    let mock = options
+        .embeddings
+        .is_none()
+        .then(|| ccm_mock_llm::MockServer::start(ccm_mock_llm::MockConfig::default()));
+    let (url, model) = options.embeddings.clone().unwrap_or_else(|| {
+        (
+            mock.as_ref().expect("started above").openai_base_url(),
+            "mock-embed".to_string(),
+        )
+    });
+    let endpoint = ccm_provider::EmbeddingsEndpoint {
+        provider: ccm_provider::ProviderConfig::custom(
+            ccm_provider::ProviderKind::OpenAiCompatible,
+            &url,
+            std::env::var("CCM_EMBEDDINGS_KEY").ok(),
+        ),
+        model,
+        dimensions: None,
+    };
+    println!();
+    print!(
+        "{}",
+        report::table(&with_embeddings(&mut prepared, &endpoint)?)
+    );
     if options.sweep {
         let series = sweep(&mut prepared)?;
         println!();
