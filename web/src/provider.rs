@@ -154,6 +154,10 @@ pub struct ProviderSettings {
     pub input_price: Option<f64>,
     /// US dollars per million answer tokens, overriding the app's table.
     pub output_price: Option<f64>,
+    /// An OpenAI-compatible embeddings endpoint's base URL (empty: search by words only).
+    pub embeddings_url: String,
+    /// Its embedding model.
+    pub embeddings_model: String,
 }
 
 impl Default for ProviderSettings {
@@ -173,7 +177,46 @@ impl ProviderSettings {
             remember_key: false,
             input_price: None,
             output_price: None,
+            embeddings_url: String::new(),
+            embeddings_model: String::new(),
         }
+    }
+
+    /// The embeddings endpoint these settings name, if any, or why it cannot be used. The API
+    /// key goes along only when the endpoint is on the provider's own server (same scheme,
+    /// host and port): a key is never sent anywhere else.
+    pub fn embeddings_endpoint(
+        &self,
+        api_key: &str,
+    ) -> Option<Result<ccm_provider::EmbeddingsEndpoint, String>> {
+        let url = self.embeddings_url.trim();
+        if url.is_empty() {
+            return None;
+        }
+        let model = self.embeddings_model.trim();
+        if model.is_empty() {
+            return Some(Err(
+                "the embeddings endpoint needs a model (Settings, Embedding model)".to_string(),
+            ));
+        }
+        let origin = |url: &str| url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
+        let same_server = !self.is_offline() && origin(url) == origin(self.base_url.trim());
+        let choice = ccm_provider::ProviderChoice {
+            provider: ccm_provider::ProviderName::OpenAiCompatible,
+            base_url: Some(url.to_string()),
+            api_key: same_server.then(|| api_key.to_string()),
+            headers: Vec::new(),
+        };
+        Some(
+            ccm_provider::ProviderConfig::from_choice(&choice)
+                .map_err(|e| format!("embeddings endpoint: {e}"))
+                .and_then(|config| config.ok_or_else(|| "no embeddings endpoint".to_string()))
+                .map(|provider| ccm_provider::EmbeddingsEndpoint {
+                    provider,
+                    model: model.to_string(),
+                    dimensions: None,
+                }),
+        )
     }
 
     /// The model's context window and prices: the app's table, with the person's prices over
@@ -266,6 +309,27 @@ fn capitalised(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_embeddings_endpoint_gets_the_key_only_on_the_providers_own_server() {
+        let mut settings = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::OpenAi));
+        assert!(
+            settings.embeddings_endpoint("sk-1").is_none(),
+            "empty: words only"
+        );
+        settings.embeddings_url = "https://api.openai.com/v1".to_string();
+        assert!(
+            settings.embeddings_endpoint("sk-1").unwrap().is_err(),
+            "no model"
+        );
+        settings.embeddings_model = "text-embedding-3-small".to_string();
+        let same = settings.embeddings_endpoint("sk-1").unwrap().unwrap();
+        assert_eq!(same.provider.api_key.as_deref(), Some("sk-1"));
+        assert_eq!(same.url(), "https://api.openai.com/v1/embeddings");
+        settings.embeddings_url = "http://localhost:11434/v1".to_string();
+        let other = settings.embeddings_endpoint("sk-1").unwrap().unwrap();
+        assert_eq!(other.provider.api_key, None, "never sent to another server");
+    }
+
     use super::*;
     use ccm_provider::ProviderKind;
 

@@ -137,6 +137,7 @@ async fn drive(state: AppState, text: String) {
             return;
         }
     };
+    refresh_embeddings(state, &session, &settings, &text).await;
     let Ok(controller) = AbortController::new() else {
         return;
     };
@@ -166,6 +167,46 @@ async fn drive(state: AppState, text: String) {
         }
     }
     state.abort.set_value(None);
+}
+
+/// With an embeddings endpoint in the settings: embeds the message and the newest stored texts
+/// without a vector, so the turn's searches rank by meaning as well as by words. A failure is
+/// shown and the turn goes on: search then ranks by words.
+async fn refresh_embeddings(
+    state: AppState,
+    session: &ccm_browser::BrowserSession,
+    settings: &crate::provider::ProviderSettings,
+    text: &str,
+) {
+    let endpoint = match settings.embeddings_endpoint(&state.api_key.get_untracked()) {
+        None => return,
+        Some(Ok(endpoint)) => endpoint,
+        Some(Err(error)) => {
+            state.notify(
+                NoticeKind::Info,
+                format!("Searching by words only: {error}."),
+            );
+            return;
+        }
+    };
+    session.with_core(|core| {
+        if core.embeddings_model() != Some(endpoint.model.as_str()) {
+            core.enable_embeddings(&endpoint.model);
+        }
+    });
+    let refreshed = ccm_browser::embeddings::refresh_recall_embeddings(
+        session.cell(),
+        Some(text),
+        &endpoint,
+        ccm_browser::embeddings::BATCH,
+    )
+    .await;
+    if let Err(error) = refreshed {
+        state.notify(
+            NoticeKind::Info,
+            format!("Searching by words only (the embeddings endpoint failed: {error})."),
+        );
+    }
 }
 
 /// Shows how the turn ended and saves the session after a turn that succeeded.

@@ -55,6 +55,8 @@ pub fn SettingsPanel() -> impl IntoView {
     let price_text = |price: Option<f64>| price.map(|p| p.to_string()).unwrap_or_default();
     let input_price = RwSignal::new(price_text(initial.input_price));
     let output_price = RwSignal::new(price_text(initial.output_price));
+    let embeddings_url = RwSignal::new(initial.embeddings_url.clone());
+    let embeddings_model = RwSignal::new(initial.embeddings_model.clone());
     let provider_message = RwSignal::new(None::<(bool, String)>);
     // The provider's model list, once asked for: names for the picker, windows where listed.
     let listed = RwSignal::new(Vec::<ListedModel>::new());
@@ -68,6 +70,8 @@ pub fn SettingsPanel() -> impl IntoView {
             remember_key: remember.get_untracked(),
             input_price: parse_price("The prompt price", &input_price.get_untracked())?,
             output_price: parse_price("The answer price", &output_price.get_untracked())?,
+            embeddings_url: embeddings_url.get_untracked().trim().to_string(),
+            embeddings_model: embeddings_model.get_untracked().trim().to_string(),
         })
     };
     let load_models = move |_| {
@@ -234,6 +238,15 @@ pub fn SettingsPanel() -> impl IntoView {
                         "Stream replies"
                     </label>
                 </Show>
+                <label class="field">
+                    <span>"Embeddings endpoint (optional)"</span>
+                    <input data-testid="embeddings-url" placeholder="e.g. http://localhost:11434/v1" prop:value=move || embeddings_url.get() on:input=move |ev| embeddings_url.set(event_target_value(&ev)) />
+                    <small class="hint">"An OpenAI-compatible /embeddings server (Ollama, LM Studio, OpenAI). Searches of earlier messages then rank by meaning as well as by words. Empty: by words only."</small>
+                </label>
+                <label class="field">
+                    <span>"Embedding model"</span>
+                    <input data-testid="embeddings-model" placeholder="e.g. nomic-embed-text" prop:value=move || embeddings_model.get() on:input=move |ev| embeddings_model.set(event_target_value(&ev)) />
+                </label>
                 <button type="submit" data-testid="save-provider">"Save provider"</button>
                 {message_view(provider_message)}
             </form>

@@ -327,13 +327,9 @@ fn with_embeddings(
     let model = endpoint.model.clone();
     let mut rows = vec![
         Row::new(&format!(
-            "automatic recall, Light mode, fused with {model} vectors"
-        )),
-        Row::new(&format!(
             "search_efforts result, fused with {model} vectors"
         )),
-        Row::new("(lexical alone in the same run: automatic recall, Light mode)"),
-        Row::new("(lexical alone in the same run: search_efforts result)"),
+        Row::new("search_efforts result, lexical alone (the same run)"),
     ];
     for p in prepared.iter_mut() {
         let mut session = p.session.clone();
@@ -350,22 +346,20 @@ fn with_embeddings(
                 0,
             )
             .map_err(|e| format!("embedding a question: {e}"))?;
-            for (row, way) in [(0, Way::Automatic), (1, Way::Search)] {
-                let asked = play::ask(&mut session, question, way)?;
-                rows[row].add(
-                    *category,
-                    play::holds_all(&asked.texts, &evidence),
-                    asked.tokens,
-                );
-            }
-            for (row, way) in [(2, Way::Automatic), (3, Way::Search)] {
-                let asked = play::ask(&mut p.session, question, way)?;
-                rows[row].add(
-                    *category,
-                    play::holds_all(&asked.texts, &evidence),
-                    asked.tokens,
-                );
-            }
+            // The automatic recall ranks by words alone, with embeddings or not (see
+            // `Session::refresh_auto_recall`): only the search differs.
+            let fused = play::ask(&mut session, question, Way::Search)?;
+            rows[0].add(
+                *category,
+                play::holds_all(&fused.texts, &evidence),
+                fused.tokens,
+            );
+            let lexical = play::ask(&mut p.session, question, Way::Search)?;
+            rows[1].add(
+                *category,
+                play::holds_all(&lexical.texts, &evidence),
+                lexical.tokens,
+            );
         }
     }
     Ok(rows)
