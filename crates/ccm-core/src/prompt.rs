@@ -40,8 +40,10 @@ pub const MEMORY_SECTION: &str = "## Memory
 
 Concluded effort summaries shown below are only the recently referenced ones, and only the most \
 recent general chat is shown. Everything older is still stored: use search_efforts(query) to find \
-past efforts that are not shown, then expand_effort(id) for their full details. The full logs of \
-open efforts come last, with the active effort's log at the very end.";
+past efforts and the earlier messages that match (shown verbatim, with their date), recall(query) \
+to bring such messages back into the context for a while, or expand_effort(id) for an effort's \
+full log. Messages marked [Recalled …] are earlier ones that match the user's message. The full \
+logs of open efforts come last, with the active effort's log at the very end.";
 
 /// Builds the system prompt from an optional preamble override.
 pub fn system_prompt(preamble: Option<&str>) -> String {
