@@ -39,11 +39,11 @@ Call to see which efforts are open, active, expanded, concluded or out of memory
 pub const MEMORY_SECTION: &str = "## Memory
 
 Concluded effort summaries shown below are only the recently referenced ones, and only the most \
-recent general chat is shown. Everything older is still stored: use search_efforts(query) to find \
-past efforts and the earlier messages that match (shown verbatim, with their date), recall(query) \
-to bring such messages back into the context for a while, or expand_effort(id) for an effort's \
-full log. Messages marked [Recalled …] are earlier ones that match the user's message. The full \
-logs of open efforts come last, with the active effort's log at the very end.";
+recent general chat is shown. Everything older is still stored: search_efforts(query) finds past \
+efforts and the messages that match (verbatim, dated), recall(query) brings such messages back \
+for a while, expand_effort(id) loads an effort's full log. [Recalled …] messages are earlier ones \
+that match the user's message. The full logs of open efforts come last, with the active effort's \
+log at the very end.";
 
 /// Builds the system prompt from an optional preamble override.
 pub fn system_prompt(preamble: Option<&str>) -> String {

@@ -240,7 +240,7 @@ fn base_texts(session: &mut Session, question: &str) -> Result<Vec<String>, Stri
 /// budget (with the peers at each question's same size) and the automatic recall's budget.
 fn sweep(prepared: &mut [Prepared]) -> Result<Vec<(String, Vec<Point>)>, String> {
     let evidence_budgets = [250u32, 500, 1_000, 1_500, 2_000, 3_000, 4_000];
-    let recall_budgets = [200u32, 400, 800, 1_600, 3_200];
+    let recall_budgets = [200u32, 400, 600, 800, 1_200, 1_600, 3_200];
     let mut search = Vec::new();
     let mut bm25 = Vec::new();
     let mut neighbours = Vec::new();
