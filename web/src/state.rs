@@ -676,20 +676,8 @@ impl AppState {
         }
         let (outcome, turn) =
             session.with_core(|core| (core.execute_tool("recall", &args), core.turn()));
-        if outcome.ok {
-            if let Some(banner) = outcome.banner {
-                self.banners
-                    .update(|b| b.entry(turn).or_default().after.push(banner));
-            }
-        } else {
-            let message = outcome
-                .result
-                .get("error")
-                .and_then(|e| e.as_str())
-                .unwrap_or("nothing was recalled")
-                .to_string();
-            self.notify(NoticeKind::Info, message);
-        }
+        // Finding nothing to recall is an answer, not a failure.
+        self.show_tool_outcome(outcome, turn, NoticeKind::Info, "nothing was recalled");
         self.changed();
         self.search_manifest(query).await;
         self.save().await;
@@ -937,8 +925,22 @@ impl AppState {
             }
             _ => args,
         };
-        let outcome = session.with_core(|core| (core.execute_tool(tool, &args), core.turn()));
-        let (outcome, turn) = outcome;
+        let (outcome, turn) =
+            session.with_core(|core| (core.execute_tool(tool, &args), core.turn()));
+        self.show_tool_outcome(outcome, turn, NoticeKind::Error, "the operation failed");
+        self.changed();
+        self.save().await;
+    }
+
+    /// Shows what a tool run from the app did: its banner under the turn it belongs to, or its
+    /// error as a notice of `failure_kind` (`fallback` when the result names no error).
+    fn show_tool_outcome(
+        &self,
+        outcome: ccm_core::ToolOutcome,
+        turn: u64,
+        failure_kind: NoticeKind,
+        fallback: &str,
+    ) {
         if outcome.ok {
             if let Some(banner) = outcome.banner {
                 self.banners
@@ -949,12 +951,10 @@ impl AppState {
                 .result
                 .get("error")
                 .and_then(|e| e.as_str())
-                .unwrap_or("the operation failed")
+                .unwrap_or(fallback)
                 .to_string();
-            self.notify(NoticeKind::Error, message);
+            self.notify(failure_kind, message);
         }
-        self.changed();
-        self.save().await;
     }
 
     /// Pins (sticky, as the person's pin) or unpins an item of the plan.

@@ -118,21 +118,7 @@ pub async fn send_with_limits(
             ProviderError::Network(js_message(&error))
         }
     };
-    let headers = Headers::new().map_err(network)?;
-    for (name, value) in &http.headers {
-        headers.append(name, value).map_err(|e| {
-            ProviderError::InvalidConfig(format!("header {name}: {}", js_message(&e)))
-        })?;
-    }
-    let init = RequestInit::new();
-    init.set_method(http.method.as_str());
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&http.body));
-    if let Some(signal) = signal {
-        init.set_signal(Some(signal));
-    }
-    let fetch_request = Request::new_with_str_and_init(&http.url, &init)
-        .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))?;
+    let fetch_request = fetch_request_of(&http, signal, network)?;
     let headers_limit = tighter(limits.headers_ms, limits.total_ms);
     let Some(response) = within(fetch_with_request(&fetch_request), headers_limit)
         .await
@@ -232,6 +218,30 @@ pub async fn send_with_limits(
     stream.finish()
 }
 
+/// The fetch `Request` of a provider request: its method, headers and body, and the signal
+/// that cancels it. A header the browser refuses is a configuration error naming the header.
+fn fetch_request_of(
+    http: &ccm_provider::HttpRequest,
+    signal: Option<&AbortSignal>,
+    network: impl Fn(JsValue) -> ProviderError,
+) -> Result<Request, ProviderError> {
+    let headers = Headers::new().map_err(network)?;
+    for (name, value) in &http.headers {
+        headers.append(name, value).map_err(|e| {
+            ProviderError::InvalidConfig(format!("header {name}: {}", js_message(&e)))
+        })?;
+    }
+    let init = RequestInit::new();
+    init.set_method(http.method.as_str());
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(&http.body));
+    if let Some(signal) = signal {
+        init.set_signal(Some(signal));
+    }
+    Request::new_with_str_and_init(&http.url, &init)
+        .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))
+}
+
 /// Sends a plain (not streamed) request with `fetch` and returns the body of a successful
 /// answer: what an embeddings endpoint is asked with. The whole answer must arrive within
 /// `timeout_ms` (0: no limit).
@@ -245,18 +255,7 @@ pub async fn post(
     timeout_ms: u64,
 ) -> Result<String, ProviderError> {
     let network = |error: JsValue| ProviderError::Network(js_message(&error));
-    let headers = Headers::new().map_err(network)?;
-    for (name, value) in &http.headers {
-        headers.append(name, value).map_err(|e| {
-            ProviderError::InvalidConfig(format!("header {name}: {}", js_message(&e)))
-        })?;
-    }
-    let init = RequestInit::new();
-    init.set_method(http.method.as_str());
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&http.body));
-    let fetch_request = Request::new_with_str_and_init(&http.url, &init)
-        .map_err(|e| ProviderError::InvalidConfig(js_message(&e)))?;
+    let fetch_request = fetch_request_of(http, None, network)?;
     let started = js_sys::Date::now();
     let Some(response) = within(fetch_with_request(&fetch_request), timeout_ms)
         .await

@@ -218,12 +218,8 @@ portable_tests! {
 
         // A session opened from a store rebuilds its index in steps, and reads back the
         // messages its automatic recall shows.
-        let mut store = MemoryStore::default();
-        let batch = s.full_write_batch().unwrap();
-        store.apply(&batch).unwrap();
-        s.mark_saved(&batch).unwrap();
-        let (mut opened, report) = Session::from_store(store.load(), s.counter().clone()).unwrap();
-        assert!(report.is_clean(), "{:?}", report.problems);
+        let store = MemoryStore::saved_from(&mut s);
+        let mut opened = store.open_clean(s.counter());
         assert!(!opened.recall_index_complete());
         opened.begin_turn("Remind me: the widget frobnicates how often?", 3).unwrap();
         while let Some(request) = opened.recall_index_request() {
@@ -259,12 +255,8 @@ portable_tests! {
 
     fn a_log_loaded_from_the_store_and_a_fork_never_see_a_stale_plan() {
         let mut s = with_history();
-        let mut store = MemoryStore::default();
-        let batch = s.full_write_batch().unwrap();
-        store.apply(&batch).unwrap();
-        s.mark_saved(&batch).unwrap();
-        let (mut opened, report) = Session::from_store(store.load(), s.counter().clone()).unwrap();
-        assert!(report.is_clean(), "{:?}", report.problems);
+        let store = MemoryStore::saved_from(&mut s);
+        let mut opened = store.open_clean(s.counter());
         opened.begin_turn("Show me the auth bug again.", 1).unwrap();
         changes_plan(&mut opened, "attach_effort_log", |opened| {
             opened.attach_effort_log("auth-bug", store.effort_log("auth-bug")).unwrap();

@@ -250,12 +250,8 @@ portable_tests! {
         for i in 0..12 {
             turn(&mut s, &format!("Unrelated message {i}."), &[], "Ok.");
         }
-        let mut store = MemoryStore::default();
-        let batch = s.full_write_batch().unwrap();
-        store.apply(&batch).unwrap();
-        s.mark_saved(&batch).unwrap();
-        let (mut opened, report) = Session::from_store(store.load(), s.counter().clone()).unwrap();
-        assert!(report.is_clean(), "{:?}", report.problems);
+        let store = MemoryStore::saved_from(&mut s);
+        let mut opened = store.open_clean(s.counter());
         let mut steps = 0;
         while let Some(request) = opened.recall_index_request() {
             steps += 1;

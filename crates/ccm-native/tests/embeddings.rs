@@ -39,6 +39,15 @@ fn long_chat_turn(
     fetched
 }
 
+/// The mock provider's embeddings model at `base_url`.
+fn mock_endpoint(base_url: &str) -> EmbeddingsEndpoint {
+    EmbeddingsEndpoint {
+        provider: ProviderConfig::custom(ProviderKind::OpenAiCompatible, base_url, None),
+        model: "mock-embed".to_string(),
+        dimensions: None,
+    }
+}
+
 fn small_session() -> Session {
     let config = Config {
         context_window: 3_000,
@@ -53,15 +62,7 @@ fn small_session() -> Session {
 #[test]
 fn compaction_ranks_by_embeddings_from_the_endpoint() {
     let server = server();
-    let endpoint = EmbeddingsEndpoint {
-        provider: ProviderConfig::custom(
-            ProviderKind::OpenAiCompatible,
-            &server.openai_base_url(),
-            None,
-        ),
-        model: "mock-embed".to_string(),
-        dimensions: None,
-    };
+    let endpoint = mock_endpoint(&server.openai_base_url());
     let mut session = small_session();
     for t in 0..24 {
         assert!(
@@ -95,15 +96,7 @@ fn a_failing_endpoint_falls_back_to_lexical_ranking() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let endpoint = EmbeddingsEndpoint {
-        provider: ProviderConfig::custom(
-            ProviderKind::OpenAiCompatible,
-            &format!("http://127.0.0.1:{port}/v1"),
-            None,
-        ),
-        model: "mock-embed".to_string(),
-        dimensions: None,
-    };
+    let endpoint = mock_endpoint(&format!("http://127.0.0.1:{port}/v1"));
     let mut session = small_session();
     for t in 0..24 {
         let fetched = long_chat_turn(&mut session, Some(&endpoint), t);
@@ -128,15 +121,7 @@ fn a_failing_endpoint_falls_back_to_lexical_ranking() {
 #[test]
 fn recall_fuses_the_endpoints_vectors_with_the_lexical_ranking() {
     let server = server();
-    let endpoint = EmbeddingsEndpoint {
-        provider: ProviderConfig::custom(
-            ProviderKind::OpenAiCompatible,
-            &server.openai_base_url(),
-            None,
-        ),
-        model: "mock-embed".to_string(),
-        dimensions: None,
-    };
+    let endpoint = mock_endpoint(&server.openai_base_url());
     let mut session = Session::new(Config::default()).unwrap();
     let said = "I framed my photographs of the harbour at dawn.";
     session.begin_turn(said, 1).unwrap();

@@ -16,12 +16,32 @@ fn render_key(excerpt: &ShownExcerpt) -> (u8, u64, u64) {
 
 /// Whether every text of an excerpt is in memory (a session opened from a store reads the
 /// messages of concluded logs back first; see `Session::messages_needed_for_plan`).
-pub(super) fn is_loaded(input: &PlanInput<'_>, excerpt: &ShownExcerpt) -> bool {
+fn is_loaded(input: &PlanInput<'_>, excerpt: &ShownExcerpt) -> bool {
     let texts = sources(input);
     excerpt
         .keys
         .iter()
         .all(|&key| texts.text(excerpt.source, key).is_some())
+}
+
+/// Whether an excerpt can be shown; if not, it is listed as excluded for `NotLoaded`, so the
+/// host knows to read its messages back.
+fn loaded_or_excluded(
+    input: &PlanInput<'_>,
+    excerpt: &ShownExcerpt,
+    gathered: &mut Gathered,
+) -> bool {
+    let loaded = is_loaded(input, excerpt);
+    if !loaded {
+        gathered.exclude(
+            excerpt.id.clone(),
+            Section::Recalled,
+            excerpt.tokens,
+            1,
+            ExclusionReason::NotLoaded,
+        );
+    }
+    loaded
 }
 
 pub(super) fn sources<'a>(input: &PlanInput<'a>) -> TextSources<'a> {
@@ -38,14 +58,7 @@ pub(super) fn focused(input: &PlanInput<'_>, gathered: &mut Gathered) {
     let decay = u64::from(input.config.decay_threshold);
     for (index, focused) in input.recall.focused.iter().enumerate() {
         let excerpt = &focused.excerpt;
-        if !is_loaded(input, excerpt) {
-            gathered.exclude(
-                excerpt.id.clone(),
-                Section::Recalled,
-                excerpt.tokens,
-                1,
-                ExclusionReason::NotLoaded,
-            );
+        if !loaded_or_excluded(input, excerpt, gathered) {
             continue;
         }
         let idle = input.turn.saturating_sub(focused.last_referenced_turn);
@@ -82,14 +95,7 @@ pub(super) fn automatic(input: &PlanInput<'_>, gathered: &mut Gathered) {
     }
     let count = auto.excerpts.len();
     for (index, excerpt) in auto.excerpts.iter().enumerate() {
-        if !is_loaded(input, excerpt) {
-            gathered.exclude(
-                excerpt.id.clone(),
-                Section::Recalled,
-                excerpt.tokens,
-                1,
-                ExclusionReason::NotLoaded,
-            );
+        if !loaded_or_excluded(input, excerpt, gathered) {
             continue;
         }
         gathered.candidates.push(Candidate {

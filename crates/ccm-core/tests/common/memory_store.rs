@@ -9,7 +9,7 @@ use ccm_core::store::{
     EffortRecord, LoadedRecords, LogRef, SessionHeader, StoredMessage, WriteBatch,
 };
 use ccm_core::telemetry::TurnTelemetry;
-use ccm_core::{Message, TokenCounter, TurnMetrics};
+use ccm_core::{Message, Session, TokenCounter, TurnMetrics};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -30,6 +30,22 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    /// A store holding all of `session`, saved in one full batch (the session is marked saved).
+    pub fn saved_from(session: &mut Session) -> MemoryStore {
+        let mut store = MemoryStore::default();
+        let batch = session.full_write_batch().unwrap();
+        store.apply(&batch).unwrap();
+        session.mark_saved(&batch).unwrap();
+        store
+    }
+
+    /// The stored session opened the way a host opens it; the load must report no problem.
+    pub fn open_clean(&self, counter: &Arc<dyn TokenCounter>) -> Session {
+        let (opened, report) = Session::from_store(self.load(), counter.clone()).unwrap();
+        assert!(report.is_clean(), "{:?}", report.problems);
+        opened
+    }
+
     /// Applies a batch atomically.
     ///
     /// # Errors
