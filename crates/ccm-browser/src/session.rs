@@ -51,8 +51,10 @@ impl BrowserSession {
     }
 
     /// A session kept in memory only (until a store saves it as a new stored session).
+    /// What opening `core` from a document repaired is reported like a store's load problems.
     pub fn from_core(core: CoreSession) -> BrowserSession {
-        BrowserSession::from_parts(core, None, Vec::new())
+        let repairs = core.repairs_on_open().to_vec();
+        BrowserSession::from_parts(core, None, repairs)
     }
 
     /// The shared cell, for hosts whose futures must hold the session across awaits.

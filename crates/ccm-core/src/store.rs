@@ -649,6 +649,9 @@ impl Session {
         }) {
             report.problems.push(error.to_string());
         }
+        report
+            .problems
+            .extend(session.repairs_on_open.iter().cloned());
         let mut attachments = records.attachments;
         attachments.retain(|a| match &a.log {
             Some(LogRef::Effort(effort)) if session.effort(effort).is_none() => {

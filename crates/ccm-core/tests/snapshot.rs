@@ -140,6 +140,22 @@ portable_tests! {
         }
     }
 
+    fn a_document_with_open_efforts_and_none_active_is_repaired_and_says_so() {
+        let json = busy_session().to_json().unwrap();
+        let restored = Session::from_json(&mutate(&json, |v| v["active"] = Value::Null)).unwrap();
+        // guild and api are open; api was opened last, so it is the one made active.
+        assert_eq!(restored.active_id(), Some("api"));
+        assert_eq!(restored.repairs_on_open().len(), 1, "{:?}", restored.repairs_on_open());
+        assert!(restored.repairs_on_open()[0].contains("'api', the most recently opened, is now active"));
+        // The repaired session routes the next exchange into the effort, not the ambient log.
+        let mut s = restored;
+        let ambient_before = s.ambient().len();
+        turn(&mut s, "more about the endpoints", &[], "ok");
+        assert_eq!(s.ambient().len(), ambient_before);
+        // A consistent document reports nothing.
+        assert!(Session::from_json(&json).unwrap().repairs_on_open().is_empty());
+    }
+
     fn an_export_in_the_middle_of_a_turn_leaves_the_pending_message_out() {
         let mut s = session();
         chatter(&mut s);

@@ -249,6 +249,23 @@ portable_tests! {
         assert!(Session::from_store(Default::default(), original.counter().clone()).is_err(), "no header, no session");
     }
 
+    fn a_store_with_open_efforts_and_none_active_opens_repaired_and_reports_it() {
+        let (original, store) = saved_session(2);
+        let mut records = store.load();
+        records.header.as_mut().unwrap().active = None;
+        let (opened, report) = Session::from_store(records, original.counter().clone()).unwrap();
+        assert_eq!(opened.active_id(), Some("guild"));
+        assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+        assert!(report.problems[0].contains("none was active; 'guild', the most recently opened, is now active"), "{:?}", report.problems);
+        // A wrong id is reported, and the same repair gives routing its active effort.
+        let mut records = store.load();
+        records.header.as_mut().unwrap().active = Some("no-such-effort".to_string());
+        let (opened, report) = Session::from_store(records, original.counter().clone()).unwrap();
+        assert_eq!(opened.active_id(), Some("guild"));
+        assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
+        assert!(report.problems[0].contains("'no-such-effort' is not an open effort"), "{:?}", report.problems);
+    }
+
     fn a_save_never_lands_on_an_effort_record_that_could_not_be_read() {
         // The bug this pins: after a load that skipped an unreadable effort record, the efforts
         // behind it moved up one place and the next save wrote one of them into the damaged

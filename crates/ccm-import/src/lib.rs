@@ -16,7 +16,8 @@
 //!   turn of its last; its `last_referenced_turn` is the manifest's when it has one. Conclusion
 //!   order follows the manifest's `updated` time, else manifest order. A concluded effort
 //!   without a summary gets the extractive summary (never an empty one).
-//! - **The active effort** is the open one marked `active: true`, else the only open one.
+//! - **The active effort** is the open one marked `active: true`, else the most recently
+//!   opened one (noted when several are open and none is marked, since routing needs one).
 //! - **Not imported:** `expanded.json` (expansions are transient by design) and lines whose
 //!   role is neither `user` nor `assistant` (CCM logs hold only those; each skip is noted).
 //!
@@ -580,7 +581,18 @@ fn active_effort(
     match (marked.as_slice(), open) {
         ([one], _) => Some(one.id.clone()),
         ([], [only]) => Some(only.clone()),
-        ([], _) => None,
+        ([], []) => None,
+        // Routing needs an active effort while any is open (slice 2); the last opened is the
+        // one the person most likely worked on last.
+        ([], several) => {
+            let last = several.last().cloned();
+            notes.push(format!(
+                "{} open efforts and none is marked active; '{}', the most recently opened, is the active one",
+                several.len(),
+                last.as_deref().unwrap_or_default()
+            ));
+            last
+        }
         (several, _) => {
             notes.push(format!(
                 "{} open efforts are marked active; the last of them is the active one",
@@ -699,6 +711,35 @@ efforts:
         let plan = session.build_plan();
         assert!(plan.included.iter().any(|i| i.id == "summary:auth-bug"));
         assert!(plan.included.iter().any(|i| i.id == "effort:guild-feature"));
+    }
+
+    #[test]
+    fn several_open_efforts_and_none_marked_active_make_the_last_opened_active() {
+        let (raw, auth, guild) = sample();
+        let manifest = MANIFEST
+            .replace("status: concluded", "status: open")
+            .replace("active: true", "active: false");
+        let files = CcmFiles {
+            manifest_yaml: &manifest,
+            raw_jsonl: &raw,
+            effort_logs: vec![("guild-feature", &guild), ("auth-bug", &auth)],
+            session_state_json: None,
+        };
+        let imported = convert(&files, Config::default(), &ApproximateCounter).unwrap();
+        assert_eq!(imported.document.open, ["auth-bug", "guild-feature"]);
+        assert_eq!(imported.document.active.as_deref(), Some("guild-feature"));
+        assert!(
+            imported
+                .notes
+                .iter()
+                .any(|n| n.contains("2 open efforts and none is marked active")),
+            "{:?}",
+            imported.notes
+        );
+        let session =
+            Session::from_document(imported.document, Arc::new(ApproximateCounter)).unwrap();
+        assert_eq!(session.active_id(), Some("guild-feature"));
+        assert!(session.repairs_on_open().is_empty());
     }
 
     #[test]

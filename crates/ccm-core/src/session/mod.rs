@@ -88,6 +88,9 @@ pub struct Session {
     pub(crate) branch: crate::state::BranchInfo,
     /// The last plan built and the state it was built from.
     pub(crate) plan_cache: crate::plan::PlanCache,
+    /// What opening this session from a document or a store had to repair although the
+    /// records were readable (an invariant the records broke), one sentence each.
+    pub(crate) repairs_on_open: Vec<String>,
 }
 
 impl fmt::Debug for Session {
@@ -302,6 +305,7 @@ impl Session {
             last_banner: None,
             branch: crate::state::BranchInfo::main(),
             plan_cache: crate::plan::PlanCache::default(),
+            repairs_on_open: Vec::new(),
         })
     }
 
@@ -413,6 +417,13 @@ impl Session {
     /// The active effort's id.
     pub fn active_id(&self) -> Option<&str> {
         self.efforts.active_id()
+    }
+
+    /// What opening this session had to repair, one sentence each; empty for a session
+    /// created in memory or opened from consistent records. A store's load also lists these
+    /// in its [`crate::store::LoadReport`].
+    pub fn repairs_on_open(&self) -> &[String] {
+        &self.repairs_on_open
     }
 
     /// Ids of the open efforts in opening order.
@@ -557,9 +568,22 @@ impl Session {
         if let Some(id) = &state.active {
             match self.efforts.index.get(id) {
                 Some(i) if placement.open.contains(i) => placement.active = Some(*i),
-                _ => problem(format!(
-                    "the active effort '{id}' is not an open effort; no effort is active"
-                ))?,
+                _ => problem(format!("the active effort '{id}' is not an open effort"))?,
+            }
+        }
+        // Routing needs an active effort while efforts are open (slice 2): without one, the
+        // person's messages would go to the ambient log beside open efforts. Records that name
+        // none (an older export, a hand-edited document, a wrong id) get the most recently
+        // opened effort, the one the person was most likely working on, and the repair is
+        // reported rather than refused: the records themselves are intact.
+        if placement.active.is_none() {
+            if let Some(&last_opened) = placement.open.last() {
+                placement.active = Some(last_opened);
+                self.repairs_on_open.push(format!(
+                    "{} open effort(s) but none was active; '{}', the most recently opened, is now active",
+                    placement.open.len(),
+                    self.efforts.list[last_opened].id
+                ));
             }
         }
         self.efforts.placement = placement;
