@@ -31,6 +31,34 @@ pub const DEFAULT_RECALL_TOKEN_BUDGET: u32 = 800;
 /// call brings into the context.
 pub const DEFAULT_EVIDENCE_TOKEN_BUDGET: u32 = 2_000;
 
+/// The stored value of a token budget that is not set ("none" where a configuration is
+/// written): the tier keeps what its count rule keeps, as the specification describes it
+/// (the ambient window's last `ambient_window` exchanges, every summary referenced within
+/// `summary_eviction_threshold` turns). A budget of 0 is a budget: it keeps the least a tier
+/// can keep (the newest ambient exchange; no resident summary).
+pub const NO_BUDGET: u32 = u32::MAX;
+
+/// A token budget as a caller writes it: a whole number of tokens, or the word `"none"` for
+/// no budget ([`NO_BUDGET`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum BudgetInput {
+    /// A budget in tokens (checked for range when resolved).
+    Tokens(i64),
+    /// `"none"` (any case) for no budget; another word is an error naming the field.
+    Word(String),
+}
+
+impl From<u32> for BudgetInput {
+    fn from(tokens: u32) -> Self {
+        if tokens == NO_BUDGET {
+            BudgetInput::Word("none".to_string())
+        } else {
+            BudgetInput::Tokens(tokens.into())
+        }
+    }
+}
+
 /// Context window assumed when none is configured: a common size for current models. The
 /// planner only trims when the working set would not fit, so a generous default changes
 /// nothing for small sessions.
@@ -129,6 +157,103 @@ impl ReferenceRule {
     }
 }
 
+/// How `search_efforts` finds past efforts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchRule {
+    /// Ranked by the words' rarity over everything indexed about each effort (id, name,
+    /// description, summary, the distinctive words of its log), with the best-matching stored
+    /// messages shown verbatim as evidence.
+    #[default]
+    Ranked,
+    /// The specification's search (slice 4): concluded efforts whose id the query mentions or
+    /// whose summary shares at least `min_keyword_overlap` keywords with it, ranked by how many
+    /// it shares; summaries only, no evidence.
+    Seed,
+}
+
+impl SearchRule {
+    /// The rule's name as written in configurations (`ranked`, `seed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchRule::Ranked => "ranked",
+            SearchRule::Seed => "seed",
+        }
+    }
+
+    /// Parses `ranked` or `seed` (any case).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for any other name.
+    pub fn from_name(name: &str) -> Result<SearchRule, ConfigError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "ranked" => Ok(SearchRule::Ranked),
+            "seed" => Ok(SearchRule::Seed),
+            other => Err(ConfigError::Invalid(format!(
+                "unknown search rule '{other}'; expected ranked or seed"
+            ))),
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == SearchRule::default()
+    }
+}
+
+/// Named starting points for a configuration; fields given besides a profile override it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// The product's defaults: token budgets on every tier, the distinctive reference rule,
+    /// ranked search with evidence, automatic recall.
+    #[default]
+    Default,
+    /// The specification as the seeds describe it, as far as they define it: the literal
+    /// reference rule, no token budgets on the ambient window or the summaries, no automatic
+    /// recall, `search_efforts` by keyword overlap returning summaries only. What the seeds do
+    /// not define (the context window, compaction, pins, modes) keeps the defaults.
+    Seed,
+}
+
+impl Profile {
+    /// The profile's name (`default`, `seed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Seed => "seed",
+        }
+    }
+
+    /// Parses `default` or `seed` (any case).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for any other name.
+    pub fn from_name(name: &str) -> Result<Profile, ConfigError> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "default" => Ok(Profile::Default),
+            "seed" => Ok(Profile::Seed),
+            other => Err(ConfigError::Invalid(format!(
+                "unknown profile '{other}'; expected default or seed"
+            ))),
+        }
+    }
+
+    /// The profile's configuration.
+    pub fn config(self) -> Config {
+        match self {
+            Profile::Default => Config::default(),
+            Profile::Seed => Config {
+                reference_rule: ReferenceRule::Seed,
+                ambient_token_budget: NO_BUDGET,
+                summary_token_budget: NO_BUDGET,
+                recall_token_budget: 0,
+                evidence_token_budget: 0,
+                search_rule: SearchRule::Seed,
+                ..Config::default()
+            },
+        }
+    }
+}
+
 fn default_ambient_token_budget() -> u32 {
     DEFAULT_AMBIENT_TOKEN_BUDGET
 }
@@ -181,11 +306,12 @@ pub struct Config {
     pub summary_eviction_threshold: u32,
     /// Ambient exchanges kept in working memory.
     pub ambient_window: u32,
-    /// Most tokens the ambient window keeps (the newest exchange is always kept whole).
+    /// Most tokens the ambient window keeps (the newest exchange is always kept whole);
+    /// [`NO_BUDGET`] for none.
     #[serde(default = "default_ambient_token_budget")]
     pub ambient_token_budget: u32,
     /// Most tokens the summaries in working memory keep; the least recently referenced leave
-    /// first.
+    /// first. [`NO_BUDGET`] for none.
     #[serde(default = "default_summary_token_budget")]
     pub summary_token_budget: u32,
     /// How references to summaries are detected.
@@ -229,6 +355,10 @@ pub struct Config {
     /// what each level keeps.
     #[serde(default)]
     pub compaction: crate::compaction::CompactionConfig,
+    /// How `search_efforts` finds past efforts. Written only when it differs from the
+    /// default, so documents of sessions that keep the default read as before.
+    #[serde(default, skip_serializing_if = "SearchRule::is_default")]
+    pub search_rule: SearchRule,
 }
 
 impl Config {
@@ -260,6 +390,7 @@ impl Default for Config {
             recall_token_budget: DEFAULT_RECALL_TOKEN_BUDGET,
             evidence_token_budget: DEFAULT_EVIDENCE_TOKEN_BUDGET,
             compaction: crate::compaction::CompactionConfig::default(),
+            search_rule: SearchRule::Ranked,
         }
     }
 }
@@ -278,10 +409,10 @@ pub struct ConfigInput {
     pub summary_eviction_threshold: Option<i64>,
     /// See [`Config::ambient_window`].
     pub ambient_window: Option<i64>,
-    /// See [`Config::ambient_token_budget`].
-    pub ambient_token_budget: Option<i64>,
-    /// See [`Config::summary_token_budget`].
-    pub summary_token_budget: Option<i64>,
+    /// See [`Config::ambient_token_budget`]; a number of tokens or `"none"` for no budget.
+    pub ambient_token_budget: Option<BudgetInput>,
+    /// See [`Config::summary_token_budget`]; a number of tokens or `"none"` for no budget.
+    pub summary_token_budget: Option<BudgetInput>,
     /// See [`Config::reference_rule`]; `seed` or `distinctive`.
     pub reference_rule: Option<String>,
     /// See [`Config::encoding`]; `o200k_base` or `cl100k_base`.
@@ -292,8 +423,8 @@ pub struct ConfigInput {
     pub context_window: Option<i64>,
     /// See [`Config::reserved_output_tokens`].
     pub reserved_output_tokens: Option<i64>,
-    /// See [`Config::leased_token_budget`].
-    pub leased_token_budget: Option<i64>,
+    /// See [`Config::leased_token_budget`]; a number of tokens or `"none"` for no budget.
+    pub leased_token_budget: Option<BudgetInput>,
     /// See [`Config::context_mode`]; `off`, `light` or `heavy`.
     pub context_mode: Option<String>,
     /// See [`Config::recall_token_budget`]; 0 turns the automatic recall off in every mode.
@@ -303,6 +434,10 @@ pub struct ConfigInput {
     /// See [`Config::compaction`]: an object with `preset` (`standard` or `early`) and any
     /// field to override.
     pub compaction: Option<serde_json::Value>,
+    /// See [`Config::search_rule`]; `ranked` or `seed`.
+    pub search_rule: Option<String>,
+    /// The configuration the other fields start from: `default` or `seed` (see [`Profile`]).
+    pub profile: Option<String>,
 }
 
 impl ConfigInput {
@@ -311,7 +446,10 @@ impl ConfigInput {
     /// # Errors
     /// [`ConfigError`] naming the first field that is out of range.
     pub fn resolve(self) -> Result<Config, ConfigError> {
-        let defaults = Config::default();
+        let defaults = match &self.profile {
+            None => Config::default(),
+            Some(name) => Profile::from_name(name)?.config(),
+        };
         let threshold = |field: &'static str, value: Option<i64>, default: u32| match value {
             None => Ok(default),
             Some(v) if v < 1 => Err(ConfigError::TooSmall {
@@ -344,6 +482,17 @@ impl ConfigInput {
             }),
             Some(v) => Ok(v as u32),
         };
+        // A budget field: tokens as above, or "none" for no budget.
+        let budget = |field: &'static str, value: Option<BudgetInput>, default: u32| match value {
+            None => Ok(default),
+            Some(BudgetInput::Word(word)) if word.trim().eq_ignore_ascii_case("none") => {
+                Ok(NO_BUDGET)
+            }
+            Some(BudgetInput::Word(word)) => Err(ConfigError::Invalid(format!(
+                "{field} must be a number of tokens or \"none\" for no budget, got \"{word}\""
+            ))),
+            Some(BudgetInput::Tokens(v)) => tokens(field, Some(v), default, 0),
+        };
         let context_window = tokens(
             "context_window",
             self.context_window,
@@ -361,11 +510,10 @@ impl ConfigInput {
                 "reserved_output_tokens ({reserved_output_tokens}) must be smaller than context_window ({context_window})"
             )));
         }
-        let leased_token_budget = tokens(
+        let leased_token_budget = budget(
             "leased_token_budget",
             self.leased_token_budget,
             defaults.leased_token_budget,
-            0,
         )?;
         let context_mode = match self.context_mode {
             None => defaults.context_mode,
@@ -375,17 +523,15 @@ impl ConfigInput {
             None => defaults.reference_rule,
             Some(name) => ReferenceRule::from_name(&name)?,
         };
-        let ambient_token_budget = tokens(
+        let ambient_token_budget = budget(
             "ambient_token_budget",
             self.ambient_token_budget,
             defaults.ambient_token_budget,
-            0,
         )?;
-        let summary_token_budget = tokens(
+        let summary_token_budget = budget(
             "summary_token_budget",
             self.summary_token_budget,
             defaults.summary_token_budget,
-            0,
         )?;
         let recall_token_budget = tokens(
             "recall_token_budget",
@@ -404,7 +550,12 @@ impl ConfigInput {
             Some(value) => crate::compaction::CompactionConfig::from_json(&value.to_string())
                 .map_err(|e| ConfigError::Invalid(format!("compaction: {e}")))?,
         };
+        let search_rule = match self.search_rule {
+            None => defaults.search_rule,
+            Some(name) => SearchRule::from_name(&name)?,
+        };
         Ok(Config {
+            search_rule,
             compaction,
             context_window,
             reserved_output_tokens,
@@ -472,18 +623,20 @@ impl Config {
             min_keyword_overlap: Some(self.min_keyword_overlap.into()),
             summary_eviction_threshold: Some(self.summary_eviction_threshold.into()),
             ambient_window: Some(self.ambient_window.into()),
-            ambient_token_budget: Some(self.ambient_token_budget.into()),
-            summary_token_budget: Some(self.summary_token_budget.into()),
+            ambient_token_budget: Some(BudgetInput::from(self.ambient_token_budget)),
+            summary_token_budget: Some(BudgetInput::from(self.summary_token_budget)),
             reference_rule: Some(self.reference_rule.name().to_string()),
             encoding: Some(self.encoding.name().to_string()),
             system_prompt: self.system_prompt.clone(),
             context_window: Some(self.context_window.into()),
             reserved_output_tokens: Some(self.reserved_output_tokens.into()),
-            leased_token_budget: Some(self.leased_token_budget.into()),
+            leased_token_budget: Some(BudgetInput::from(self.leased_token_budget)),
             context_mode: Some(self.context_mode.label().to_string()),
             recall_token_budget: Some(self.recall_token_budget.into()),
             evidence_token_budget: Some(self.evidence_token_budget.into()),
             compaction: None,
+            search_rule: Some(self.search_rule.name().to_string()),
+            profile: None,
         }
         .resolve()?;
         self.compaction

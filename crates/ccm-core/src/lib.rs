@@ -63,7 +63,7 @@ pub mod tools;
 /// keep their place here.
 pub use ccm_text as text;
 
-pub use config::{Config, ContextMode, ReferenceRule};
+pub use config::{Config, ContextMode, Profile, ReferenceRule, SearchRule, NO_BUDGET};
 pub use error::{ConfigError, EffortError, SnapshotError, ToolError, TurnError};
 pub use metrics::{DecayReport, DecayStats, EffortEvent, EventKind, TurnMetrics};
 pub use model::{ContextMessage, Effort, EffortStatus, LogState, Message, Role, ToolDefinition};

@@ -4,7 +4,10 @@
 mod common;
 
 use ccm_core::reference::{keyword_weight, MAX_DISTINCTIVE_POSTINGS};
-use ccm_core::{Config, EventKind, ExclusionReason, ReferenceRule, Section, Session};
+use ccm_core::{
+    Config, EventKind, ExclusionReason, Profile, ReferenceRule, SearchRule, Section, Session,
+    NO_BUDGET,
+};
 use common::{chatter, concluded_effort, turn};
 
 #[cfg(target_arch = "wasm32")]
@@ -206,6 +209,72 @@ portable_tests! {
         assert_eq!(plan.item("ambient:7").unwrap().message_count, 2);
         assert!(plan.item("ambient:7").unwrap().tokens > budget);
         assert_eq!(s.ambient().len(), 14, "every message stays stored");
+    }
+
+    fn no_budget_is_written_none_and_zero_is_the_smallest_budget() {
+        let config = Config::from_json(r#"{"ambient_token_budget": "none", "summary_token_budget": " None ", "leased_token_budget": "none"}"#).unwrap();
+        assert_eq!((config.ambient_token_budget, config.summary_token_budget, config.leased_token_budget), (NO_BUDGET, NO_BUDGET, NO_BUDGET));
+        // Written back and read again, and checked like any stored configuration.
+        config.validate().unwrap();
+        let restored: Config = serde_json::from_str(&serde_json::to_string(&config).unwrap()).unwrap();
+        assert_eq!(restored, config);
+        let error = Config::from_json(r#"{"ambient_token_budget": "unlimited"}"#).unwrap_err().to_string();
+        assert_eq!(error, r#"invalid configuration: ambient_token_budget must be a number of tokens or "none" for no budget, got "unlimited""#);
+
+        // No budget: the ambient window keeps its ten exchanges however long they are; a budget
+        // of 0 keeps the newest exchange only.
+        let long = "word ".repeat(1_600);
+        let window = |budget: &str| {
+            let mut s = Session::new(Config::from_json(&format!(r#"{{"ambient_token_budget": {budget}}}"#)).unwrap()).unwrap();
+            for i in 0..12 {
+                turn(&mut s, &format!("{long} {i}"), &[], "ok");
+            }
+            s.build_plan().included.iter().filter(|i| i.section == Section::Ambient).count()
+        };
+        assert_eq!(window(r#""none""#), 10);
+        assert_eq!(window("0"), 1);
+        assert_eq!(window("3000"), 1, "the default budget holds one exchange of 1,600 words");
+    }
+
+    fn the_seed_profile_is_the_specification_as_the_seeds_describe_it() {
+        let seed = Profile::Seed.config();
+        assert_eq!(seed.reference_rule, ReferenceRule::Seed);
+        assert_eq!((seed.ambient_token_budget, seed.summary_token_budget), (NO_BUDGET, NO_BUDGET));
+        assert_eq!((seed.recall_token_budget, seed.evidence_token_budget), (0, 0));
+        assert_eq!(seed.search_rule, SearchRule::Seed);
+        // The seeds' constants, and what they do not define, stay the defaults.
+        let defaults = Config::default();
+        assert_eq!((seed.decay_threshold, seed.summary_eviction_threshold, seed.ambient_window, seed.min_keyword_overlap), (3, 20, 10, 2));
+        assert_eq!((seed.context_window, seed.context_mode, &seed.compaction), (defaults.context_window, defaults.context_mode, &defaults.compaction));
+        // Named in a configuration, with fields over it; a default-rule document is unchanged.
+        let named = Config::from_json(r#"{"profile": "seed", "ambient_window": 4}"#).unwrap();
+        assert_eq!(named, Config { ambient_window: 4, ..Profile::Seed.config() });
+        assert!(Config::from_json(r#"{"profile": "spec"}"#).unwrap_err().to_string().contains("unknown profile 'spec'; expected default or seed"));
+        assert!(!serde_json::to_string(&defaults).unwrap().contains("search_rule"));
+        let restored: Config = serde_json::from_str(&serde_json::to_string(&seed).unwrap()).unwrap();
+        assert_eq!(restored, seed);
+    }
+
+    fn the_seed_search_matches_by_keyword_overlap_or_id_and_returns_summaries_only() {
+        let mut s = Session::new(Profile::Seed.config()).unwrap();
+        concluded_effort(&mut s, "auth bug", "Fixed 401 errors: refresh token TTL raised to one day.", 2);
+        concluded_effort(&mut s, "perf fix", "Split the JS bundle; the login page loads in one second.", 2);
+        concluded_effort(&mut s, "token audit", "Audited every token store; rotated the signing keys.", 2);
+        // One shared keyword is not enough (the reference rule's two); two are.
+        assert!(s.find_efforts("token").unwrap().results.is_empty());
+        let found = s.find_efforts("refresh token expiry").unwrap();
+        assert_eq!(found.results.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["auth-bug"]);
+        assert!(found.evidence.groups.is_empty(), "the seeds' search returns summaries only");
+        // An id mention outranks overlap; more shared keywords rank first.
+        let found = s.find_efforts("perf fix: the bundle and the login page").unwrap();
+        assert_eq!(found.results[0].id, "perf-fix");
+        let found = s.find_efforts("token store signing keys, and the refresh token").unwrap();
+        assert_eq!(found.results.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["token-audit", "auth-bug"]);
+        // The ranked search finds what the seed search leaves out (a single shared word).
+        let mut ranked = s.config().clone();
+        ranked.search_rule = SearchRule::Ranked;
+        s.set_config(ranked).unwrap();
+        assert!(!s.find_efforts("token").unwrap().results.is_empty());
     }
 
     fn new_settings_are_validated_like_the_others() {

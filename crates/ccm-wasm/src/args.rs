@@ -285,6 +285,10 @@ impl Arg<'_> {
             }
             let (fits, expected) = match field {
                 Field::Number => (value.as_f64().is_some(), "a number"),
+                Field::Budget => (
+                    value.as_f64().is_some() || value.is_string(),
+                    "a number or \"none\"",
+                ),
                 Field::String => (value.is_string(), "a string"),
                 Field::Boolean => (value.as_bool().is_some(), "a boolean"),
                 Field::StringMap => (
@@ -325,6 +329,8 @@ impl Arg<'_> {
 pub(crate) enum Field {
     /// A number (whole or not; ranges are checked where it is read).
     Number,
+    /// A token budget: a number, or the word `"none"` for no budget (checked where it is read).
+    Budget,
     /// A string.
     String,
     /// `true` or `false`.

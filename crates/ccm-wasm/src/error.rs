@@ -135,7 +135,7 @@ impl From<Failure> for JsValue {
 /// options of `new Session(options)`. Tool names in results sent to a model are not
 /// translated (they are never thrown), and neither are a session document's fields, which
 /// are snake_case in JSON too (so `SnapshotError` keeps the core's words).
-const JS_NAMES: [(&str, &str); 17] = [
+const JS_NAMES: [(&str, &str); 22] = [
     ("begin_turn", "beginTurn"),
     ("end_turn", "endTurn"),
     ("abort_turn", "abortTurn"),
@@ -153,6 +153,11 @@ const JS_NAMES: [(&str, &str); 17] = [
     ("reserved_output_tokens", "reservedOutputTokens"),
     ("leased_token_budget", "leasedTokenBudget"),
     ("context_mode", "contextMode"),
+    ("ambient_token_budget", "ambientTokenBudget"),
+    ("summary_token_budget", "summaryTokenBudget"),
+    ("recall_token_budget", "recallTokenBudget"),
+    ("evidence_token_budget", "evidenceTokenBudget"),
+    ("search_rule", "searchRule"),
 ];
 
 /// `message` with each of the core's names in [`JS_NAMES`] replaced by its JavaScript name,

@@ -3,7 +3,7 @@
 
 use crate::args::{arg, Field, Limits, MAX_LIMIT_CHARS};
 use crate::error::{Code, Failure};
-use ccm_core::config::ConfigInput;
+use ccm_core::config::{BudgetInput, ConfigInput};
 use ccm_core::Config;
 use serde::Deserialize;
 use tsify::Tsify;
@@ -29,14 +29,16 @@ pub struct SessionOptions {
     #[tsify(optional)]
     pub ambient_window: Option<f64>,
     /// Most tokens the ambient window keeps; the newest exchange is always kept whole, older
-    /// ones leave whole (reason `over_ambient_budget`). Default 3000.
-    #[tsify(optional)]
-    pub ambient_token_budget: Option<f64>,
+    /// ones leave whole (reason `over_ambient_budget`). `"none"` for no budget (the window's
+    /// exchange count alone, as the specification has it); 0 keeps the newest exchange only.
+    /// Default 3000.
+    #[tsify(optional, type = "number | \"none\"")]
+    pub ambient_token_budget: Option<BudgetOption>,
     /// Most tokens the summaries in working memory keep; beyond it the least recently
     /// referenced leave working memory (reason `evicted_over_budget`), still searchable.
-    /// Default 800.
-    #[tsify(optional)]
-    pub summary_token_budget: Option<f64>,
+    /// `"none"` for no budget; 0 keeps no summary resident. Default 800.
+    #[tsify(optional, type = "number | \"none\"")]
+    pub summary_token_budget: Option<BudgetOption>,
     /// How references to summaries are detected: `"distinctive"` (keywords weighted by how few
     /// summaries share them; the default) or `"seed"` (the specification's literal rule: the
     /// id, or any two summary keywords).
@@ -59,9 +61,9 @@ pub struct SessionOptions {
     /// Default 4096.
     #[tsify(optional)]
     pub reserved_output_tokens: Option<f64>,
-    /// Most tokens leased pins may add to one request. Default 8000.
-    #[tsify(optional)]
-    pub leased_token_budget: Option<f64>,
+    /// Most tokens leased pins may add to one request; `"none"` for no budget. Default 8000.
+    #[tsify(optional, type = "number | \"none\"")]
+    pub leased_token_budget: Option<BudgetOption>,
     /// How much the planner pulls in on its own. Default `"light"`.
     #[tsify(optional, type = "\"off\" | \"light\" | \"heavy\"")]
     pub context_mode: Option<String>,
@@ -74,6 +76,16 @@ pub struct SessionOptions {
     /// `findMessages`), and that one `recall` brings into the context. Default 2000.
     #[tsify(optional)]
     pub evidence_token_budget: Option<f64>,
+    /// How `searchEfforts` finds past efforts: `"ranked"` (the default: ranked by rare words,
+    /// with the matching messages as evidence) or `"seed"` (the specification's: keyword
+    /// overlap with the summaries, summaries only).
+    #[tsify(optional, type = "\"ranked\" | \"seed\"")]
+    pub search_rule: Option<String>,
+    /// The configuration the other options start from: `"default"`, or `"seed"` for the
+    /// specification as the seeds describe it (their reference rule, no token budgets, no
+    /// automatic recall, their search). Options given besides it override it.
+    #[tsify(optional, type = "\"default\" | \"seed\"")]
+    pub profile: Option<String>,
     /// Compaction thresholds: `"standard"` (60/75/90 %), `"early"` (50/65/80 %) or `"off"`.
     /// Default `"standard"`.
     #[tsify(optional, type = "\"standard\" | \"early\" | \"off\"")]
@@ -90,6 +102,28 @@ pub struct SessionOptions {
     /// Longest attachment text. Default 4,000,000.
     #[tsify(optional)]
     pub max_attachment_chars: Option<f64>,
+}
+
+/// A token budget as JavaScript passes it: a number, or `"none"`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum BudgetOption {
+    /// Tokens (a whole number, checked below).
+    Tokens(f64),
+    /// A word: `"none"` for no budget; any other is refused by the core, naming the option.
+    Word(String),
+}
+
+/// A budget option in the core's terms: whole numbers checked as for every number, words as
+/// they are (the core accepts `"none"` and names the field for any other).
+fn budget(option: &str, value: Option<BudgetOption>) -> Result<Option<BudgetInput>, Failure> {
+    match value {
+        None => Ok(None),
+        Some(BudgetOption::Tokens(tokens)) => {
+            Ok(whole(option, Some(tokens))?.map(BudgetInput::Tokens))
+        }
+        Some(BudgetOption::Word(word)) => Ok(Some(BudgetInput::Word(word))),
+    }
 }
 
 /// JavaScript numbers are doubles: a threshold must be a whole number before the core checks
@@ -116,14 +150,14 @@ impl SessionOptions {
                 self.summary_eviction_threshold,
             )?,
             ambient_window: whole("ambientWindow", self.ambient_window)?,
-            ambient_token_budget: whole("ambientTokenBudget", self.ambient_token_budget)?,
-            summary_token_budget: whole("summaryTokenBudget", self.summary_token_budget)?,
+            ambient_token_budget: budget("ambientTokenBudget", self.ambient_token_budget)?,
+            summary_token_budget: budget("summaryTokenBudget", self.summary_token_budget)?,
             reference_rule: self.reference_rule,
             encoding: self.encoding,
             system_prompt: self.system_prompt,
             context_window: whole("contextWindow", self.context_window)?,
             reserved_output_tokens: whole("reservedOutputTokens", self.reserved_output_tokens)?,
-            leased_token_budget: whole("leasedTokenBudget", self.leased_token_budget)?,
+            leased_token_budget: budget("leasedTokenBudget", self.leased_token_budget)?,
             context_mode: self.context_mode,
             recall_token_budget: whole("recallTokenBudget", self.recall_token_budget)?,
             evidence_token_budget: whole("evidenceTokenBudget", self.evidence_token_budget)?,
@@ -132,6 +166,8 @@ impl SessionOptions {
                 Some("off") => Some(serde_json::json!({ "enabled": false })),
                 Some(preset) => Some(serde_json::json!({ "preset": preset })),
             },
+            search_rule: self.search_rule,
+            profile: self.profile,
         };
         Ok(input.resolve()?)
     }
@@ -196,20 +232,24 @@ impl SessionOptions {
 }
 
 /// What each option must be, checked before serde reads them (see `Arg::check_field_types`).
-const OPTION_TYPES: [(&str, Field); 17] = [
+const OPTION_TYPES: [(&str, Field); 21] = [
     ("decayThreshold", Field::Number),
     ("summaryEvictionThreshold", Field::Number),
     ("ambientWindow", Field::Number),
-    ("ambientTokenBudget", Field::Number),
-    ("summaryTokenBudget", Field::Number),
+    ("ambientTokenBudget", Field::Budget),
+    ("summaryTokenBudget", Field::Budget),
     ("referenceRule", Field::String),
     ("minKeywordOverlap", Field::Number),
     ("encoding", Field::String),
     ("systemPrompt", Field::String),
     ("contextWindow", Field::Number),
     ("reservedOutputTokens", Field::Number),
-    ("leasedTokenBudget", Field::Number),
+    ("leasedTokenBudget", Field::Budget),
     ("contextMode", Field::String),
+    ("recallTokenBudget", Field::Number),
+    ("evidenceTokenBudget", Field::Number),
+    ("searchRule", Field::String),
+    ("profile", Field::String),
     ("compaction", Field::String),
     ("maxMessageChars", Field::Number),
     ("maxNameChars", Field::Number),
@@ -217,7 +257,7 @@ const OPTION_TYPES: [(&str, Field); 17] = [
 ];
 
 /// The option names, as JavaScript spells them.
-const KNOWN_OPTIONS: [&str; 17] = [
+const KNOWN_OPTIONS: [&str; 21] = [
     "decayThreshold",
     "summaryEvictionThreshold",
     "ambientWindow",
@@ -231,6 +271,10 @@ const KNOWN_OPTIONS: [&str; 17] = [
     "reservedOutputTokens",
     "leasedTokenBudget",
     "contextMode",
+    "recallTokenBudget",
+    "evidenceTokenBudget",
+    "searchRule",
+    "profile",
     "compaction",
     "maxMessageChars",
     "maxNameChars",

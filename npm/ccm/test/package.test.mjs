@@ -138,6 +138,42 @@ test("options are validated with precise errors", () => {
   assert.equal(countTokens("hello world", "cl100k_base"), 2);
 });
 
+test("every documented option is accepted: budgets of \"none\", the seed profile, the recall budgets", () => {
+  // "none" is no budget: ten long ambient exchanges all stay; 0 keeps the newest only.
+  const long = "word ".repeat(1600);
+  const ambientKept = (options) => {
+    const s = new Session(options);
+    for (let n = 0; n < 12; n++) turn(s, `${long} ${n}`).end();
+    return s.buildContext().included.filter((i) => i.section === "ambient").length;
+  };
+  assert.equal(ambientKept({ ambientTokenBudget: "none" }), 10);
+  assert.equal(ambientKept({ ambientTokenBudget: 0 }), 1);
+  assert.throws(() => new Session({ summaryTokenBudget: "unlimited" }), {
+    code: "config",
+    message: 'invalid configuration: summaryTokenBudget must be a number of tokens or "none" for no budget, got "unlimited"',
+  });
+  assert.throws(() => new Session({ leasedTokenBudget: true }), { code: "config", message: 'new Session: options.leasedTokenBudget must be a number or "none", got a boolean' });
+  // The recall budgets, once refused at run time as unknown options although typed.
+  new Session({ recallTokenBudget: 400, evidenceTokenBudget: 1500 });
+  // The seed profile: search by keyword overlap, summaries only.
+  const withTwoEfforts = (options) => {
+    const s = new Session(options);
+    for (const [name, summary] of [["auth bug", "Fixed 401 errors: refresh token TTL raised to one day."], ["token audit", "Audited every token store; rotated the signing keys."]]) {
+      turn(s, `Let's work on the ${name}.`).end(() => s.openEffort(name));
+      turn(s, "Done.").end(() => s.closeEffort({ summary }));
+    }
+    return s;
+  };
+  const seed = withTwoEfforts({ profile: "seed" });
+  assert.deepEqual(seed.findEfforts("token").results, [], "one shared keyword is not enough for the seeds' search");
+  const found = seed.findEfforts("refresh token expiry");
+  assert.deepEqual(found.results.map((r) => r.id), ["auth-bug"]);
+  assert.deepEqual(found.evidence.groups, []);
+  assert.ok(withTwoEfforts().findEfforts("token").results.length > 0, "the ranked search finds it by one word");
+  assert.throws(() => new Session({ profile: "spec" }), (e) => e.code === "config" && e.message.includes("unknown profile 'spec'"));
+  assert.throws(() => new Session({ searchRule: "fuzzy" }), (e) => e.code === "config" && e.message.includes("unknown search rule 'fuzzy'"));
+});
+
 test("options and runTurn errors name things as JavaScript does", async () => {
   assert.throws(() => new Session({ contextWindow: 8000, reservedOutputTokens: 9000 }), {
     code: "config",

@@ -82,6 +82,11 @@ async function recallTypes() {
 }
 const overRecall: ExclusionReason = "over_recall_budget";
 new Session({ recallTokenBudget: 400, evidenceTokenBudget: 1500 });
+new Session({ profile: "seed", ambientTokenBudget: "none", summaryTokenBudget: 0, searchRule: "ranked" });
+// @ts-expect-error "none" is the only word a budget takes
+new Session({ ambientTokenBudget: "unlimited" });
+// @ts-expect-error the profiles are a closed set
+new Session({ profile: "spec" });
 const toolNames: ToolName[] = toolDefinitions().map((tool) => tool.function.name);
 const anthropicNames: ToolName[] = toolDefinitions({ format: "anthropic" }).map((tool) => tool.name);
 const plainNames: ToolName[] = session.toolDefinitions({ format: "plain" }).map((tool) => tool.name);

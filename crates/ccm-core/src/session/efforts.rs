@@ -638,13 +638,18 @@ impl Session {
     /// # Errors
     /// [`EffortError::EmptyQuery`] when the query has no searchable word.
     pub fn find_efforts(&self, query: &str) -> Result<SearchResults, EffortError> {
-        let ranked = self
-            .efforts
-            .search
-            .search(query, &self.efforts.index, Session::SEARCH_LIMIT)
-            .ok_or_else(|| EffortError::EmptyQuery {
-                query: query.to_string(),
-            })?;
+        let empty = || EffortError::EmptyQuery {
+            query: query.to_string(),
+        };
+        let seed = self.config.search_rule == crate::config::SearchRule::Seed;
+        let ranked = if seed {
+            self.seed_search(query).ok_or_else(empty)?
+        } else {
+            self.efforts
+                .search
+                .search(query, &self.efforts.index, Session::SEARCH_LIMIT)
+                .ok_or_else(empty)?
+        };
         let results = ranked
             .into_iter()
             .map(|hit| {
@@ -668,8 +673,65 @@ impl Session {
         Ok(SearchResults {
             query: query.to_string(),
             results,
-            evidence: self.evidence_of(query),
+            // The specification's search returns summaries only.
+            evidence: if seed {
+                Default::default()
+            } else {
+                self.evidence_of(query)
+            },
         })
+    }
+
+    /// The specification's search (slice 4, `SearchRule::Seed`): the concluded efforts whose
+    /// id the query mentions or whose summary shares at least `min_keyword_overlap` of its
+    /// keywords with the query (the reference check of slice 3), ranked by the keywords shared,
+    /// an id mention first, the most recently concluded first among equals. `None` when the
+    /// query has no word.
+    fn seed_search(&self, query: &str) -> Option<Vec<crate::search::RankedHit>> {
+        let prepared = text::PreparedText::new(query);
+        // A query without a word cannot overlap anything.
+        prepared.words().next()?;
+        let min_overlap = self.config.min_keyword_overlap as usize;
+        let mut hits: Vec<(crate::search::RankedHit, u64)> = self
+            .efforts
+            .search
+            .efforts()
+            .filter_map(|index| {
+                let effort = &self.efforts.list[index];
+                let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
+                let mut matched: Vec<String> = keywords
+                    .iter()
+                    .filter(|k| prepared.words().any(|w| w == k.as_str()))
+                    .cloned()
+                    .collect();
+                let names_id = prepared.mentions_id(&effort.id);
+                if !names_id && matched.len() < min_overlap {
+                    return None;
+                }
+                let mut score = matched.len() as f64;
+                if names_id {
+                    // An id outranks any overlap, as in the ranked search.
+                    score += 1_000.0;
+                    matched.push(effort.id.clone());
+                }
+                matched.sort();
+                matched.dedup();
+                let hit = crate::search::RankedHit {
+                    effort: index,
+                    score,
+                    matched,
+                    described: true,
+                };
+                Some((hit, effort.concluded_seq.unwrap_or(0)))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(b.1.cmp(&a.1)));
+        Some(
+            hits.into_iter()
+                .take(Session::SEARCH_LIMIT)
+                .map(|(hit, _)| hit)
+                .collect(),
+        )
     }
 }
 
