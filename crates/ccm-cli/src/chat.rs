@@ -2,7 +2,8 @@
 //! demo model.
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
-use ccm_core::{Config, Session};
+use crate::session_args::{SessionArgs, SESSION_USAGE};
+use ccm_core::Session;
 use ccm_engine::{RequestPurpose, RunError, TurnEvent};
 use ccm_native::{run_turn, CancelToken};
 use ccm_provider::StreamDelta;
@@ -14,11 +15,12 @@ pub const EMBEDDINGS_KEY_VARIABLE: &str = "CCM_EMBEDDINGS_KEY";
 /// The usage of `ccm chat`.
 pub fn usage() -> String {
     format!(
-        "ccm chat [provider options] [--embeddings-url URL --embeddings-model NAME]
+        "ccm chat [provider options] [session options] [--embeddings-url URL --embeddings-model NAME]
   Reads one message per line from stdin and prints the reply with its effort banners.
   /status shows the efforts, /search WORDS the stored messages that best match (verbatim,
   with their date), /quit ends; after a failed turn an empty line sends the message again.
 {PROVIDER_USAGE}
+{SESSION_USAGE}
   --embeddings-url URL  an OpenAI-compatible embeddings endpoint (its base URL, e.g.
                         http://localhost:11434/v1 for Ollama): before each message the new
                         messages and the message itself are embedded, and search ranks by
@@ -82,6 +84,7 @@ fn print_search(
 /// A message for bad arguments, or when stdin or stdout fail.
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut provider = ProviderArgs::default();
+    let mut session_args = SessionArgs::default();
     let (mut embeddings_url, mut embeddings_model) = (None, None);
     let mut rest = args.iter().cloned();
     while let Some(arg) = rest.next() {
@@ -93,12 +96,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 embeddings_model = Some(rest.next().ok_or("--embeddings-model needs a name")?)
             }
             _ if provider.take(&arg, &mut rest)? => {}
+            _ if session_args.take(&arg, &mut rest)? => {}
             _ => return Err(format!("unexpected argument {arg}\n{}", usage())),
         }
     }
+    let config = session_args.config(provider.model())?;
     let (mut responder, settings) = provider.connect(std::env::var(API_KEY_VARIABLE).ok())?;
-    let mut session =
-        Session::new(Config::default()).map_err(|e| format!("invalid configuration: {e}"))?;
+    let mut session = Session::new(config).map_err(|e| format!("invalid configuration: {e}"))?;
     let embeddings = match (embeddings_url, embeddings_model) {
         (None, None) => None,
         (Some(url), Some(model)) => {
@@ -126,8 +130,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let write_error = |e: std::io::Error| format!("could not write to stdout: {e}");
     writeln!(
         out,
-        "ccm chat: {}, model {speaker}. Type a message; /status shows the efforts, /quit ends.",
-        responder.label()
+        "ccm chat: {}, model {speaker}, context window {} tokens. Type a message; /status shows the efforts, /quit ends.",
+        responder.label(),
+        session.config().context_window
     )
     .map_err(write_error)?;
     let cancel = CancelToken::new();
@@ -178,6 +183,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         // The round whose text is on screen: text of a later round starts a new paragraph,
         // as it does in the stored answer.
         let mut shown_round: Option<u32> = None;
+        // Banners of tool calls are printed as the calls run, between the streamed pieces of
+        // text, so the screen shows the turn in the order it happened.
+        let mut banners_shown: Vec<String> = Vec::new();
         let outcome = run_turn(
             &mut session,
             &text,
@@ -202,15 +210,35 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 TurnEvent::Retrying(wait) => {
                     eprintln!("(retrying in {} ms: {})", wait.delay_ms, wait.error);
                 }
+                TurnEvent::ToolCalled(entry) if settings.stream => {
+                    if let Some(banner) = &entry.banner {
+                        if streamed {
+                            println!();
+                        }
+                        println!("{banner}");
+                        banners_shown.push(banner.clone());
+                        // The next text starts a new paragraph after the banner.
+                        streamed = false;
+                    }
+                }
                 _ => {}
             },
         );
         match outcome {
-            Ok(result) if streamed => {
-                // The text is on screen already; the banners follow it.
-                writeln!(out).map_err(write_error)?;
+            Ok(result) if settings.stream => {
+                // The text and the tool calls' banners are on screen already; what remains are
+                // the banners of what the turn did without a tool call (a conclusion with the
+                // extractive summary, the end of turn's auto-collapses), in the turn's order.
+                if streamed {
+                    writeln!(out).map_err(write_error)?;
+                }
                 for banner in &result.report.banners {
-                    writeln!(out, "{banner}").map_err(write_error)?;
+                    match banners_shown.iter().position(|shown| shown == banner) {
+                        Some(at) => {
+                            banners_shown.remove(at);
+                        }
+                        None => writeln!(out, "{banner}").map_err(write_error)?,
+                    }
                 }
             }
             Ok(result) => writeln!(out, "{speaker}> {}", result.reply).map_err(write_error)?,

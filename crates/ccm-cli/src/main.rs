@@ -5,6 +5,7 @@ mod chat;
 mod provider_args;
 mod replay;
 mod script;
+mod session_args;
 
 use ccm_cli::proof::{self, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
@@ -12,15 +13,18 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   ccm proof <slice2|slice3|slice4|slice4-long|compaction|all> [--json] [--encoding o200k_base|cl100k_base]
-            [--config JSON]                 (e.g. '{\"reference_rule\": \"seed\"}')
+            [--profile default|seed] [--config JSON|@FILE]
             [--turns N] [--efforts N]      (slice4-long only; defaults 1000 turns, 200 efforts)
-  ccm chat [--provider P] [--base-url URL] [--model NAME] [--stream]
+  ccm chat [--provider P] [--base-url URL] [--model NAME] [--stream] [--profile NAME]
+           [--config JSON|@FILE] [--context-window N] [...]
   ccm script <conversation-file> [--out metrics.json|metrics.csv] [--provider P] [...]
   ccm replay <sharegpt-file> [--longest N | --ids A,B] [--svg PATH] [...]
-  ccm help [chat|script|replay]";
+  ccm help [chat|script|replay]      (or ccm <command> --help)
+  ccm --version";
 
 struct ProofArgs {
     which: String,
+    session: session_args::SessionArgs,
     config: ccm_core::Config,
     json: bool,
     encoding: Encoding,
@@ -31,25 +35,21 @@ struct ProofArgs {
 fn parse_proof_args(args: &[String]) -> Result<ProofArgs, String> {
     let mut parsed = ProofArgs {
         which: String::new(),
+        session: session_args::SessionArgs::default(),
         config: ccm_core::Config::default(),
         json: false,
         encoding: Encoding::O200kBase,
         turns: 1000,
         efforts: 200,
     };
-    let mut iter = args.iter();
+    let mut iter = args.iter().cloned();
     while let Some(arg) = iter.next() {
-        let mut value = |flag: &str| {
-            iter.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+        if parsed.session.take(&arg, &mut iter)? {
+            continue;
+        }
+        let mut value = |flag: &str| iter.next().ok_or_else(|| format!("{flag} needs a value"));
         match arg.as_str() {
             "--json" => parsed.json = true,
-            "--config" => {
-                parsed.config = ccm_core::Config::from_json(&value("--config")?)
-                    .map_err(|e| format!("--config: {e}"))?
-            }
             "--encoding" => {
                 parsed.encoding =
                     Encoding::from_name(&value("--encoding")?).map_err(|e| e.to_string())?
@@ -72,6 +72,7 @@ fn parse_proof_args(args: &[String]) -> Result<ProofArgs, String> {
     if parsed.which.is_empty() {
         return Err("which proof run? slice2, slice3, slice4, slice4-long or all".to_string());
     }
+    parsed.config = parsed.session.config(None)?;
     if parsed.turns < 10 || parsed.efforts == 0 {
         return Err("--turns must be at least 10 and --efforts at least 1".to_string());
     }
@@ -105,14 +106,36 @@ fn run_proofs(args: &ProofArgs) -> Result<Vec<ProofRun>, String> {
         .collect()
 }
 
+/// The usage of one command, for `ccm help COMMAND` and `ccm COMMAND --help`.
+fn usage_of(command: Option<&str>) -> String {
+    match command {
+        Some("chat") => chat::usage(),
+        Some("script") => script::usage(),
+        Some("replay") => replay::usage().to_string(),
+        _ => USAGE.to_string(),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--help` anywhere after a command asks for that command's usage, not a turn.
+    let asks_help = args.iter().skip(1).any(|a| a == "--help" || a == "-h");
     let result = match args.first().map(String::as_str) {
+        Some("--version") | Some("-V") | Some("version") => {
+            println!("ccm {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        Some(command) if asks_help => {
+            println!("{}", usage_of(Some(command)));
+            Ok(())
+        }
         Some("proof") => parse_proof_args(&args[1..]).and_then(|parsed| {
             let runs = run_proofs(&parsed)?;
             // The compaction run has a table of its own: one row per compaction.
-            let compaction = matches!(parsed.which.as_str(), "compaction" | "all")
-                .then(|| proof::compaction_run(default_counter(parsed.encoding), 300).0);
+            let compaction = matches!(parsed.which.as_str(), "compaction" | "all").then(|| {
+                proof::compaction_run(parsed.config.clone(), default_counter(parsed.encoding), 300)
+                    .0
+            });
             if parsed.json {
                 let document = serde_json::json!({ "runs": runs, "compaction": compaction });
                 println!(
@@ -137,20 +160,8 @@ fn main() -> ExitCode {
         Some("chat") => chat::run(&args[1..]),
         Some("script") => script::run(&args[1..]),
         Some("replay") => replay::run(&args[1..]),
-        Some("help") if args.get(1).is_some_and(|a| a == "chat") => {
-            println!("{}", chat::usage());
-            Ok(())
-        }
-        Some("help") if args.get(1).is_some_and(|a| a == "script") => {
-            println!("{}", script::usage());
-            Ok(())
-        }
-        Some("help") if args.get(1).is_some_and(|a| a == "replay") => {
-            println!("{}", replay::usage());
-            Ok(())
-        }
         Some("help") | Some("--help") | Some("-h") => {
-            println!("{USAGE}");
+            println!("{}", usage_of(args.get(1).map(String::as_str)));
             Ok(())
         }
         _ => Err(USAGE.to_string()),

@@ -66,6 +66,11 @@ impl ProviderArgs {
         Ok(true)
     }
 
+    /// The model name given with `--model`, if any.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
     /// The responder and the engine settings these options select. `api_key` is the value of
     /// [`API_KEY_VARIABLE`], if set.
     ///

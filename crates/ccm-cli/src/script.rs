@@ -2,8 +2,9 @@
 //! default) and writes the per-turn metrics as JSON or CSV.
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
+use crate::session_args::{SessionArgs, SESSION_USAGE};
 use ccm_core::metrics::TurnMetrics;
-use ccm_core::{Config, Session};
+use ccm_core::Session;
 use ccm_engine::RunError;
 use ccm_native::{metrics_to_csv, metrics_to_json, run_turn, CancelToken};
 use std::path::{Path, PathBuf};
@@ -12,11 +13,13 @@ use std::path::{Path, PathBuf};
 pub fn usage() -> String {
     format!(
         "ccm script <conversation-file> [--out metrics.json|metrics.csv] [provider options]
+           [session options]
   Replays the conversation, one turn per user message, and writes each turn's metrics
   (context tokens, naive tokens, savings, efforts). Without --out, CSV goes to stdout.
   The file is either a JSON array of strings, or plain text with one user message per
   line (blank lines and lines starting with # are skipped).
-{PROVIDER_USAGE}"
+{PROVIDER_USAGE}
+{SESSION_USAGE}"
     )
 }
 
@@ -50,11 +53,12 @@ pub fn parse_conversation(text: &str) -> Result<Vec<String>, String> {
 /// turns before it are still written).
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut provider = ProviderArgs::default();
+    let mut session_args = SessionArgs::default();
     let mut file: Option<PathBuf> = None;
     let mut out: Option<PathBuf> = None;
     let mut rest = args.iter().cloned();
     while let Some(arg) = rest.next() {
-        if provider.take(&arg, &mut rest)? {
+        if provider.take(&arg, &mut rest)? || session_args.take(&arg, &mut rest)? {
             continue;
         }
         match arg.as_str() {
@@ -74,9 +78,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("could not read {}: {e}", file.display()))?;
     let messages = parse_conversation(&text)?;
+    let config = session_args.config(provider.model())?;
     let (mut responder, settings) = provider.connect(std::env::var(API_KEY_VARIABLE).ok())?;
-    let mut session =
-        Session::new(Config::default()).map_err(|e| format!("invalid configuration: {e}"))?;
+    let mut session = Session::new(config).map_err(|e| format!("invalid configuration: {e}"))?;
     let cancel = CancelToken::new();
     let mut metrics: Vec<TurnMetrics> = Vec::with_capacity(messages.len());
     let mut failure = None;

@@ -136,3 +136,104 @@ fn chat_refuses_a_key_on_the_command_line() {
         "ccm: the API key is not taken from the command line; set CCM_API_KEY instead"
     );
 }
+
+#[test]
+fn every_command_answers_help_and_the_version_with_success() {
+    for (args, expected) in [
+        (&["chat", "--help"][..], "ccm chat [provider options]"),
+        (&["replay", "--help"][..], "ccm replay"),
+        (&["script", "-h"][..], "ccm script <conversation-file>"),
+        (&["help", "chat"][..], "--context-window N"),
+        (&["--help"][..], "ccm --version"),
+    ] {
+        let output = ccm(args, "");
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            text(&output.stdout).contains(expected),
+            "{args:?}: {}",
+            text(&output.stdout)
+        );
+    }
+    let output = ccm(&["--version"], "");
+    assert!(output.status.success());
+    assert_eq!(
+        text(&output.stdout).trim(),
+        format!("ccm {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// Sums the o200k tokens of a request's message texts.
+fn message_tokens(request: &ccm_mock_llm::RecordedRequest) -> u64 {
+    let counter = ccm_core::tokens::default_counter(ccm_core::tokens::Encoding::O200kBase);
+    request
+        .messages()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .map(|content| u64::from(counter.count(content)))
+        .sum()
+}
+
+#[test]
+fn a_small_local_model_compacts_instead_of_overflowing_its_window() {
+    // llama3 has an 8,192-token window in the known-models table. The conversation opens an
+    // effort, whose raw log stays in context while it is open, and then adds 24 messages of
+    // about 470 tokens: far more than the window, so every request must have been planned
+    // (compacted) to fit it. With the default 128K window the last requests would be larger.
+    let server = MockServer::start(MockConfig::default());
+    let turns = 24;
+    let script = || {
+        std::iter::once(ScriptedReply::tool_call(
+            "open_effort",
+            json!({"name": "worker restarts"}),
+        ))
+        .chain((0..turns).map(|i| ScriptedReply::text(format!("Noted point {i}."))))
+    };
+    let filler = "The deployment log shows the worker restarting after each batch because the \
+                  memory limit is reached while the cache warms up. ";
+    let conversation: Vec<String> = (0..turns)
+        .map(|i| format!("Point {i} about the worker restarts: {}", filler.repeat(18)))
+        .collect();
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-small-window.json");
+    std::fs::write(&path, serde_json::to_string(&conversation).unwrap()).unwrap();
+    let base = server.openai_base_url();
+    let run = |extra: &[&str]| {
+        server.reset();
+        server.enqueue_all(script());
+        let mut args = vec![
+            "script",
+            path.to_str().unwrap(),
+            "--provider",
+            "custom",
+            "--base-url",
+            &base,
+        ];
+        args.extend_from_slice(extra);
+        let output = ccm(&args, "");
+        assert!(
+            output.status.success(),
+            "{extra:?}: {}",
+            text(&output.stderr)
+        );
+        server.requests().iter().map(message_tokens).max().unwrap()
+    };
+    let largest = run(&["--model", "llama3"]);
+    assert!(
+        largest < 8_192,
+        "a request of {largest} tokens overflows the 8K window"
+    );
+    let largest = run(&["--model", "local-model", "--context-window", "8192"]);
+    assert!(
+        largest < 8_192,
+        "a request of {largest} tokens overflows the 8K window"
+    );
+    // The control: an unknown model keeps the 128K default, and the requests grow past 8K.
+    let largest = run(&["--model", "local-model"]);
+    assert!(
+        largest > 8_192,
+        "the conversation must outgrow the window: {largest}"
+    );
+}

@@ -56,6 +56,7 @@ mod config;
 pub mod embeddings;
 mod error;
 mod fragment;
+pub mod models;
 pub mod openai;
 mod retry;
 pub mod sse;
