@@ -94,6 +94,9 @@ pub struct ProofRow {
     pub banners: Vec<String>,
     /// Error results of tool calls in the step (a correct script has none).
     pub tool_errors: Vec<String>,
+    /// The effort ids `search_efforts` calls of the step returned, best first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub found: Vec<String>,
     /// The naive baseline after the step.
     pub naive_tokens: u64,
 }
@@ -197,6 +200,8 @@ pub struct ProofRunner {
     clock_ms: u64,
     last_tokens: u64,
     all_tool_errors: Vec<String>,
+    /// What the search calls of the turn being run returned.
+    found: Vec<String>,
 }
 
 impl ProofRunner {
@@ -214,6 +219,7 @@ impl ProofRunner {
             clock_ms: 1_767_225_600_000,
             last_tokens,
             all_tool_errors: Vec::new(),
+            found: Vec::new(),
         }
     }
 
@@ -232,6 +238,11 @@ impl ProofRunner {
         let mut tool_errors = Vec::new();
         for (name, args) in &turn.tools {
             let outcome = self.session.execute_tool(name, args);
+            if name == "search_efforts" {
+                let hits = outcome.result["results"].as_array().into_iter().flatten();
+                self.found
+                    .extend(hits.filter_map(|hit| hit["id"].as_str().map(str::to_string)));
+            }
             if !outcome.ok {
                 let error = format!(
                     "turn {}: {name}: {}",
@@ -332,6 +343,7 @@ impl ProofRunner {
             decay,
             banners,
             tool_errors,
+            found: std::mem::take(&mut self.found),
             naive_tokens: s.naive_tokens(),
         });
         self.last_tokens = context_tokens;
@@ -599,9 +611,11 @@ pub fn slice4(config: Config, counter: Arc<dyn TokenCounter>) -> (ProofRun, Sess
         ScriptedTurn::shown(
             "Turn 22",
             "User asks about an evicted topic → search finds it",
-            "How did we handle email bounces again?",
-            &[("search_efforts", r#"{"query": "email bounces"}"#)],
-            "We retry soft bounces three times and suppress hard bounces via the webhook.",
+            // Neither the question nor the answer names the effort or two of its summary's
+            // keywords: only the search can bring it back, so the row fails if search breaks.
+            "What did we decide about mail that could not be delivered?",
+            &[("search_efforts", r#"{"query": "soft bounces retries"}"#)],
+            "Found it in the earlier work; it is back in view.",
         ),
         ScriptedTurn::shown(
             "Turn 23",
@@ -864,12 +878,17 @@ pub fn synthetic_document(seed: usize, words: usize) -> String {
 
 /// A long conversation (at least 300 turns) with attachments of several thousand tokens
 /// against an 8k-token window: compaction must keep every request inside the budget, fire
-/// every level, and delete nothing.
-pub fn compaction_run(counter: Arc<dyn TokenCounter>, turns: u64) -> (CompactionProof, Session) {
+/// every level, and delete nothing. `config` gives every setting but the window, which the
+/// run sets to 8,192 tokens with 1,024 reserved for the answer (what it is about).
+pub fn compaction_run(
+    config: Config,
+    counter: Arc<dyn TokenCounter>,
+    turns: u64,
+) -> (CompactionProof, Session) {
     let config = Config {
         context_window: 8_192,
         reserved_output_tokens: 1_024,
-        ..Config::default()
+        ..config
     };
     let budget = config.request_budget();
     let mut session = Session::with_counter(config, counter).expect("proof configuration is valid");

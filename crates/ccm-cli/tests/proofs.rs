@@ -2,7 +2,7 @@
 
 use ccm_cli::proof::{self, ProofRow, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
-use ccm_core::{Config, ReferenceRule};
+use ccm_core::{Config, Profile};
 
 fn row<'a>(run: &'a ProofRun, step: &str) -> &'a ProofRow {
     run.rows
@@ -15,16 +15,11 @@ fn o200k() -> std::sync::Arc<dyn ccm_core::TokenCounter> {
     default_counter(Encoding::O200kBase)
 }
 
-/// Every proof must show the specification's outcome under both reference rules: the seed's
-/// literal rule and the distinctive rule that is the default.
+/// Every proof must show the specification's outcome under the defaults and under the seed
+/// profile (the seeds' literal reference rule, no token budgets, no automatic recall, search
+/// by keyword overlap).
 fn both_rules() -> [Config; 2] {
-    [
-        Config::default(),
-        Config {
-            reference_rule: ReferenceRule::Seed,
-            ..Config::default()
-        },
-    ]
+    [Config::default(), Profile::Seed.config()]
 }
 
 #[test]
@@ -127,6 +122,12 @@ fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
         assert_eq!(row(&run, "Turn 20").summaries_in_memory, 2);
         assert_eq!(row(&run, "Turn 21").summaries_in_memory, 2);
         assert_eq!(session.evicted_ids(), ["deploy-pipeline", "image-resize"]);
+        // The turn's messages name neither the effort nor its keywords: the search result alone
+        // finds it and brings it back.
+        assert_eq!(
+            row(&run, "Turn 22").found.first().map(String::as_str),
+            Some("email-bounce")
+        );
         assert_eq!(
             row(&run, "Turn 22").summaries_in_memory,
             3,
@@ -309,7 +310,13 @@ fn assert_readme_says(readme: &str, sentence: &str) {
 /// 8k window never exceeds the budget, fires every level, and deletes nothing.
 #[test]
 fn compaction_run_stays_in_budget_fires_every_level_and_keeps_every_byte() {
-    let (run, session) = proof::compaction_run(o200k(), 300);
+    for config in both_rules() {
+        compaction_run_holds_under(config);
+    }
+}
+
+fn compaction_run_holds_under(config: Config) {
+    let (run, session) = proof::compaction_run(config, o200k(), 300);
     assert!(
         run.peak_tokens <= run.request_budget,
         "peak {} over budget {}",
