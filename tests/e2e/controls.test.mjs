@@ -91,7 +91,7 @@ test('the model picker lists the provider models; the window, compaction and cos
   assert.match(await page.getByTestId('session-usage').innerText(), /^This session: .*tokens in · .* out · \$/);
 
   // Attached files fill an 8K window: stale ones are compressed to their summaries (a 128K
-  // window would hold them all).
+  // window would hold them all). Further below: a new session starts with gpt-4's window too.
   for (let i = 1; i <= 6 && !(await banners(page)).some((b) => b.includes('Compacted context')); i++) {
     await page.getByTestId('attach-input').setInputFiles({
       name: `notes-${i}.txt`,
@@ -102,6 +102,55 @@ test('the model picker lists the provider models; the window, compaction and cos
     await send(page, `Here are my notes, part ${i}.`);
   }
   assert.ok((await banners(page)).some((b) => b.includes('Compacted context')), JSON.stringify(await banners(page)));
+
+  // A new session starts with the chosen model's window, not the 128K default.
+  await openPanel(page, 'sessions');
+  await page.getByTestId('new-session-name').fill('Second with gpt-4');
+  await page.getByTestId('new-session').click();
+  await openPanel(page, 'settings');
+  await page.waitForFunction(() => document.querySelector('[data-testid=cfg-window]')?.value === '8192');
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('session settings reach what the Rust API sets: no budget, the seed profile, compaction off and custom thresholds', async () => {
+  const { page, errors, context } = await openApp(browser, app.url);
+  await openPanel(page, 'settings');
+  // A word other than "none" is refused with the way out.
+  await page.getByTestId('cfg-ambient-budget').fill('lots');
+  await page.getByTestId('apply-config').click();
+  await page.getByText(/Ambient budget must be a whole number of tokens, or “none” for no budget, got “lots”/).waitFor();
+
+  // The seed profile fills the form; applied, the form shows what is in force.
+  await page.getByTestId('cfg-seed-profile').click();
+  assert.equal(await page.getByTestId('cfg-ambient-budget').inputValue(), 'none');
+  await page.getByTestId('cfg-compaction-on').uncheck();
+  await page.getByTestId('apply-config').click();
+  await page.getByText('Applied from the next request on.').waitFor();
+  assert.equal(await page.getByTestId('cfg-ambient-budget').inputValue(), 'none');
+  assert.equal(await page.getByTestId('cfg-summary-budget').inputValue(), 'none');
+  assert.equal(await page.getByTestId('cfg-recall-budget').inputValue(), '0');
+  assert.equal(await page.getByTestId('cfg-search-rule').inputValue(), 'seed');
+  assert.equal(await page.getByTestId('cfg-reference-rule').inputValue(), 'seed');
+  assert.equal(await page.getByTestId('cfg-compaction-on').isChecked(), false);
+
+  // Custom thresholds, checked by the core's rule; then valid ones.
+  await page.getByTestId('cfg-compaction-on').check();
+  await page.getByTestId('cfg-compaction').selectOption('custom');
+  await page.getByTestId('cfg-soft').fill('70');
+  await page.getByTestId('cfg-hard').fill('65');
+  await page.getByTestId('cfg-emergency').fill('95');
+  await page.getByTestId('apply-config').click();
+  await page.getByText('The compaction levels must rise: soft below hard below emergency, got 70 %, 65 % and 95 %').waitFor();
+  await page.getByTestId('cfg-hard').fill('80');
+  await page.getByTestId('apply-config').click();
+  await page.getByText('Applied from the next request on.').waitFor();
+  assert.equal(await page.getByTestId('cfg-compaction').inputValue(), 'custom');
+  assert.deepEqual(
+    [await page.getByTestId('cfg-soft').inputValue(), await page.getByTestId('cfg-hard').inputValue(), await page.getByTestId('cfg-emergency').inputValue()],
+    ['70', '80', '95'],
+  );
+  assert.equal(await page.getByTestId('cfg-compaction-on').isChecked(), true);
   assert.deepEqual(unexpected(errors), []);
   await context.close();
 });

@@ -512,18 +512,13 @@ impl AppState {
     /// known (from the app's table or the provider's list): an 8K model gets an 8K budget, so
     /// compaction starts where that model needs it. Says what changed.
     pub async fn follow_model_window(&self, model: &str, window: u32) {
-        let Some(mut config) = self.with_core(|core| core.config().clone()) else {
+        let Some(config) = self.with_core(|core| core.config().clone()) else {
             return;
         };
         if window == 0 || config.context_window == window {
             return;
         }
-        config.context_window = window;
-        // The answer's reserve must leave room for a prompt in a small window.
-        if config.reserved_output_tokens >= window / 2 {
-            config.reserved_output_tokens = window / 4;
-        }
-        match self.apply_config(config).await {
+        match self.apply_config(sized_for_window(config, window)).await {
             Ok(()) => self.notify(
                 NoticeKind::Info,
                 format!(
@@ -703,7 +698,7 @@ impl AppState {
                         "Browser storage is unavailable ({error}). This conversation works but is lost when the tab closes."
                     ),
                 );
-                match CoreSession::new(Config::default()) {
+                match CoreSession::new(self.new_session_config()) {
                     Ok(core) => self.adopt(BrowserSession::from_core(core), None),
                     Err(e) => self.notify(NoticeKind::Error, e.to_string()),
                 }
@@ -732,6 +727,22 @@ impl AppState {
         }
     }
 
+    /// The configuration of a new session: the defaults, with the chosen model's context
+    /// window when the app's table knows it, so an 8K model's first session compacts for 8K
+    /// before anyone opens Settings.
+    fn new_session_config(&self) -> Config {
+        let window = self
+            .provider
+            .get_untracked()
+            .model_info()
+            .map(|info| info.context_window)
+            .filter(|window| *window > 0);
+        match window {
+            Some(window) => sized_for_window(Config::default(), window),
+            None => Config::default(),
+        }
+    }
+
     /// Creates a stored session and switches to it.
     pub async fn create_session(&self, name: String) {
         if !self.may_replace_session() {
@@ -740,7 +751,7 @@ impl AppState {
         let Some(store) = self.store.get_value() else {
             return;
         };
-        match store.create(&name, Config::default(), None).await {
+        match store.create(&name, self.new_session_config(), None).await {
             Ok(session) => {
                 let stored_id = session.store_id();
                 self.refresh_sessions().await;
@@ -1098,6 +1109,16 @@ pub fn download(name: &str, text: &str) -> Result<(), String> {
         let _ = web_sys::Url::revoke_object_url(&url);
     });
     Ok(())
+}
+
+/// `config` with the context window `window`, keeping the answer's reserve below half of it
+/// so a small window still leaves room for a prompt.
+pub(crate) fn sized_for_window(mut config: Config, window: u32) -> Config {
+    config.context_window = window;
+    if config.reserved_output_tokens >= window / 2 {
+        config.reserved_output_tokens = window / 4;
+    }
+    config
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::models::ListedModel;
 use crate::provider::{ProviderChoice, ProviderSettings};
 use crate::state::AppState;
 use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
-use ccm_core::config::{ContextMode, ReferenceRule};
+use ccm_core::config::{ContextMode, Profile, ReferenceRule, SearchRule, NO_BUDGET};
 use ccm_core::Config;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -37,6 +37,71 @@ fn parse(field: &str, text: &str) -> Result<u32, String> {
     text.trim()
         .parse::<u32>()
         .map_err(|_| format!("{field} must be a whole number, got “{}”", text.trim()))
+}
+
+/// A token budget as the form shows it: its number, or "none" for no budget.
+fn budget_text(budget: u32) -> String {
+    if budget == NO_BUDGET {
+        "none".to_string()
+    } else {
+        budget.to_string()
+    }
+}
+
+/// Reads a token budget field: a whole number, or "none" (any case) for no budget.
+fn parse_budget(field: &str, text: &str) -> Result<u32, String> {
+    if text.trim().eq_ignore_ascii_case("none") {
+        return Ok(NO_BUDGET);
+    }
+    text.trim().parse::<u32>().map_err(|_| {
+        format!(
+            "{field} must be a whole number of tokens, or “none” for no budget, got “{}”",
+            text.trim()
+        )
+    })
+}
+
+/// Reads a compaction threshold in percent of the request budget (1 to 100, whole or with
+/// one decimal) as the per-mille value the configuration keeps.
+fn parse_percent(field: &str, text: &str) -> Result<u16, String> {
+    match text.trim().trim_end_matches('%').trim().parse::<f64>() {
+        Ok(percent) if (0.1..=100.0).contains(&percent) => Ok((percent * 10.0).round() as u16),
+        _ => Err(format!(
+            "{field} must be a percentage from 0.1 to 100, got “{}”",
+            text.trim()
+        )),
+    }
+}
+
+/// A per-mille threshold as the form shows it, in percent.
+fn percent_text(per_mille: u16) -> String {
+    let percent = f64::from(per_mille) / 10.0;
+    if percent.fract() == 0.0 {
+        format!("{percent:.0}")
+    } else {
+        format!("{percent:.1}")
+    }
+}
+
+/// A field that takes a number of tokens or the word "none".
+#[component]
+fn BudgetField(
+    /// The label.
+    label: &'static str,
+    /// The field's `data-testid`.
+    test_id: &'static str,
+    /// The value as typed.
+    value: RwSignal<String>,
+    /// What the setting does.
+    help: &'static str,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{label}</span>
+            <input inputmode="numeric" data-testid=test_id placeholder="a number of tokens, or none" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+            <small class="hint">{help}</small>
+        </label>
+    }
 }
 
 /// The settings panel.
@@ -273,9 +338,15 @@ fn SessionForm(
     let eviction = RwSignal::new(config.summary_eviction_threshold.to_string());
     let ambient = RwSignal::new(config.ambient_window.to_string());
     let overlap = RwSignal::new(config.min_keyword_overlap.to_string());
-    let ambient_budget = RwSignal::new(config.ambient_token_budget.to_string());
-    let summary_budget = RwSignal::new(config.summary_token_budget.to_string());
+    let ambient_budget = RwSignal::new(budget_text(config.ambient_token_budget));
+    let summary_budget = RwSignal::new(budget_text(config.summary_token_budget));
+    let recall_budget = RwSignal::new(config.recall_token_budget.to_string());
     let rule = RwSignal::new(config.reference_rule.name().to_string());
+    let search = RwSignal::new(config.search_rule.name().to_string());
+    let compaction_on = RwSignal::new(config.compaction.enabled);
+    let soft = RwSignal::new(percent_text(config.compaction.soft_per_mille));
+    let hard = RwSignal::new(percent_text(config.compaction.hard_per_mille));
+    let emergency = RwSignal::new(percent_text(config.compaction.emergency_per_mille));
     let window = RwSignal::new(config.context_window.to_string());
     let reserved = RwSignal::new(config.reserved_output_tokens.to_string());
     let mode = RwSignal::new(config.context_mode.label().to_lowercase());
@@ -299,10 +370,15 @@ fn SessionForm(
             config.summary_eviction_threshold = parse("Eviction", &eviction.get_untracked())?;
             config.ambient_window = parse("Ambient window", &ambient.get_untracked())?;
             config.min_keyword_overlap = parse("Keyword overlap", &overlap.get_untracked())?;
-            config.ambient_token_budget = parse("Ambient budget", &ambient_budget.get_untracked())?;
-            config.summary_token_budget = parse("Summary budget", &summary_budget.get_untracked())?;
+            config.ambient_token_budget =
+                parse_budget("Ambient budget", &ambient_budget.get_untracked())?;
+            config.summary_token_budget =
+                parse_budget("Summary budget", &summary_budget.get_untracked())?;
+            config.recall_token_budget = parse("Automatic recall", &recall_budget.get_untracked())?;
             config.reference_rule =
                 ReferenceRule::from_name(&rule.get_untracked()).map_err(|e| e.to_string())?;
+            config.search_rule =
+                SearchRule::from_name(&search.get_untracked()).map_err(|e| e.to_string())?;
             config.context_window = parse("Context window", &window.get_untracked())?;
             config.reserved_output_tokens =
                 parse("Reserved answer tokens", &reserved.get_untracked())?;
@@ -314,7 +390,30 @@ fn SessionForm(
                 if CompactionConfig::preset(p) != base.compaction {
                     config.compaction = CompactionConfig::preset(p);
                 }
+            } else {
+                // Custom thresholds: the three levels in percent, checked by the core's rule
+                // (each below the next).
+                let levels = [
+                    parse_percent("Soft level", &soft.get_untracked())?,
+                    parse_percent("Hard level", &hard.get_untracked())?,
+                    parse_percent("Emergency level", &emergency.get_untracked())?,
+                ];
+                if !(levels[0] < levels[1] && levels[1] < levels[2]) {
+                    return Err(format!(
+                        "The compaction levels must rise: soft below hard below emergency, got {} %, {} % and {} %",
+                        percent_text(levels[0]),
+                        percent_text(levels[1]),
+                        percent_text(levels[2])
+                    ));
+                }
+                config.compaction.soft_per_mille = levels[0];
+                config.compaction.hard_per_mille = levels[1];
+                config.compaction.emergency_per_mille = levels[2];
             }
+            config.compaction.enabled = compaction_on.get_untracked();
+            config
+                .validate()
+                .map_err(|e| e.to_string().replace("invalid configuration: ", ""))?;
             Ok(config)
         })();
         let temperature_value = parse_temperature(&temperature.get_untracked());
@@ -349,8 +448,9 @@ fn SessionForm(
             <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
             <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
             <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
-            <NumberField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole." />
-            <NumberField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable." />
+            <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
+            <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
+            <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
             <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
             <label class="field">
                 <span>"Reference rule"</span>
@@ -360,6 +460,29 @@ fn SessionForm(
                 </select>
                 <small class="hint">"How a message is found to mention a summary, which keeps it in memory."</small>
             </label>
+            <label class="field">
+                <span>"Search"</span>
+                <select data-testid="cfg-search-rule" on:change=move |ev| search.set(event_target_value(&ev))>
+                    <option value="ranked" selected=move || search.get() == "ranked">"ranked (rare words first, with the matching messages)"</option>
+                    <option value="seed" selected=move || search.get() == "seed">"seed (two summary keywords or the id; summaries only)"</option>
+                </select>
+                <small class="hint">"How search_efforts and the Manifest's search find past efforts."</small>
+            </label>
+            <p class="field">
+                <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
+                    let seed = Profile::Seed.config();
+                    rule.set(seed.reference_rule.name().to_string());
+                    search.set(seed.search_rule.name().to_string());
+                    ambient_budget.set(budget_text(seed.ambient_token_budget));
+                    summary_budget.set(budget_text(seed.summary_token_budget));
+                    recall_budget.set(seed.recall_token_budget.to_string());
+                    decay.set(seed.decay_threshold.to_string());
+                    eviction.set(seed.summary_eviction_threshold.to_string());
+                    ambient.set(seed.ambient_window.to_string());
+                    overlap.set(seed.min_keyword_overlap.to_string());
+                }>"Fill in the seed profile"</button>
+                <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
+            </p>
             <NumberField label="Context window (tokens)" test_id="cfg-window" value=window help="The model's window; compaction levels are shares of it." />
             <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=reserved help="The request budget is the window minus this." />
             <label class="field">
@@ -372,14 +495,26 @@ fn SessionForm(
                 </select>
                 <small class="hint">"Off pulls in nothing by itself; Light adds matching summaries; Heavy also loads the best match's log. Alt+M cycles it."</small>
             </label>
+            <label class="check">
+                <input type="checkbox" data-testid="cfg-compaction-on" prop:checked=move || compaction_on.get() on:change=move |ev| compaction_on.set(event_target_checked(&ev)) />
+                "Compaction (off: nothing is compacted, and the planner leaves out what does not fit the window instead)"
+            </label>
             <label class="field">
                 <span>"Compaction thresholds"</span>
                 <select data-testid="cfg-compaction" on:change=move |ev| preset.set(event_target_value(&ev))>
                     <option value="standard" selected=move || preset.get() == "standard">"standard (60 / 75 / 90 %)"</option>
                     <option value="early" selected=move || preset.get() == "early">"early (50 / 65 / 80 %)"</option>
-                    <option value="custom" selected=move || preset.get() == "custom" disabled=true>"custom"</option>
+                    <option value="custom" selected=move || preset.get() == "custom">"custom"</option>
                 </select>
             </label>
+            <Show when=move || preset.get() == "custom">
+                <div class="field-row">
+                    <label class="field"><span>"Soft (%)"</span><input inputmode="decimal" data-testid="cfg-soft" prop:value=move || soft.get() on:input=move |ev| soft.set(event_target_value(&ev)) /></label>
+                    <label class="field"><span>"Hard (%)"</span><input inputmode="decimal" data-testid="cfg-hard" prop:value=move || hard.get() on:input=move |ev| hard.set(event_target_value(&ev)) /></label>
+                    <label class="field"><span>"Emergency (%)"</span><input inputmode="decimal" data-testid="cfg-emergency" prop:value=move || emergency.get() on:input=move |ev| emergency.set(event_target_value(&ev)) /></label>
+                </div>
+                <small class="hint">"Shares of the request budget at which each compaction level starts, each below the next."</small>
+            </Show>
             <p class="field">
                 <span>"Encoding"</span>
                 <code data-testid="cfg-encoding">{encoding}</code>
