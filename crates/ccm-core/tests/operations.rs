@@ -64,8 +64,8 @@ portable_tests! {
         assert_eq!(s.effort("api-refactor").unwrap().messages.len(), 4);
 
         let report = turn(&mut s, "Back to guilds.", &[("switch_effort", r#"{"id": "guild-feature"}"#)], "Switched.");
-        // The exchange that asked for the switch belongs to the effort active when it began.
-        assert_eq!(report.routed_to.as_deref(), Some("api-refactor"));
+        // The exchange that asked for the switch belongs to the effort switched to.
+        assert_eq!(report.routed_to.as_deref(), Some("guild-feature"));
         assert_eq!(report.banners, ["--- Switched to effort: guild-feature ---"]);
         let report = turn(&mut s, "Guilds have fifty members.", &[], "Noted.");
         assert_eq!(report.routed_to.as_deref(), Some("guild-feature"));
@@ -105,6 +105,38 @@ portable_tests! {
         s.execute_tool("open_effort", r#"{"name": "exports folder"}"#);
         assert_eq!(s.routing_target(), Some("exports-folder"));
         s.end_turn("Started.", 0).unwrap();
+    }
+
+    // Rule: the exchange that switches to an effort, or reopens one, is about that effort
+    // ("back to the auth bug"), so it is stored there, as an opening exchange is stored in the
+    // effort it opens; the effort left keeps only its own words, and its summary with them.
+    fn rule_the_exchange_that_switches_or_reopens_is_stored_in_the_effort_it_activates() {
+        let mut s = session();
+        turn(&mut s, "Start the auth bug: 401 after an hour.", &[("open_effort", r#"{"name": "auth bug"}"#)], "ok");
+        turn(&mut s, "Also the party: bowling on Friday.", &[("open_effort", r#"{"name": "party"}"#)], "ok");
+        let party_before = s.effort("party").unwrap().messages.len();
+        s.begin_turn("Back to the auth bug: the refresh token TTL is 3600.", 0).unwrap();
+        assert_eq!(s.routing_target(), Some("party"));
+        s.execute_tool("switch_effort", r#"{"id": "auth-bug"}"#);
+        assert_eq!(s.routing_target(), Some("auth-bug"));
+        let report = s.end_turn("Then raise it to a day.", 0).unwrap();
+        assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
+        assert_eq!(s.effort("party").unwrap().messages.len(), party_before);
+        assert!(s.effort("auth-bug").unwrap().messages.iter().any(|m| m.content.contains("TTL is 3600")));
+        // The party's extractive summary keeps to the party.
+        turn(&mut s, "Party is sorted.", &[("switch_effort", r#"{"id": "party"}"#), ("close_effort", "{}")], "Concluded.");
+        let summary = &s.effort("party").unwrap().summary.as_ref().unwrap().text;
+        assert!(!summary.contains("TTL"), "{summary}");
+
+        // Reopening: the turn's exchange goes to the reopened effort.
+        let report = turn(&mut s, "Let's reopen the party, the venue changed.", &[("reopen_effort", r#"{"id": "party"}"#)], "Reopened.");
+        assert_eq!(report.routed_to.as_deref(), Some("party"));
+        // An aborted turn forgets its switch: the next exchange goes where it went before.
+        s.begin_turn("Switch to auth.", 0).unwrap();
+        s.execute_tool("switch_effort", r#"{"id": "auth-bug"}"#);
+        s.abort_turn().unwrap();
+        let report = turn(&mut s, "More on the venue.", &[], "ok");
+        assert_eq!(report.routed_to.as_deref(), Some("party"));
     }
 
     // Rule (slice 2 routing table): while efforts are open, messages go to the active effort's

@@ -110,6 +110,7 @@ struct Naive {
     pending: Option<String>,
     active_before: Option<String>,
     opened_this_turn: Vec<String>,
+    switched_this_turn: Option<String>,
     touched: BTreeSet<String>,
     counter: Arc<dyn TokenCounter>,
 }
@@ -291,7 +292,8 @@ impl Naive {
                 self.efforts[i].evicted = false;
                 self.expanded.retain(|(e, _)| *e != id);
                 self.open_order.push(id.clone());
-                self.active = Some(id);
+                self.active = Some(id.clone());
+                self.switched_this_turn = Some(id);
                 self.touch(i);
                 true
             }
@@ -327,7 +329,8 @@ impl Naive {
                 if !self.efforts[i].open || self.active.as_deref() == Some(&id) {
                     return false;
                 }
-                self.active = Some(id);
+                self.active = Some(id.clone());
+                self.switched_this_turn = Some(id);
                 self.touch(i);
                 true
             }
@@ -359,17 +362,20 @@ impl Naive {
         self.pending = Some(text.to_string());
         self.active_before = self.active.clone();
         self.opened_this_turn.clear();
+        self.switched_this_turn = None;
         self.touched.clear();
     }
 
     fn end(&mut self, assistant: &str) {
         let user = self.pending.take().unwrap();
-        // The exchange belongs to the first effort the turn opened, else to the effort active
-        // when the turn began, else to the ambient log.
+        // The exchange belongs to the first effort the turn opened, else to the effort it last
+        // switched to or reopened, else to the effort active when the turn began, else to the
+        // ambient log.
         let target = self
             .opened_this_turn
             .first()
             .cloned()
+            .or_else(|| self.switched_this_turn.clone())
             .or_else(|| self.active_before.clone());
         match target.and_then(|t| self.find(&t)) {
             Some(i) => {
@@ -694,6 +700,7 @@ proptest! {
             pending: None,
             active_before: None,
             opened_this_turn: Vec::new(),
+            switched_this_turn: None,
             touched: BTreeSet::new(),
             counter: session.counter().clone(),
         };

@@ -19,11 +19,16 @@ impl Session {
     }
 
     /// The effort the turn in progress will be stored in, as `end_turn` will route it: the
-    /// first effort opened during the turn, else the effort active when the turn began; `None`
-    /// for the ambient log (or outside a turn).
+    /// first effort opened during the turn, else the effort it switched to or reopened last,
+    /// else the effort active when the turn began; `None` for the ambient log (or outside a
+    /// turn).
     pub fn routing_target(&self) -> Option<&str> {
         let state = self.turn_state.as_ref()?;
-        let index = route(state.opened.first().copied(), state.active_before)?;
+        let index = route(
+            state.opened.first().copied(),
+            state.switched_to,
+            state.active_before,
+        )?;
         Some(self.efforts.list[index].id.as_str())
     }
 
@@ -386,6 +391,9 @@ impl Session {
         };
         self.efforts.placement.open.push(index);
         self.efforts.placement.active = Some(index);
+        if let Some(state) = &mut self.turn_state {
+            state.switched_to = Some(index);
+        }
         self.touch(index);
         self.record(
             format!("--- Reopened effort: {} ---", report.id),
@@ -547,6 +555,9 @@ impl Session {
         }
         let previous = self.active_id().map(str::to_string);
         self.efforts.placement.active = Some(index);
+        if let Some(state) = &mut self.turn_state {
+            state.switched_to = Some(index);
+        }
         self.touch(index);
         let id = self.efforts.list[index].id.clone();
         self.record(

@@ -21,6 +21,8 @@ pub(crate) struct TurnState {
     pub(crate) active_before: Option<usize>,
     /// Efforts opened during this turn, in order.
     pub(crate) opened: Vec<usize>,
+    /// The effort the turn last made active by switching to it or reopening it.
+    pub(crate) switched_to: Option<usize>,
     /// Banners of the operations executed so far in this turn.
     pub(crate) banners: Vec<String>,
     /// Events of this turn, for the metrics point.
@@ -150,6 +152,7 @@ impl Session {
             at_ms,
             active_before: self.efforts.placement.active,
             opened: Vec::new(),
+            switched_to: None,
             banners: Vec::new(),
             events: Vec::new(),
             touched: BTreeSet::new(),
@@ -346,6 +349,7 @@ impl Session {
                 at_ms: live.at_ms,
                 active_before: live.active_before,
                 opened: live.opened.clone(),
+                switched_to: live.switched_to,
                 banners: std::mem::take(&mut live.banners),
                 events: std::mem::take(&mut live.events),
                 touched: live.touched.clone(),
@@ -356,7 +360,11 @@ impl Session {
                 compactions: Vec::new(),
             }
         };
-        let target = route(state.opened.first().copied(), state.active_before);
+        let target = route(
+            state.opened.first().copied(),
+            state.switched_to,
+            state.active_before,
+        );
         let assistant_tokens = self.counter.count(assistant_text);
         let user = self.make_message(
             Role::User,
@@ -481,8 +489,14 @@ impl Session {
 }
 
 /// Where a turn's exchange is stored: the first effort the turn opened (the exchange that opens
-/// an effort states its problem, so it belongs to it), else the effort that was active when the
-/// turn began, else the ambient log (`None`).
-pub(super) fn route(first_opened: Option<usize>, active_before: Option<usize>) -> Option<usize> {
-    first_opened.or(active_before)
+/// an effort states its problem, so it belongs to it), else the effort it switched to or
+/// reopened last ("back to the auth bug" is about the auth bug, and its words belong in that
+/// effort's log and summary), else the effort that was active when the turn began, else the
+/// ambient log (`None`).
+pub(super) fn route(
+    first_opened: Option<usize>,
+    switched_to: Option<usize>,
+    active_before: Option<usize>,
+) -> Option<usize> {
+    first_opened.or(switched_to).or(active_before)
 }
