@@ -401,3 +401,54 @@ fn compaction_run_holds_under(config: Config) {
         ),
     );
 }
+
+/// `ccm proof` as a person runs it: the printed table has the documented columns and one row
+/// per step with the run's own figures, under the defaults and the seed profile; the JSON form
+/// holds every run and the compaction table.
+#[test]
+fn ccm_proof_prints_the_tables_of_the_runs() {
+    let ccm = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ccm"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    for (flags, config) in [
+        (&[][..], Config::default()),
+        (&["--profile", "seed"][..], Profile::Seed.config()),
+    ] {
+        let mut args = vec!["proof", "slice3"];
+        args.extend_from_slice(flags);
+        let printed = ccm(&args);
+        let (run, _) = proof::slice3(config, o200k());
+        let lines: Vec<&str> = printed.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(
+            lines[0],
+            "| Step | Turn | Action | Expanded | Summaries in WM | Ambient in WM | Open (active last) | Context tokens | Delta | Tool delta | Decay counter |"
+        );
+        assert_eq!(lines.len(), 2 + run.rows.len(), "{printed}");
+        for (line, row) in lines[2..].iter().zip(&run.rows) {
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            assert_eq!(cells[0], row.step);
+            assert_eq!(cells[1], row.turn.to_string());
+            assert_eq!(cells[7], row.context_tokens.to_string(), "{line}");
+        }
+    }
+    let compaction = ccm(&["proof", "compaction", "--profile", "seed"]);
+    assert!(compaction.contains("| Turn | Level | Trigger usage | Tokens before | Tokens after | Items moved | Stored messages |"), "{compaction}");
+    let json: serde_json::Value = serde_json::from_str(&ccm(&["proof", "all", "--json"])).unwrap();
+    let names: Vec<&str> = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["slice2", "slice3", "slice4", "slice4-long"]);
+    assert!(!json["compaction"]["rows"].as_array().unwrap().is_empty());
+}

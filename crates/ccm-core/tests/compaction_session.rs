@@ -112,9 +112,17 @@ portable_tests! {
         assert_eq!(item.reason, InclusionReason::Attachment { mode: AttachmentMode::Full });
         assert_eq!(plan.messages[item.first_message].content, s.attachments()[&id].attachment.context_text());
         assert!(plan.messages[item.first_message].content.contains(&text));
-        // It sits right before the message it came with.
+        // It sits right before the message it came with, and is included only with it.
         assert_eq!(plan.included.last().unwrap().id, "pending");
+        assert_eq!(item.depends_on, ["pending"]);
+        assert!(plan.included.iter().filter(|i| !i.id.starts_with("attachment:")).all(|i| i.depends_on.is_empty()));
         s.end_turn("Reviewed.", 0).unwrap();
+        // Stored with its exchange, it depends on that exchange's item, which the plan includes.
+        let stored = s.build_plan();
+        let depends_on = &stored.item(&format!("attachment:{id}")).unwrap().depends_on;
+        assert_eq!(depends_on.len(), 1);
+        assert!(depends_on[0].starts_with("ambient:"), "{depends_on:?}");
+        assert!(stored.item(&depends_on[0]).is_some(), "{depends_on:?} is an included item");
         // Compressed, then expanded again: the full text comes back byte for byte.
         s.compress_attachment(&id).unwrap();
         let compressed = s.build_plan();

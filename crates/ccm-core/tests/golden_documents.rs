@@ -217,3 +217,54 @@ fn documents_and_headers_match_the_golden_files() {
     check("compaction", &compaction());
     check("branch", &branch());
 }
+
+/// What the golden documents freeze about search, stated independently of the code that wrote
+/// them: each concluded effort's indexed log terms are at most `LOG_TERMS`, sorted and unique,
+/// words said in its own log, never stopwords.
+#[test]
+fn the_golden_documents_index_words_of_each_effort_s_own_log() {
+    for name in ["everyday", "compaction", "branch"] {
+        let json = std::fs::read_to_string(golden(&format!("{name}.json"))).unwrap();
+        let document: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for effort in document["efforts"].as_array().unwrap() {
+            let Some(terms) = effort["summary"]["terms"].as_array() else {
+                continue;
+            };
+            let terms: Vec<&str> = terms.iter().map(|t| t.as_str().unwrap()).collect();
+            let id = effort["id"].as_str().unwrap();
+            assert!(terms.len() <= ccm_core::search::LOG_TERMS, "{name}/{id}");
+            assert!(
+                terms.windows(2).all(|w| w[0] < w[1]),
+                "{name}/{id}: {terms:?}"
+            );
+            let log: String = effort["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["content"].as_str().unwrap().to_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ");
+            for term in &terms {
+                assert!(log.contains(term), "{name}/{id}: {term} is not in its log");
+                assert!(!ccm_core::text::is_stopword(term), "{name}/{id}: {term}");
+            }
+        }
+    }
+    // And by name: the auth bug's distinctive log words are found, its filler is not.
+    let branch: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(golden("branch.json")).unwrap()).unwrap();
+    let auth = &branch["efforts"][0];
+    assert_eq!(auth["id"], "auth-bug");
+    let terms: Vec<&str> = auth["summary"]["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for expected in ["frobnicates", "widget", "dedupe"] {
+        assert!(terms.contains(&expected), "{terms:?}");
+    }
+    for filler in ["the", "of", "we", "should"] {
+        assert!(!terms.contains(&filler), "{terms:?}");
+    }
+}

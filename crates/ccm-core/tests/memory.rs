@@ -247,6 +247,28 @@ portable_tests! {
         let expected = include_str!("golden/plan.json");
         assert!(golden_plan_json() == expected, "plan differs from tests/golden/plan.json; run the native test with CCM_BLESS=1 to review");
     }
+
+    /// What the golden file freezes, stated independently of the code that wrote it: the
+    /// items in the slice-2 order with their reasons, the exclusions, and no dependencies
+    /// (only attachments have them, and the session has none).
+    fn the_golden_plan_says_what_the_specification_says() {
+        let plan: serde_json::Value = serde_json::from_str(include_str!("golden/plan.json")).unwrap();
+        let reason = |item: &serde_json::Value| item["reason"].as_str().map(str::to_string).unwrap_or_else(|| item["reason"]["code"].as_str().unwrap().to_string());
+        let included: Vec<(String, String)> = plan["included"].as_array().unwrap().iter().map(|i| (i["id"].as_str().unwrap().to_string(), reason(i))).collect();
+        let expected = [
+            ("system", "system_prompt"),
+            ("summary:email-bounce", "recently_referenced"),
+            ("ambient:8", "ambient_window"),
+            ("effort:auth-bug", "expanded"),
+            ("effort:guild", "active_effort"),
+        ];
+        assert_eq!(included, expected.map(|(id, why)| (id.to_string(), why.to_string())));
+        let excluded: Vec<(&str, &str)> = plan["excluded"].as_array().unwrap().iter().map(|e| (e["id"].as_str().unwrap(), e["reason"].as_str().unwrap())).collect();
+        assert_eq!(excluded, [("summary:auth-bug", "expanded"), ("effort:email-bounce", "summarized")]);
+        assert!(plan["included"].as_array().unwrap().iter().all(|i| i["depends_on"].as_array().unwrap().is_empty()));
+        let sum: u64 = plan["included"].as_array().unwrap().iter().map(|i| i["tokens"].as_u64().unwrap()).sum();
+        assert_eq!(plan["totals"]["context_tokens"].as_u64().unwrap(), sum);
+    }
 }
 
 /// Refreshes the golden file when `CCM_BLESS` is set, and otherwise compares against the file

@@ -3,7 +3,7 @@
 
 mod common;
 
-use ccm_core::{EffortState, ExclusionReason, InclusionReason, Role, Section};
+use ccm_core::{Config, EffortState, ExclusionReason, InclusionReason, Role, Section, Session};
 use common::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
@@ -105,6 +105,72 @@ portable_tests! {
         s.execute_tool("open_effort", r#"{"name": "exports folder"}"#);
         assert_eq!(s.routing_target(), Some("exports-folder"));
         s.end_turn("Started.", 0).unwrap();
+    }
+
+    // The system prompt: the preamble (the configuration's, or the default), when to call each
+    // effort tool, and slice 4's memory section; every tool the model gets is either explained
+    // there or deliberately left to its definition.
+    fn the_system_prompt_explains_every_effort_tool_and_how_memory_works() {
+        let s = session();
+        let prompt = s.system_prompt();
+        assert!(prompt.starts_with(ccm_core::prompt::DEFAULT_PREAMBLE));
+        let guided = ["open_effort", "close_effort", "switch_effort", "reopen_effort", "expand_effort", "collapse_effort", "effort_status"];
+        for tool in guided {
+            assert!(prompt.contains(&format!("### {tool}\n")), "no guidance for {tool}");
+        }
+        let memory = &prompt[prompt.find("## Memory").expect("the memory section")..];
+        for named in ["search_efforts(query)", "recall(query)", "expand_effort(id)", "[Recalled"] {
+            assert!(memory.contains(named), "the memory section does not mention {named}");
+        }
+        // Pins are the person's tool as much as the model's: their definitions describe them.
+        let by_definition = ["pin_context", "unpin_context"];
+        let mut covered: Vec<&str> = guided.iter().chain(["search_efforts", "recall"].iter()).chain(by_definition.iter()).copied().collect();
+        covered.sort_unstable();
+        let mut tools = ccm_core::tools::TOOL_NAMES.to_vec();
+        tools.sort_unstable();
+        assert_eq!(covered, tools, "a new tool needs guidance in the prompt or a place in this list");
+        // The order: preamble, efforts, memory.
+        assert!(prompt.find("## Efforts").unwrap() < prompt.find("## Memory").unwrap());
+        // A configured preamble replaces the opening paragraph only.
+        let custom = Session::new(Config { system_prompt: Some("You answer like a ship captain.".into()), ..Config::default() }).unwrap();
+        assert!(custom.system_prompt().starts_with("You answer like a ship captain.\n\n## Efforts"));
+        assert!(!custom.system_prompt().contains(ccm_core::prompt::DEFAULT_PREAMBLE));
+        assert!(custom.system_prompt().ends_with(ccm_core::prompt::MEMORY_SECTION));
+        // The plan counts it once, first.
+        let plan = s.build_plan();
+        assert_eq!(plan.included[0].id, "system");
+        assert_eq!(plan.messages[0].content, prompt);
+    }
+
+    // Search indexes at most LOG_TERMS words of a concluded effort's log besides its summary:
+    // the words the log uses most, weighed by how few efforts share them.
+    fn a_concluded_log_is_indexed_by_its_most_used_distinctive_words_up_to_the_cap() {
+        use ccm_core::search::LOG_TERMS;
+        let word = |prefix: &str, n: usize| format!("{prefix}{}", ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi"][n % 8].repeat(1 + n / 8));
+        let mut s = session();
+        // An earlier effort whose log uses "shared" words too.
+        turn(&mut s, "Start the old work.", &[("open_effort", r#"{"name": "old work"}"#)], "ok");
+        let shared: Vec<String> = (0..10).map(|n| word("shared", n)).collect();
+        turn(&mut s, &shared.join(" "), &[], "noted");
+        turn(&mut s, "Done.", &[("close_effort", r#"{"summary": "Old work finished."}"#)], "ok");
+        // The new effort: 60 frequent words of its own (three times each), 20 said once, and
+        // the shared words three times each.
+        turn(&mut s, "Start the new work.", &[("open_effort", r#"{"name": "new work"}"#)], "ok");
+        let frequent: Vec<String> = (0..60).map(|n| word("often", n)).collect();
+        let once: Vec<String> = (0..20).map(|n| word("once", n)).collect();
+        for _ in 0..3 {
+            turn(&mut s, &frequent.join(" "), &[], &shared.join(" "));
+        }
+        turn(&mut s, &once.join(" "), &[], "ok");
+        turn(&mut s, "Done.", &[("close_effort", r#"{"summary": "New work finished."}"#)], "ok");
+        let terms = &s.effort("new-work").unwrap().summary.as_ref().unwrap().terms;
+        assert_eq!(terms.len(), LOG_TERMS);
+        assert!(terms.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
+        assert!(terms.iter().all(|t| frequent.contains(t)), "only its frequent, distinctive words: {terms:?}");
+        // A word of its log beyond the cap is not found by it; one within it is.
+        let found = |query: &str| s.find_efforts(query).unwrap().results.iter().any(|h| h.id == "new-work");
+        assert!(found(&terms[0]));
+        assert!(!found(&once[0]), "a word said once is not among its indexed terms");
     }
 
     // Rule: the exchange that switches to an effort, or reopens one, is about that effort

@@ -308,7 +308,7 @@ fn include(plan: &mut ContextPlan, chosen: Chosen, first_message: usize) -> Incl
         reason: candidate.reason,
         priority: candidate.tier,
         ttl: candidate.ttl,
-        depends_on: Vec::new(),
+        depends_on: candidate.ties.depends_on,
         activation: candidate.activation,
         atoms,
         first_message,

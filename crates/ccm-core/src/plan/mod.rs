@@ -288,7 +288,11 @@ pub struct IncludedItem {
     pub priority: u8,
     /// How long it stays.
     pub ttl: TtlState,
-    /// Candidate ids it needs (turns of a log need the log's header).
+    /// The items it is included only with: an attachment needs the item of the message it is
+    /// attached to (`pending`, the ambient exchange `ambient:N`, or the log `effort:ID`); if
+    /// that item is left out, so is the attachment (reason `dependency_excluded`). Empty for
+    /// every other item: a log carries its own header, and a recalled excerpt carries its
+    /// neighbours.
     pub depends_on: Vec<String>,
     /// Activation score (thousandths): references and recent inclusion raise it.
     pub activation: u32,
