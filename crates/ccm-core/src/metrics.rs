@@ -150,11 +150,12 @@ pub struct DecayStats {
     pub expansion_turns_total: u64,
     /// Re-expansions within 2 turns of an auto-collapse: decay that came too early.
     pub false_decays: u64,
-    /// Raw tokens of efforts that decayed and were not expanded again: what decay keeps out of
-    /// every context.
+    /// Tokens decay keeps out of every context now: for each effort that decayed and was not
+    /// expanded again, its raw log less the summary that took its place.
     pub decayed_resident_tokens: u64,
-    /// Tokens kept out of context by decay, summed over every turn since: the tokens that would
-    /// have stayed in context without decay.
+    /// Tokens decay kept out of the contexts turns were carried out with: for every turn after
+    /// an auto-collapse (not the collapsing turn itself, whose context still had the log),
+    /// each decayed effort's raw log less its summary, until it is expanded again.
     pub tokens_saved_by_decay: u64,
 }
 
@@ -171,7 +172,8 @@ pub struct DecayReport {
     pub manual_vs_auto_collapse: f64,
     /// Re-expansions within 2 turns of an auto-collapse, per auto-collapse.
     pub false_decay_rate: f64,
-    /// Tokens that would have stayed in context without decay, summed over turns.
+    /// Tokens decay kept out of the contexts of the turns since each auto-collapse (the raw
+    /// log less the summary shown instead), summed over turns.
     pub tokens_saved_by_decay: u64,
 }
 

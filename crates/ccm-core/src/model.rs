@@ -139,6 +139,13 @@ pub enum LogState {
 }
 
 impl Effort {
+    /// Tokens a context saves by showing this concluded effort's summary instead of its raw
+    /// log: what an expansion adds, and what decay saves in each context after a collapse.
+    pub fn raw_minus_summary_tokens(&self) -> u64 {
+        let summary = self.summary.as_ref().map_or(0, |s| u64::from(s.tokens));
+        self.raw_tokens.saturating_sub(summary)
+    }
+
     /// Number of messages in the raw log, loaded or not.
     pub fn message_count(&self) -> u64 {
         match self.log {

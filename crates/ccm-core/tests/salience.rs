@@ -145,11 +145,15 @@ portable_tests! {
 
     fn decay_metrics_are_collected() {
         let mut s = expanded_auth();
-        let raw = s.effort("auth-bug").unwrap().raw_tokens;
+        let auth = s.effort("auth-bug").unwrap();
+        // Each context after the collapse shows the summary instead of the raw log.
+        let saved_per_turn = auth.raw_tokens - u64::from(auth.summary.as_ref().unwrap().tokens);
         for _ in 0..3 {
             chatter(&mut s);
         }
-        // Decayed at the end of the third idle turn; two more turns keep it out of context.
+        // Decayed at the end of the third idle turn, whose context still had the log: nothing
+        // saved yet.
+        assert_eq!(s.decay_stats().report().tokens_saved_by_decay, 0);
         chatter(&mut s);
         chatter(&mut s);
         turn(&mut s, "Now the perf fix.", &[("expand_effort", r#"{"id": "perf-fix"}"#)], "ok");
@@ -160,8 +164,16 @@ portable_tests! {
         assert_eq!(report.manual_vs_auto_collapse, 1.0);
         // auth-bug lasted 3 turns, perf-fix 1 turn.
         assert_eq!(report.avg_expansion_duration, 2.0);
-        // Kept out of context in the decay turn and the four turns after it.
-        assert_eq!(report.tokens_saved_by_decay, raw * 5);
+        // Kept out of the contexts of the four turns after the collapsing one.
+        assert_eq!(report.tokens_saved_by_decay, saved_per_turn * 4);
+        // Measured on the plans: re-expanding adds exactly what each of those turns saved.
+        turn(&mut s, "Back to the auth bug.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "ok");
+        let expanded = s.build_plan();
+        assert_eq!(expanded.item("effort:auth-bug").unwrap().tokens - saved_per_turn, s.effort("auth-bug").unwrap().summary.as_ref().unwrap().tokens as u64);
+        // Once expanded again it saves nothing more.
+        let saved = s.decay_stats().report().tokens_saved_by_decay;
+        chatter(&mut s);
+        assert_eq!(s.decay_stats().report().tokens_saved_by_decay, saved);
     }
 
     fn keyword_extraction_ignores_case_punctuation_and_stopwords() {

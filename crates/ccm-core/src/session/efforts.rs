@@ -405,7 +405,7 @@ impl Session {
     fn forget_decay(&mut self, index: usize) {
         if let Some(turn) = self.efforts.auto_collapsed_at.remove(&index) {
             self.efforts.placement.decay.decayed_resident_tokens -=
-                self.efforts.list[index].raw_tokens;
+                self.efforts.list[index].raw_minus_summary_tokens();
             if let Some(state) = &mut self.turn_state {
                 state.undo.auto_collapsed_removed.push((index, turn));
             }

@@ -609,7 +609,7 @@ impl Session {
             .efforts
             .auto_collapsed_at
             .keys()
-            .map(|&i| self.efforts.list[i].raw_tokens)
+            .map(|&i| self.efforts.list[i].raw_minus_summary_tokens())
             .sum();
         self.pins.next_id = state.next_pin_id.max(1);
         for pin in state.pins {

@@ -89,6 +89,11 @@ impl Session {
             }
         }
 
+        // What earlier collapses kept out of the context this turn was carried out with; the
+        // collapses below count from the next turn on.
+        let decay = &mut self.efforts.placement.decay;
+        decay.tokens_saved_by_decay += decay.decayed_resident_tokens;
+
         // Decay: expanded efforts unreferenced for the threshold collapse by themselves.
         let threshold = u64::from(self.config.decay_threshold);
         let mut position = 0;
@@ -112,7 +117,8 @@ impl Session {
                     .placement
                     .decay
                     .record_collapse(turn - expansion.expanded_turn, true);
-                efforts.placement.decay.decayed_resident_tokens += effort.raw_tokens;
+                efforts.placement.decay.decayed_resident_tokens +=
+                    effort.raw_minus_summary_tokens();
                 if efforts
                     .auto_collapsed_at
                     .insert(expansion.effort, turn)
@@ -126,8 +132,6 @@ impl Session {
                 position += 1;
             }
         }
-        let decay = &mut self.efforts.placement.decay;
-        decay.tokens_saved_by_decay += decay.decayed_resident_tokens;
         self.evict_summaries(turn + 1, events);
     }
 
