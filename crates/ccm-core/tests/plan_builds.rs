@@ -51,6 +51,36 @@ portable_tests! {
         assert_eq!(builds, 1);
     }
 
+    // What a plan lists does not grow with the history: evicted summaries and older ambient
+    // chat are grouped exclusions, so the plan of turn 800 lists as many items as that of
+    // turn 80 and the same number of messages, and building it costs the same three plans
+    // per message.
+    fn a_plan_lists_as_much_after_ten_times_the_history() {
+        let mut s = session();
+        let mut round = |s: &mut ccm_core::Session, n: usize| {
+            let name = format!("task {n}");
+            turn(s, &format!("Let's work on {name}."), &[("open_effort", &format!(r#"{{"name": "{name}"}}"#))], "Started.");
+            turn(s, "The cache misses on cold start.", &[], "Warm it at boot.");
+            turn(s, "Done.", &[("close_effort", &format!(r#"{{"summary": "{name}: warmed the cache at boot."}}"#))], "Concluded.");
+            chatter(s);
+        };
+        let shape = |s: &ccm_core::Session| {
+            let plan = s.build_plan();
+            (plan.included.len(), plan.excluded.len(), plan.messages.len())
+        };
+        for n in 0..20 {
+            round(&mut s, n);
+        }
+        let early = shape(&s);
+        let early_builds = builds_during(|| { chatter(&mut s); });
+        for n in 20..200 {
+            round(&mut s, n);
+        }
+        assert_eq!(s.turn(), 801);
+        assert_eq!(shape(&s), early);
+        assert_eq!(builds_during(|| { chatter(&mut s); }), early_builds);
+    }
+
     fn the_counter_counts_every_plan_built_and_none_reused() {
         let s = session();
         let builds = builds_during(|| {
