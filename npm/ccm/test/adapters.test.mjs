@@ -6,7 +6,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { Session, toolDefinitions } from "cognitive-context";
-import { haveMock, startMock } from "./mock.mjs";
+import { startMock } from "./mock.mjs";
 
 test("toolDefinitions: OpenAI's tools shape by default, Anthropic's and the plain one on request", () => {
   const openai = toolDefinitions();
@@ -228,7 +228,7 @@ test("streamTurn yields text as it streams, each tool call as it is handled, the
   }, (e) => e.code === "cancelled" && e.userText === "cancelled");
 });
 
-test("streamTurn against the mock provider: streamed deltas and a retry event", { skip: !haveMock && "no mock server binary" }, async () => {
+test("streamTurn against the mock provider: streamed deltas and a retry event", async () => {
   const mock = await startMock();
   after(() => mock.stop());
   await mock.enqueue([
@@ -260,7 +260,7 @@ test("streamTurn against the mock provider: streamed deltas and a retry event", 
   assert.equal(session.turn, 1);
 });
 
-test("refreshEmbeddings: the mock endpoint's vectors make search rank by meaning as well as by words", { skip: !haveMock && "needs the mock server" }, async () => {
+test("refreshEmbeddings: the mock endpoint's vectors make search rank by meaning as well as by words", async () => {
   const mock = await startMock();
   after(() => mock.stop());
   const s = new Session();

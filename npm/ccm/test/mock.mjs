@@ -7,7 +7,8 @@ import { createInterface } from "node:readline";
 
 export const mockBin = process.env.CCM_MOCK_LLM_BIN;
 
-/** Whether a mock server binary was given (npm/test-package always gives one; a missing file fails). */
+/** Whether a mock server binary was given. npm/test-package always gives one; the tests that
+ * need it never skip without it: startMock fails with the way to build it. */
 export const haveMock = Boolean(mockBin);
 
 /** Starts the server; resolves to { url, enqueue, requests, reset, stop }. */

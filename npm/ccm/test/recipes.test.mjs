@@ -15,7 +15,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { haveMock, startMock } from "./mock.mjs";
+import { startMock } from "./mock.mjs";
 
 const require = createRequire(import.meta.url);
 const fixtures = fileURLToPath(new URL("..", import.meta.url));
@@ -37,7 +37,7 @@ const script = [
 
 let mock;
 before(async () => {
-  if (haveMock) mock = await startMock();
+  mock = await startMock();
 });
 after(async () => {
   await mock?.stop();
@@ -48,7 +48,7 @@ test("the README has a recipe for each SDK", () => {
 });
 
 for (const { name, index } of recipes) {
-  test(`recipe ${name} runs against the mock provider`, { skip: !haveMock && "no mock server binary" }, async () => {
+  test(`recipe ${name} runs against the mock provider`, async () => {
     const compiled = join(fixtures, "typescript", "out", `readme-${index + 1}.js`);
     assert.ok(existsSync(compiled), `${compiled} is missing: readme.test.mjs compiles the README's blocks first`);
     await mock.reset();
