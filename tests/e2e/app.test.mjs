@@ -137,8 +137,10 @@ async function fullScenario(page, say, shots) {
     await screenshot(page, 'memory-tiers-evicted');
   }
 
-  // A question about it: the model searches, and the evicted effort comes back.
-  await say('search', 'What did we decide earlier about the auth bug?');
+  // A question about it that names neither the effort nor two words of its summary (one,
+  // "token", is below the reference rule's two), so the reference rule alone cannot bring it
+  // back: the model searches, and the search result does.
+  await say('search', 'What did we decide earlier about the token?');
   const state = await manifestState(page, 'auth-bug');
   assert.ok(['in memory', 'expanded'].includes(state), `auth-bug is ${state} after the search`);
   const evicted = await page.getByTestId('tier-manifest').innerText();
@@ -230,6 +232,13 @@ test('the full scenario with a provider (the mock server, streaming)', async () 
   assert.match(concluded, /Refresh token TTL raised from 1h to 24h/);
   // The requests really went to the provider, with the tools and the plan's context.
   const log = await mock.requests();
+  // The search step's result, as the model read it: auth-bug, evicted, found by its summary.
+  const searchResults = log
+    .flatMap((r) => r.body?.messages ?? [])
+    .filter((m) => m.role === 'tool' && typeof m.content === 'string' && m.content.includes('refresh token TTL'))
+    .map((m) => JSON.parse(m.content));
+  assert.ok(searchResults.length > 0, 'the search result reached the model');
+  assert.equal(searchResults.at(-1).results[0].id, 'auth-bug', JSON.stringify(searchResults.at(-1)));
   assert.ok(log.length >= 30, `the mock served ${log.length} requests`);
   // The provider reports prompt tokens: the chart shows them beside the local count.
   await openPanel(page, 'tokens');

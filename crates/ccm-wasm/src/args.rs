@@ -285,6 +285,13 @@ impl Arg<'_> {
             }
             let (fits, expected) = match field {
                 Field::Number => (value.as_f64().is_some(), "a number"),
+                Field::StringOrObject => (
+                    value.is_string()
+                        || (value.is_object()
+                            && !js_sys::Array::is_array(&value)
+                            && !value.is_function()),
+                    "a string or an object",
+                ),
                 Field::Budget => (
                     value.as_f64().is_some() || value.is_string(),
                     "a number or \"none\"",
@@ -331,6 +338,8 @@ pub(crate) enum Field {
     Number,
     /// A token budget: a number, or the word `"none"` for no budget (checked where it is read).
     Budget,
+    /// A name or an object of fields (`compaction`).
+    StringOrObject,
     /// A string.
     String,
     /// `true` or `false`.

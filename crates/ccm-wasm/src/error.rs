@@ -135,7 +135,7 @@ impl From<Failure> for JsValue {
 /// options of `new Session(options)`. Tool names in results sent to a model are not
 /// translated (they are never thrown), and neither are a session document's fields, which
 /// are snake_case in JSON too (so `SnapshotError` keeps the core's words).
-const JS_NAMES: [(&str, &str); 22] = [
+const JS_NAMES: [(&str, &str); 34] = [
     ("begin_turn", "beginTurn"),
     ("end_turn", "endTurn"),
     ("abort_turn", "abortTurn"),
@@ -158,6 +158,18 @@ const JS_NAMES: [(&str, &str); 22] = [
     ("recall_token_budget", "recallTokenBudget"),
     ("evidence_token_budget", "evidenceTokenBudget"),
     ("search_rule", "searchRule"),
+    ("soft_per_mille", "softPerMille"),
+    ("hard_per_mille", "hardPerMille"),
+    ("emergency_per_mille", "emergencyPerMille"),
+    ("cooldown_messages", "cooldownMessages"),
+    ("min_interval_ms", "minIntervalMs"),
+    ("hysteresis_per_mille", "hysteresisPerMille"),
+    ("keep_last_messages_hard", "keepLastMessagesHard"),
+    ("keep_last_messages_emergency", "keepLastMessagesEmergency"),
+    ("keep_fraction_hard_per_mille", "keepFractionHardPerMille"),
+    ("stale_attachment_messages", "staleAttachmentMessages"),
+    ("idle_expansion_turns", "idleExpansionTurns"),
+    ("rolling_summary_max_words", "rollingSummaryMaxWords"),
 ];
 
 /// `message` with each of the core's names in [`JS_NAMES`] replaced by its JavaScript name,

@@ -86,10 +86,15 @@ pub struct SessionOptions {
     /// automatic recall, their search). Options given besides it override it.
     #[tsify(optional, type = "\"default\" | \"seed\"")]
     pub profile: Option<String>,
-    /// Compaction thresholds: `"standard"` (60/75/90 %), `"early"` (50/65/80 %) or `"off"`.
-    /// Default `"standard"`.
-    #[tsify(optional, type = "\"standard\" | \"early\" | \"off\"")]
-    pub compaction: Option<String>,
+    /// Compaction: a preset name, `"standard"` (60/75/90 %), `"early"` (50/65/80 %) or
+    /// `"off"`, or an object of the Rust API's fields in camelCase, each optional, over the
+    /// preset it names (`{ preset: "early", softPerMille: 550, cooldownMessages: 4 }`,
+    /// `{ enabled: false }`). Default `"standard"`.
+    #[tsify(
+        optional,
+        type = "\"standard\" | \"early\" | \"off\" | CompactionOptions"
+    )]
+    pub compaction: Option<CompactionOption>,
     /// Longest message text this object accepts (`beginTurn`, `endTurn`, `runTurn`, summaries,
     /// search queries, tool arguments), in characters as JavaScript counts them
     /// (`string.length`). Longer texts are refused with `code: "too_large"` before anything is
@@ -102,6 +107,99 @@ pub struct SessionOptions {
     /// Longest attachment text. Default 4,000,000.
     #[tsify(optional)]
     pub max_attachment_chars: Option<f64>,
+}
+
+/// The compaction option as JavaScript passes it: a preset name or an object of fields.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CompactionOption {
+    /// `"standard"`, `"early"` or `"off"`.
+    Preset(String),
+    /// Fields in camelCase (see [`COMPACTION_FIELDS`]); the core checks their ranges.
+    Fields(serde_json::Map<String, serde_json::Value>),
+}
+
+/// The compaction fields JavaScript may set, as it spells them, and as the core does.
+const COMPACTION_FIELDS: [(&str, &str); 15] = [
+    ("enabled", "enabled"),
+    ("preset", "preset"),
+    ("softPerMille", "soft_per_mille"),
+    ("hardPerMille", "hard_per_mille"),
+    ("emergencyPerMille", "emergency_per_mille"),
+    ("cooldownMessages", "cooldown_messages"),
+    ("minIntervalMs", "min_interval_ms"),
+    ("hysteresisPerMille", "hysteresis_per_mille"),
+    ("emergencyBypassesCooldown", "emergency_bypasses_cooldown"),
+    ("keepLastMessagesHard", "keep_last_messages_hard"),
+    ("keepLastMessagesEmergency", "keep_last_messages_emergency"),
+    ("keepFractionHardPerMille", "keep_fraction_hard_per_mille"),
+    ("staleAttachmentMessages", "stale_attachment_messages"),
+    ("idleExpansionTurns", "idle_expansion_turns"),
+    ("rollingSummaryMaxWords", "rolling_summary_max_words"),
+];
+
+/// The TypeScript type of the compaction object, written next to the table it mirrors.
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const COMPACTION_OPTIONS_TS: &str = r#"
+/** Compaction fields over a preset; every field is optional (see the README's Compaction). */
+export interface CompactionOptions {
+    /** `false` turns compaction off: the planner leaves out what does not fit instead. */
+    enabled?: boolean;
+    /** The thresholds the other fields start from. Default `"standard"`. */
+    preset?: "standard" | "early";
+    /** Usage (per mille of the request budget) from which each level applies; each below the next. */
+    softPerMille?: number;
+    hardPerMille?: number;
+    emergencyPerMille?: number;
+    /** Messages that must pass after a compaction before the next one (0 disables). */
+    cooldownMessages?: number;
+    /** Milliseconds that must pass after a compaction before the next one. */
+    minIntervalMs?: number;
+    /** Rise above the low-water mark before a level at or below the last one fires again. */
+    hysteresisPerMille?: number;
+    /** Whether a jump to the emergency level right after a lighter compaction ignores the cooldown. */
+    emergencyBypassesCooldown?: boolean;
+    /** Most recent ambient messages the hard level always keeps. */
+    keepLastMessagesHard?: number;
+    /** Most recent ambient messages the emergency level keeps. */
+    keepLastMessagesEmergency?: number;
+    /** Share (per mille) of the older ambient messages the hard level keeps, most relevant first. */
+    keepFractionHardPerMille?: number;
+    /** Messages without a reference after which a full attachment is compressed. */
+    staleAttachmentMessages?: number;
+    /** Turns without a reference after which an expanded effort is collapsed early. */
+    idleExpansionTurns?: number;
+    /** Word limit of the emergency level's rolling summary. */
+    rollingSummaryMaxWords?: number;
+}
+"#;
+
+/// The compaction option in the core's terms, or a `config` error naming an unknown field.
+fn compaction_input(value: Option<CompactionOption>) -> Result<Option<serde_json::Value>, Failure> {
+    match value {
+        None => Ok(None),
+        Some(CompactionOption::Preset(name)) if name == "off" => {
+            Ok(Some(serde_json::json!({ "enabled": false })))
+        }
+        Some(CompactionOption::Preset(name)) => Ok(Some(serde_json::json!({ "preset": name }))),
+        Some(CompactionOption::Fields(fields)) => {
+            let mut core = serde_json::Map::new();
+            for (key, value) in fields {
+                let Some((_, rust)) = COMPACTION_FIELDS.iter().find(|(js, _)| *js == key) else {
+                    let known: Vec<&str> = COMPACTION_FIELDS.iter().map(|(js, _)| *js).collect();
+                    return Err(Failure::new(
+                        Code::Config,
+                        format!(
+                            "unknown compaction option `{key}`; the options are {}",
+                            known.join(", ")
+                        ),
+                    ));
+                };
+                core.insert((*rust).to_string(), value);
+            }
+            Ok(Some(serde_json::Value::Object(core)))
+        }
+    }
 }
 
 /// A token budget as JavaScript passes it: a number, or `"none"`.
@@ -161,11 +259,7 @@ impl SessionOptions {
             context_mode: self.context_mode,
             recall_token_budget: whole("recallTokenBudget", self.recall_token_budget)?,
             evidence_token_budget: whole("evidenceTokenBudget", self.evidence_token_budget)?,
-            compaction: match self.compaction.as_deref() {
-                None => None,
-                Some("off") => Some(serde_json::json!({ "enabled": false })),
-                Some(preset) => Some(serde_json::json!({ "preset": preset })),
-            },
+            compaction: compaction_input(self.compaction)?,
             search_rule: self.search_rule,
             profile: self.profile,
         };
@@ -250,7 +344,7 @@ const OPTION_TYPES: [(&str, Field); 21] = [
     ("evidenceTokenBudget", Field::Number),
     ("searchRule", Field::String),
     ("profile", Field::String),
-    ("compaction", Field::String),
+    ("compaction", Field::StringOrObject),
     ("maxMessageChars", Field::Number),
     ("maxNameChars", Field::Number),
     ("maxAttachmentChars", Field::Number),

@@ -174,6 +174,28 @@ test("every documented option is accepted: budgets of \"none\", the seed profile
   assert.throws(() => new Session({ searchRule: "fuzzy" }), (e) => e.code === "config" && e.message.includes("unknown search rule 'fuzzy'"));
 });
 
+test("compaction takes the Rust API's fields, not only a preset name", () => {
+  // A small window filled by long messages: the standard thresholds compact, compaction off
+  // leaves the planner to exclude, and custom thresholds are checked like the Rust API's.
+  const fill = (options) => {
+    const s = new Session({ contextWindow: 2048, reservedOutputTokens: 256, ambientTokenBudget: "none", ...options });
+    const banners = [];
+    for (let n = 0; n < 12; n++) {
+      s.beginTurn(`Note ${n}: ${"detail ".repeat(120)}`);
+      banners.push(...s.endTurn("ok").banners);
+    }
+    return banners.filter((b) => b.startsWith("--- Compacted context"));
+  };
+  assert.ok(fill({}).length > 0, "the standard thresholds compact");
+  assert.deepEqual(fill({ compaction: { enabled: false } }), []);
+  assert.deepEqual(fill({ compaction: "off" }), []);
+  assert.ok(fill({ compaction: { preset: "early", softPerMille: 400, cooldownMessages: 0 } }).length > 0);
+  assert.throws(() => new Session({ compaction: { softPerMille: 800, hardPerMille: 700 } }), (e) => e.code === "config" && e.message.includes("compaction thresholds must increase strictly"));
+  assert.throws(() => new Session({ compaction: { softPermille: 500 } }), (e) => e.code === "config" && e.message.startsWith("unknown compaction option `softPermille`"));
+  assert.throws(() => new Session({ compaction: { cooldownMessages: -1 } }), (e) => e.code === "config" && e.message.includes("cooldownMessages"), "errors name the option as JavaScript spells it");
+  assert.throws(() => new Session({ compaction: 5 }), { code: "config", message: "new Session: options.compaction must be a string or an object, got a number" });
+});
+
 test("options and runTurn errors name things as JavaScript does", async () => {
   assert.throws(() => new Session({ contextWindow: 8000, reservedOutputTokens: 9000 }), {
     code: "config",

@@ -87,6 +87,9 @@ new Session({ profile: "seed", ambientTokenBudget: "none", summaryTokenBudget: 0
 new Session({ ambientTokenBudget: "unlimited" });
 // @ts-expect-error the profiles are a closed set
 new Session({ profile: "spec" });
+new Session({ compaction: { preset: "early", softPerMille: 550, enabled: true } });
+// @ts-expect-error compaction fields are spelt in camelCase
+new Session({ compaction: { soft_per_mille: 550 } });
 const toolNames: ToolName[] = toolDefinitions().map((tool) => tool.function.name);
 const anthropicNames: ToolName[] = toolDefinitions({ format: "anthropic" }).map((tool) => tool.name);
 const plainNames: ToolName[] = session.toolDefinitions({ format: "plain" }).map((tool) => tool.name);
