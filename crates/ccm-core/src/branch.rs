@@ -91,7 +91,7 @@ impl Session {
         }
         if !self.is_fully_loaded() {
             return Err(BranchError::NotNow(
-                "the session is only partly loaded; load it fully (or export and import it) to fork an earlier turn".to_string(),
+                "the session is only partly loaded (opened from storage with its working set); a fork copies every log, so load them all first".to_string(),
             ));
         }
         if turn > self.turn {
@@ -101,14 +101,22 @@ impl Session {
             });
         }
         if turn < self.earliest_fork_turn() {
-            return Err(BranchError::BadTurn {
-                turn,
-                reason: format!(
+            // What rewinding needs is kept in memory for the turns run since the session was
+            // created, opened or imported, up to the last REWIND_TURNS; it is not stored.
+            let reason = if self.history.rewind.len() < Session::REWIND_TURNS {
+                format!(
+                    "turns before {} ran before this session was opened or imported, and what rewinding needs is kept in memory only, not stored; turn {} or later can be forked",
+                    self.earliest_fork_turn(),
+                    self.earliest_fork_turn()
+                )
+            } else {
+                format!(
                     "only the last {} turns can be rewound; the earliest is turn {}",
                     Session::REWIND_TURNS,
                     self.earliest_fork_turn()
-                ),
-            });
+                )
+            };
+            return Err(BranchError::BadTurn { turn, reason });
         }
         let mut fork = self.clone();
         while fork.turn > turn {

@@ -153,6 +153,22 @@ portable_tests! {
         assert!(error.to_string().contains("only the last 1000 turns can be rewound"), "{error}");
     }
 
+    // What rewinding needs is kept in memory, not stored: after an import (or a reload) only
+    // the turns run since can be forked, and the refusal says so instead of blaming a limit.
+    fn after_an_import_the_turns_run_since_can_be_forked_and_the_refusal_says_why() {
+        let full = scripted(6);
+        let mut imported = Session::from_json(&full.to_json().unwrap()).unwrap();
+        let at_import = imported.turn();
+        assert_eq!(imported.earliest_fork_turn(), at_import);
+        let error = imported.fork_at(at_import - 1, "before").unwrap_err();
+        assert!(error.to_string().contains("ran before this session was opened or imported"), "{error}");
+        assert!(!error.to_string().contains("export and import"), "{error}");
+        chatter(&mut imported);
+        chatter(&mut imported);
+        assert!(imported.fork_at(at_import, "at-import").is_ok());
+        assert!(imported.fork_at(at_import + 1, "since").is_ok());
+    }
+
     fn a_fork_remembers_its_parent_through_export_and_storage() {
         let full = scripted(6);
         let fork = full.fork_at(4, "explore").unwrap();

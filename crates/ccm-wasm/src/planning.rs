@@ -202,7 +202,8 @@ impl Session {
     }
 
     /// A new session forked from this one as it was at the end of `turn` (one of the last
-    /// 1,000 turns), named `name`. Nothing done on the fork changes this session. The fork is
+    /// 1,000 turns run since it was created, opened or imported: what rewinding needs is kept
+    /// in memory, not stored), named `name`. Nothing done on the fork changes this session. The fork is
     /// not stored until it is saved as a new session.
     pub fn fork(
         &self,
