@@ -57,7 +57,7 @@ portable_tests! {
     // per message.
     fn a_plan_lists_as_much_after_ten_times_the_history() {
         let mut s = session();
-        let mut round = |s: &mut ccm_core::Session, n: usize| {
+        let round = |s: &mut ccm_core::Session, n: usize| {
             let name = format!("task {n}");
             turn(s, &format!("Let's work on {name}."), &[("open_effort", &format!(r#"{{"name": "{name}"}}"#))], "Started.");
             turn(s, "The cache misses on cold start.", &[], "Warm it at boot.");

@@ -1,4 +1,4 @@
-//! Import of a session in the original CCM file layout: `manifest.yaml`, `raw.jsonl` (the
+//! Import (and export) of a session in the original CCM file layout: `manifest.yaml`, `raw.jsonl` (the
 //! ambient log), `efforts/<id>.jsonl` (one raw log per effort) and, when present,
 //! `session_state.json` (the turn counter). The files are given as text; the result is a
 //! [`SessionDocument`] with every token recounted by the caller's counter, ready for
@@ -13,7 +13,7 @@
 //!   otherwise the ambient log comes first and each effort's log follows in manifest order. A
 //!   user message starts a turn and the assistant messages after it belong to that turn.
 //! - **Efforts.** An effort is opened in the turn of its first message and concluded in the
-//!   turn of its last; its `last_referenced_turn` is the manifest's when it has one. Conclusion
+//!   turn of its last, or in the later turn its `updated` time falls in; its `last_referenced_turn` is the manifest's when it has one. Conclusion
 //!   order follows the manifest's `updated` time, else manifest order. A concluded effort
 //!   without a summary gets the extractive summary (never an empty one).
 //! - **The active effort** is the open one marked `active: true`, else the most recently
@@ -28,7 +28,13 @@
 //! The manifest is parsed with `yaml-rust2`, a maintained YAML 1.2 parser: the original wrote
 //! it with PyYAML, whose output includes quoted, folded and multi-line scalars that a
 //! hand-written subset parser would get wrong on real files.
+//!
+//! The other direction, [`export`], writes a session in the same layout; an import of the
+//! export gives back the same conversation.
 #![deny(missing_docs)]
+
+mod export;
+pub use export::{export, CcmExport};
 
 use ccm_core::config::Config;
 use ccm_core::metrics::DecayStats;
@@ -318,12 +324,34 @@ pub fn convert(
     let next_seq = (ambient.len() + logs.iter().map(Vec::len).sum::<usize>()) as u64;
     let turn = turns_with_session_state(files.session_state_json, turn, &mut notes);
     let concluded = conclusion_order(&manifest);
+    // The turn each message's time falls in, to place a conclusion at the manifest's `updated`
+    // time (an effort concluded in a later turn than its last message, as when the person
+    // closes a background effort).
+    let mut turn_starts: Vec<(u64, u64)> = ambient
+        .iter()
+        .chain(logs.iter().flatten())
+        .map(|m| (m.at_ms, m.turn))
+        .collect();
+    turn_starts.sort_unstable();
     let mut efforts: Vec<Effort> = Vec::with_capacity(manifest.len());
     let mut search = ccm_core::search::SearchIndex::default();
     for (i, (entry, messages)) in manifest.iter().zip(logs).enumerate() {
         let concluded = concluded.get(&i).copied();
+        let conclusion_turn = entry.updated_ms.and_then(|updated| {
+            turn_starts
+                .iter()
+                .take_while(|(at_ms, _)| *at_ms <= updated)
+                .map(|(_, turn)| *turn)
+                .max()
+        });
         let effort = imported_effort(
-            entry, messages, concluded, turn, counter, &search, &mut notes,
+            entry,
+            messages,
+            (concluded, conclusion_turn),
+            turn,
+            counter,
+            &search,
+            &mut notes,
         );
         efforts.push(effort);
         let index = efforts.len() - 1;
@@ -487,14 +515,16 @@ fn conclusion_order(manifest: &[ManifestEffort]) -> BTreeMap<usize, u64> {
 fn imported_effort(
     entry: &ManifestEffort,
     messages: Vec<Message>,
-    concluded_seq: Option<u64>,
+    (concluded_seq, conclusion_turn): (Option<u64>, Option<u64>),
     turn: u64,
     counter: &dyn TokenCounter,
     search: &ccm_core::search::SearchIndex,
     notes: &mut Vec<String>,
 ) -> Effort {
     let opened_turn = messages.first().map_or(0, |m| m.turn);
-    let last_turn = messages.last().map_or(opened_turn, |m| m.turn);
+    let last_message_turn = messages.last().map_or(opened_turn, |m| m.turn);
+    // Concluded in the turn of its `updated` time when that is later than its last message.
+    let last_turn = conclusion_turn.map_or(last_message_turn, |t| t.max(last_message_turn));
     let header = prompt::effort_header(&entry.id, &entry.name, entry.description.as_deref());
     let header_tokens = counter.count(&header);
     let raw_tokens =

@@ -63,7 +63,7 @@ pub struct SaveReport {
 }
 
 /// The files of a session in the original CCM layout, as text.
-#[derive(Debug, Default, Clone, Tsify, Deserialize)]
+#[derive(Debug, Default, Clone, Tsify, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CcmFileTexts {
     /// `manifest.yaml`.

@@ -174,6 +174,31 @@ test("every documented option is accepted: budgets of \"none\", the seed profile
   assert.throws(() => new Session({ searchRule: "fuzzy" }), (e) => e.code === "config" && e.message.includes("unknown search rule 'fuzzy'"));
 });
 
+test("toCcmFiles writes the original layout, and importCcmFiles gives back the same conversation", async () => {
+  const s = new Session();
+  turn(s, "Hello there.", "Hi!").end();
+  turn(s, "Let's work on the auth bug: 401 after an hour.", "Started.").end(() => s.openEffort("auth bug"));
+  turn(s, "The refresh token TTL is 3600.", "Raise it to a day.").end();
+  turn(s, "Done.", "Concluded.").end(() => s.closeEffort({ summary: "Refresh token TTL raised to 24h." }));
+  turn(s, "Now the billing export.", "Started.").end(() => s.openEffort("billing export"));
+  const files = s.toCcmFiles();
+  assert.deepEqual(Object.keys(files).sort(), ["efforts", "manifest", "raw", "sessionState"]);
+  assert.deepEqual(Object.keys(files.efforts), ["auth-bug", "billing-export"]);
+  assert.match(files.manifest, /summary: Refresh token TTL raised to 24h\./);
+  assert.equal(JSON.parse(files.raw.split("\n")[0]).content, "Hello there.");
+  const store = await SessionStore.open({ backend: "localstorage", name: "ccm-layout-round-trip" });
+  const report = await store.importCcmFiles(files, "from the original layout");
+  assert.deepEqual(report.notes, []);
+  const back = JSON.parse(await store.exportSession(report.session.id));
+  const conversation = (document) => ({
+    ambient: document.ambient.map((m) => [m.seq, m.role, m.content]),
+    efforts: document.efforts.map((e) => [e.id, e.status, e.summary?.text ?? null, e.messages.map((m) => [m.seq, m.role, m.content])]),
+    active: document.active,
+    turn: document.turn,
+  });
+  assert.deepEqual(conversation(back), conversation(s.toJSON()));
+});
+
 test("compaction takes the Rust API's fields, not only a preset name", () => {
   // A small window filled by long messages: the standard thresholds compact, compaction off
   // leaves the planner to exclude, and custom thresholds are checked like the Rust API's.
