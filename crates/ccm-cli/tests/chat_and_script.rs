@@ -237,3 +237,28 @@ fn a_small_local_model_compacts_instead_of_overflowing_its_window() {
         "the conversation must outgrow the window: {largest}"
     );
 }
+
+#[test]
+fn a_streamed_chat_prints_each_banner_where_its_tool_ran() {
+    let output = ccm(
+        &["chat", "--stream"],
+        "Let's work on the auth bug: users get 401 after an hour.\n/quit\n",
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    let banner = shown
+        .find("--- Started effort: auth-bug ---")
+        .unwrap_or_else(|| panic!("no banner: {shown}"));
+    let answer = shown
+        .find("Started effort auth-bug; tell me more about it.")
+        .unwrap_or_else(|| panic!("no answer: {shown}"));
+    assert!(
+        banner < answer,
+        "the banner comes before the text written after the call: {shown}"
+    );
+    assert_eq!(
+        shown.matches("--- Started effort: auth-bug ---").count(),
+        1,
+        "printed once: {shown}"
+    );
+}
