@@ -454,3 +454,29 @@ fn ccm_proof_prints_the_tables_of_the_runs() {
     assert_eq!(names, ["slice2", "slice3", "slice4", "slice4-long"]);
     assert!(!json["compaction"]["rows"].as_array().unwrap().is_empty());
 }
+
+/// The README says every proof table is the same under the seed profile as under the
+/// defaults, row for row: the scripted runs decide alike under both reference rules and
+/// reach no token budget.
+#[test]
+fn the_seed_profile_prints_the_same_tables_as_the_defaults() {
+    let seed = Profile::Seed.config();
+    let runs = |config: Config| {
+        [
+            proof::slice2(config.clone(), o200k()).0.to_markdown(),
+            proof::slice3(config.clone(), o200k()).0.to_markdown(),
+            proof::slice4(config.clone(), o200k()).0.to_markdown(),
+            proof::slice4_long(config.clone(), o200k(), 1000, 200)
+                .0
+                .to_markdown(),
+            proof::compaction_run(config, o200k(), 300).0.to_markdown(),
+        ]
+    };
+    let (defaults, seeds) = (runs(Config::default()), runs(seed));
+    for (default, seed) in defaults.iter().zip(&seeds) {
+        assert!(
+            default == seed,
+            "the tables differ:\n{default}\n---\n{seed}"
+        );
+    }
+}
