@@ -23,11 +23,14 @@ fn NumberField(
     value: RwSignal<String>,
     /// What the setting does.
     help: &'static str,
+    /// The smallest value the browser accepts (1 unless 0 means something, as "off").
+    #[prop(default = "1")]
+    min: &'static str,
 ) -> impl IntoView {
     view! {
         <label class="field">
             <span>{label}</span>
-            <input type="number" min="1" data-testid=test_id prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+            <input type="number" min=min data-testid=test_id prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
             <small class="hint">{help}</small>
         </label>
     }
@@ -450,7 +453,7 @@ fn SessionForm(
             <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
             <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
             <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
-            <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
+            <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
             <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
             <label class="field">
                 <span>"Reference rule"</span>
