@@ -86,6 +86,34 @@ fn percent_text(per_mille: u16) -> String {
     }
 }
 
+/// A choice among named values, shown with what each means.
+#[component]
+fn ChoiceField(
+    /// The label.
+    label: &'static str,
+    /// The select's `data-testid`.
+    test_id: &'static str,
+    /// The chosen value's name.
+    value: RwSignal<String>,
+    /// Each value's name and its description.
+    choices: &'static [(&'static str, &'static str)],
+    /// What the setting does.
+    help: &'static str,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{label}</span>
+            <select data-testid=test_id on:change=move |ev| value.set(event_target_value(&ev))>
+                {choices
+                    .iter()
+                    .map(|(name, text)| view! { <option value=*name selected=move || value.get() == *name>{*text}</option> })
+                    .collect_view()}
+            </select>
+            <small class="hint">{help}</small>
+        </label>
+    }
+}
+
 /// A field that takes a number of tokens or the word "none".
 #[component]
 fn BudgetField(
@@ -455,22 +483,12 @@ fn SessionForm(
             <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
             <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
             <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
-            <label class="field">
-                <span>"Reference rule"</span>
-                <select data-testid="cfg-reference-rule" on:change=move |ev| rule.set(event_target_value(&ev))>
-                    <option value="distinctive" selected=move || rule.get() == "distinctive">"distinctive (words few summaries share)"</option>
-                    <option value="seed" selected=move || rule.get() == "seed">"seed (the id, or any two summary keywords)"</option>
-                </select>
-                <small class="hint">"How a message is found to mention a summary, which keeps it in memory."</small>
-            </label>
-            <label class="field">
-                <span>"Search"</span>
-                <select data-testid="cfg-search-rule" on:change=move |ev| search.set(event_target_value(&ev))>
-                    <option value="ranked" selected=move || search.get() == "ranked">"ranked (rare words first, with the matching messages)"</option>
-                    <option value="seed" selected=move || search.get() == "seed">"seed (two summary keywords or the id; summaries only)"</option>
-                </select>
-                <small class="hint">"How search_efforts and the Manifest's search find past efforts."</small>
-            </label>
+            <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
+                choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
+                help="How a message is found to mention a summary, which keeps it in memory." />
+            <ChoiceField label="Search" test_id="cfg-search-rule" value=search
+                choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
+                help="How search_efforts and the Manifest's search find past efforts." />
             <p class="field">
                 <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
                     let seed = Profile::Seed.config();
