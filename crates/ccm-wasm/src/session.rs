@@ -268,25 +268,6 @@ impl Session {
         js_sys::JSON::parse(&text).map(JsCast::unchecked_into)
     }
 
-    /// The session in the original CCM file layout, as texts in the shape
-    /// `SessionStore.importCcmFiles` reads: `manifest` (`manifest.yaml`), `raw` (`raw.jsonl`),
-    /// `efforts` (`efforts/<id>.jsonl` by id) and `sessionState` (`session_state.json`). An
-    /// import of them gives back the same conversation; what the layout cannot hold (pins,
-    /// compaction state, attachments, metrics) is left out. Like `toJSON`, it needs the whole
-    /// session in memory.
-    #[wasm_bindgen(js_name = toCcmFiles, unchecked_return_type = "CcmFileTexts")]
-    pub fn to_ccm_files(&self) -> JsResult<JsValue> {
-        let document = self.read(|s| s.to_document())?.map_err(fail)?;
-        let files = ccm_import::export(&document);
-        let texts = crate::store::CcmFileTexts {
-            manifest: files.manifest_yaml,
-            raw: Some(files.raw_jsonl),
-            efforts: Some(files.effort_logs.into_iter().collect()),
-            session_state: Some(files.session_state_json),
-        };
-        to_js(&texts).map_err(fail)
-    }
-
     /// Opens a new effort and makes it active.
     #[wasm_bindgen(js_name = openEffort)]
     pub fn open_effort(

@@ -2,7 +2,7 @@
 
 use crate::args::{arg, counter_arg, Limits, Size};
 use crate::counter::{host_counter, JsTokenCounter};
-use crate::error::{fail, Code, Failure};
+use crate::error::{fail, Code, Failure, JsResult};
 use crate::options::SessionOptions;
 use crate::session::{document_text, Session};
 use crate::types::to_js;
@@ -77,6 +77,30 @@ pub struct CcmFileTexts {
     /// `session_state.json` (the turn counter), if the session has one.
     #[tsify(optional)]
     pub session_state: Option<String>,
+}
+
+// The original layout's other direction sits here with its import, so that the session's
+// module does not depend on the store's.
+#[wasm_bindgen]
+impl Session {
+    /// The session in the original CCM file layout, as texts in the shape
+    /// `SessionStore.importCcmFiles` reads: `manifest` (`manifest.yaml`), `raw` (`raw.jsonl`),
+    /// `efforts` (`efforts/<id>.jsonl` by id) and `sessionState` (`session_state.json`). An
+    /// import of them gives back the same conversation; what the layout cannot hold (pins,
+    /// compaction state, attachments, metrics) is left out. Like `toJSON`, it needs the whole
+    /// session in memory.
+    #[wasm_bindgen(js_name = toCcmFiles, unchecked_return_type = "CcmFileTexts")]
+    pub fn to_ccm_files(&self) -> JsResult<JsValue> {
+        let document = self.read(|s| s.to_document())?.map_err(fail)?;
+        let files = ccm_import::export(&document);
+        let texts = CcmFileTexts {
+            manifest: files.manifest_yaml,
+            raw: Some(files.raw_jsonl),
+            efforts: Some(files.effort_logs.into_iter().collect()),
+            session_state: Some(files.session_state_json),
+        };
+        to_js(&texts).map_err(fail)
+    }
 }
 
 /// What an import of the original CCM layout did.
