@@ -465,20 +465,15 @@ impl LocalBackend {
         Ok(decode_all::<StoredMessage>(texts, unreadable))
     }
 
+    /// The messages of [`LocalBackend::stored_messages`] without their log tags.
     fn messages(
         &self,
         id: &str,
         seqs: &[u64],
         unreadable: &mut Vec<String>,
     ) -> Result<Vec<Message>, BrowserError> {
-        let mut texts = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            texts.push((
-                format!("message {seq}"),
-                self.get(&self.session_key(id, &format!("m/{seq}")))?,
-            ));
-        }
-        Ok(decode_all::<StoredMessage>(texts, unreadable)
+        Ok(self
+            .stored_messages(id, seqs, unreadable)?
             .into_iter()
             .map(|s| s.message)
             .collect())

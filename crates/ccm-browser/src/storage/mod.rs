@@ -212,11 +212,10 @@ impl Backend {
     ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
         match self {
             Backend::Idb(b) => b.messages_between(id, from, to).await,
-            Backend::Local(b) => {
+            // localStorage keys messages by sequence number only: a range is those numbers.
+            Backend::Local(_) => {
                 let seqs: Vec<u64> = (from..to).collect();
-                let mut unreadable = Vec::new();
-                let messages = b.stored_messages(id, &seqs, &mut unreadable)?;
-                Ok((messages, unreadable))
+                self.messages_by_seq(id, &seqs).await
             }
         }
     }
