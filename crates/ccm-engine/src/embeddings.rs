@@ -48,17 +48,28 @@ pub fn embeddings_request(
     let Some(batch) = session.embedding_batch(query) else {
         return Ok(None);
     };
-    if endpoint.model.trim() != batch.model {
-        return Err(EmbeddingsEndpointError::InvalidConfig(format!(
-            "the cache holds vectors of model '{}' but the endpoint uses '{}'; start a new cache",
-            batch.model,
-            endpoint.model.trim()
-        ))
-        .into());
-    }
-    let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
-    let request = endpoint.build_request(&texts)?;
+    let request = request_for_model(endpoint, &batch.model, &batch.texts, |kept, asked| {
+        format!("the cache holds vectors of model '{kept}' but the endpoint uses '{asked}'; start a new cache")
+    })?;
     Ok(Some(EmbeddingsRequest { batch, request }))
+}
+
+/// The request that embeds `texts` at `endpoint`, refused when the endpoint's model is not
+/// `model`, the one the session holds vectors of: vectors of two models are not comparable.
+/// `mismatch` words the refusal from the kept and the asked model.
+fn request_for_model(
+    endpoint: &EmbeddingsEndpoint,
+    model: &str,
+    texts: &[String],
+    mismatch: impl FnOnce(&str, &str) -> String,
+) -> Result<HttpRequest, EmbeddingsError> {
+    if endpoint.model.trim() != model {
+        return Err(
+            EmbeddingsEndpointError::InvalidConfig(mismatch(model, endpoint.model.trim())).into(),
+        );
+    }
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    Ok(endpoint.build_request(&texts)?)
 }
 
 /// Caches the vectors of the endpoint's answer `body` to `request` in `session`, for `query`.
@@ -105,16 +116,9 @@ pub fn recall_embeddings_request(
     let Some(batch) = session.recall_embedding_batch(query, max_texts) else {
         return Ok(None);
     };
-    if endpoint.model.trim() != batch.model {
-        return Err(EmbeddingsEndpointError::InvalidConfig(format!(
-            "the session keeps vectors of model '{}' but the endpoint uses '{}'; enable embeddings anew",
-            batch.model,
-            endpoint.model.trim()
-        ))
-        .into());
-    }
-    let texts: Vec<&str> = batch.texts.iter().map(String::as_str).collect();
-    let request = endpoint.build_request(&texts)?;
+    let request = request_for_model(endpoint, &batch.model, &batch.texts, |kept, asked| {
+        format!("the session keeps vectors of model '{kept}' but the endpoint uses '{asked}'; enable embeddings anew")
+    })?;
     Ok(Some(RecallEmbeddingsRequest { batch, request }))
 }
 
