@@ -654,21 +654,13 @@ impl AppState {
     /// Brings the stored messages that best match `query` into the context, as the model's
     /// `recall` tool does: they stay while the conversation refers to them.
     pub async fn recall(&self, query: String) {
-        if self.in_turn() {
-            self.notify(
-                NoticeKind::Info,
-                "Wait for the reply (or stop it) before recalling messages.",
-            );
-            return;
-        }
-        let Some(session) = self.session.get_value() else {
+        let args = serde_json::json!({ "query": query }).to_string();
+        let Some(session) = self
+            .session_ready_for("recall", &args, "recalling messages", "Could not recall")
+            .await
+        else {
             return;
         };
-        let args = serde_json::json!({ "query": query }).to_string();
-        if let Err(e) = session.load_logs_for("recall", &args).await {
-            self.notify(NoticeKind::Error, format!("Could not recall: {e}"));
-            return;
-        }
         let (outcome, turn) =
             session.with_core(|core| (core.execute_tool("recall", &args), core.turn()));
         // Finding nothing to recall is an answer, not a failure.
@@ -894,24 +886,14 @@ impl AppState {
     /// Runs an effort action from the tier view. Logs a concluded effort needs are read from
     /// storage first; the operation itself is the core's tool, so its banner is exact.
     pub async fn effort_action(&self, action: EffortAction, id: String, summary: Option<String>) {
-        if self.in_turn() {
-            self.notify(
-                NoticeKind::Info,
-                "Wait for the reply (or stop it) before changing efforts.",
-            );
-            return;
-        }
-        let Some(session) = self.session.get_value() else {
+        let args = serde_json::json!({ "id": id }).to_string();
+        let failed = format!("Could not read the log of {id}");
+        let Some(session) = self
+            .session_ready_for("expand_effort", &args, "changing efforts", &failed)
+            .await
+        else {
             return;
         };
-        let args = serde_json::json!({ "id": id }).to_string();
-        if let Err(e) = session.load_logs_for("expand_effort", &args).await {
-            self.notify(
-                NoticeKind::Error,
-                format!("Could not read the log of {id}: {e}"),
-            );
-            return;
-        }
         if action == EffortAction::ReadLog {
             let log = session.with_core(|core| {
                 core.effort(&id).map(|e| OpenLog {
@@ -941,6 +923,31 @@ impl AppState {
         self.show_tool_outcome(outcome, turn, NoticeKind::Error, "the operation failed");
         self.changed();
         self.save().await;
+    }
+
+    /// The current session with what the tool `tool` needs for `args` read from storage, for
+    /// an operation run from the app; `None` (and a notice) while a turn runs (`doing` says
+    /// what waits), without a session, or when the read fails (`failed` opens the notice).
+    async fn session_ready_for(
+        &self,
+        tool: &str,
+        args: &str,
+        doing: &str,
+        failed: &str,
+    ) -> Option<Rc<BrowserSession>> {
+        if self.in_turn() {
+            self.notify(
+                NoticeKind::Info,
+                format!("Wait for the reply (or stop it) before {doing}."),
+            );
+            return None;
+        }
+        let session = self.session.get_value()?;
+        if let Err(e) = session.load_logs_for(tool, args).await {
+            self.notify(NoticeKind::Error, format!("{failed}: {e}"));
+            return None;
+        }
+        Some(session)
     }
 
     /// Shows what a tool run from the app did: its banner under the turn it belongs to, or its
