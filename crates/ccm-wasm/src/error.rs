@@ -135,7 +135,7 @@ impl From<Failure> for JsValue {
 /// options of `new Session(options)`. Tool names in results sent to a model are not
 /// translated (they are never thrown), and neither are a session document's fields, which
 /// are snake_case in JSON too (so `SnapshotError` keeps the core's words).
-const JS_NAMES: [(&str, &str); 34] = [
+const JS_NAMES: [(&str, &str); 22] = [
     ("begin_turn", "beginTurn"),
     ("end_turn", "endTurn"),
     ("abort_turn", "abortTurn"),
@@ -158,12 +158,20 @@ const JS_NAMES: [(&str, &str); 34] = [
     ("recall_token_budget", "recallTokenBudget"),
     ("evidence_token_budget", "evidenceTokenBudget"),
     ("search_rule", "searchRule"),
+];
+
+/// The compaction fields of `new Session({ compaction: { … } })`, as the core names them and
+/// as JavaScript does: the options read the object with it, and errors are worded with it.
+pub(crate) const COMPACTION_JS_NAMES: [(&str, &str); 15] = [
+    ("enabled", "enabled"),
+    ("preset", "preset"),
     ("soft_per_mille", "softPerMille"),
     ("hard_per_mille", "hardPerMille"),
     ("emergency_per_mille", "emergencyPerMille"),
     ("cooldown_messages", "cooldownMessages"),
     ("min_interval_ms", "minIntervalMs"),
     ("hysteresis_per_mille", "hysteresisPerMille"),
+    ("emergency_bypasses_cooldown", "emergencyBypassesCooldown"),
     ("keep_last_messages_hard", "keepLastMessagesHard"),
     ("keep_last_messages_emergency", "keepLastMessagesEmergency"),
     ("keep_fraction_hard_per_mille", "keepFractionHardPerMille"),
@@ -172,8 +180,9 @@ const JS_NAMES: [(&str, &str); 34] = [
     ("rolling_summary_max_words", "rollingSummaryMaxWords"),
 ];
 
-/// `message` with each of the core's names in [`JS_NAMES`] replaced by its JavaScript name,
-/// where it stands as a whole word (so an effort id that merely contains one is left alone).
+/// `message` with each of the core's names in [`JS_NAMES`] and [`COMPACTION_JS_NAMES`]
+/// replaced by its JavaScript name, where it stands as a whole word (so an effort id that
+/// merely contains one is left alone).
 pub(crate) fn in_js_words(message: &str) -> String {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(message.len());
@@ -181,7 +190,7 @@ pub(crate) fn in_js_words(message: &str) -> String {
     'scan: while let Some(c) = rest.chars().next() {
         let at_word_start = !out.chars().next_back().is_some_and(is_word);
         if at_word_start {
-            for (rust, js) in JS_NAMES {
+            for &(rust, js) in JS_NAMES.iter().chain(&COMPACTION_JS_NAMES) {
                 if let Some(after) = rest.strip_prefix(rust) {
                     if !after.chars().next().is_some_and(is_word) {
                         out.push_str(js);

@@ -2,7 +2,7 @@
 //! optional. Validation is the core's; this file only maps names and number types.
 
 use crate::args::{arg, Field, Limits, MAX_LIMIT_CHARS};
-use crate::error::{Code, Failure};
+use crate::error::{Code, Failure, COMPACTION_JS_NAMES};
 use ccm_core::config::{BudgetInput, ConfigInput};
 use ccm_core::Config;
 use serde::Deserialize;
@@ -115,28 +115,9 @@ pub struct SessionOptions {
 pub enum CompactionOption {
     /// `"standard"`, `"early"` or `"off"`.
     Preset(String),
-    /// Fields in camelCase (see [`COMPACTION_FIELDS`]); the core checks their ranges.
+    /// Fields in camelCase (see [`COMPACTION_JS_NAMES`]); the core checks their ranges.
     Fields(serde_json::Map<String, serde_json::Value>),
 }
-
-/// The compaction fields JavaScript may set, as it spells them, and as the core does.
-const COMPACTION_FIELDS: [(&str, &str); 15] = [
-    ("enabled", "enabled"),
-    ("preset", "preset"),
-    ("softPerMille", "soft_per_mille"),
-    ("hardPerMille", "hard_per_mille"),
-    ("emergencyPerMille", "emergency_per_mille"),
-    ("cooldownMessages", "cooldown_messages"),
-    ("minIntervalMs", "min_interval_ms"),
-    ("hysteresisPerMille", "hysteresis_per_mille"),
-    ("emergencyBypassesCooldown", "emergency_bypasses_cooldown"),
-    ("keepLastMessagesHard", "keep_last_messages_hard"),
-    ("keepLastMessagesEmergency", "keep_last_messages_emergency"),
-    ("keepFractionHardPerMille", "keep_fraction_hard_per_mille"),
-    ("staleAttachmentMessages", "stale_attachment_messages"),
-    ("idleExpansionTurns", "idle_expansion_turns"),
-    ("rollingSummaryMaxWords", "rolling_summary_max_words"),
-];
 
 /// The TypeScript type of the compaction object, written next to the table it mirrors.
 #[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
@@ -185,8 +166,8 @@ fn compaction_input(value: Option<CompactionOption>) -> Result<Option<serde_json
         Some(CompactionOption::Fields(fields)) => {
             let mut core = serde_json::Map::new();
             for (key, value) in fields {
-                let Some((_, rust)) = COMPACTION_FIELDS.iter().find(|(js, _)| *js == key) else {
-                    let known: Vec<&str> = COMPACTION_FIELDS.iter().map(|(js, _)| *js).collect();
+                let Some((rust, _)) = COMPACTION_JS_NAMES.iter().find(|(_, js)| *js == key) else {
+                    let known: Vec<&str> = COMPACTION_JS_NAMES.iter().map(|(_, js)| *js).collect();
                     return Err(Failure::new(
                         Code::Config,
                         format!(
