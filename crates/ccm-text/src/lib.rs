@@ -336,9 +336,17 @@ impl PreparedText {
             .collect()
     }
 
+    /// The `keywords` (sorted, unique) that occur as words of the text, in their order.
+    pub fn shared_keywords<'a>(
+        &'a self,
+        keywords: &'a [String],
+    ) -> impl Iterator<Item = &'a String> + 'a {
+        keywords.iter().filter(|k| self.words.contains(*k))
+    }
+
     /// How many of `keywords` (sorted, unique) occur as words of the text.
     pub fn keyword_overlap(&self, keywords: &[String]) -> usize {
-        keywords.iter().filter(|k| self.words.contains(*k)).count()
+        self.shared_keywords(keywords).count()
     }
 
     /// The specification's `is_referenced`: an id mention or at least `min_overlap` keywords.

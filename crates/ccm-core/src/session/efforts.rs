@@ -710,11 +710,8 @@ impl Session {
             .filter_map(|index| {
                 let effort = &self.efforts.list[index];
                 let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
-                let mut matched: Vec<String> = keywords
-                    .iter()
-                    .filter(|k| prepared.words().any(|w| w == k.as_str()))
-                    .cloned()
-                    .collect();
+                let mut matched: Vec<String> =
+                    prepared.shared_keywords(keywords).cloned().collect();
                 let names_id = prepared.mentions_id(&effort.id);
                 if !names_id && matched.len() < min_overlap {
                     return None;
