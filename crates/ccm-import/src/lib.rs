@@ -333,16 +333,20 @@ pub fn convert(
         .map(|m| (m.at_ms, m.turn))
         .collect();
     turn_starts.sort_unstable();
+    // Each pair's turn becomes the latest turn at or before its time, so one binary search per
+    // concluded effort finds it.
+    let mut latest = 0;
+    for (_, turn) in &mut turn_starts {
+        latest = latest.max(*turn);
+        *turn = latest;
+    }
     let mut efforts: Vec<Effort> = Vec::with_capacity(manifest.len());
     let mut search = ccm_core::search::SearchIndex::default();
     for (i, (entry, messages)) in manifest.iter().zip(logs).enumerate() {
         let concluded = concluded.get(&i).copied();
         let conclusion_turn = entry.updated_ms.and_then(|updated| {
-            turn_starts
-                .iter()
-                .take_while(|(at_ms, _)| *at_ms <= updated)
-                .map(|(_, turn)| *turn)
-                .max()
+            let up_to = turn_starts.partition_point(|(at_ms, _)| *at_ms <= updated);
+            up_to.checked_sub(1).map(|last| turn_starts[last].1)
         });
         let effort = imported_effort(
             entry,
