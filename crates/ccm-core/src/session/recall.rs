@@ -824,7 +824,13 @@ impl Session {
         let texts = self.text_sources();
         let mut keys = Vec::new();
         let mut batch_texts: Vec<String> = query.iter().cloned().collect();
-        for doc in self.recall.index.docs().iter().rev() {
+        // Once every text has its vector there is nothing to look for: a host that refreshes
+        // before every message must not walk the whole index each time.
+        let docs = match self.recall_texts_without_vectors() {
+            0 => &[][..],
+            _ => self.recall.index.docs(),
+        };
+        for doc in docs.iter().rev() {
             if keys.len() >= max_texts {
                 break;
             }
