@@ -80,30 +80,6 @@ pub enum BrowserError {
 }
 
 impl BrowserError {
-    pub(crate) fn storage(message: impl Into<String>) -> BrowserError {
-        BrowserError::Storage(message.into())
-    }
-
-    pub(crate) fn quota(message: impl Into<String>) -> BrowserError {
-        BrowserError::Quota(message.into())
-    }
-
-    pub(crate) fn blocked(message: impl Into<String>) -> BrowserError {
-        BrowserError::Blocked(message.into())
-    }
-
-    pub(crate) fn unavailable(message: impl Into<String>) -> BrowserError {
-        BrowserError::Unavailable(message.into())
-    }
-
-    pub(crate) fn version_change(message: impl Into<String>) -> BrowserError {
-        BrowserError::VersionChange(message.into())
-    }
-
-    pub(crate) fn conflict_text(message: impl Into<String>) -> BrowserError {
-        BrowserError::Conflict(message.into())
-    }
-
     pub(crate) fn busy(message: impl Into<String>) -> BrowserError {
         BrowserError::Busy(message.into())
     }
@@ -111,17 +87,22 @@ impl BrowserError {
     pub(crate) fn argument(message: impl Into<String>) -> BrowserError {
         BrowserError::Argument(message.into())
     }
+}
 
-    /// The refusal of a save that does not build on the stored revision.
-    pub(crate) fn conflict(stored: u64, base: u64) -> BrowserError {
-        BrowserError::Conflict(format!(
-            "the session changed in another window (stored revision {stored}, this one builds on {base}); reload it to continue"
-        ))
-    }
-
-    /// The error for an id that names no stored session.
-    pub(crate) fn not_found(id: &str) -> BrowserError {
-        BrowserError::NotFound { id: id.to_string() }
+impl From<ccm_store::StoreError> for BrowserError {
+    /// The store's failures keep their kind: a host matches `BrowserError::Conflict` whatever
+    /// backend refused the save.
+    fn from(error: ccm_store::StoreError) -> Self {
+        use ccm_store::StoreError;
+        match error {
+            StoreError::Conflict(m) => BrowserError::Conflict(m),
+            StoreError::Quota(m) => BrowserError::Quota(m),
+            StoreError::Blocked(m) => BrowserError::Blocked(m),
+            StoreError::VersionChange(m) => BrowserError::VersionChange(m),
+            StoreError::Unavailable(m) => BrowserError::Unavailable(m),
+            StoreError::NotFound { id } => BrowserError::NotFound { id },
+            StoreError::Storage(m) => BrowserError::Storage(m),
+        }
     }
 }
 

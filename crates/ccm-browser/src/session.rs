@@ -4,6 +4,7 @@
 use crate::error::BrowserError;
 use crate::storage::Backend;
 use ccm_core::Session as CoreSession;
+use ccm_store::RecordStore;
 use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
 

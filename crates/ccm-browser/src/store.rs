@@ -3,14 +3,14 @@
 use crate::counter::{check_counter, counter_for, counter_named};
 use crate::error::BrowserError;
 use crate::session::{BrowserSession, SessionCell, StoreLink};
-use crate::storage::records::SessionRow;
-use crate::storage::{idb, local, Backend, WriteMode};
+use crate::storage::{idb, local, Backend};
 use ccm_core::snapshot::SessionDocument;
 use ccm_core::store::WriteBatch;
-use ccm_core::tokens::{ApproximateCounter, TokenCounter};
+use ccm_core::tokens::TokenCounter;
 use ccm_core::{Config, Session as CoreSession};
 use ccm_import::CcmFiles;
-use serde::Serialize;
+use ccm_store::{sessions, RecordStore, SessionRow, StoreError, WriteMode};
+pub use ccm_store::{SaveReport, SessionInfo};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -25,57 +25,6 @@ pub enum BackendChoice {
     IndexedDb,
     /// localStorage only.
     LocalStorage,
-}
-
-/// One stored session, as a session list shows it. Serialised as the JavaScript package's
-/// `SessionInfo` (snake_case fields, counts as numbers).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SessionInfo {
-    /// Its id in this store.
-    pub id: String,
-    /// The name a person gave it.
-    pub name: String,
-    /// Creation time, ms since the epoch.
-    pub created_ms: f64,
-    /// Last save, rename or import, ms since the epoch.
-    pub updated_ms: f64,
-    /// Turns completed.
-    pub turn_count: f64,
-    /// Stored messages.
-    pub message_count: f64,
-    /// Revision of the last save.
-    pub revision: f64,
-    /// Set when the session's header record cannot be read: why, in words for the person.
-    /// Such a session cannot be opened, but an export still takes out everything readable;
-    /// its other fields are zero.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub damaged: Option<String>,
-}
-
-impl SessionInfo {
-    fn of(row: &SessionRow) -> SessionInfo {
-        SessionInfo {
-            id: row.id.clone(),
-            name: row.name.clone(),
-            created_ms: row.created_ms,
-            updated_ms: row.updated_ms,
-            turn_count: row.header.turn as f64,
-            message_count: row.header.next_seq as f64,
-            revision: row.header.revision as f64,
-            damaged: None,
-        }
-    }
-}
-
-/// What a save wrote.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SaveReport {
-    /// The stored revision after the save.
-    pub revision: u64,
-    /// Records written (the session row included): what changed, not the whole history.
-    pub records_written: usize,
-    /// The saved session as a session list shows it now, so a host's list needs no re-reading.
-    pub session: SessionInfo,
 }
 
 /// What an import of the original CCM layout did.
@@ -150,11 +99,7 @@ impl PreparedSave {
         let row = outcome?;
         state.core.mark_saved(&batch)?;
         state.link = Some(StoreLink { backend, id });
-        Ok(SaveReport {
-            revision: batch.header.revision,
-            records_written: batch.record_count(),
-            session: SessionInfo::of(&row),
-        })
+        Ok(sessions::report_of(&batch, &row))
     }
 }
 
@@ -184,7 +129,7 @@ impl BrowserStore {
             BackendChoice::LocalStorage => (Backend::Local(local::LocalBackend::open(name)?), None),
             BackendChoice::Auto => match idb::IdbBackend::open(name).await {
                 Ok(backend) => (Backend::Idb(backend), None),
-                Err(BrowserError::Unavailable(reason)) => {
+                Err(StoreError::Unavailable(reason)) => {
                     let backend = local::LocalBackend::open(name).map_err(|local| {
                         BrowserError::Unavailable(format!(
                             "no browser storage is available: {reason}; {local}"
@@ -192,7 +137,7 @@ impl BrowserStore {
                     })?;
                     (Backend::Local(backend), Some(reason))
                 }
-                Err(failure) => return Err(failure),
+                Err(failure) => return Err(failure.into()),
             },
         };
         Ok(BrowserStore {
@@ -216,22 +161,7 @@ impl BrowserStore {
     /// # Errors
     /// A storage failure.
     pub async fn list(&self) -> Result<Vec<SessionInfo>, BrowserError> {
-        let (rows, damaged) = self.backend.rows().await?;
-        let mut sessions: Vec<SessionInfo> = rows.iter().map(SessionInfo::of).collect();
-        sessions.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
-        // Damaged sessions come last, listed rather than hidden: their records are still
-        // stored and an export takes out what is readable.
-        sessions.extend(damaged.into_iter().map(|d| SessionInfo {
-            name: format!("Damaged session {}", d.id),
-            id: d.id,
-            created_ms: 0.0,
-            updated_ms: 0.0,
-            turn_count: 0.0,
-            message_count: 0.0,
-            revision: 0.0,
-            damaged: Some(d.problem),
-        }));
-        Ok(sessions)
+        Ok(sessions::list(self.backend.as_ref()).await?)
     }
 
     /// Stores `core` whole as a new session named `name`.
@@ -241,7 +171,7 @@ impl BrowserStore {
             now_ms: js_sys::Date::now(),
             name: name.to_string(),
         };
-        self.backend.write(&new_id(), &batch, mode).await
+        Ok(self.backend.write(&new_id(), &batch, mode).await?)
     }
 
     /// Stores a whole core session as a new session (an import, a fork); the session itself
@@ -291,19 +221,16 @@ impl BrowserStore {
         id: &str,
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<BrowserSession, BrowserError> {
-        let (row, records) = self.backend.load(id).await?;
-        let counter = counter_named(&row.header.counted_with, &row.header.config, counter)?;
-        let (core, report) = CoreSession::from_store(records, counter)?;
+        let (core, _, problems) = sessions::open::<_, BrowserError>(&*self.backend, id, |header| {
+            counter_named(&header.counted_with, &header.config, counter)
+        })
+        .await?;
         check_counter()?;
         let link = StoreLink {
             backend: self.backend.clone(),
             id: id.to_string(),
         };
-        Ok(BrowserSession::from_parts(
-            core,
-            Some(link),
-            report.problems,
-        ))
+        Ok(BrowserSession::from_parts(core, Some(link), problems))
     }
 
     /// Saves what changed in `session` since its last save, in one transaction; a session
@@ -359,35 +286,12 @@ impl BrowserStore {
     /// # Errors
     /// An unknown id, an unreadable session header, or a storage failure.
     pub async fn export_document(&self, id: &str) -> Result<SessionDocument, BrowserError> {
-        let records = self.backend.read_all(id).await?;
-        let mut unreadable = records.unreadable;
-        let header = match records.row {
-            Ok(row) => row.header,
-            Err(problem) => {
-                // Without its header the session's counters and settings are unknown: a
-                // fresh session's header stands in, and the repair below rebuilds the
-                // counters from the records themselves.
-                unreadable.insert(0, format!("{problem}; default settings stand in for it"));
-                CoreSession::with_counter(Default::default(), Arc::new(ApproximateCounter))?
-                    .header()
-            }
-        };
         // The session's own counting rule where this build has it, so checking the export
         // recounts nothing; otherwise the approximation (an import recounts either way).
-        let counter = counter_named(&header.counted_with, &header.config, None)
-            .unwrap_or_else(|_| Arc::new(ApproximateCounter));
-        // The records as they are when they add up, otherwise (or with records unreadable or
-        // attachments missing) a repaired document that says what it repaired; either way one
-        // that imports.
-        Ok(SessionDocument::from_stored_records(
-            header,
-            records.efforts,
-            records.messages,
-            records.metrics,
-            records.attachments,
-            unreadable,
-            counter,
-        )?)
+        sessions::export_document::<_, BrowserError>(&*self.backend, id, |header| {
+            counter_named(&header.counted_with, &header.config, None).ok()
+        })
+        .await
     }
 
     /// Stores a session restored from its document (JSON text) as a new session.
@@ -439,7 +343,7 @@ impl BrowserStore {
         id: &str,
         turn: u64,
     ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, BrowserError> {
-        self.backend.telemetry(id, turn).await
+        Ok(self.backend.telemetry(id, turn).await?)
     }
 
     /// Renames a stored session.
@@ -447,7 +351,7 @@ impl BrowserStore {
     /// # Errors
     /// An unknown id or a storage failure.
     pub async fn rename(&self, id: &str, name: &str) -> Result<(), BrowserError> {
-        self.backend.rename(id, name, js_sys::Date::now()).await
+        Ok(self.backend.rename(id, name, js_sys::Date::now()).await?)
     }
 
     /// Deletes a stored session and every record of it.
@@ -455,7 +359,7 @@ impl BrowserStore {
     /// # Errors
     /// A storage failure.
     pub async fn delete(&self, id: &str) -> Result<(), BrowserError> {
-        self.backend.delete(id).await
+        Ok(self.backend.delete(id).await?)
     }
 
     /// Deletes a whole IndexedDB database of sessions, for tests and "forget everything"
@@ -464,6 +368,79 @@ impl BrowserStore {
     /// # Errors
     /// No IndexedDB, or the browser refused.
     pub async fn delete_database(name: &str) -> Result<(), BrowserError> {
-        idb::delete_database(name).await
+        Ok(idb::delete_database(name).await?)
+    }
+}
+
+/// The store as a record store, for the conformance suite and for hosts that drive the
+/// contract directly: every call goes to the backend it opened.
+impl RecordStore for BrowserStore {
+    fn kind(&self) -> &'static str {
+        self.backend.kind()
+    }
+
+    async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<ccm_store::DamagedSession>), StoreError> {
+        self.backend.rows().await
+    }
+
+    async fn write(
+        &self,
+        id: &str,
+        batch: &WriteBatch,
+        mode: WriteMode,
+    ) -> Result<SessionRow, StoreError> {
+        self.backend.write(id, batch, mode).await
+    }
+
+    async fn load(
+        &self,
+        id: &str,
+    ) -> Result<(SessionRow, ccm_core::store::LoadedRecords), StoreError> {
+        self.backend.load(id).await
+    }
+
+    async fn effort_log(
+        &self,
+        id: &str,
+        effort: &str,
+    ) -> Result<(Vec<ccm_core::Message>, Vec<String>), StoreError> {
+        self.backend.effort_log(id, effort).await
+    }
+
+    async fn messages_between(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<ccm_store::MessagesRead, StoreError> {
+        self.backend.messages_between(id, from, to).await
+    }
+
+    async fn messages_by_seq(
+        &self,
+        id: &str,
+        seqs: &[u64],
+    ) -> Result<ccm_store::MessagesRead, StoreError> {
+        self.backend.messages_by_seq(id, seqs).await
+    }
+
+    async fn read_all(&self, id: &str) -> Result<ccm_store::StoredRecords, StoreError> {
+        self.backend.read_all(id).await
+    }
+
+    async fn telemetry(
+        &self,
+        id: &str,
+        turn: u64,
+    ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, StoreError> {
+        self.backend.telemetry(id, turn).await
+    }
+
+    async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), StoreError> {
+        self.backend.rename(id, name, now_ms).await
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        self.backend.delete(id).await
     }
 }

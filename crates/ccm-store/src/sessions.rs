@@ -216,3 +216,29 @@ where
         counter,
     )?)
 }
+
+/// Completes the recall index of a session opened from `store` as `id`, in the core's steps,
+/// reading each step's messages by range: what a host does before the first request of an
+/// opened session, so that search and the automatic recall see every stored message. Returns
+/// a sentence per message that could not be read or indexed.
+///
+/// # Errors
+/// A storage failure, or a step the core refuses.
+pub async fn complete_recall_index<S: RecordStore, E>(
+    store: &S,
+    id: &str,
+    core: &mut Session,
+) -> Result<Vec<String>, E>
+where
+    E: From<StoreError> + From<SnapshotError>,
+{
+    let mut problems = Vec::new();
+    while let Some(request) = core.recall_index_request() {
+        let (messages, mut unreadable) = store
+            .messages_between(id, request.from_seq, request.to_seq)
+            .await?;
+        problems.append(&mut unreadable);
+        problems.extend(core.index_stored_messages(request, messages)?);
+    }
+    Ok(problems)
+}

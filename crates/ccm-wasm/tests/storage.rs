@@ -793,7 +793,7 @@ async fn second_writer_is_refused(backend: &str) {
     assert_eq!(code(&error), "conflict");
     assert_eq!(
         message(error),
-        "the session changed in another window (stored revision 2, this one builds on 1); reload it to continue"
+        "the session changed in another window or process (stored revision 2, this one builds on 1); reload it to continue"
     );
     // Reloading gives the first writer's turn, and the second writer can go on from there.
     let reloaded = second_store.load_session(&id, None).await.unwrap();

@@ -23,13 +23,13 @@
 //! microtask that runs while the transaction is still active (the success event of the
 //! previous request), which browsers guarantee keeps the transaction open.
 
-use super::records::{decode, decode_all, encode, log_key, SessionRow};
-use super::{DamagedSession, StoredRecords, WriteMode};
-use crate::error::{js_message, BrowserError};
+use crate::error::js_message;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
+use ccm_store::records::{decode, decode_all, encode, log_key, SessionRow};
+use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -92,19 +92,19 @@ impl Drop for IdbBackend {
 
 /// The failure an IndexedDB error stands for: quota errors are told apart, because the person
 /// can act on them (free space), and everything else keeps the browser's own message.
-fn idb_failure(context: &str, error: &JsValue) -> BrowserError {
+fn idb_failure(context: &str, error: &JsValue) -> StoreError {
     let name = error
         .dyn_ref::<DomException>()
         .map(|e| e.name())
         .unwrap_or_default();
     if name == "QuotaExceededError" {
-        return BrowserError::quota(
+        return StoreError::quota(
             format!(
                 "{context}: the browser's storage quota for this site is used up; nothing was written. Free space (delete or export old sessions) and save again"
             ),
         );
     }
-    BrowserError::storage(format!("{context}: {}", js_message(error)))
+    StoreError::storage(format!("{context}: {}", js_message(error)))
 }
 
 /// A promise and the functions that settle it.
@@ -350,14 +350,14 @@ impl IdbBackend {
     /// Opens (creating or upgrading) the database `name`.
     ///
     /// # Errors
-    /// [`BrowserError::Unavailable`] when this environment has no usable IndexedDB (the caller may
-    /// fall back to localStorage); [`BrowserError::Blocked`] when an upgrade waits for another tab
+    /// [`StoreError::Unavailable`] when this environment has no usable IndexedDB (the caller may
+    /// fall back to localStorage); [`StoreError::Blocked`] when an upgrade waits for another tab
     /// that keeps an older connection open.
-    pub(crate) async fn open(name: &str) -> Result<IdbBackend, BrowserError> {
-        let factory = factory().map_err(BrowserError::Unavailable)?;
+    pub(crate) async fn open(name: &str) -> Result<IdbBackend, StoreError> {
+        let factory = factory().map_err(StoreError::Unavailable)?;
         let open_request: IdbOpenDbRequest =
             factory.open_with_u32(name, DB_VERSION).map_err(|e| {
-                BrowserError::unavailable(format!(
+                StoreError::unavailable(format!(
                     "IndexedDB refused to open '{name}' ({})",
                     js_message(&e)
                 ))
@@ -404,7 +404,7 @@ impl IdbBackend {
                 }
                 "blocked" => {
                     if !settled.replace(true) {
-                        let failure = BrowserError::blocked(
+                        let failure = StoreError::blocked(
                             "the session database needs an upgrade, but another tab still has it open with an older version of this page; close or reload the other tabs, then try again (nothing was changed)",
                         );
                         let _ = reject.call1(&JsValue::NULL, &rejection(failure));
@@ -431,7 +431,7 @@ impl IdbBackend {
                             .flatten()
                             .map(JsValue::from)
                             .unwrap_or(JsValue::UNDEFINED);
-                        let failure = BrowserError::unavailable(format!(
+                        let failure = StoreError::unavailable(format!(
                             "IndexedDB could not open the session database ({})",
                             js_message(&error)
                         ));
@@ -445,7 +445,7 @@ impl IdbBackend {
             let reject = reject_on_timeout;
             Closure::once_into_js(move || {
                 if !settled.replace(true) {
-                    let failure = BrowserError::blocked(
+                    let failure = StoreError::blocked(
                         "the session database did not open within 5 seconds: an upgrade is waiting for another tab that still has it open; close or reload the other tabs, then try again (nothing was changed)",
                     );
                     let _ = reject.call1(&JsValue::NULL, &rejection(failure));
@@ -488,9 +488,9 @@ impl IdbBackend {
         })
     }
 
-    fn transaction(&self, mode: IdbTransactionMode) -> Result<IdbTransaction, BrowserError> {
+    fn transaction(&self, mode: IdbTransactionMode) -> Result<IdbTransaction, StoreError> {
         if self.closed_by_other_tab.get() {
-            return Err(BrowserError::version_change(
+            return Err(StoreError::version_change(
                 "the session database was upgraded or deleted from another tab, so this tab closed its connection; reload this page to continue (nothing that was saved is lost)",
             ));
         }
@@ -501,9 +501,7 @@ impl IdbBackend {
     }
 
     /// Every session row, with a problem description for each one that cannot be read.
-    pub(crate) async fn rows(
-        &self,
-    ) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), BrowserError> {
+    pub(crate) async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let store = tx
             .object_store(SESSIONS)
@@ -532,13 +530,13 @@ impl IdbBackend {
         id: &str,
         batch: &WriteBatch,
         mode: WriteMode,
-    ) -> Result<SessionRow, BrowserError> {
+    ) -> Result<SessionRow, StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be saved", &e);
         let sessions = tx.object_store(SESSIONS).map_err(fail)?;
         let existing = request(sessions.get(&id.into())).await.map_err(fail)?;
-        let row = match super::next_row(id, stored_row(&existing), batch, mode) {
+        let row = match ccm_store::next_row(id, stored_row(&existing), batch, mode) {
             Ok(row) => row,
             Err(failure) => {
                 // Nothing was written yet; aborting makes sure nothing will be.
@@ -606,7 +604,7 @@ impl IdbBackend {
         &self,
         id: &str,
         turn: u64,
-    ) -> Result<Option<TurnTelemetry>, BrowserError> {
+    ) -> Result<Option<TurnTelemetry>, StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the turn's telemetry could not be read", &e);
         let key = Array::of2(&id.into(), &JsValue::from_f64(turn as f64));
@@ -621,18 +619,18 @@ impl IdbBackend {
             field(&value, "record").as_string().as_deref(),
         )
         .map(Some)
-        .map_err(BrowserError::Storage)
+        .map_err(StoreError::Storage)
     }
 
     /// Reads what opening a session needs.
-    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), BrowserError> {
+    pub(crate) async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the session could not be read", &e);
         let store = |name: &str| tx.object_store(name).map_err(fail);
         let value = request(store(SESSIONS)?.get(&id.into()))
             .await
             .map_err(fail)?;
-        let row = super::existing_row(id, stored_row(&value))?;
+        let row = ccm_store::existing_row(id, stored_row(&value))?;
         let request_plan = row.header.load_request();
         let messages = store(MESSAGES)?;
         let by_log = messages.index(BY_LOG).map_err(fail)?;
@@ -728,7 +726,7 @@ impl IdbBackend {
         &self,
         id: &str,
         effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), BrowserError> {
+    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the effort's log could not be read", &e);
         let by_log = tx
@@ -751,7 +749,7 @@ impl IdbBackend {
         id: &str,
         from: u64,
         to: u64,
-    ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
+    ) -> Result<(Vec<StoredMessage>, Vec<String>), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("stored messages could not be read", &e);
         if to <= from {
@@ -777,7 +775,7 @@ impl IdbBackend {
         &self,
         id: &str,
         seqs: &[u64],
-    ) -> Result<(Vec<StoredMessage>, Vec<String>), BrowserError> {
+    ) -> Result<(Vec<StoredMessage>, Vec<String>), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("stored messages could not be read", &e);
         let store = tx.object_store(MESSAGES).map_err(fail)?;
@@ -804,7 +802,7 @@ impl IdbBackend {
     }
 
     /// Every record of a session, for an export.
-    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
+    pub(crate) async fn read_all(&self, id: &str) -> Result<StoredRecords, StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the session could not be read for export", &e);
         let store = |name: &str| tx.object_store(name).map_err(fail);
@@ -812,7 +810,7 @@ impl IdbBackend {
             .await
             .map_err(fail)?;
         let row = match stored_row(&value) {
-            None => return Err(super::not_found(id)),
+            None => return Err(StoreError::not_found(id)),
             Some(row) => row,
         };
         let range = session_range(id).map_err(fail)?;
@@ -868,18 +866,13 @@ impl IdbBackend {
     }
 
     /// Renames a session (its records are untouched).
-    pub(crate) async fn rename(
-        &self,
-        id: &str,
-        name: &str,
-        now_ms: f64,
-    ) -> Result<(), BrowserError> {
+    pub(crate) async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be renamed", &e);
         let sessions = tx.object_store(SESSIONS).map_err(fail)?;
         let value = request(sessions.get(&id.into())).await.map_err(fail)?;
-        let row = super::existing_row(id, stored_row(&value));
+        let row = ccm_store::existing_row(id, stored_row(&value));
         let mut row = match row {
             Ok(row) => row,
             Err(failure) => {
@@ -897,7 +890,7 @@ impl IdbBackend {
     }
 
     /// Deletes a session and every record of it, in one transaction.
-    pub(crate) async fn delete(&self, id: &str) -> Result<(), BrowserError> {
+    pub(crate) async fn delete(&self, id: &str) -> Result<(), StoreError> {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be deleted", &e);
@@ -978,11 +971,11 @@ fn messages_of(
 
 /// The rejection value of our own promises for `failure`: an `Error` whose `code` property
 /// says which kind it was, so that [`failure_from_js`] gets the same kind back.
-fn rejection(failure: BrowserError) -> JsValue {
+fn rejection(failure: StoreError) -> JsValue {
     let code = match &failure {
-        BrowserError::Blocked(_) => "blocked",
-        BrowserError::Quota(_) => "quota",
-        BrowserError::Storage(_) => "storage",
+        StoreError::Blocked(_) => "blocked",
+        StoreError::Quota(_) => "quota",
+        StoreError::Storage(_) => "storage",
         _ => "unavailable",
     };
     let error = js_sys::Error::new(&failure.to_string());
@@ -993,20 +986,20 @@ fn rejection(failure: BrowserError) -> JsValue {
 
 /// A rejection value from our own promises is an `Error` with a code ([`rejection`]); anything
 /// else is a browser error.
-fn failure_from_js(value: JsValue) -> BrowserError {
+fn failure_from_js(value: JsValue) -> StoreError {
     let code = field(&value, "code").as_string();
     let message = js_message(&value);
     match code.as_deref() {
-        Some("blocked") => BrowserError::Blocked(message),
-        Some("quota") => BrowserError::Quota(message),
-        Some("storage") => BrowserError::Storage(message),
-        _ => BrowserError::Unavailable(message),
+        Some("blocked") => StoreError::Blocked(message),
+        Some("quota") => StoreError::Quota(message),
+        Some("storage") => StoreError::Storage(message),
+        _ => StoreError::Unavailable(message),
     }
 }
 
 /// Deletes the whole database (tests and "forget everything" buttons).
-pub(crate) async fn delete_database(name: &str) -> Result<(), BrowserError> {
-    let factory = factory().map_err(BrowserError::Unavailable)?;
+pub(crate) async fn delete_database(name: &str) -> Result<(), StoreError> {
+    let factory = factory().map_err(StoreError::Unavailable)?;
     let req = factory
         .delete_database(name)
         .map_err(|e| idb_failure("could not delete the database", &e))?;

@@ -26,7 +26,7 @@
 //! interleave their saves.
 //!
 //! Every write goes through `gloo-storage` ([`LocalStorage::set`]): it stores a record as its
-//! `serde_json` text, the same bytes [`encode`](super::records::encode) wrote before, so
+//! `serde_json` text, the same bytes [`encode`](ccm_store::records::encode) wrote before, so
 //! sessions saved by earlier versions load unchanged, and its errors keep the browser's error
 //! name, which is how a full localStorage is recognised. The rest stays on the raw
 //! `web_sys::Storage`, each for a reason gloo-storage cannot meet:
@@ -41,13 +41,13 @@
 //! - the undo log: a rollback must put back the exact text that was there, damaged or not,
 //!   and gloo-storage's `set` would store a string as a quoted JSON string.
 
-use super::records::{decode, decode_all, log_key, SessionRow};
-use super::{DamagedSession, StoredRecords, WriteMode};
-use crate::error::{js_message, BrowserError};
+use crate::error::js_message;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
+use ccm_store::records::{decode, decode_all, log_key, SessionRow};
+use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode};
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage as _};
 use js_sys::{Function, Promise, Reflect};
@@ -95,20 +95,20 @@ fn put<T: Serialize + ?Sized>(key: &str, record: &T) -> Result<(), StorageError>
     LocalStorage::set(key, record)
 }
 
-/// The failure for a write gloo-storage refused: [`BrowserError::Quota`] when localStorage is full,
-/// else [`BrowserError::Storage`] with the browser's message.
-fn write_failure(context: &str, error: StorageError) -> BrowserError {
+/// The failure for a write gloo-storage refused: [`StoreError::Quota`] when localStorage is full,
+/// else [`StoreError::Storage`] with the browser's message.
+fn write_failure(context: &str, error: StorageError) -> StoreError {
     match error {
         StorageError::JsError(error) if error.name == QUOTA_ERROR => quota_failure(context),
         StorageError::JsError(error) => {
-            BrowserError::storage(format!("{context}: {}", error.message))
+            StoreError::storage(format!("{context}: {}", error.message))
         }
-        other => BrowserError::storage(format!("{context}: {other}")),
+        other => StoreError::storage(format!("{context}: {other}")),
     }
 }
 
-fn quota_failure(context: &str) -> BrowserError {
-    BrowserError::quota(
+fn quota_failure(context: &str) -> StoreError {
+    StoreError::quota(
         format!(
             "{context}: localStorage is full (browsers allow about 5 MB per site); nothing was changed. Delete or export old sessions and try again"
         ),
@@ -140,7 +140,7 @@ impl<'a> UndoLog<'a> {
     }
 
     /// Writes `record` under `key`, first keeping the key's text as it was.
-    fn set<T: Serialize + ?Sized>(&mut self, key: String, record: &T) -> Result<(), BrowserError> {
+    fn set<T: Serialize + ?Sized>(&mut self, key: String, record: &T) -> Result<(), StoreError> {
         if !self.before.contains_key(&key) {
             let old = self
                 .storage
@@ -168,17 +168,17 @@ impl LocalBackend {
     /// The backend of namespace `ns`.
     ///
     /// # Errors
-    /// [`BrowserError::Unavailable`] without localStorage; [`BrowserError::Storage`] for a namespace written
+    /// [`StoreError::Unavailable`] without localStorage; [`StoreError::Storage`] for a namespace written
     /// by a newer layout.
-    pub(crate) fn open(ns: &str) -> Result<LocalBackend, BrowserError> {
-        let storage = local_storage().map_err(BrowserError::Unavailable)?;
+    pub(crate) fn open(ns: &str) -> Result<LocalBackend, StoreError> {
+        let storage = local_storage().map_err(StoreError::Unavailable)?;
         let backend = LocalBackend {
             storage,
             ns: ns.to_string(),
         };
         match backend.get(&backend.key("layout"))? {
             Some(version) if version.parse::<u32>().map_or(true, |v| v > LAYOUT_VERSION) => {
-                return Err(BrowserError::storage(
+                return Err(StoreError::storage(
                     format!(
                         "the sessions in localStorage were written by a newer version of this app (layout {version}, this one reads {LAYOUT_VERSION}); update the app to open them"
                     ),
@@ -203,7 +203,7 @@ impl LocalBackend {
         format!("{}/{id}/{suffix}", self.ns)
     }
 
-    fn get(&self, key: &str) -> Result<Option<String>, BrowserError> {
+    fn get(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.storage
             .get_item(key)
             .map_err(|e| read_failure("could not read localStorage", &e))
@@ -212,7 +212,7 @@ impl LocalBackend {
     /// The ids of the stored sessions. The index key is a list kept for speed; the records
     /// are the truth, so when the index is missing or unreadable while records exist, the ids
     /// are found from the record keys instead (and the next save writes the index again).
-    fn session_ids(&self) -> Result<Vec<String>, BrowserError> {
+    fn session_ids(&self) -> Result<Vec<String>, StoreError> {
         let indexed: Option<Vec<String>> = self
             .get(&self.key("sessions"))?
             .and_then(|t| serde_json::from_str(&t).ok());
@@ -223,7 +223,7 @@ impl LocalBackend {
     }
 
     /// Every key under this namespace, without the `ns/` prefix.
-    fn keys(&self) -> Result<Vec<String>, BrowserError> {
+    fn keys(&self) -> Result<Vec<String>, StoreError> {
         let prefix = format!("{}/", self.ns);
         let length = self
             .storage
@@ -243,7 +243,7 @@ impl LocalBackend {
     }
 
     /// The ids that own a record key (`<id>/...`), in sorted order.
-    fn scanned_session_ids(&self) -> Result<Vec<String>, BrowserError> {
+    fn scanned_session_ids(&self) -> Result<Vec<String>, StoreError> {
         let ids: std::collections::BTreeSet<String> = self
             .keys()?
             .into_iter()
@@ -252,13 +252,13 @@ impl LocalBackend {
         Ok(ids.into_iter().collect())
     }
 
-    fn row(&self, id: &str) -> Result<Option<Result<SessionRow, String>>, BrowserError> {
+    fn row(&self, id: &str) -> Result<Option<Result<SessionRow, String>>, StoreError> {
         let text = self.get(&self.session_key(id, "row"))?;
         Ok(text.map(|t| decode("the session's header record", Some(&t))))
     }
 
     /// Every session row, and the sessions whose row cannot be read (listed as damaged).
-    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), BrowserError> {
+    pub(crate) fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
         let mut rows = Vec::new();
         let mut damaged = Vec::new();
         for id in self.session_ids()? {
@@ -281,8 +281,8 @@ impl LocalBackend {
         id: &str,
         batch: &WriteBatch,
         mode: WriteMode,
-    ) -> Result<SessionRow, BrowserError> {
-        let outcome: Rc<RefCell<Option<Result<SessionRow, BrowserError>>>> = Rc::default();
+    ) -> Result<SessionRow, StoreError> {
+        let outcome: Rc<RefCell<Option<Result<SessionRow, StoreError>>>> = Rc::default();
         let work = {
             let (backend, id, batch, outcome) =
                 (self.clone(), id.to_string(), batch.clone(), outcome.clone());
@@ -292,14 +292,14 @@ impl LocalBackend {
         };
         let locked = with_lock(&format!("ccm-localstorage:{}", self.ns), work).await;
         if let Err(error) = locked {
-            return Err(BrowserError::storage(format!(
+            return Err(StoreError::storage(format!(
                 "could not take the storage lock: {}",
                 js_message(&error)
             )));
         }
         let outcome = outcome.borrow_mut().take();
         outcome.unwrap_or_else(|| {
-            Err(BrowserError::storage(
+            Err(StoreError::storage(
                 "the storage lock was released without running the save",
             ))
         })
@@ -310,8 +310,8 @@ impl LocalBackend {
         id: &str,
         batch: &WriteBatch,
         mode: WriteMode,
-    ) -> Result<SessionRow, BrowserError> {
-        let row = super::next_row(id, self.row(id)?, batch, mode.clone())?;
+    ) -> Result<SessionRow, StoreError> {
+        let row = ccm_store::next_row(id, self.row(id)?, batch, mode.clone())?;
         let mut undo = UndoLog::new(&self.storage);
         let outcome = self.write_records(&mut undo, id, batch, &row, &mode);
         if outcome.is_err() {
@@ -327,7 +327,7 @@ impl LocalBackend {
         batch: &WriteBatch,
         row: &SessionRow,
         mode: &WriteMode,
-    ) -> Result<(), BrowserError> {
+    ) -> Result<(), StoreError> {
         // Where each log's new messages start: the log's size after the batch, less what the
         // batch adds to it.
         let mut added: BTreeMap<&LogRef, u64> = BTreeMap::new();
@@ -344,7 +344,7 @@ impl LocalBackend {
                     .find(|r| &r.effort.id == effort)
                     .map(|r| r.message_count)
                     .ok_or_else(|| {
-                        BrowserError::storage(
+                        StoreError::storage(
                             format!(
                                 "{SAVE_FAILED}: the batch adds messages to effort '{effort}' without its record"
                             ),
@@ -406,7 +406,7 @@ impl LocalBackend {
         if let WriteMode::Create { .. } = mode {
             let mut ids = self
                 .session_ids()
-                .map_err(|failure| BrowserError::storage(format!("{SAVE_FAILED}: {failure}")))?;
+                .map_err(|failure| StoreError::storage(format!("{SAVE_FAILED}: {failure}")))?;
             // Without an index (a first save, or a damaged index) the ids come from the record
             // keys, which by now include this session's own.
             if !ids.iter().any(|known| known == id) {
@@ -419,13 +419,7 @@ impl LocalBackend {
         undo.set(self.session_key(id, "row"), row)
     }
 
-    fn log_seqs(
-        &self,
-        id: &str,
-        log: &LogRef,
-        from: u64,
-        to: u64,
-    ) -> Result<Vec<u64>, BrowserError> {
+    fn log_seqs(&self, id: &str, log: &LogRef, from: u64, to: u64) -> Result<Vec<u64>, StoreError> {
         let mut seqs = Vec::new();
         if from >= to {
             return Ok(seqs);
@@ -454,7 +448,7 @@ impl LocalBackend {
         id: &str,
         seqs: &[u64],
         unreadable: &mut Vec<String>,
-    ) -> Result<Vec<StoredMessage>, BrowserError> {
+    ) -> Result<Vec<StoredMessage>, StoreError> {
         let mut texts = Vec::with_capacity(seqs.len());
         for seq in seqs {
             texts.push((
@@ -471,7 +465,7 @@ impl LocalBackend {
         id: &str,
         seqs: &[u64],
         unreadable: &mut Vec<String>,
-    ) -> Result<Vec<Message>, BrowserError> {
+    ) -> Result<Vec<Message>, StoreError> {
         Ok(self
             .stored_messages(id, seqs, unreadable)?
             .into_iter()
@@ -484,7 +478,7 @@ impl LocalBackend {
     /// With it a load reports messages missing from logs it does not read (concluded efforts'
     /// logs, older ambient messages) and messages whose effort record is gone. It reads the key
     /// list once and each log chunk (256 sequence numbers) once, never a message.
-    fn log_sizes(&self, id: &str) -> Result<BTreeMap<LogRef, u64>, BrowserError> {
+    fn log_sizes(&self, id: &str) -> Result<BTreeMap<LogRef, u64>, StoreError> {
         let prefix = format!("{id}/");
         let keys: std::collections::BTreeSet<String> = self
             .keys()?
@@ -517,8 +511,8 @@ impl LocalBackend {
     }
 
     /// Reads what opening a session needs.
-    pub(crate) fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), BrowserError> {
-        let row = super::existing_row(id, self.row(id)?)?;
+    pub(crate) fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError> {
+        let row = ccm_store::existing_row(id, self.row(id)?)?;
         let header = &row.header;
         let plan = header.load_request();
         let mut unreadable = Vec::new();
@@ -576,8 +570,8 @@ impl LocalBackend {
         &self,
         id: &str,
         effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), BrowserError> {
-        let row = super::existing_row(id, self.row(id)?)?;
+    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+        let row = ccm_store::existing_row(id, self.row(id)?)?;
         let mut unreadable = Vec::new();
         let mut size = 0;
         for position in 0..row.header.effort_count {
@@ -597,13 +591,13 @@ impl LocalBackend {
     /// Every record of a session, for an export. With a readable row, its counts say which
     /// records must exist (so missing ones are reported); without one, every record key of the
     /// session is read.
-    pub(crate) fn read_all(&self, id: &str) -> Result<StoredRecords, BrowserError> {
+    pub(crate) fn read_all(&self, id: &str) -> Result<StoredRecords, StoreError> {
         let row = match self.row(id)? {
             Some(row) => row,
             None if self.scanned_session_ids()?.iter().any(|s| s == id) => {
                 Err(format!("session '{id}' has records but no header record"))
             }
-            None => return Err(super::not_found(id)),
+            None => return Err(StoreError::not_found(id)),
         };
         let mut unreadable = Vec::new();
         let Ok(header) = &row else {
@@ -616,7 +610,7 @@ impl LocalBackend {
                     let key = self.session_key(id, &format!("{kind}/{index}"));
                     Ok((what(index), self.get(&key)?))
                 })
-                .collect::<Result<Vec<_>, BrowserError>>()
+                .collect::<Result<Vec<_>, StoreError>>()
         };
         let header = &header.header;
         let efforts = decode_all(
@@ -650,7 +644,7 @@ impl LocalBackend {
         id: &str,
         row: Result<SessionRow, String>,
         mut unreadable: Vec<String>,
-    ) -> Result<StoredRecords, BrowserError> {
+    ) -> Result<StoredRecords, StoreError> {
         let prefix = format!("{id}/");
         let mut by_kind: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
         for key in self.keys()? {
@@ -696,7 +690,7 @@ impl LocalBackend {
         id: &str,
         header: &ccm_core::store::SessionHeader,
         unreadable: &mut Vec<String>,
-    ) -> Result<Vec<ccm_core::compaction::SessionAttachment>, BrowserError> {
+    ) -> Result<Vec<ccm_core::compaction::SessionAttachment>, StoreError> {
         let mut texts = Vec::new();
         for n in 1..header.next_attachment.max(1) {
             if let Some(text) = self.get(&self.session_key(id, &format!("a/att-{n}")))? {
@@ -711,18 +705,18 @@ impl LocalBackend {
         &self,
         id: &str,
         turn: u64,
-    ) -> Result<Option<TurnTelemetry>, BrowserError> {
+    ) -> Result<Option<TurnTelemetry>, StoreError> {
         match self.get(&self.session_key(id, &format!("t/{turn}")))? {
             None => Ok(None),
             Some(text) => decode(&format!("the telemetry of turn {turn}"), Some(&text))
                 .map(Some)
-                .map_err(BrowserError::Storage),
+                .map_err(StoreError::Storage),
         }
     }
 
     /// Renames a session.
-    pub(crate) fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), BrowserError> {
-        let mut row = super::existing_row(id, self.row(id)?)?;
+    pub(crate) fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), StoreError> {
+        let mut row = ccm_store::existing_row(id, self.row(id)?)?;
         row.name = name.to_string();
         row.updated_ms = now_ms;
         put(&self.session_key(id, "row"), &row)
@@ -730,7 +724,7 @@ impl LocalBackend {
     }
 
     /// Deletes a session and every key under it.
-    pub(crate) fn delete(&self, id: &str) -> Result<(), BrowserError> {
+    pub(crate) fn delete(&self, id: &str) -> Result<(), StoreError> {
         let prefix = self.session_key(id, "");
         let length = self
             .storage
@@ -761,11 +755,11 @@ impl LocalBackend {
 }
 
 /// The failure for an error the raw `Storage` threw.
-fn read_failure(context: &str, error: &JsValue) -> BrowserError {
+fn read_failure(context: &str, error: &JsValue) -> StoreError {
     if is_quota_error(error) {
         return quota_failure(context);
     }
-    BrowserError::storage(format!("{context}: {}", js_message(error)))
+    StoreError::storage(format!("{context}: {}", js_message(error)))
 }
 
 /// Runs `work` under the Web Lock `name` where `navigator.locks` exists, else at once. The

@@ -1,0 +1,233 @@
+//! The storage contract (`ccm_store::conformance`) against real IndexedDB and localStorage,
+//! in headless Chromium and Firefox. What is specific to each backend (schema upgrades, the
+//! localStorage index chunks, a full quota) stays in ccm-wasm's `tests/storage.rs`.
+
+#![cfg(target_arch = "wasm32")]
+
+use ccm_browser::{BackendChoice, BrowserStore};
+use ccm_store::conformance::{self, Harness, Options};
+use ccm_store::RecordStore;
+use js_sys::{Array, Promise, Reflect};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+use web_sys::{IdbDatabase, IdbFactory, IdbOpenDbRequest, IdbTransactionMode};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// The browsers' saves are slower than a native disk's; 240 turns still span twenty cycles of
+/// the suite's script, and the late window is measured 200 turns after the early one.
+const BROWSER_OPTIONS: Options = Options {
+    incremental_turns: 240,
+};
+
+/// IndexedDB databases named `ccm-conformance-<n>`, a new one for every fresh store.
+struct IdbHarness {
+    next: u32,
+    name: String,
+}
+
+async fn open_store(choice: BackendChoice, name: &str) -> BrowserStore {
+    BrowserStore::open(choice, name)
+        .await
+        .expect("the browser storage opens")
+}
+
+async fn wait(request: &web_sys::IdbRequest) -> JsValue {
+    let done = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    JsFuture::from(done).await.expect("the request succeeds");
+    request.result().unwrap_or(JsValue::UNDEFINED)
+}
+
+async fn raw_db(name: &str) -> IdbDatabase {
+    let factory: IdbFactory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .unwrap()
+        .unchecked_into();
+    let request: IdbOpenDbRequest = factory.open(name).unwrap();
+    wait(&request).await.unchecked_into()
+}
+
+/// Runs `change` on object store `store` of database `name` in one read-write transaction.
+async fn change_record(
+    name: &str,
+    store: &str,
+    key: JsValue,
+    change: impl Fn(&JsValue) -> Option<JsValue>,
+) {
+    let db = raw_db(name).await;
+    let tx = db
+        .transaction_with_str_and_mode(store, IdbTransactionMode::Readwrite)
+        .unwrap();
+    let objects = tx.object_store(store).unwrap();
+    let current = wait(&objects.get(&key).unwrap()).await;
+    match change(&current) {
+        Some(value) => {
+            wait(&objects.put(&value).unwrap()).await;
+        }
+        None => {
+            wait(&objects.delete(&key).unwrap()).await;
+        }
+    }
+    db.close();
+}
+
+fn with_field(value: &JsValue, field: &str, text: &str) -> JsValue {
+    let copy = js_sys::Object::assign(&js_sys::Object::new(), value.unchecked_ref());
+    Reflect::set(&copy, &field.into(), &text.into()).unwrap();
+    copy.into()
+}
+
+impl Harness for IdbHarness {
+    type Store = BrowserStore;
+
+    async fn fresh(&mut self) -> BrowserStore {
+        self.next += 1;
+        self.name = format!("ccm-conformance-{}", self.next);
+        BrowserStore::delete_database(&self.name).await.unwrap();
+        open_store(BackendChoice::IndexedDb, &self.name).await
+    }
+
+    async fn second_handle(&mut self, _: &BrowserStore) -> BrowserStore {
+        open_store(BackendChoice::IndexedDb, &self.name).await
+    }
+
+    async fn damage_message(&mut self, _: &BrowserStore, id: &str, seq: u64) {
+        let key = Array::of2(&id.into(), &(seq as f64).into());
+        change_record(&self.name, "messages", key.into(), |value| {
+            Some(with_field(value, "record", "{\"log\": damaged"))
+        })
+        .await;
+    }
+
+    async fn remove_message(&mut self, _: &BrowserStore, id: &str, seq: u64) {
+        let key = Array::of2(&id.into(), &(seq as f64).into());
+        change_record(&self.name, "messages", key.into(), |_| None).await;
+    }
+
+    async fn damage_row(&mut self, _: &BrowserStore, id: &str) {
+        change_record(&self.name, "sessions", id.into(), |value| {
+            Some(with_field(value, "row", "{\"header\": damaged"))
+        })
+        .await;
+    }
+
+    fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {
+        // IndexedDB says nothing of what a transaction wrote; the suite measures the records
+        // handed to it, and ccm-wasm's storage tests count the records a save puts.
+        None
+    }
+}
+
+#[wasm_bindgen_test]
+async fn indexeddb_keeps_the_storage_contract() {
+    let mut harness = IdbHarness {
+        next: 0,
+        name: String::new(),
+    };
+    let report = conformance::run(&mut harness, BROWSER_OPTIONS).await;
+    wasm_bindgen_test::console_log!("{}", report.table());
+    report.assert_passed();
+    assert_eq!(report.results.len(), conformance::PROPERTIES.len());
+}
+
+/// localStorage namespaces `ccm-conformance-ls-<n>`. localStorage can be read whole, so this
+/// harness counts what each save really wrote: the bytes of every key whose value changed.
+struct LocalHarness {
+    next: u32,
+    namespace: String,
+    seen: RefCell<BTreeMap<String, String>>,
+    written: Cell<u64>,
+}
+
+fn local_storage() -> web_sys::Storage {
+    Reflect::get(&js_sys::global(), &"localStorage".into())
+        .unwrap()
+        .unchecked_into()
+}
+
+fn namespace_entries(namespace: &str) -> BTreeMap<String, String> {
+    let storage = local_storage();
+    let prefix = format!("{namespace}/");
+    (0..storage.length().unwrap())
+        .filter_map(|i| storage.key(i).unwrap())
+        .filter(|key| key.starts_with(&prefix))
+        .filter_map(|key| Some((key.clone(), storage.get_item(&key).ok()??)))
+        .collect()
+}
+
+impl LocalHarness {
+    fn key(&self, id: &str, suffix: &str) -> String {
+        format!("{}/{id}/{suffix}", self.namespace)
+    }
+}
+
+impl Harness for LocalHarness {
+    type Store = BrowserStore;
+
+    async fn fresh(&mut self) -> BrowserStore {
+        self.next += 1;
+        self.namespace = format!("ccm-conformance-ls-{}", self.next);
+        for key in namespace_entries(&self.namespace).keys() {
+            local_storage().remove_item(key).unwrap();
+        }
+        self.seen.replace(BTreeMap::new());
+        open_store(BackendChoice::LocalStorage, &self.namespace).await
+    }
+
+    async fn second_handle(&mut self, _: &BrowserStore) -> BrowserStore {
+        open_store(BackendChoice::LocalStorage, &self.namespace).await
+    }
+
+    async fn damage_message(&mut self, _: &BrowserStore, id: &str, seq: u64) {
+        local_storage()
+            .set_item(&self.key(id, &format!("m/{seq}")), "{\"log\": damaged")
+            .unwrap();
+    }
+
+    async fn remove_message(&mut self, _: &BrowserStore, id: &str, seq: u64) {
+        local_storage()
+            .remove_item(&self.key(id, &format!("m/{seq}")))
+            .unwrap();
+    }
+
+    async fn damage_row(&mut self, _: &BrowserStore, id: &str) {
+        local_storage()
+            .set_item(&self.key(id, "row"), "{\"header\": damaged")
+            .unwrap();
+    }
+
+    fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {
+        let now = namespace_entries(&self.namespace);
+        let seen = self.seen.replace(now);
+        let now = self.seen.borrow();
+        let changed: usize = now
+            .iter()
+            .filter(|(key, value)| seen.get(*key) != Some(*value))
+            .map(|(key, value)| key.len() + value.len())
+            .sum();
+        self.written.set(self.written.get() + changed as u64);
+        Some(self.written.get())
+    }
+}
+
+#[wasm_bindgen_test]
+async fn localstorage_keeps_the_storage_contract() {
+    let mut harness = LocalHarness {
+        next: 0,
+        namespace: String::new(),
+        seen: RefCell::new(BTreeMap::new()),
+        written: Cell::new(0),
+    };
+    let report = conformance::run(&mut harness, BROWSER_OPTIONS).await;
+    wasm_bindgen_test::console_log!("{}", report.table());
+    report.assert_passed();
+    assert_eq!(report.results.len(), conformance::PROPERTIES.len());
+    let store = harness.fresh().await;
+    assert_eq!(store.kind(), "localstorage");
+}

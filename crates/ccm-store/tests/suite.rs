@@ -1,0 +1,435 @@
+//! The conformance suite checked against itself: a reference backend in memory passes every
+//! property, and backends broken on purpose fail the property that names their fault. Without
+//! the second half a suite that asserts too little would pass every backend.
+
+#![cfg(feature = "conformance")]
+
+use ccm_core::compaction::SessionAttachment;
+use ccm_core::metrics::TurnMetrics;
+use ccm_core::model::Message;
+use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::telemetry::TurnTelemetry;
+use ccm_store::conformance::{self, Harness, Options};
+use ccm_store::records::{decode, decode_all, encode, log_key};
+use ccm_store::{
+    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
+    StoredRecords, WriteMode,
+};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// One session's records as texts, keyed as the browser backends key them.
+#[derive(Default, Clone)]
+struct Records {
+    row: String,
+    efforts: BTreeMap<u64, String>,
+    messages: BTreeMap<u64, (String, String)>,
+    metrics: BTreeMap<u64, String>,
+    telemetry: BTreeMap<u64, String>,
+    attachments: BTreeMap<String, String>,
+}
+
+/// What a broken backend gets wrong.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    /// Writes without checking the stored revision.
+    NoRevisionCheck,
+    /// Rewrites every stored message on every save, as a whole-document store does.
+    RewritesEverything,
+    /// Drops records it cannot decode when it reads them, without a word.
+    HidesDamage,
+}
+
+/// Sessions in memory, shared between handles like storage is.
+#[derive(Clone)]
+struct MemoryStore {
+    sessions: Rc<RefCell<BTreeMap<String, Records>>>,
+    written: Rc<Cell<u64>>,
+    fault: Fault,
+}
+
+impl MemoryStore {
+    fn decode_messages(&self, records: &Records, seqs: impl Iterator<Item = u64>) -> MessagesRead {
+        let mut unreadable = Vec::new();
+        let texts: Vec<(String, Option<String>)> = seqs
+            .filter_map(|seq| {
+                records
+                    .messages
+                    .get(&seq)
+                    .map(|(_, text)| (format!("message {seq}"), Some(text.clone())))
+            })
+            .collect();
+        let messages = decode_all::<StoredMessage>(texts, &mut unreadable);
+        if self.fault == Fault::HidesDamage {
+            unreadable.clear();
+        }
+        (messages, unreadable)
+    }
+
+    fn session(&self, id: &str) -> Result<Records, StoreError> {
+        self.sessions
+            .borrow()
+            .get(id)
+            .cloned()
+            .ok_or_else(|| StoreError::not_found(id))
+    }
+}
+
+fn row_of(records: &Records) -> Result<SessionRow, String> {
+    decode("the session's header record", Some(&records.row))
+}
+
+impl RecordStore for MemoryStore {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
+    async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
+        let mut rows = Vec::new();
+        let mut damaged = Vec::new();
+        for (id, records) in self.sessions.borrow().iter() {
+            match row_of(records) {
+                Ok(row) => rows.push(row),
+                Err(problem) => damaged.push(DamagedSession {
+                    id: id.clone(),
+                    problem,
+                }),
+            }
+        }
+        Ok((rows, damaged))
+    }
+
+    async fn write(
+        &self,
+        id: &str,
+        batch: &WriteBatch,
+        mode: WriteMode,
+    ) -> Result<SessionRow, StoreError> {
+        let mut sessions = self.sessions.borrow_mut();
+        let stored = sessions.get(id).map(row_of);
+        let row = match (self.fault, stored, &mode) {
+            (Fault::NoRevisionCheck, Some(Ok(row)), WriteMode::Save { now_ms }) => SessionRow {
+                updated_ms: *now_ms,
+                header: batch.header.clone(),
+                ..row
+            },
+            (_, stored, _) => next_row(id, stored, batch, mode)?,
+        };
+        let records = sessions.entry(id.to_string()).or_default();
+        let mut written = 0;
+        let mut put = |text: String| {
+            written += text.len() as u64;
+            text
+        };
+        records.row = put(encode(&row));
+        for record in &batch.efforts {
+            records.efforts.insert(record.position, put(encode(record)));
+        }
+        for stored in &batch.messages {
+            let text = put(encode(stored));
+            records
+                .messages
+                .insert(stored.message.seq, (log_key(&stored.log), text));
+        }
+        if self.fault == Fault::RewritesEverything {
+            for (_, text) in records.messages.values() {
+                written += text.len() as u64;
+            }
+        }
+        for point in &batch.metrics {
+            records.metrics.insert(point.turn, encode(point));
+        }
+        for entry in &batch.telemetry {
+            records.telemetry.insert(entry.turn, encode(entry));
+        }
+        for attachment in &batch.attachments {
+            records
+                .attachments
+                .insert(attachment.attachment.id.clone(), encode(attachment));
+        }
+        self.written.set(self.written.get() + written);
+        Ok(row)
+    }
+
+    async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError> {
+        let records = self.session(id)?;
+        let row = existing_row(id, Some(row_of(&records)))?;
+        let request = row.header.load_request();
+        let mut unreadable = Vec::new();
+        let efforts: Vec<EffortRecord> = decode_all(
+            records
+                .efforts
+                .iter()
+                .map(|(p, t)| (format!("effort record {p}"), Some(t.clone()))),
+            &mut unreadable,
+        );
+        let mut log_sizes: BTreeMap<LogRef, u64> = BTreeMap::new();
+        let mut by_log: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for (seq, (log, _)) in &records.messages {
+            by_log.entry(log.clone()).or_default().push(*seq);
+        }
+        for (key, seqs) in &by_log {
+            let log = match key.strip_prefix("effort:") {
+                Some(effort) => LogRef::Effort(effort.to_string()),
+                None => LogRef::Ambient,
+            };
+            log_sizes.insert(log, seqs.len() as u64);
+        }
+        let mut effort_logs = BTreeMap::new();
+        for effort in &request.effort_logs {
+            let seqs = by_log
+                .get(&log_key(&LogRef::Effort(effort.clone())))
+                .cloned()
+                .unwrap_or_default();
+            let (messages, mut problems) = self.decode_messages(&records, seqs.into_iter());
+            unreadable.append(&mut problems);
+            effort_logs.insert(
+                effort.clone(),
+                messages.into_iter().map(|m| m.message).collect(),
+            );
+        }
+        let ambient = by_log.get("ambient").cloned().unwrap_or_default();
+        let tail = ambient.len().saturating_sub(request.ambient_tail as usize);
+        let (ambient_tail, mut problems) =
+            self.decode_messages(&records, ambient[tail..].iter().copied());
+        unreadable.append(&mut problems);
+        let metrics: Vec<TurnMetrics> = decode_all(
+            records
+                .metrics
+                .values()
+                .rev()
+                .take(request.history_tail as usize)
+                .rev()
+                .map(|t| ("a metrics point".to_string(), Some(t.clone()))),
+            &mut unreadable,
+        );
+        let attachments: Vec<SessionAttachment> = decode_all(
+            records
+                .attachments
+                .iter()
+                .map(|(k, t)| (format!("attachment {k}"), Some(t.clone()))),
+            &mut unreadable,
+        );
+        Ok((
+            row.clone(),
+            LoadedRecords {
+                header: Some(row.header),
+                efforts,
+                effort_logs,
+                ambient_tail: ambient_tail.into_iter().map(|m| m.message).collect(),
+                history_tail: metrics,
+                unreadable,
+                attachments,
+                log_sizes: Some(log_sizes),
+            },
+        ))
+    }
+
+    async fn effort_log(
+        &self,
+        id: &str,
+        effort: &str,
+    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+        let records = self.session(id)?;
+        let key = log_key(&LogRef::Effort(effort.to_string()));
+        let seqs: Vec<u64> = records
+            .messages
+            .iter()
+            .filter(|(_, (log, _))| *log == key)
+            .map(|(seq, _)| *seq)
+            .collect();
+        let (messages, unreadable) = self.decode_messages(&records, seqs.into_iter());
+        Ok((
+            messages.into_iter().map(|m| m.message).collect(),
+            unreadable,
+        ))
+    }
+
+    async fn messages_between(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<MessagesRead, StoreError> {
+        let records = self.session(id)?;
+        Ok(self.decode_messages(&records, from..to))
+    }
+
+    async fn messages_by_seq(&self, id: &str, seqs: &[u64]) -> Result<MessagesRead, StoreError> {
+        let records = self.session(id)?;
+        Ok(self.decode_messages(&records, seqs.iter().copied()))
+    }
+
+    async fn read_all(&self, id: &str) -> Result<StoredRecords, StoreError> {
+        let records = self.session(id)?;
+        let mut unreadable = Vec::new();
+        let efforts = decode_all(
+            records
+                .efforts
+                .iter()
+                .map(|(p, t)| (format!("effort record {p}"), Some(t.clone()))),
+            &mut unreadable,
+        );
+        let (messages, mut problems) =
+            self.decode_messages(&records, records.messages.keys().copied());
+        unreadable.append(&mut problems);
+        let metrics = decode_all(
+            records
+                .metrics
+                .values()
+                .map(|t| ("a metrics point".to_string(), Some(t.clone()))),
+            &mut unreadable,
+        );
+        let attachments = decode_all(
+            records
+                .attachments
+                .iter()
+                .map(|(k, t)| (format!("attachment {k}"), Some(t.clone()))),
+            &mut unreadable,
+        );
+        Ok(StoredRecords {
+            row: row_of(&records),
+            efforts,
+            messages,
+            metrics,
+            attachments,
+            unreadable,
+        })
+    }
+
+    async fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, StoreError> {
+        let records = self.session(id)?;
+        records
+            .telemetry
+            .get(&turn)
+            .map(|t| decode("telemetry", Some(t)).map_err(StoreError::storage))
+            .transpose()
+    }
+
+    async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), StoreError> {
+        let mut sessions = self.sessions.borrow_mut();
+        let records = sessions
+            .get_mut(id)
+            .ok_or_else(|| StoreError::not_found(id))?;
+        let mut row = existing_row(id, Some(row_of(records)))?;
+        row.name = name.to_string();
+        row.updated_ms = now_ms;
+        records.row = encode(&row);
+        Ok(())
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        self.sessions.borrow_mut().remove(id);
+        Ok(())
+    }
+}
+
+struct MemoryHarness {
+    fault: Fault,
+}
+
+impl Harness for MemoryHarness {
+    type Store = MemoryStore;
+
+    async fn fresh(&mut self) -> MemoryStore {
+        MemoryStore {
+            sessions: Rc::default(),
+            written: Rc::default(),
+            fault: self.fault,
+        }
+    }
+
+    async fn second_handle(&mut self, store: &MemoryStore) -> MemoryStore {
+        MemoryStore {
+            written: Rc::default(),
+            ..store.clone()
+        }
+    }
+
+    async fn damage_message(&mut self, store: &MemoryStore, id: &str, seq: u64) {
+        let mut sessions = store.sessions.borrow_mut();
+        let message = sessions
+            .get_mut(id)
+            .unwrap()
+            .messages
+            .get_mut(&seq)
+            .unwrap();
+        message.1 = "{\"log\": damaged".to_string();
+    }
+
+    async fn remove_message(&mut self, store: &MemoryStore, id: &str, seq: u64) {
+        store
+            .sessions
+            .borrow_mut()
+            .get_mut(id)
+            .unwrap()
+            .messages
+            .remove(&seq);
+    }
+
+    async fn damage_row(&mut self, store: &MemoryStore, id: &str) {
+        store.sessions.borrow_mut().get_mut(id).unwrap().row = "{\"header\": damaged".into();
+    }
+
+    fn bytes_written(&self, store: &MemoryStore) -> Option<u64> {
+        Some(store.written.get())
+    }
+}
+
+fn run(fault: Fault) -> conformance::Report {
+    let mut harness = MemoryHarness { fault };
+    let report = block_on(conformance::run(&mut harness, Options::default()));
+    println!("{}", report.table());
+    report
+}
+
+fn failed(report: &conformance::Report) -> Vec<&'static str> {
+    report
+        .results
+        .iter()
+        .filter(|(_, r)| r.is_err())
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// Every future here is ready at once (memory does no waiting), so polling with a waker that
+/// does nothing completes it.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut context) {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn a_correct_backend_passes_every_property() {
+    let report = run(Fault::None);
+    report.assert_passed();
+    assert_eq!(report.results.len(), conformance::PROPERTIES.len());
+    let names: Vec<&str> = report.results.iter().map(|(n, _)| *n).collect();
+    let listed: Vec<&str> = conformance::PROPERTIES.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, listed);
+}
+
+#[test]
+fn a_backend_without_the_revision_check_fails_the_writer_properties() {
+    let failed = failed(&run(Fault::NoRevisionCheck));
+    assert!(failed.contains(&"stale_writer"), "{failed:?}");
+    assert!(failed.contains(&"racing_writers"), "{failed:?}");
+}
+
+#[test]
+fn a_backend_that_rewrites_everything_fails_the_incremental_property() {
+    assert_eq!(failed(&run(Fault::RewritesEverything)), ["incremental"]);
+}
+
+#[test]
+fn a_backend_that_hides_damage_fails_the_damage_property() {
+    let failed = failed(&run(Fault::HidesDamage));
+    assert!(failed.contains(&"damaged_records"), "{failed:?}");
+}
