@@ -714,7 +714,7 @@ pub fn slice4_long(
                 &[("close_effort", &format!(r#"{{"summary": "{summary}"}}"#))],
                 "Concluded.",
             )
-        } else if slot == 3 && created > 8 && turn % 3 == 0 {
+        } else if slot == 3 && created > 8 && turn.is_multiple_of(3) {
             // Recall an old effort: search for it by its words, then expand it.
             let old = (turn as usize * 31) % (created - 4);
             let old_words = [topic_word(old, 2), topic_word(old, 3)];
@@ -735,7 +735,7 @@ pub fn slice4_long(
         };
         runner.run(&scripted);
         turn += 1;
-        if turn % report_every == 0 || turn == turns {
+        if turn.is_multiple_of(report_every) || turn == turns {
             let label = format!("Turn {turn}");
             let action = format!("{created} efforts created so far");
             runner.snapshot_row(&label, &action);

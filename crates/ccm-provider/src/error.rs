@@ -274,7 +274,7 @@ fn truncated_message(events: usize, text_chars: usize, tool_calls: usize) -> Str
 fn format_duration(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)

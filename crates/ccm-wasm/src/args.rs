@@ -367,18 +367,7 @@ pub(crate) fn counter_arg(
     Ok(Some(value.clone().unchecked_into()))
 }
 
-/// `1234567` as `1,234,567`, as the messages write numbers for people.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub(crate) use ccm_core::compaction::report::thousands;
 
 /// Refuses a session document with an integer JavaScript cannot hold exactly (beyond 2^53):
 /// JSON text may carry one, but every number the session later hands to JavaScript must be

@@ -70,17 +70,7 @@ fn percent(found: usize, asked: usize) -> f64 {
     }
 }
 
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use ccm_core::compaction::report::thousands;
 
 /// The per-category table of the ways at the default budgets.
 pub fn table(rows: &[Row]) -> String {
