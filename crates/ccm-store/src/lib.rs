@@ -19,6 +19,10 @@ pub mod backend;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod error;
+#[cfg(feature = "files")]
+pub mod files;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod records;
 pub mod sessions;
 
