@@ -3,9 +3,10 @@
 
 use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
 use crate::session_args::{SessionArgs, SESSION_USAGE};
+use crate::store_args::{CliStore, STORE_USAGE};
 use ccm_core::Session;
 use ccm_engine::{RequestPurpose, RunError, TurnEvent};
-use ccm_native::{run_turn, CancelToken};
+use ccm_native::{run_stored_turn, CancelToken};
 use ccm_provider::StreamDelta;
 use std::io::{BufRead, Write};
 
@@ -21,6 +22,7 @@ pub fn usage() -> String {
   with their date), /quit ends; after a failed turn an empty line sends the message again.
 {PROVIDER_USAGE}
 {SESSION_USAGE}
+{STORE_USAGE}
   --embeddings-url URL  an OpenAI-compatible embeddings endpoint (its base URL, e.g.
                         http://localhost:11434/v1 for Ollama): before each message the new
                         messages and the message itself are embedded, and search ranks by
@@ -86,6 +88,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut provider = ProviderArgs::default();
     let mut session_args = SessionArgs::default();
     let (mut embeddings_url, mut embeddings_model) = (None, None);
+    let (mut store_spec, mut session_id, mut session_name) = (None, None, None);
     let mut rest = args.iter().cloned();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -95,6 +98,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--embeddings-model" => {
                 embeddings_model = Some(rest.next().ok_or("--embeddings-model needs a name")?)
             }
+            "--store" => {
+                store_spec = Some(
+                    rest.next()
+                        .ok_or("--store needs file:DIR or a postgres:// URL")?,
+                )
+            }
+            "--session" => session_id = Some(rest.next().ok_or("--session needs an id")?),
+            "--name" => session_name = Some(rest.next().ok_or("--name needs a name")?),
             _ if provider.take(&arg, &mut rest)? => {}
             _ if session_args.take(&arg, &mut rest)? => {}
             _ => return Err(format!("unexpected argument {arg}\n{}", usage())),
@@ -102,7 +113,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let config = session_args.config(provider.model())?;
     let (mut responder, settings) = provider.connect(std::env::var(API_KEY_VARIABLE).ok())?;
-    let mut session = Session::new(config).map_err(|e| format!("invalid configuration: {e}"))?;
+    let store = store_spec.as_deref().map(CliStore::open).transpose()?;
+    if store.is_none() && (session_id.is_some() || session_name.is_some()) {
+        return Err("--session and --name need --store: without it nothing is kept".to_string());
+    }
+    // A stored session is continued as it was configured; the options configure new ones.
+    let (mut session, stored_id) = match (&store, session_id) {
+        (Some(store), Some(id)) => {
+            let (session, problems) = store.open_session(&id)?;
+            for problem in problems {
+                eprintln!("(while opening {id}: {problem})");
+            }
+            (session, Some(id))
+        }
+        (Some(store), None) => {
+            let mut session =
+                Session::new(config).map_err(|e| format!("invalid configuration: {e}"))?;
+            let name = session_name.unwrap_or_else(|| "ccm chat".to_string());
+            let id = store.create(&mut session, &name, true)?;
+            (session, Some(id))
+        }
+        (None, _) => (
+            Session::new(config).map_err(|e| format!("invalid configuration: {e}"))?,
+            None,
+        ),
+    };
     let embeddings = match (embeddings_url, embeddings_model) {
         (None, None) => None,
         (Some(url), Some(model)) => {
@@ -135,6 +170,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         session.config().context_window
     )
     .map_err(write_error)?;
+    if let (Some(spec), Some(id)) = (&store_spec, &stored_id) {
+        writeln!(
+            out,
+            "Session {id} in {spec}, {} turns so far; every turn is saved. Continue it later with --store {spec} --session {id}.",
+            session.turn()
+        )
+        .map_err(write_error)?;
+    }
     let cancel = CancelToken::new();
     let mut unsent: Option<String> = None;
     let stdin = std::io::stdin();
@@ -186,8 +229,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         // Banners of tool calls are printed as the calls run, between the streamed pieces of
         // text, so the screen shows the turn in the order it happened.
         let mut banners_shown: Vec<String> = Vec::new();
-        let outcome = run_turn(
+        let mut read_stored =
+            |session: &mut Session, load: &ccm_engine::LogLoad| match (&store, &stored_id) {
+                (Some(store), Some(id)) => store.read_for_turn(id, session, load),
+                _ => Err("this session keeps no stored records".to_string()),
+            };
+        let outcome = run_stored_turn(
             &mut session,
+            &mut read_stored,
             &text,
             settings.clone(),
             responder.as_mut(),
@@ -251,6 +300,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 unsent = Some(failure.user_text);
             }
             Err(error) => return Err(error.to_string()),
+        }
+        if let (Some(store), Some(id)) = (&store, &stored_id) {
+            // A failed save keeps the turn in memory: the next turn's save writes it too.
+            if let Err(error) = store.save(id, &mut session) {
+                eprintln!("(not saved: {error})");
+            }
         }
     }
     Ok(())

@@ -6,6 +6,7 @@ mod provider_args;
 mod replay;
 mod script;
 mod session_args;
+mod store_args;
 
 use ccm_cli::proof::{self, ProofRun};
 use ccm_core::tokens::{default_counter, Encoding};
@@ -17,9 +18,11 @@ const USAGE: &str = "usage:
             [--turns N] [--efforts N]      (slice4-long only; defaults 1000 turns, 200 efforts)
   ccm chat [--provider P] [--base-url URL] [--model NAME] [--stream] [--profile NAME]
            [--config JSON|@FILE] [--context-window N] [...]
+  ccm chat --store file:DIR|postgres://… [--session ID] [...]   (keeps the conversation)
+  ccm sessions --store file:DIR|postgres://… list|export ID|import FILE|delete ID
   ccm script <conversation-file> [--out metrics.json|metrics.csv] [--provider P] [...]
   ccm replay <sharegpt-file> [--longest N | --ids A,B] [--svg PATH] [...]
-  ccm help [chat|script|replay]      (or ccm <command> --help)
+  ccm help [chat|sessions|script|replay]      (or ccm <command> --help)
   ccm --version";
 
 struct ProofArgs {
@@ -112,6 +115,7 @@ fn usage_of(command: Option<&str>) -> String {
         Some("chat") => chat::usage(),
         Some("script") => script::usage(),
         Some("replay") => replay::usage().to_string(),
+        Some("sessions") => store_args::sessions_usage(),
         _ => USAGE.to_string(),
     }
 }
@@ -160,6 +164,7 @@ fn main() -> ExitCode {
         Some("chat") => chat::run(&args[1..]),
         Some("script") => script::run(&args[1..]),
         Some("replay") => replay::run(&args[1..]),
+        Some("sessions") => store_args::run_sessions(&args[1..]),
         Some("help") | Some("--help") | Some("-h") => {
             println!("{}", usage_of(args.get(1).map(String::as_str)));
             Ok(())

@@ -47,4 +47,4 @@ pub use cancel::CancelToken;
 pub use embeddings::{refresh_embeddings, refresh_recall_embeddings, RECALL_EMBEDDING_BATCH};
 pub use http::{HttpTransport, Timeouts, POLL_INTERVAL};
 pub use report::{metrics_to_csv, metrics_to_json, CSV_HEADER};
-pub use runner::{now_ms, run_turn, OfflineResponder, Responder};
+pub use runner::{now_ms, run_stored_turn, run_turn, OfflineResponder, RecordLoader, Responder};

@@ -6,7 +6,7 @@ use crate::http::HttpTransport;
 use ccm_core::Session;
 use ccm_engine::driver::{block_on, drive_turn, TurnHost};
 use ccm_engine::offline::{OfflineModel, SessionFacts};
-use ccm_engine::{EngineSettings, LlmRequest, RunError, TurnEvent, TurnResult};
+use ccm_engine::{EngineSettings, LlmRequest, LogLoad, RunError, TurnEvent, TurnResult};
 use ccm_provider::{ProviderError, ProviderResponse, StreamDelta};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -97,7 +97,12 @@ struct NativeHost<'a> {
     session: &'a mut Session,
     responder: &'a mut dyn Responder,
     cancel: &'a CancelToken,
+    records: Option<&'a mut RecordLoader<'a>>,
 }
+
+/// Reads the stored records a turn of a session opened from a store needs (the engine's
+/// `Step::Load`) and hands them to the session; returns why they could not be read.
+pub type RecordLoader<'a> = dyn FnMut(&mut Session, &LogLoad) -> Result<(), String> + 'a;
 
 impl TurnHost for NativeHost<'_> {
     fn with_session<R>(&mut self, change: impl FnOnce(&mut Session) -> R) -> R {
@@ -115,6 +120,18 @@ impl TurnHost for NativeHost<'_> {
 
     async fn sleep(&mut self, ms: u64) {
         self.cancel.wait(Duration::from_millis(ms));
+    }
+
+    async fn load_logs(&mut self, load: &LogLoad) -> Result<(), String> {
+        match self.records.as_mut() {
+            Some(read) => read(self.session, load),
+            None => Err(format!(
+                "this session keeps no stored records, but {} asked for {} logs and {} messages",
+                load.tool.as_deref().unwrap_or("the next request"),
+                load.efforts.len(),
+                load.messages.len()
+            )),
+        }
     }
 
     fn is_cancelled(&self) -> bool {
@@ -146,6 +163,31 @@ pub fn run_turn(
         session,
         responder,
         cancel,
+        records: None,
+    };
+    block_on(drive_turn(&mut host, user_text, settings, observe))
+}
+
+/// [`run_turn`] for a session opened from a store: `records` reads what the turn needs
+/// (concluded logs a tool expands, steps of the recall index, recalled messages) before the
+/// turn goes on.
+///
+/// # Errors
+/// As [`run_turn`].
+pub fn run_stored_turn<'a>(
+    session: &'a mut Session,
+    records: &'a mut RecordLoader<'a>,
+    user_text: &str,
+    settings: EngineSettings,
+    responder: &'a mut dyn Responder,
+    cancel: &'a CancelToken,
+    observe: &mut dyn FnMut(TurnEvent<'_>),
+) -> Result<TurnResult, RunError> {
+    let mut host = NativeHost {
+        session,
+        responder,
+        cancel,
+        records: Some(records),
     };
     block_on(drive_turn(&mut host, user_text, settings, observe))
 }

@@ -185,7 +185,10 @@ pub fn next_row(
                 Some(row) => existing_row(id, Some(row))?,
             };
             if row.header.revision != batch.base_revision {
-                return Err(StoreError::conflict(row.header.revision, batch.base_revision));
+                return Err(StoreError::conflict(
+                    row.header.revision,
+                    batch.base_revision,
+                ));
             }
             Ok(SessionRow {
                 updated_ms: now_ms,

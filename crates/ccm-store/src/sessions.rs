@@ -234,11 +234,47 @@ where
 {
     let mut problems = Vec::new();
     while let Some(request) = core.recall_index_request() {
-        let (messages, mut unreadable) = store
+        problems.extend(read_records::<S, E>(store, id, core, &[], Some(request), &[]).await?);
+    }
+    Ok(problems)
+}
+
+/// Reads what a turn of a session opened from `store` as `id` needs before it goes on (the
+/// turn driver's `Step::Load`): the raw logs of `efforts`, a step of the recall index's
+/// rebuild, and the stored messages a recalled excerpt shows; each is handed to the session.
+/// Returns a sentence per record that could not be read (the readable rest is attached).
+///
+/// # Errors
+/// A storage failure, or stored records that do not match the session.
+pub async fn read_records<S: RecordStore, E>(
+    store: &S,
+    id: &str,
+    core: &mut Session,
+    efforts: &[String],
+    index: Option<ccm_core::session::IndexRequest>,
+    messages: &[u64],
+) -> Result<Vec<String>, E>
+where
+    E: From<StoreError> + From<SnapshotError>,
+{
+    let mut problems = Vec::new();
+    for effort in efforts {
+        let (log, mut unreadable) = store.effort_log(id, effort).await?;
+        problems.append(&mut unreadable);
+        // A log with messages missing from storage is attached as far as it is readable.
+        problems.extend(core.attach_effort_log(effort, log)?);
+    }
+    if let Some(request) = index {
+        let (stored, mut unreadable) = store
             .messages_between(id, request.from_seq, request.to_seq)
             .await?;
         problems.append(&mut unreadable);
-        problems.extend(core.index_stored_messages(request, messages)?);
+        problems.extend(core.index_stored_messages(request, stored)?);
+    }
+    if !messages.is_empty() {
+        let (stored, mut unreadable) = store.messages_by_seq(id, messages).await?;
+        problems.append(&mut unreadable);
+        core.attach_recalled_messages(stored)?;
     }
     Ok(problems)
 }
