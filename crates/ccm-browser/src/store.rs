@@ -146,7 +146,20 @@ impl BrowserStore {
         })
     }
 
-    /// `"indexeddb"` or `"localstorage"`.
+    /// Opens a store over a JavaScript record table (the `RecordTable` shape of the npm
+    /// package's hoststore.d.ts): every rule of the storage contract runs here, the table only
+    /// reads and writes record texts, with two compare-and-set operations.
+    ///
+    /// # Errors
+    /// A value that is not an object with every method of the shape.
+    pub fn open_host(table: wasm_bindgen::JsValue) -> Result<BrowserStore, BrowserError> {
+        Ok(BrowserStore {
+            backend: Rc::new(Backend::Host(crate::storage::host::HostStore::new(table)?)),
+            fallback_reason: None,
+        })
+    }
+
+    /// `"indexeddb"`, `"localstorage"`, or the kind of a host's record table (`"postgres"`).
     pub fn backend_kind(&self) -> &'static str {
         self.backend.kind()
     }

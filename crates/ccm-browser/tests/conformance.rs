@@ -231,3 +231,173 @@ async fn localstorage_keeps_the_storage_contract() {
     let store = harness.fresh().await;
     assert_eq!(store.kind(), "localstorage");
 }
+
+// ----- a record table in JavaScript --------------------------------------------------------
+
+#[wasm_bindgen(inline_js = r#"
+// A RecordTable (npm/ccm/glue/hoststore.d.ts) in memory: the smallest honest table, so that
+// the suite checks the Rust side of the bridge. Texts are kept as given; every method is
+// async, as a database's would be, and yields once so that two saves can interleave.
+export function memoryTable() {
+  const sessions = new Map();
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const get = (id) => sessions.get(id);
+  const sorted = (map) => [...map.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return {
+    kind: "host",
+    sessions,
+    async rows() { await tick(); return [...sessions.entries()].map(([id, s]) => [id, s.row]); },
+    async row(id) { await tick(); return get(id)?.row ?? null; },
+    async write(id, expectedRow, newRow, records) {
+      await tick();
+      const stored = get(id);
+      if ((stored?.row ?? null) !== expectedRow) return false;
+      const s = stored ?? { row: null, efforts: new Map(), messages: new Map(), metrics: new Map(), telemetry: new Map(), attachments: new Map() };
+      for (const [p, t] of records.efforts) s.efforts.set(p, t);
+      for (const [q, log, t] of records.messages) s.messages.set(q, [log, t]);
+      for (const [n, t] of records.metrics) s.metrics.set(n, t);
+      for (const [n, t] of records.telemetry) s.telemetry.set(n, t);
+      for (const [a, t] of records.attachments) s.attachments.set(a, t);
+      s.row = newRow;
+      sessions.set(id, s);
+      return true;
+    },
+    async setRow(id, expectedRow, newRow) {
+      await tick();
+      const s = get(id);
+      if (!s || s.row !== expectedRow) return false;
+      s.row = newRow;
+      return true;
+    },
+    async workingSet(id, expectedRow, request) {
+      await tick();
+      const s = get(id);
+      if (!s || s.row !== expectedRow) return null;
+      const messages = sorted(s.messages);
+      const ofLog = (log) => messages.filter(([, [l]]) => l === log).map(([q, [, t]]) => [q, t]);
+      const effortLogs = {};
+      for (const effort of request.effortLogs) effortLogs[effort] = ofLog(`effort:${effort}`);
+      const ambient = ofLog("ambient");
+      const sizes = new Map();
+      for (const [, [log]] of messages) sizes.set(log, (sizes.get(log) ?? 0) + 1);
+      const metrics = sorted(s.metrics);
+      return {
+        efforts: sorted(s.efforts),
+        effortLogs,
+        ambientTail: ambient.slice(Math.max(0, ambient.length - request.ambientTail)),
+        historyTail: metrics.slice(Math.max(0, metrics.length - request.historyTail)),
+        attachments: sorted(s.attachments),
+        logSizes: [...sizes.entries()],
+      };
+    },
+    async log(id, log) {
+      await tick();
+      const s = get(id);
+      return s ? sorted(s.messages).filter(([, [l]]) => l === log).map(([q, [, t]]) => [q, t]) : [];
+    },
+    async messages(id, seqs) {
+      await tick();
+      const s = get(id);
+      return s ? seqs.filter((q) => s.messages.has(q)).map((q) => [q, ...s.messages.get(q)]) : [];
+    },
+    async messagesBetween(id, from, to) {
+      await tick();
+      const s = get(id);
+      return s ? sorted(s.messages).filter(([q]) => q >= from && q < to).map(([q, [l, t]]) => [q, l, t]) : [];
+    },
+    async telemetry(id, turn) { await tick(); return get(id)?.telemetry.get(turn) ?? null; },
+    async all(id) {
+      await tick();
+      const s = get(id);
+      if (!s) return { row: null, efforts: [], messages: [], metrics: [], attachments: [] };
+      return {
+        row: s.row,
+        efforts: sorted(s.efforts),
+        messages: sorted(s.messages).map(([q, [l, t]]) => [q, l, t]),
+        metrics: sorted(s.metrics),
+        attachments: sorted(s.attachments),
+      };
+    },
+    async delete(id) { await tick(); sessions.delete(id); },
+  };
+}
+
+export function setMessageText(table, id, seq, text) {
+  const s = table.sessions.get(id);
+  s.messages.set(seq, [s.messages.get(seq)[0], text]);
+}
+
+export function removeMessage(table, id, seq) { table.sessions.get(id).messages.delete(seq); }
+
+export function setRowText(table, id, text) { table.sessions.get(id).row = text; }
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = memoryTable)]
+    fn memory_table() -> JsValue;
+    #[wasm_bindgen(js_name = setMessageText)]
+    fn set_message_text(table: &JsValue, id: &str, seq: f64, text: &str);
+    #[wasm_bindgen(js_name = removeMessage)]
+    fn remove_message_js(table: &JsValue, id: &str, seq: f64);
+    #[wasm_bindgen(js_name = setRowText)]
+    fn set_row_text(table: &JsValue, id: &str, text: &str);
+}
+
+/// The bridge to JavaScript record tables, over a table in memory: every rule is the bridge's.
+struct HostHarness {
+    table: JsValue,
+}
+
+impl Harness for HostHarness {
+    type Store = BrowserStore;
+
+    async fn fresh(&mut self) -> BrowserStore {
+        self.table = memory_table();
+        BrowserStore::open_host(self.table.clone()).expect("the table has every method")
+    }
+
+    async fn second_handle(&mut self, _: &BrowserStore) -> BrowserStore {
+        BrowserStore::open_host(self.table.clone()).expect("the table has every method")
+    }
+
+    async fn damage_message(&mut self, _: &BrowserStore, id: &str, seq: u64) {
+        set_message_text(&self.table, id, seq as f64, "{\"log\": damaged");
+    }
+
+    async fn remove_message(&mut self, _: &BrowserStore, id: &str, seq: u64) {
+        remove_message_js(&self.table, id, seq as f64);
+    }
+
+    async fn damage_row(&mut self, _: &BrowserStore, id: &str) {
+        set_row_text(&self.table, id, "{\"header\": damaged");
+    }
+
+    fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {
+        // A table in memory overwrites nothing it was not given; the suite measures the
+        // records handed to it.
+        None
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_javascript_record_table_keeps_the_storage_contract() {
+    let mut harness = HostHarness {
+        table: JsValue::NULL,
+    };
+    let report = conformance::run(&mut harness, BROWSER_OPTIONS).await;
+    wasm_bindgen_test::console_log!("{}", report.table());
+    report.assert_passed();
+    assert_eq!(report.backend, "host");
+}
+
+#[wasm_bindgen_test]
+async fn a_record_table_without_every_method_is_refused_at_once() {
+    let table = js_sys::Object::new();
+    let refused = BrowserStore::open_host(table.into())
+        .err()
+        .expect("refused");
+    let message = refused.to_string();
+    assert!(
+        message.contains("lacks the methods rows, row, write"),
+        "{message}"
+    );
+}

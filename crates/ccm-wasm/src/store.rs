@@ -342,7 +342,19 @@ impl SessionStore {
         future_to_promise(async move { SessionStore::open_with(options).await.map(JsValue::from) })
     }
 
-    /// `"indexeddb"` or `"localstorage"`.
+    /// Opens a store over a JavaScript record table (`RecordTable`): a backend whose I/O
+    /// lives in JavaScript, such as `PostgresSessionStore`'s table over `pg`. The table reads
+    /// and writes record texts; every rule of the store (what a save writes and checks, what
+    /// opening reads, damaged records reported) runs in this module, as for IndexedDB.
+    #[wasm_bindgen(js_name = openHost, unchecked_return_type = "Promise<SessionStore>")]
+    pub fn open_host(
+        #[wasm_bindgen(unchecked_param_type = "RecordTable")] table: JsValue,
+    ) -> Promise {
+        let opened = BrowserStore::open_host(table).map_err(fail);
+        future_to_promise(async move { opened.map(|inner| SessionStore { inner }.into()) })
+    }
+
+    /// `"indexeddb"`, `"localstorage"`, or a record table's kind (`"postgres"`).
     #[wasm_bindgen(getter, unchecked_return_type = "StorageBackend")]
     pub fn backend(&self) -> String {
         self.inner.backend_kind().to_string()

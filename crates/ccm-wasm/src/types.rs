@@ -427,7 +427,7 @@ export type Provider =
     | "openai_compatible"
     | "anthropic_compatible";
 /** Where `SessionStore` keeps sessions. */
-export type StorageBackend = "indexeddb" | "localstorage";
+export type StorageBackend = "indexeddb" | "localstorage" | "files" | "postgres" | "host";
 /** The `code` of every `Error` the package throws. */
 export type ErrorCode =
     | "config" | "effort" | "turn" | "snapshot" | "conflict" | "quota" | "blocked"

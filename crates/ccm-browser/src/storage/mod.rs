@@ -10,6 +10,7 @@
 //! last save) and opening reads only what `SessionHeader::load_request` names. Neither touches
 //! the whole message history, so both cost the same at 1k and at 100k stored messages.
 
+pub(crate) mod host;
 pub mod idb;
 pub mod local;
 
@@ -47,6 +48,8 @@ pub(crate) enum Backend {
     Idb(idb::IdbBackend),
     /// localStorage.
     Local(local::LocalBackend),
+    /// A JavaScript record table (`SessionStore.openHost`): PostgreSQL on Node, or a host's own.
+    Host(host::HostStore),
 }
 
 impl RecordStore for Backend {
@@ -54,12 +57,14 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(_) => "indexeddb",
             Backend::Local(_) => "localstorage",
+            Backend::Host(b) => b.kind(),
         }
     }
 
     async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
         match self {
             Backend::Idb(b) => b.rows().await,
+            Backend::Host(b) => b.rows().await,
             Backend::Local(b) => b.rows(),
         }
     }
@@ -72,6 +77,7 @@ impl RecordStore for Backend {
     ) -> Result<SessionRow, StoreError> {
         match self {
             Backend::Idb(b) => b.write(id, batch, mode).await,
+            Backend::Host(b) => b.write(id, batch, mode).await,
             Backend::Local(b) => b.write(id, batch, mode).await,
         }
     }
@@ -79,6 +85,7 @@ impl RecordStore for Backend {
     async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError> {
         match self {
             Backend::Idb(b) => b.load(id).await,
+            Backend::Host(b) => b.load(id).await,
             Backend::Local(b) => b.load(id),
         }
     }
@@ -90,6 +97,7 @@ impl RecordStore for Backend {
     ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
         match self {
             Backend::Idb(b) => b.effort_log(id, effort).await,
+            Backend::Host(b) => b.effort_log(id, effort).await,
             Backend::Local(b) => b.effort_log(id, effort),
         }
     }
@@ -102,6 +110,7 @@ impl RecordStore for Backend {
     ) -> Result<MessagesRead, StoreError> {
         match self {
             Backend::Idb(b) => b.messages_between(id, from, to).await,
+            Backend::Host(b) => b.messages_between(id, from, to).await,
             // localStorage keys messages by sequence number only: a range is those numbers.
             Backend::Local(b) => {
                 let seqs: Vec<u64> = (from..to).collect();
@@ -115,6 +124,7 @@ impl RecordStore for Backend {
     async fn messages_by_seq(&self, id: &str, seqs: &[u64]) -> Result<MessagesRead, StoreError> {
         match self {
             Backend::Idb(b) => b.messages_by_seq(id, seqs).await,
+            Backend::Host(b) => b.messages_by_seq(id, seqs).await,
             Backend::Local(b) => {
                 let mut unreadable = Vec::new();
                 let messages = b.stored_messages(id, seqs, &mut unreadable)?;
@@ -126,6 +136,7 @@ impl RecordStore for Backend {
     async fn read_all(&self, id: &str) -> Result<StoredRecords, StoreError> {
         match self {
             Backend::Idb(b) => b.read_all(id).await,
+            Backend::Host(b) => b.read_all(id).await,
             Backend::Local(b) => b.read_all(id),
         }
     }
@@ -133,6 +144,7 @@ impl RecordStore for Backend {
     async fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, StoreError> {
         match self {
             Backend::Idb(b) => b.telemetry(id, turn).await,
+            Backend::Host(b) => b.telemetry(id, turn).await,
             Backend::Local(b) => b.telemetry(id, turn),
         }
     }
@@ -140,6 +152,7 @@ impl RecordStore for Backend {
     async fn rename(&self, id: &str, name: &str, now_ms: f64) -> Result<(), StoreError> {
         match self {
             Backend::Idb(b) => b.rename(id, name, now_ms).await,
+            Backend::Host(b) => b.rename(id, name, now_ms).await,
             Backend::Local(b) => b.rename(id, name, now_ms),
         }
     }
@@ -147,6 +160,7 @@ impl RecordStore for Backend {
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
         match self {
             Backend::Idb(b) => b.delete(id).await,
+            Backend::Host(b) => b.delete(id).await,
             Backend::Local(b) => b.delete(id),
         }
     }
