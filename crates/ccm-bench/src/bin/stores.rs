@@ -9,9 +9,11 @@
 //!    ratio.
 //! 2. **Load**: `--sessions` sessions (200) of `--turns` turns (60) each, split between two
 //!    writer processes (this binary started again with `--writer`), each process taking turns
-//!    on all of its sessions at once: turns per second over the whole run (both processes'
-//!    turns over the wall time), p50 and p99 save latency, bytes per turn, each process's peak
-//!    memory. Afterwards every process opens each of its sessions through a new handle and
+//!    on all of its sessions at once, paced like people typing so that together they offer
+//!    `--rate` turns per second (1,000; each session takes a turn every `sessions / rate`
+//!    seconds, the first ones spread over one interval): turns per second achieved over the
+//!    whole run, p50 and p99 save latency (a backend slower than the offered rate queues, and
+//!    its latency shows it), bytes per turn, each process's peak memory. Afterwards every process opens each of its sessions through a new handle and
 //!    compares it message by message with the session it kept in memory: messages missing
 //!    from storage are *lost*, a sequence number or text stored twice is *duplicated*.
 //!
@@ -33,6 +35,7 @@ struct Args {
     sessions: usize,
     turns: u64,
     length: u64,
+    rate: f64,
     postgres: Option<String>,
     dir: std::path::PathBuf,
 }
@@ -42,6 +45,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         sessions: 200,
         turns: 60,
         length: 3000,
+        rate: 1000.0,
         postgres: std::env::var("CCM_BENCH_POSTGRES_URL").ok(),
         dir: std::env::temp_dir().join(format!("ccm-bench-stores-{}", std::process::id())),
     };
@@ -52,6 +56,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--sessions" => parsed.sessions = value()?.parse().map_err(|e| format!("{e}"))?,
             "--turns" => parsed.turns = value()?.parse().map_err(|e| format!("{e}"))?,
             "--length" => parsed.length = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--rate" => parsed.rate = value()?.parse().map_err(|e| format!("{e}"))?,
             "--postgres" => parsed.postgres = Some(value()?.clone()),
             "--dir" => parsed.dir = value()?.into(),
             other => return Err(format!("unknown argument {other}")),
@@ -168,9 +173,10 @@ fn peak_memory_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// A writer process: `count` sessions from `first`, `turns` turns each, all at once. Prints
-/// one line: turns, bytes, peak memory, lost, duplicated, then every save time in µs.
-fn writer(spec: &str, first: usize, count: usize, turns: u64) {
+/// A writer process: `count` sessions from `first`, `turns` turns each, all at once, named
+/// after the run `run` (so that runs against one database never meet). Prints one line:
+/// turns, bytes, peak memory, lost, duplicated, then every save time in µs.
+fn writer(spec: &str, run: &str, first: usize, count: usize, turns: u64, interval: Duration) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -179,18 +185,22 @@ fn writer(spec: &str, first: usize, count: usize, turns: u64) {
     local.block_on(&runtime, async move {
         let backend = Rc::new(Backend::open(spec).await);
         let mut tasks = Vec::new();
+        let start = tokio::time::Instant::now();
         for k in first..first + count {
             let backend = backend.clone();
+            let id = format!("load-{run}-{k}");
+            // The sessions' first turns are spread over one interval, as people do not all
+            // press Enter at the same moment.
+            let offset = interval.mul_f64((k - first) as f64 / count as f64);
             tasks.push(tokio::task::spawn_local(async move {
-                let id = format!("load-{k}");
                 let mut session = new_session();
                 let mut times = Vec::with_capacity(turns as usize);
                 for n in 0..turns {
+                    // A person's next message comes an interval after the last one; a backend
+                    // that falls behind starts the next turn late, never early.
+                    tokio::time::sleep_until(start + offset + interval.mul_f64(n as f64)).await;
                     let took = on!(&*backend, store => turn_and_save(store, &id, &mut session, n).await);
                     times.push(took.as_micros() as u64);
-                    // A pause between turns, as between a person's messages: the other
-                    // sessions' saves run meanwhile.
-                    tokio::task::yield_now().await;
                 }
                 (id, session, times)
             }));
@@ -202,6 +212,11 @@ fn writer(spec: &str, first: usize, count: usize, turns: u64) {
             all_times.extend(times);
             kept.push((id, session));
         }
+        // The load phase alone, as times since the epoch, so that the parent can measure both
+        // processes' turns over the span they ran together (start-up and the read-back after
+        // it are not turns).
+        let load_started = epoch_ms() - start.elapsed().as_secs_f64() * 1000.0;
+        let load_ended = epoch_ms();
         let bytes = backend.bytes_written();
         // Every session, read back through a new handle, against the one kept in memory.
         let reader = Backend::open(spec).await;
@@ -227,7 +242,7 @@ fn writer(spec: &str, first: usize, count: usize, turns: u64) {
         }
         let times: Vec<String> = all_times.iter().map(u64::to_string).collect();
         println!(
-            "{} {} {:.1} {} {} {}",
+            "{load_started:.3} {load_ended:.3} {} {} {:.1} {} {} {}",
             turns * count as u64,
             bytes,
             peak_memory_mb(),
@@ -236,6 +251,13 @@ fn writer(spec: &str, first: usize, count: usize, turns: u64) {
             times.join(",")
         );
     });
+}
+
+/// Milliseconds since the Unix epoch.
+fn epoch_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
 /// Every message of a document, `(seq, content)`, in every log.
@@ -264,7 +286,6 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 fn load_run(spec: &str, args: &Args) -> (f64, f64, f64, f64, u64, u64, Vec<f64>) {
     let exe = std::env::current_exe().expect("this binary");
     let half = args.sessions / 2;
-    let started = Instant::now();
     let children: Vec<_> = [(0, half), (half, args.sessions - half)]
         .iter()
         .map(|&(first, count)| {
@@ -272,9 +293,11 @@ fn load_run(spec: &str, args: &Args) -> (f64, f64, f64, f64, u64, u64, Vec<f64>)
                 .args([
                     "--writer",
                     spec,
+                    &std::process::id().to_string(),
                     &first.to_string(),
                     &count.to_string(),
                     &args.turns.to_string(),
+                    &(args.sessions as f64 / args.rate).to_string(),
                 ])
                 .stdout(Stdio::piped())
                 .spawn()
@@ -286,6 +309,7 @@ fn load_run(spec: &str, args: &Args) -> (f64, f64, f64, f64, u64, u64, Vec<f64>)
     let mut memory = Vec::new();
     let (mut lost, mut duplicated) = (0, 0);
     let mut times = Vec::new();
+    let (mut span_start, mut span_end) = (f64::MAX, 0.0f64);
     for mut child in children {
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
@@ -294,6 +318,8 @@ fn load_run(spec: &str, args: &Args) -> (f64, f64, f64, f64, u64, u64, Vec<f64>)
         assert!(child.wait().unwrap().success(), "a writer process failed");
         let mut fields = line.split_whitespace();
         let mut next = || fields.next().expect("a writer's report");
+        span_start = span_start.min(next().parse::<f64>().unwrap());
+        span_end = span_end.max(next().parse::<f64>().unwrap());
         turns += next().parse::<u64>().unwrap();
         bytes += next().parse::<u64>().unwrap();
         memory.push(next().parse::<f64>().unwrap());
@@ -301,7 +327,7 @@ fn load_run(spec: &str, args: &Args) -> (f64, f64, f64, f64, u64, u64, Vec<f64>)
         duplicated += next().parse::<u64>().unwrap();
         times.extend(next().split(',').map(|t| t.parse::<u64>().unwrap()));
     }
-    let wall = started.elapsed().as_secs_f64();
+    let wall = (span_end - span_start) / 1000.0;
     times.sort_unstable();
     (
         turns as f64 / wall,
@@ -318,10 +344,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--writer") {
         let spec = &args[1];
-        let first: usize = args[2].parse().unwrap();
-        let count: usize = args[3].parse().unwrap();
-        let turns: u64 = args[4].parse().unwrap();
-        writer(spec, first, count, turns);
+        let first: usize = args[3].parse().unwrap();
+        let count: usize = args[4].parse().unwrap();
+        let turns: u64 = args[5].parse().unwrap();
+        let interval = Duration::from_secs_f64(args[6].parse().unwrap());
+        writer(spec, &args[2], first, count, turns, interval);
         return;
     }
     let args = match parse_args(&args) {
@@ -342,8 +369,8 @@ fn main() {
         None => eprintln!("(no PostgreSQL: give --postgres URL or CCM_BENCH_POSTGRES_URL)"),
     }
     println!(
-        "Stores under load: {} sessions × {} turns in two writer processes; a session of {} turns for the length check.\n",
-        args.sessions, args.turns, args.length
+        "Stores under load: {} sessions × {} turns in two writer processes, offering {} turns/s; a session of {} turns for the length check.\n",
+        args.sessions, args.turns, args.rate, args.length
     );
     println!("| backend | save at turn 10 | save at turn {} | ratio | bytes/save at 10 | bytes/save at {} | turns/s | save p50 | save p99 | bytes/turn | peak memory per writer |", args.length, args.length);
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
