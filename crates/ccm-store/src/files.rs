@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `layout` | `ccm-files 1`: the version of this layout; a directory written by a newer one is refused |
 //! | `locks/<name>.lock` | empty; the inter-process lock of one session (kept after a delete, see below) |
+//! | `locks/<name>.lock.owner` | while a process holds that lock: which process (see [`fs::NativeFs`]) |
 //! | `trash/` | sessions being deleted, removed at the next opening if a delete was interrupted |
 //! | `sessions/<name>/commit` | one line `ccm-files-commit 1 revision=R seq_end=M data=L`, then the [`SessionRow`](crate::SessionRow) as JSON; replaced atomically by every write |
 //! | `sessions/<name>/records.dat` | every record's JSON text ([`records::encode`](crate::records::encode)), each followed by a newline, appended in write order; only its first `L` bytes are committed |
@@ -76,21 +77,22 @@
 //!
 //! The format is written against a small set of file operations (open a file, read or write
 //! bytes at an offset, cut a file, sync it, replace a file atomically, list, rename and
-//! remove directories, take a shared or exclusive lock), in the private module `fs`. Paths
-//! given to them are relative to the store's directory and separated by `/`. The intent is
-//! that the same format code can later run in WebAssembly on Node, with Node's `fs` module
-//! (`openSync`, `readSync` and `writeSync` at a position, `ftruncateSync`, `fsyncSync`,
-//! `renameSync`) providing these operations, so that a session saved by the CLI and one
-//! saved by a Node host are the same files. Only [`FileStore`] binds them to `std::fs`.
+//! remove directories, take a lock), the traits of [`fs`]. Paths given to them are relative
+//! to the store's directory and separated by `/`. [`FileStore::open`] binds them to
+//! `std::fs` ([`fs::NativeFs`], not on wasm32); [`FileStore::with_fs`] takes any other
+//! implementation. `ccm-browser` implements them over JavaScript functions that Node's
+//! synchronous `fs` module provides, so the same code runs in WebAssembly on Node and a
+//! session saved by the CLI and one saved by a Node host are the same files. The lock
+//! protocol both kinds of process honour is described at [`fs::NativeFs`].
 //!
 //! The I/O is blocking and runs inside each future: the futures complete on their first
 //! poll. A host on a multi-threaded runtime that must not block a worker can run the calls
 //! on its blocking pool.
 
 mod format;
-mod fs;
+pub mod fs;
 mod store;
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use crate::backend::{DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode};
@@ -99,15 +101,48 @@ use crate::records::SessionRow;
 use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
+use fs::FileSystem;
+#[cfg(not(target_arch = "wasm32"))]
 use std::path::Path;
 
-/// Sessions in a directory of files. Any number of handles, in any number of processes, may
-/// open one directory: writes to one session are serialised by an inter-process lock.
+/// Sessions in a directory of files, through the file operations `F` (by default `std::fs`).
+/// Any number of handles, in any number of processes, may open one directory: writes to one
+/// session are serialised by an inter-process lock.
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug)]
-pub struct FileStore {
-    store: store::Store<fs::NativeFs>,
+pub struct FileStore<F: FileSystem = fs::NativeFs> {
+    store: store::Store<F>,
 }
 
+/// Sessions in a directory of files, through the file operations `F`. Any number of handles,
+/// in any number of processes, may open one directory: writes to one session are serialised
+/// by an inter-process lock. (wasm32 has no native file system, so there is no default `F`.)
+#[cfg(target_arch = "wasm32")]
+#[derive(Debug)]
+pub struct FileStore<F: FileSystem> {
+    store: store::Store<F>,
+}
+
+impl<F: FileSystem> FileStore<F> {
+    /// Opens the store in the directory `fs` works in, creating it when missing, exactly as
+    /// [`FileStore::open`] does with `std::fs`.
+    ///
+    /// # Errors
+    /// [`StoreError::Storage`] when the directory cannot be created or read, or holds sessions
+    /// of a newer layout; [`StoreError::Quota`] when the disk is full.
+    pub fn with_fs(fs: F) -> Result<FileStore<F>, StoreError> {
+        let store = store::Store { fs };
+        store.prepare()?;
+        Ok(FileStore { store })
+    }
+
+    /// The file operations the store works through.
+    pub fn file_system(&self) -> &F {
+        &self.store.fs
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 impl FileStore {
     /// Opens the store in `dir`, creating the directory when it is missing.
     ///
@@ -115,11 +150,7 @@ impl FileStore {
     /// [`StoreError::Storage`] when the directory cannot be created or read, or holds sessions
     /// of a newer layout; [`StoreError::Quota`] when the disk is full.
     pub fn open(dir: impl AsRef<Path>) -> Result<FileStore, StoreError> {
-        let store = store::Store {
-            fs: fs::NativeFs::new(dir.as_ref().to_path_buf()),
-        };
-        store.prepare()?;
-        Ok(FileStore { store })
+        FileStore::with_fs(fs::NativeFs::new(dir.as_ref().to_path_buf()))
     }
 
     /// The directory the sessions are in.
@@ -134,7 +165,7 @@ impl FileStore {
     }
 }
 
-impl RecordStore for FileStore {
+impl<F: FileSystem> RecordStore for FileStore<F> {
     fn kind(&self) -> &'static str {
         "files"
     }

@@ -729,7 +729,7 @@ impl<F: FileSystem> Store<F> {
         };
         let dir = Paths::new(&name).dir;
         let number = TRASHED.fetch_add(1, Ordering::Relaxed);
-        let trash = format!("trash/{name}.{}-{number}", std::process::id());
+        let trash = format!("trash/{name}.{}-{number}", self.fs.process_tag());
         match self.fs.rename(&dir, &trash) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),

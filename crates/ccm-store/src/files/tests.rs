@@ -153,6 +153,10 @@ impl FileSystem for DyingFs {
     fn describe(&self, path: &str) -> String {
         self.native.describe(path)
     }
+
+    fn process_tag(&self) -> String {
+        self.native.process_tag()
+    }
 }
 
 fn counter() -> Arc<dyn TokenCounter> {
