@@ -154,12 +154,35 @@ impl BrowserStore {
     /// A value that is not an object with every method of the shape.
     pub fn open_host(table: wasm_bindgen::JsValue) -> Result<BrowserStore, BrowserError> {
         Ok(BrowserStore {
-            backend: Rc::new(Backend::Host(crate::storage::host::HostStore::new(table)?)),
+            // A value that is no record table is the caller's mistake, not the storage's.
+            backend: Rc::new(Backend::Host(
+                crate::storage::host::HostStore::new(table)
+                    .map_err(|e| BrowserError::Argument(e.to_string()))?,
+            )),
             fallback_reason: None,
         })
     }
 
-    /// `"indexeddb"`, `"localstorage"`, or the kind of a host's record table (`"postgres"`).
+    /// Opens a store in ccm-store's file layout, over the host's synchronous file functions
+    /// (`primitives`, npm/ccm/glue/fileprimitives.d.ts: Node's `fs`); `directory` names the
+    /// directory in messages.
+    ///
+    /// # Errors
+    /// Primitives without every function, or a directory that cannot be prepared.
+    #[cfg(feature = "files")]
+    pub fn open_files(
+        directory: &str,
+        primitives: wasm_bindgen::JsValue,
+    ) -> Result<BrowserStore, BrowserError> {
+        let store = crate::storage::js_files::open_files(directory, primitives)?;
+        Ok(BrowserStore {
+            backend: Rc::new(Backend::Files(Box::new(store))),
+            fallback_reason: None,
+        })
+    }
+
+    /// `"indexeddb"`, `"localstorage"`, `"files"`, or the kind of a host's record table
+    /// (`"postgres"`).
     pub fn backend_kind(&self) -> &'static str {
         self.backend.kind()
     }
@@ -321,6 +344,37 @@ impl BrowserStore {
         let core = CoreSession::from_json_with_counter(json, counter)?;
         check_counter()?;
         self.import_core(&core, name).await
+    }
+
+    /// Stores a session document as a new session with the id, name and times it had in
+    /// another store (FileSessionStore's import of its earlier whole-document layout).
+    ///
+    /// # Errors
+    /// `Conflict` when the id is taken, an invalid document (nothing is stored then), or a
+    /// storage failure.
+    pub async fn import_document_as(
+        &self,
+        id: &str,
+        json: &str,
+        name: &str,
+        (created_ms, updated_ms): (f64, f64),
+        counter: Option<Arc<dyn TokenCounter>>,
+    ) -> Result<SessionInfo, BrowserError> {
+        let counter = counter_for(&document_config(json), counter)?;
+        let core = CoreSession::from_json_with_counter(json, counter)?;
+        check_counter()?;
+        let batch = core.full_write_batch()?;
+        let mode = WriteMode::Create {
+            now_ms: created_ms,
+            name: name.to_string(),
+        };
+        let mut row = self.backend.write(id, &batch, mode).await?;
+        // A creation stamps both times with one; the later one is set as a rename sets it.
+        if updated_ms != created_ms {
+            self.backend.rename(id, name, updated_ms).await?;
+            row.updated_ms = updated_ms;
+        }
+        Ok(SessionInfo::of(&row))
     }
 
     /// Imports a session in the original CCM file layout as a new session, recounting every

@@ -350,11 +350,35 @@ impl SessionStore {
     pub fn open_host(
         #[wasm_bindgen(unchecked_param_type = "RecordTable")] table: JsValue,
     ) -> Promise {
+        if !table.is_object() {
+            return rejected(fail(
+                arg("SessionStore.openHost", "table").wrong_type("a RecordTable object", &table),
+            ));
+        }
         let opened = BrowserStore::open_host(table).map_err(fail);
         future_to_promise(async move { opened.map(|inner| SessionStore { inner }.into()) })
     }
 
-    /// `"indexeddb"`, `"localstorage"`, or a record table's kind (`"postgres"`).
+    /// Opens a store in the file layout of ccm-store (the CLI's `--store file:DIR`) over the
+    /// host's synchronous file functions: what `FileSessionStore.open` does on Node with
+    /// Node's `fs`. `directory` names the directory in messages.
+    #[wasm_bindgen(js_name = openFiles, unchecked_return_type = "Promise<SessionStore>")]
+    pub fn open_files(
+        #[wasm_bindgen(unchecked_param_type = "string")] directory: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "FilePrimitives")] primitives: JsValue,
+    ) -> Promise {
+        let directory = checked!(name_arg("SessionStore.openFiles", "directory", &directory));
+        if !primitives.is_object() {
+            return rejected(fail(
+                arg("SessionStore.openFiles", "primitives")
+                    .wrong_type("an object of file functions", &primitives),
+            ));
+        }
+        let opened = BrowserStore::open_files(&directory, primitives).map_err(fail);
+        future_to_promise(async move { opened.map(|inner| SessionStore { inner }.into()) })
+    }
+
+    /// `"indexeddb"`, `"localstorage"`, `"files"`, or a record table's kind (`"postgres"`).
     #[wasm_bindgen(getter, unchecked_return_type = "StorageBackend")]
     pub fn backend(&self) -> String {
         self.inner.backend_kind().to_string()
@@ -519,6 +543,40 @@ impl SessionStore {
         future_to_promise(async move {
             let created = store.import_document(&text, &name, counter).await?;
             to_js::<_, JsValue>(&created).map_err(fail)
+        })
+    }
+
+    /// Stores a session document as a new session under `id`, with the name and times it had
+    /// in another store (`FileSessionStore` imports its earlier layout with it). Refused with
+    /// `code: "conflict"` when the id is taken.
+    #[wasm_bindgen(js_name = importSessionAs, unchecked_return_type = "Promise<SessionInfo>")]
+    pub fn import_session_as(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | SessionDocument")] document: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(js_name = createdMs, unchecked_param_type = "number")] created_ms: JsValue,
+        #[wasm_bindgen(js_name = updatedMs, unchecked_param_type = "number")] updated_ms: JsValue,
+    ) -> Promise {
+        let store = self.inner.clone();
+        let id = checked!(name_arg("SessionStore.importSessionAs", "id", &id));
+        // Times since the epoch, whole milliseconds up to 2^53: stored rows must read back.
+        let time = |name: &str, value: &JsValue| {
+            arg("SessionStore.importSessionAs", name)
+                .whole_number(value, 0, (1u64 << 53) - 1)
+                .map(|ms| ms as f64)
+                .map_err(fail)
+        };
+        let created_ms = checked!(time("createdMs", &created_ms));
+        let updated_ms = checked!(time("updatedMs", &updated_ms));
+        let text = checked!(document_text("SessionStore.importSessionAs", &document).map_err(fail));
+        let name = checked!(name_arg("SessionStore.importSessionAs", "name", &name));
+        future_to_promise(async move {
+            let info = store
+                .import_document_as(&id, &text, &name, (created_ms, updated_ms), None)
+                .await
+                .map_err(fail)?;
+            to_js::<_, JsValue>(&SessionInfo::from(info)).map_err(fail)
         })
     }
 

@@ -1,35 +1,55 @@
 
 // ----- FileSessionStore: sessions on a server's disk (npm/ccm/glue/filestore.cjs.js) -----
-// npm/build appends this file to the Node engine modules (CommonJS), after the adapters. It is
-// plain JavaScript over `Session.toJSON` / `Session.fromJSON`: the Rust `SessionStore` needs
-// IndexedDB or localStorage, which Node does not have.
+// npm/build appends this file to the Node engine modules (CommonJS), after the guard. It is
+// the Node half of the file store: the store itself is the Rust one (ccm_store::files, the
+// same code as `ccm chat --store file:DIR`), compiled into this module and reached through
+// `SessionStore.openFiles`; what lives here are the file operations it is written against
+// (the `FilePrimitives` of glue/fileprimitives.d.ts), made of Node's synchronous `fs`
+// functions. So a directory written by the CLI and one written by a Node server are the same
+// layout, and a save appends only what changed: its cost follows the turn, not the session.
 //
-// Layout: `<directory>/<id>/session.json` holds `{ format, version, info, document }`, the
-// whole session document and its revision, and `<id>/info.json` a copy of `info` so that
-// `list()` need not read whole sessions. Every write goes to a temporary file that is then
-// renamed over the old one (a rename is atomic on one file system), so a crash leaves either
-// the old or the new file, never half of one. `session.json` is the truth: a damaged or
-// missing `info.json` is rebuilt from it. A save holds `<id>/lock` (created exclusively), so
-// two processes never interleave their check of the revision and their write.
+// The primitives are synchronous because the format is: a save checks the stored revision and
+// writes under one lock, without yielding, and a commit is a file replaced atomically (a
+// temporary file, fsynced, renamed over the old one, the directory fsynced).
+//
+// Locks. Node has no synchronous file lock, so a lock here is the owner file
+// `locks/<name>.lock.owner`, created exclusively (`wx`) and holding
+// `{"pid","host","time_ms","holder":"node"}`, removed when the lock is let go. Native processes
+// (the CLI) take the operating system's lock on `locks/<name>.lock` and then the same owner
+// file, so Node processes and native processes exclude each other through it, and one session
+// may be written by both at once. An owner file is waited for (short synchronous sleeps, up to
+// 30 seconds, then the lock fails with `code: "storage"` naming the process) unless it is
+// stale: its process is gone from this host (`process.kill(pid, 0)` fails with ESRCH); it is
+// unreadable and older than 10 seconds (its process died between creating and writing it); or
+// it was written on another host more than 10 minutes ago. A stale file is moved aside under a
+// unique name and removed, and linked back if what was moved turns out to be another process's
+// new file. Readers lock too (exclusively here), so a read never sees a save half-done.
+//
+// Migration. The store of earlier versions kept whole documents, `<dir>/<id>/session.json`
+// (`{ format: "ccm-file-store", version: 1, info, document }`) beside `<id>/info.json`. On
+// `open`, each such session is imported into the new layout under the same id, name and times,
+// and its folder is then renamed `<id>.migrated-v1` (kept, never deleted) so it is imported
+// once. A session that cannot be imported (a damaged file) stays where it is, and a warning
+// (`process.emitWarning`, code CCM_FILE_MIGRATION) says why; the next `open` tries again.
 
 const ccmFs = require("fs");
 const ccmPath = require("path");
+const ccmOs = require("os");
 const ccmCrypto = require("crypto");
 
-const CCM_FILE_FORMAT = "ccm-file-store";
-const CCM_FILE_VERSION = 1;
-// A lock older than this was left by a process that died while saving.
-const CCM_STALE_LOCK_MS = 30_000;
+const CCM_OLD_FILE_FORMAT = "ccm-file-store";
+const CCM_OLD_FILE_VERSION = 1;
+const CCM_MIGRATED_SUFFIX = ".migrated-v1";
+const CCM_LOCK_WAIT_MS = 30_000;
+const CCM_UNWRITTEN_OWNER_STALE_MS = 10_000;
+const CCM_UNCHECKED_OWNER_STALE_MS = 10 * 60_000;
+const CCM_LOCK_POLL_MS = 3;
 
 function ccmStoreError(code, message) {
   const error = new Error(message);
   error.code = code;
   return error;
 }
-
-// The checks every public method makes before it touches the disk, so a wrong argument is
-// refused with `code: "argument"` (as SessionStore refuses it) and nothing is written.
-const CCM_MAX_NAME_CHARS = 1000;
 
 function ccmDescribe(value) {
   if (value === null) return "null";
@@ -40,74 +60,374 @@ function ccmDescribe(value) {
   return `${/^[aeiou]/.test(typeof value) ? "an" : "a"} ${typeof value}`;
 }
 
-function ccmFileArgument(method, name, expected, value) {
-  return ccmStoreError("argument", `FileSessionStore.${method}: ${name} must be ${expected}, got ${ccmDescribe(value)}`);
+// A synchronous sleep: the primitives must not return to the event loop in the middle of a save.
+const ccmSleepCell = new Int32Array(new SharedArrayBuffer(4));
+function ccmSleep(ms) {
+  Atomics.wait(ccmSleepCell, 0, 0, ms);
 }
 
-function ccmCheckText(method, name, value, maxChars) {
-  if (typeof value !== "string") throw ccmFileArgument(method, name, "a string", value);
-  if (maxChars !== undefined && value.length > maxChars) {
-    throw ccmStoreError("too_large", `FileSessionStore.${method}: ${name} is ${value.length} characters long; the limit is ${maxChars}`);
-  }
+function ccmMissing(error) {
+  return error && error.code === "ENOENT";
 }
 
-function ccmCheckCounter(method, counter) {
-  if (counter !== undefined && counter !== null && typeof counter !== "function") {
-    throw ccmFileArgument(method, "counter", "a function that counts a text's tokens", counter);
-  }
-}
+/**
+ * The file primitives of `directory` (an absolute path), over Node's synchronous `fs`: the
+ * `FilePrimitives` the Rust file store calls (glue/fileprimitives.d.ts).
+ */
+function ccmFilePrimitives(directory) {
+  const tag = `${process.pid}-${ccmCrypto.randomBytes(4).toString("hex")}`;
+  const host = ccmOs.hostname();
+  let temporaries = 0;
+  let nextLock = 1;
+  const locks = new Map();
 
-// Errors of `Session.fromJSON` about its arguments keep their code; anything else means the
-// document itself could not be read.
-const CCM_ARGUMENT_CODES = new Set(["argument", "config", "too_large", "freed"]);
+  const full = (path) => (path === "" ? directory : ccmPath.join(directory, ...path.split("/")));
 
-// What each session object is linked to: its store, id and the revision it was read or saved
-// at (the conflict check compares it with the stored one).
-const ccmFileLinks = new WeakMap();
+  // Makes a directory's entries (a new or renamed file) durable. Windows cannot open a
+  // directory to sync it; there the rename itself is what the system promises.
+  const syncDirectory = (dir) => {
+    if (process.platform === "win32") return;
+    const fd = ccmFs.openSync(dir, "r");
+    try {
+      ccmFs.fsyncSync(fd);
+    } finally {
+      ccmFs.closeSync(fd);
+    }
+  };
 
-for (const [name, field] of [["storeId", "id"], ["revision", "revision"]]) {
-  const original = Object.getOwnPropertyDescriptor(Session.prototype, name);
-  Object.defineProperty(Session.prototype, name, {
-    configurable: true,
-    enumerable: original.enumerable,
-    get() {
-      const link = ccmFileLinks.get(this);
-      return link ? link[field] : original.get.call(this);
+  const writeAll = (fd, bytes, position) => {
+    let done = 0;
+    while (done < bytes.length) {
+      done += ccmFs.writeSync(fd, bytes, done, bytes.length - done, position === null ? null : position + done);
+    }
+  };
+
+  // ----- owner files (see the comment at the top) -----
+
+  const alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (error) {
+      return error.code !== "ESRCH";
+    }
+  };
+
+  const stale = (text, modifiedMs) => {
+    let owner;
+    try {
+      owner = JSON.parse(text);
+    } catch {
+      owner = null;
+    }
+    if (!owner || !Number.isSafeInteger(owner.pid) || typeof owner.host !== "string") {
+      return Date.now() - modifiedMs > CCM_UNWRITTEN_OWNER_STALE_MS;
+    }
+    // A native process writes an empty host where it cannot read the name (Windows); such an
+    // owner is taken as this host's, as the native side takes it.
+    if (owner.host === host || owner.host === "") return !alive(owner.pid);
+    return Date.now() - Number(owner.time_ms) > CCM_UNCHECKED_OWNER_STALE_MS;
+  };
+
+  const setAside = (ownerPath, seen) => {
+    const aside = `${ownerPath}.stale-${tag}-${temporaries++}`;
+    try {
+      ccmFs.renameSync(ownerPath, aside);
+    } catch (error) {
+      if (ccmMissing(error)) return;
+      throw error;
+    }
+    // Between the read and the rename another process may have set the stale file aside and
+    // created its own: that live file goes back, unless yet another one is there already.
+    let moved = null;
+    try {
+      moved = ccmFs.readFileSync(aside, "utf8");
+    } catch {
+      // Gone already: nothing to put back.
+    }
+    if (moved !== null && moved !== seen) {
+      try {
+        ccmFs.linkSync(aside, ownerPath);
+      } catch {
+        // Another owner file exists: the process whose file was moved aside loses it.
+      }
+    }
+    ccmFs.rmSync(aside, { force: true });
+  };
+
+  const takeOwner = (ownerPath) => {
+    const content = JSON.stringify({ pid: process.pid, host, time_ms: Date.now(), holder: "node" });
+    const deadline = Date.now() + CCM_LOCK_WAIT_MS;
+    for (;;) {
+      let fd = null;
+      try {
+        fd = ccmFs.openSync(ownerPath, "wx");
+      } catch (error) {
+        if (error.code !== "EEXIST") throw error;
+      }
+      if (fd !== null) {
+        try {
+          writeAll(fd, Buffer.from(content, "utf8"), 0);
+        } catch (error) {
+          ccmFs.closeSync(fd);
+          ccmFs.rmSync(ownerPath, { force: true });
+          throw error;
+        }
+        ccmFs.closeSync(fd);
+        return content;
+      }
+      let seen;
+      let modifiedMs;
+      try {
+        seen = ccmFs.readFileSync(ownerPath, "utf8");
+        modifiedMs = ccmFs.statSync(ownerPath).mtimeMs;
+      } catch (error) {
+        if (ccmMissing(error)) continue;
+        throw error;
+      }
+      if (stale(seen, modifiedMs)) {
+        setAside(ownerPath, seen);
+        continue;
+      }
+      if (Date.now() >= deadline) {
+        let holder = "another process";
+        try {
+          const owner = JSON.parse(seen);
+          holder = `process ${owner.pid} on ${owner.host}`;
+        } catch {
+          // The owner is not written yet; "another process" says all there is.
+        }
+        throw ccmStoreError(
+          "storage",
+          `the session is locked by ${holder} (for more than ${CCM_LOCK_WAIT_MS / 1000} seconds); if no such process uses these sessions, remove ${ownerPath}`,
+        );
+      }
+      ccmSleep(CCM_LOCK_POLL_MS);
+    }
+  };
+
+  return {
+    tag,
+
+    open(path, access) {
+      const file = full(path);
+      try {
+        return ccmFs.openSync(file, access === "read" ? "r" : "r+");
+      } catch (error) {
+        if (!ccmMissing(error) || access !== "create") {
+          if (ccmMissing(error)) return null;
+          throw error;
+        }
+      }
+      const fd = ccmFs.openSync(file, ccmFs.constants.O_RDWR | ccmFs.constants.O_CREAT);
+      try {
+        // A new file's name must survive a crash as surely as what is written into it.
+        syncDirectory(ccmPath.dirname(file));
+      } catch (error) {
+        ccmFs.closeSync(fd);
+        throw error;
+      }
+      return fd;
     },
-  });
+
+    size(fd) {
+      return ccmFs.fstatSync(fd).size;
+    },
+
+    readAt(fd, offset, length) {
+      const buffer = Buffer.allocUnsafe(length);
+      let done = 0;
+      while (done < length) {
+        const read = ccmFs.readSync(fd, buffer, done, length - done, offset + done);
+        if (read === 0) break;
+        done += read;
+      }
+      return buffer.subarray(0, done);
+    },
+
+    writeAt(fd, offset, bytes) {
+      writeAll(fd, bytes, offset);
+    },
+
+    truncate(fd, length) {
+      ccmFs.ftruncateSync(fd, length);
+    },
+
+    sync(fd) {
+      ccmFs.fdatasyncSync(fd);
+    },
+
+    close(fd) {
+      ccmFs.closeSync(fd);
+    },
+
+    readFile(path) {
+      try {
+        return ccmFs.readFileSync(full(path));
+      } catch (error) {
+        if (ccmMissing(error)) return null;
+        throw error;
+      }
+    },
+
+    replace(path, bytes) {
+      const target = full(path);
+      const temporary = `${target}.tmp-${tag}-${temporaries++}`;
+      try {
+        const fd = ccmFs.openSync(temporary, "w");
+        try {
+          writeAll(fd, bytes, null);
+          ccmFs.fsyncSync(fd);
+        } finally {
+          ccmFs.closeSync(fd);
+        }
+        ccmFs.renameSync(temporary, target);
+      } catch (error) {
+        ccmFs.rmSync(temporary, { force: true });
+        throw error;
+      }
+      syncDirectory(ccmPath.dirname(target));
+    },
+
+    createDir(path) {
+      const dir = full(path);
+      try {
+        if (ccmFs.statSync(dir).isDirectory()) return;
+      } catch (error) {
+        if (!ccmMissing(error)) throw error;
+      }
+      ccmFs.mkdirSync(dir, { recursive: true });
+      syncDirectory(ccmPath.dirname(dir));
+    },
+
+    listDir(path) {
+      try {
+        return ccmFs.readdirSync(full(path));
+      } catch (error) {
+        if (ccmMissing(error)) return [];
+        throw error;
+      }
+    },
+
+    rename(from, to) {
+      const target = full(to);
+      ccmFs.renameSync(full(from), target);
+      syncDirectory(ccmPath.dirname(target));
+    },
+
+    removeTree(path) {
+      ccmFs.rmSync(full(path), { recursive: true, force: true });
+    },
+
+    // Shared locks are taken exclusively: an owner file has one owner.
+    lock(path, _exclusive, create) {
+      const file = full(path);
+      if (create) {
+        ccmFs.closeSync(ccmFs.openSync(file, "a"));
+      } else if (!ccmFs.existsSync(file)) {
+        return null;
+      }
+      const ownerPath = `${file}.owner`;
+      const content = takeOwner(ownerPath);
+      const handle = nextLock++;
+      locks.set(handle, { ownerPath, content });
+      return handle;
+    },
+
+    unlock(handle) {
+      const held = locks.get(handle);
+      if (held === undefined) return;
+      locks.delete(handle);
+      // Only this lock's own file is removed: one that another process took over as stale is
+      // that process's now.
+      let current = null;
+      try {
+        current = ccmFs.readFileSync(held.ownerPath, "utf8");
+      } catch {
+        return;
+      }
+      if (current === held.content) ccmFs.rmSync(held.ownerPath, { force: true });
+    },
+
+    describe(path) {
+      return full(path);
+    },
+  };
 }
 
-async function ccmWriteAtomically(file, text) {
-  const temporary = `${file}.${process.pid}.${ccmCrypto.randomBytes(4).toString("hex")}.tmp`;
-  const handle = await ccmFs.promises.open(temporary, "w");
+// ----- migration of the whole-document layout of earlier versions -----
+
+function ccmWarnMigration(message) {
+  process.emitWarning(message, { code: "CCM_FILE_MIGRATION" });
+}
+
+/** The ids of sessions in the old layout: folders that hold a `session.json`. */
+function ccmOldSessionIds(directory) {
+  const ids = [];
+  for (const entry of ccmFs.readdirSync(directory, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !/^[A-Za-z0-9_-]{1,100}$/.test(entry.name)) continue;
+    if (ccmFs.existsSync(ccmPath.join(directory, entry.name, "session.json"))) ids.push(entry.name);
+  }
+  return ids.sort();
+}
+
+/** Imports one old-layout session under its id, then renames its folder out of the way. */
+async function ccmMigrate(store, directory, id) {
+  const folder = ccmPath.join(directory, id);
+  const file = ccmPath.join(folder, "session.json");
+  let record;
   try {
-    await handle.writeFile(text, "utf8");
-    // On disk before the rename, so the rename never exposes an empty file after a crash.
-    await handle.sync();
-  } finally {
-    await handle.close();
+    record = JSON.parse(ccmFs.readFileSync(file, "utf8"));
+  } catch (error) {
+    if (ccmMissing(error)) return;
+    ccmWarnMigration(`the session "${id}" of the earlier file layout was not imported: ${file} cannot be read (${error.message}); it stays where it is`);
+    return;
+  }
+  if (!record || record.format !== CCM_OLD_FILE_FORMAT || !record.info || !record.document) {
+    ccmWarnMigration(`the session "${id}" of the earlier file layout was not imported: ${file} is not a ${CCM_OLD_FILE_FORMAT} record; it stays where it is`);
+    return;
+  }
+  if (record.version > CCM_OLD_FILE_VERSION) {
+    ccmWarnMigration(`the session "${id}" was written by a newer version of cognitive-context (file format ${record.version}) and was not imported; it stays where it is`);
+    return;
+  }
+  const info = record.info;
+  const name = typeof info.name === "string" ? info.name : "";
+  const created = Number.isFinite(info.created_ms) ? info.created_ms : Date.now();
+  const updated = Number.isFinite(info.updated_ms) ? info.updated_ms : created;
+  try {
+    await store.importSessionAs(id, record.document, name, created, updated);
+  } catch (error) {
+    // A conflict means the id is stored already: an earlier open (or another process opening
+    // the directory now) imported it and stopped before renaming the folder.
+    if (!error || error.code !== "conflict") {
+      ccmWarnMigration(`the session "${id}" of the earlier file layout was not imported (${error && error.message}); it stays where it is`);
+      return;
+    }
   }
   try {
-    await ccmFs.promises.rename(temporary, file);
+    ccmFs.renameSync(folder, folder + CCM_MIGRATED_SUFFIX);
   } catch (error) {
-    await ccmFs.promises.rm(temporary, { force: true });
-    throw error;
+    // Another process opening the directory renamed it first.
+    if (!ccmMissing(error) && error.code !== "EEXIST" && error.code !== "ENOTEMPTY") throw error;
   }
 }
 
 function ccmIoError(action, error) {
-  if (error && error.code === "ENOSPC") return ccmStoreError("quota", `${action}: the disk is full`);
+  if (error && (error.code === "ENOSPC" || error.code === "EDQUOT")) return ccmStoreError("quota", `${action}: the disk is full`);
   return ccmStoreError("storage", `${action}: ${error && error.message ? error.message : String(error)}`);
 }
 
 class FileSessionStore {
-  constructor(directory) {
-    this.directory = directory;
+  constructor() {
+    throw ccmStoreError("argument", "FileSessionStore is opened with `await FileSessionStore.open({ directory })`, which returns a SessionStore");
   }
 
   /**
-   * Opens (and creates when missing) a store in `directory` (default `.ccm-sessions` in the
-   * working directory).
+   * Opens (and creates when missing) the store in `directory` (default `.ccm-sessions` in the
+   * working directory): a `SessionStore` whose backend is `"files"`, with a `directory`
+   * property (the absolute path). Sessions of the earlier whole-document layout are imported
+   * first.
    */
   static async open(options = {}) {
     if (options === null || typeof options !== "object" || Array.isArray(options)) {
@@ -116,254 +436,21 @@ class FileSessionStore {
     for (const key of Object.keys(options)) {
       if (key !== "directory") throw ccmStoreError("argument", `FileSessionStore.open: unknown key \`${key}\` in options; the keys are directory`);
     }
-    if (options.directory !== undefined) ccmCheckText("open", "options.directory", options.directory);
+    if (options.directory !== undefined && typeof options.directory !== "string") {
+      throw ccmStoreError("argument", `FileSessionStore.open: options.directory must be a string, got ${ccmDescribe(options.directory)}`);
+    }
     const directory = ccmPath.resolve(options.directory ?? ".ccm-sessions");
+    let old;
     try {
-      await ccmFs.promises.mkdir(directory, { recursive: true });
+      ccmFs.mkdirSync(directory, { recursive: true });
+      old = ccmOldSessionIds(directory);
     } catch (error) {
-      throw ccmIoError(`cannot create the session directory ${directory}`, error);
+      throw ccmIoError(`cannot open the session directory ${directory}`, error);
     }
-    return new FileSessionStore(directory);
-  }
-
-  /** The backend's name, as `SessionStore.backend` gives it. */
-  get backend() {
-    return "file";
-  }
-
-  #folderOf(id) {
-    // Ids are made by the store; anything else (a path, `..`) is no id of this store.
-    if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,100}$/.test(id)) {
-      throw ccmStoreError("not_found", `no stored session with id ${JSON.stringify(id)}`);
-    }
-    return ccmPath.join(this.directory, id);
-  }
-
-  /** Reads `<id>/session.json`; a file that is not a stored session is reported as damaged. */
-  async #readRecord(id) {
-    const file = ccmPath.join(this.#folderOf(id), "session.json");
-    let text;
-    try {
-      text = await ccmFs.promises.readFile(file, "utf8");
-    } catch (error) {
-      if (error.code === "ENOENT") throw ccmStoreError("not_found", `no stored session with id "${id}"`);
-      throw ccmIoError(`cannot read ${file}`, error);
-    }
-    let record;
-    try {
-      record = JSON.parse(text);
-    } catch (error) {
-      throw ccmStoreError("storage", `the stored session "${id}" is damaged: ${file} is not valid JSON (${error.message})`);
-    }
-    if (!record || record.format !== CCM_FILE_FORMAT || !record.info || !record.document) {
-      throw ccmStoreError("storage", `the stored session "${id}" is damaged: ${file} is not a ${CCM_FILE_FORMAT} record`);
-    }
-    if (record.version > CCM_FILE_VERSION) {
-      throw ccmStoreError("storage", `the stored session "${id}" was written by a newer version of cognitive-context (file format ${record.version}); update the package to open it`);
-    }
-    return record;
-  }
-
-  async #writeRecord(id, info, session) {
-    const folder = this.#folderOf(id);
-    const record = { format: CCM_FILE_FORMAT, version: CCM_FILE_VERSION, info, document: session.toJSON() };
-    try {
-      await ccmFs.promises.mkdir(folder, { recursive: true });
-      await ccmWriteAtomically(ccmPath.join(folder, "session.json"), JSON.stringify(record));
-      await ccmWriteAtomically(ccmPath.join(folder, "info.json"), JSON.stringify(info));
-    } catch (error) {
-      throw ccmIoError(`cannot save the session "${id}" in ${folder}`, error);
-    }
-  }
-
-  async #withLock(id, action) {
-    const lock = ccmPath.join(this.#folderOf(id), "lock");
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const handle = await ccmFs.promises.open(lock, "wx");
-        await handle.close();
-        break;
-      } catch (error) {
-        if (error.code === "ENOENT") throw ccmStoreError("not_found", `no stored session with id "${id}"`);
-        if (error.code !== "EEXIST") throw ccmIoError(`cannot lock the session "${id}"`, error);
-        const stat = await ccmFs.promises.stat(lock).catch(() => null);
-        if (stat && Date.now() - stat.mtimeMs > CCM_STALE_LOCK_MS) {
-          await ccmFs.promises.rm(lock, { force: true });
-        } else if (attempt >= 200) {
-          throw ccmStoreError("busy", `the session "${id}" is being saved by another process (${lock} exists); try again`);
-        } else {
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-      }
-    }
-    try {
-      return await action();
-    } finally {
-      await ccmFs.promises.rm(lock, { force: true });
-    }
-  }
-
-  #infoOf(id, name, session, created, revision) {
-    const metrics = session.metrics();
-    return {
-      id,
-      name,
-      created_ms: created,
-      updated_ms: Date.now(),
-      turn_count: session.turn,
-      message_count: metrics.stored_messages,
-      revision,
-    };
-  }
-
-  /** Every stored session, newest first; a damaged one is listed with `damaged` saying why. */
-  async list() {
-    let entries;
-    try {
-      entries = await ccmFs.promises.readdir(this.directory, { withFileTypes: true });
-    } catch (error) {
-      throw ccmIoError(`cannot read the session directory ${this.directory}`, error);
-    }
-    const sessions = [];
-    for (const entry of entries) {
-      if (!entry.isDirectory() || !/^[A-Za-z0-9_-]{1,100}$/.test(entry.name)) continue;
-      const id = entry.name;
-      let info = null;
-      try {
-        info = JSON.parse(await ccmFs.promises.readFile(ccmPath.join(this.directory, id, "info.json"), "utf8"));
-      } catch {
-        // The summary file is only a copy; session.json decides.
-        try {
-          info = (await this.#readRecord(id)).info;
-        } catch (error) {
-          if (error.code === "not_found") continue;
-          info = { id, name: "", created_ms: 0, updated_ms: 0, turn_count: 0, message_count: 0, revision: 0, damaged: error.message };
-        }
-      }
-      sessions.push(info);
-    }
-    return sessions.sort((a, b) => b.updated_ms - a.updated_ms);
-  }
-
-  /** Creates a new session, stores it, and returns it (linked to this store). */
-  async create(name, options, counter) {
-    ccmCheckText("create", "name", name, CCM_MAX_NAME_CHARS);
-    ccmCheckCounter("create", counter);
-    const session = counter === undefined ? new Session(options) : new Session(options, counter);
-    const id = ccmCrypto.randomUUID();
-    const now = Date.now();
-    await this.#writeRecord(id, this.#infoOf(id, name, session, now, 1), session);
-    ccmFileLinks.set(session, { store: this, id, name: name, created: now, revision: 1 });
-    return session;
-  }
-
-  /** Opens a stored session. */
-  async load(id, counter) {
-    ccmCheckText("load", "id", id);
-    ccmCheckCounter("load", counter);
-    const record = await this.#readRecord(id);
-    let session;
-    try {
-      session = counter === undefined ? Session.fromJSON(record.document) : Session.fromJSON(record.document, counter);
-    } catch (error) {
-      throw ccmStoreError("storage", `the stored session "${id}" is damaged: its document cannot be opened (${error.message})`);
-    }
-    ccmFileLinks.set(session, { store: this, id, name: record.info.name, created: record.info.created_ms, revision: record.info.revision });
-    return session;
-  }
-
-  /**
-   * Saves the session. Refused with `code: "conflict"` when someone else (another process,
-   * another object loaded from the same record) saved it since this object was loaded or
-   * saved; nothing stored changes then. A session made with `new Session()` is stored as a new
-   * session on its first save.
-   */
-  async save(session) {
-    if (!(session instanceof Session)) throw ccmStoreError("argument", "FileSessionStore.save takes a Session");
-    if (session.inTurn) throw ccmStoreError("turn", "a session cannot be saved during a turn; call endTurn or abortTurn first");
-    let link = ccmFileLinks.get(session);
-    // Store objects on the same directory are the same store (a restarted server opens a new
-    // one); the conflict check, not object identity, keeps their saves apart.
-    if (link && link.store.directory !== this.directory) {
-      throw ccmStoreError("argument", "this session belongs to another store; save it there, or import its JSON here");
-    }
-    if (!link) {
-      const id = ccmCrypto.randomUUID();
-      const now = Date.now();
-      await this.#writeRecord(id, this.#infoOf(id, "", session, now, 1), session);
-      ccmFileLinks.set(session, { store: this, id, name: "", created: now, revision: 1 });
-      return { revision: 1, records_written: 1 };
-    }
-    return this.#withLock(link.id, async () => {
-      const stored = await this.#readRecord(link.id);
-      if (stored.info.revision !== link.revision) {
-        throw ccmStoreError("conflict", `the session "${link.id}" was saved elsewhere since it was opened (stored revision ${stored.info.revision}, this copy's ${link.revision}); load it again to continue`);
-      }
-      const revision = link.revision + 1;
-      await this.#writeRecord(link.id, this.#infoOf(link.id, stored.info.name, session, stored.info.created_ms, revision), session);
-      link.revision = revision;
-      return { revision, records_written: 1 };
-    });
-  }
-
-  /** The stored telemetry of one turn (read from the whole document here), or `null`. */
-  async turnTelemetry(id, turn) {
-    ccmCheckText("turnTelemetry", "id", id);
-    if (!Number.isSafeInteger(turn) || turn < 0) throw ccmFileArgument("turnTelemetry", "turn", "a whole number of 0 or more", turn);
-    const session = await this.load(id);
-    return session.telemetry().find((entry) => entry.turn === turn) ?? null;
-  }
-
-  /** Renames a stored session. */
-  async rename(id, name) {
-    ccmCheckText("rename", "id", id);
-    ccmCheckText("rename", "name", name, CCM_MAX_NAME_CHARS);
-    await this.#withLock(id, async () => {
-      const record = await this.#readRecord(id);
-      const info = { ...record.info, name: name, updated_ms: Date.now() };
-      const folder = this.#folderOf(id);
-      const text = JSON.stringify({ ...record, info });
-      try {
-        await ccmWriteAtomically(ccmPath.join(folder, "session.json"), text);
-        await ccmWriteAtomically(ccmPath.join(folder, "info.json"), JSON.stringify(info));
-      } catch (error) {
-        throw ccmIoError(`cannot rename the session "${id}"`, error);
-      }
-    });
-  }
-
-  /** Deletes a stored session and its files. */
-  async delete(id) {
-    ccmCheckText("delete", "id", id);
-    const folder = this.#folderOf(id);
-    if (!ccmFs.existsSync(folder)) throw ccmStoreError("not_found", `no stored session with id "${id}"`);
-    await ccmFs.promises.rm(folder, { recursive: true, force: true });
-  }
-
-  /** The stored session as its versioned JSON document (`Session.fromJSON` and `importSession` take it). */
-  async exportSession(id) {
-    ccmCheckText("exportSession", "id", id);
-    return JSON.stringify((await this.#readRecord(id)).document);
-  }
-
-  /** Stores a session document (JSON text or the object `toJSON()` returns) as a new session. */
-  async importSession(json, name, counter) {
-    if (typeof json !== "string" && (json === null || typeof json !== "object" || Array.isArray(json))) {
-      throw ccmFileArgument("importSession", "json", "the document's JSON text or object", json);
-    }
-    ccmCheckText("importSession", "name", name, CCM_MAX_NAME_CHARS);
-    ccmCheckCounter("importSession", counter);
-    let session;
-    try {
-      session = counter === undefined ? Session.fromJSON(json) : Session.fromJSON(json, counter);
-    } catch (error) {
-      if (error && CCM_ARGUMENT_CODES.has(error.code)) throw error;
-      throw ccmStoreError("snapshot", `the document cannot be imported: ${error.message}`);
-    }
-    const id = ccmCrypto.randomUUID();
-    const info = this.#infoOf(id, name, session, Date.now(), 1);
-    await this.#writeRecord(id, info, session);
-    return info;
+    const store = await SessionStore.openFiles(directory, ccmFilePrimitives(directory));
+    Object.defineProperty(store, "directory", { value: directory, enumerable: true });
+    for (const id of old) await ccmMigrate(store, directory, id);
+    return store;
   }
 }
 

@@ -3,29 +3,25 @@
 
 /** Options of `FileSessionStore.open`. */
 export interface FileStoreOptions {
-    /** The directory that holds the sessions, one folder each (created when missing). Default `.ccm-sessions`. */
+    /** The directory that holds the sessions (created when missing). Default `.ccm-sessions`. */
     directory?: string;
 }
 /**
- * Sessions in files, for Node servers: the API of `SessionStore` (except `importCcmFiles`),
- * one folder per session, every write atomic (a temporary file renamed over the old one), a
- * save refused with `code: "conflict"` when someone else saved the session since this copy was
- * opened, and a damaged file reported with `code: "storage"` (and as `damaged` by `list`).
+ * Sessions in files, for Node servers: a `SessionStore` (backend `"files"`) whose sessions are
+ * the same files as the CLI's `ccm chat --store file:DIR`. A save appends what changed since the
+ * last one and commits it atomically; opening reads the working set, never the whole history.
+ * A save is refused with `code: "conflict"` when someone else (another process, another object)
+ * saved the session since this copy was opened or saved; damaged records are reported, never
+ * silently dropped. Processes (Node or the CLI) lock each session while they read or write it.
+ *
+ * Sessions of the earlier whole-document layout (`<id>/session.json`) are imported on `open`
+ * under the same id, name and times; their folders are renamed `<id>.migrated-v1` and kept.
  * In browsers, `open` throws `code: "unavailable"`.
  */
 export declare class FileSessionStore {
     private constructor();
-    static open(options?: FileStoreOptions): Promise<FileSessionStore>;
-    readonly backend: "file";
-    /** The absolute path of the store's directory. */
-    readonly directory: string;
-    list(): Promise<SessionInfo[]>;
-    create(name: string, options?: SessionOptions | null, counter?: TokenCounter | null): Promise<Session>;
-    load(id: string, counter?: TokenCounter | null): Promise<Session>;
-    save(session: Session): Promise<SaveReport>;
-    turnTelemetry(id: string, turn: number): Promise<TurnTelemetry | null>;
-    rename(id: string, name: string): Promise<void>;
-    delete(id: string): Promise<void>;
-    exportSession(id: string): Promise<string>;
-    importSession(document: string | SessionDocument, name: string, counter?: TokenCounter | null): Promise<SessionInfo>;
+    static open(options?: FileStoreOptions): Promise<SessionStore & {
+        /** The absolute path of the store's directory. */
+        readonly directory: string;
+    }>;
 }

@@ -12,6 +12,8 @@
 
 pub(crate) mod host;
 pub mod idb;
+#[cfg(feature = "files")]
+pub(crate) mod js_files;
 pub mod local;
 
 use crate::error::js_message;
@@ -50,6 +52,10 @@ pub(crate) enum Backend {
     Local(local::LocalBackend),
     /// A JavaScript record table (`SessionStore.openHost`): PostgreSQL on Node, or a host's own.
     Host(host::HostStore),
+    /// ccm-store's file format over the host's file functions (`SessionStore.openFiles`:
+    /// Node's `fs`), the same layout as the CLI's `--store file:DIR`.
+    #[cfg(feature = "files")]
+    Files(Box<ccm_store::files::FileStore<js_files::JsFs>>),
 }
 
 impl RecordStore for Backend {
@@ -58,6 +64,8 @@ impl RecordStore for Backend {
             Backend::Idb(_) => "indexeddb",
             Backend::Local(_) => "localstorage",
             Backend::Host(b) => b.kind(),
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.kind(),
         }
     }
 
@@ -65,6 +73,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.rows().await,
             Backend::Host(b) => b.rows().await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.rows().await,
             Backend::Local(b) => b.rows(),
         }
     }
@@ -78,6 +88,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.write(id, batch, mode).await,
             Backend::Host(b) => b.write(id, batch, mode).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.write(id, batch, mode).await,
             Backend::Local(b) => b.write(id, batch, mode).await,
         }
     }
@@ -86,6 +98,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.load(id).await,
             Backend::Host(b) => b.load(id).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.load(id).await,
             Backend::Local(b) => b.load(id),
         }
     }
@@ -98,6 +112,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.effort_log(id, effort).await,
             Backend::Host(b) => b.effort_log(id, effort).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.effort_log(id, effort).await,
             Backend::Local(b) => b.effort_log(id, effort),
         }
     }
@@ -111,6 +127,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.messages_between(id, from, to).await,
             Backend::Host(b) => b.messages_between(id, from, to).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.messages_between(id, from, to).await,
             // localStorage keys messages by sequence number only: a range is those numbers.
             Backend::Local(b) => {
                 let seqs: Vec<u64> = (from..to).collect();
@@ -125,6 +143,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.messages_by_seq(id, seqs).await,
             Backend::Host(b) => b.messages_by_seq(id, seqs).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.messages_by_seq(id, seqs).await,
             Backend::Local(b) => {
                 let mut unreadable = Vec::new();
                 let messages = b.stored_messages(id, seqs, &mut unreadable)?;
@@ -137,6 +157,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.read_all(id).await,
             Backend::Host(b) => b.read_all(id).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.read_all(id).await,
             Backend::Local(b) => b.read_all(id),
         }
     }
@@ -145,6 +167,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.telemetry(id, turn).await,
             Backend::Host(b) => b.telemetry(id, turn).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.telemetry(id, turn).await,
             Backend::Local(b) => b.telemetry(id, turn),
         }
     }
@@ -153,6 +177,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.rename(id, name, now_ms).await,
             Backend::Host(b) => b.rename(id, name, now_ms).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.rename(id, name, now_ms).await,
             Backend::Local(b) => b.rename(id, name, now_ms),
         }
     }
@@ -161,6 +187,8 @@ impl RecordStore for Backend {
         match self {
             Backend::Idb(b) => b.delete(id).await,
             Backend::Host(b) => b.delete(id).await,
+            #[cfg(feature = "files")]
+            Backend::Files(b) => b.delete(id).await,
             Backend::Local(b) => b.delete(id),
         }
     }
