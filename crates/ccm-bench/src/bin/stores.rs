@@ -71,7 +71,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
 /// A backend named on the command line, opened in this process.
 enum Backend {
     Files(FileStore),
-    Postgres(PostgresStore),
+    Postgres(Box<PostgresStore>),
 }
 
 impl Backend {
@@ -84,11 +84,11 @@ impl Backend {
                     schema: "ccm_bench".to_string(),
                     ..PostgresOptions::default()
                 };
-                Backend::Postgres(
+                Backend::Postgres(Box::new(
                     PostgresStore::connect(spec, options)
                         .await
                         .expect("the database is reachable"),
-                )
+                ))
             }
         }
     }
@@ -106,7 +106,10 @@ macro_rules! on {
     ($backend:expr, $store:ident => $body:expr) => {
         match $backend {
             Backend::Files($store) => $body,
-            Backend::Postgres($store) => $body,
+            Backend::Postgres($store) => {
+                let $store: &PostgresStore = $store;
+                $body
+            }
         }
     };
 }
