@@ -3,32 +3,11 @@
 
 use ccm_mock_llm::{MockConfig, MockServer, ScriptedReply};
 use serde_json::json;
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{ccm, text};
 
 const DEMO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/conversations/demo.txt");
-
-fn ccm(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ccm"))
-        .args(args)
-        .env_remove("CCM_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the ccm binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[test]
 fn script_replays_the_demo_conversation_offline_into_csv_and_json() {

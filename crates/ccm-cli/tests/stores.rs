@@ -2,30 +2,9 @@
 //! conversation across restarts in a directory of files and in a real PostgreSQL server
 //! (scripts/test starts a throwaway cluster and sets CCM_TEST_POSTGRES_URL).
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn ccm(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ccm"))
-        .args(args)
-        .env_remove("CCM_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the ccm binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{ccm, text};
 
 /// The id `ccm chat --store` announced for its session.
 fn announced_id(stdout: &str) -> String {
