@@ -122,9 +122,15 @@ const STORE_METHODS = {
   exportSession: [["string", "no-such-id"]],
   importSession: [["document", undefined /* set below */], ["string", "imported"], ["counter", undefined]],
   importCcmFiles: [["object", { manifest: "id: x\n" }], ["string", "imported"], ["options", {}], ["counter", undefined]],
+  importSessionAs: [["string", "kept-id"], ["document", undefined /* set below */], ["string", "imported"], ["number", 1], ["number", 2]],
 };
 const STORE_STATICS = {
   open: [["options", { backend: "localstorage", name: "boundary" }]],
+  // A valid table or file functions would open a store; `{}` has no methods, so a call with
+  // only one argument wrong is refused for that argument or for the empty object, both codes
+  // `argument`.
+  openHost: [["object", {}]],
+  openFiles: [["string", "boundary-files"], ["object", {}]],
   deleteDatabase: [["string", "boundary-none"]],
 };
 // FileSessionStore (Node): the same methods as SessionStore, checked in JavaScript.
@@ -174,7 +180,8 @@ test("every exported function and method with parameters has an entry in the tab
   check(methodsOf(FileSessionStore.prototype).filter((m) => FileSessionStore.prototype[m].length > 0), FILE_STORE_METHODS, "FileSessionStore.prototype.");
   check(methodsOf(FileSessionStore).filter((m) => FileSessionStore[m].length > 0), FILE_STORE_STATICS, "FileSessionStore.");
   const functions = Object.entries(ccm)
-    .filter(([name, value]) => typeof value === "function" && value !== Session && value !== SessionStore && value !== FileSessionStore)
+    // PostgresSessionStore and its table are JavaScript over `pg`, checked in postgres.test.mjs.
+    .filter(([name, value]) => typeof value === "function" && value !== Session && value !== SessionStore && value !== FileSessionStore && value !== ccm.PostgresSessionStore && value !== ccm.PostgresRecordTable)
     .map(([name]) => name);
   check(functions, FUNCTIONS, "");
   assert.deepEqual(missing, [], "exports without a row in the boundary table (add one, with the checks in Rust)");
@@ -250,6 +257,7 @@ test("every SessionStore method refuses wrong argument types with code argument,
   const state = async () => JSON.stringify([await store.list(), localStorage.snapshot()]);
   STORE_METHODS.save[0][1] = stored;
   STORE_METHODS.importSession[0][1] = JSON.stringify(newSession().toJSON());
+  STORE_METHODS.importSessionAs[1][1] = JSON.stringify(newSession().toJSON());
   let checked = 0;
   for (const [method, params] of Object.entries(STORE_METHODS)) {
     checked += await refusesEveryWrongArgument(`SessionStore.${method}`, params, (args) => store[method](...args), state);

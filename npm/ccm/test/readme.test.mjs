@@ -24,7 +24,18 @@ const packageDir = dirname(require.resolve("cognitive-context/package.json"));
 const tsc = join(fixtures, "node_modules", "typescript", "bin", "tsc");
 
 const readme = readFileSync(join(packageDir, "README.md"), "utf8");
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+// The PostgreSQL example names the database a reader would have; it runs against the test
+// suite's throwaway cluster instead (scripts/test starts it), so the URL is swapped for that
+// one. Without a cluster the example cannot run, and that is a failure, not a skip.
+const exampleDatabase = "postgres://app@localhost:5432/chat";
+const testDatabase = process.env.CCM_TEST_POSTGRES_URL;
+const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => {
+  if (!match[1].includes(exampleDatabase)) return match[1];
+  if (!testDatabase) {
+    throw new Error("CCM_TEST_POSTGRES_URL is not set: the README's PostgreSQL example needs the cluster scripts/test starts (scripts/postgres-cluster)");
+  }
+  return match[1].replaceAll(exampleDatabase, testDatabase);
+});
 // Recipes talk to a model through an SDK: recipes.test.mjs runs them against the mock provider.
 const runnable = (code) => !code.startsWith("// In a browser") && !code.startsWith("// Recipe");
 

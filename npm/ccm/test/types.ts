@@ -167,7 +167,9 @@ async function turn(): Promise<number> {
 // Storage: plain objects for files, a typed backend and telemetry.
 async function storage(): Promise<void> {
   const store = await SessionStore.open({ backend: "auto" });
-  const backend: "indexeddb" | "localstorage" = store.backend;
+  const backend: "indexeddb" | "localstorage" | "files" | "postgres" | "host" = store.backend;
+  // @ts-expect-error a backend that does not exist
+  const unknownBackend: "indexeddb" | "localstorage" | "sqlite" = store.backend;
   // @ts-expect-error a backend that does not exist
   await SessionStore.open({ backend: "sqlite" });
   const files: CcmFileTexts = { manifest: "efforts: []", efforts: { "auth-bug": "{}" } };
