@@ -1,5 +1,9 @@
-//! Browser storage against real IndexedDB and localStorage in headless Chromium: round trips,
-//! incremental saves, damaged records, a full localStorage, two writers, and schema upgrades.
+//! Browser storage through the JavaScript face, against real IndexedDB and localStorage in
+//! headless Chromium: what is specific to these backends and to the `SessionStore` class (the
+//! records a save writes, damaged records in each layout, a full localStorage, schema upgrades,
+//! the layout of earlier versions). The storage contract itself (round trips, a stale or racing
+//! writer, damaged rows, listing and deleting) is ccm-store's conformance suite, which
+//! ccm-browser's `tests/conformance.rs` runs against both backends.
 
 #![cfg(target_arch = "wasm32")]
 
@@ -577,71 +581,6 @@ async fn localstorage_save_goes_around_an_unreadable_effort_record() {
 
 /// A session whose header record is damaged is listed (marked damaged, not hidden), and its
 /// export takes out every readable message and imports as a new session.
-async fn a_session_with_a_damaged_header_lists_and_exports(backend: &str, name: &str) {
-    let store = fresh_store(backend, name).await;
-    let session = saved_with_open_effort(&store).await;
-    let id = store_id(&session);
-    let texts: Vec<String> = session.with_core(|s| {
-        let document = s.to_document().unwrap();
-        document
-            .ambient
-            .iter()
-            .chain(document.efforts.iter().flat_map(|e| e.messages.iter()))
-            .map(|m| m.content.clone())
-            .collect()
-    });
-    if backend == "indexeddb" {
-        let db = raw_db(name, None).await;
-        put(
-            &db,
-            "sessions",
-            &object(&[("id", id.clone().into()), ("row", "{\"header\": ".into())]),
-        )
-        .await;
-        db.close();
-    } else {
-        local_storage()
-            .set_item(&format!("{name}/{id}/row"), "not json")
-            .unwrap();
-    }
-
-    let listed = store.list_sessions().await.unwrap();
-    let entry = listed.iter().find(|s| s.id == id).expect("still listed");
-    let damaged = entry.damaged.clone().expect("marked damaged");
-    assert!(damaged.contains("header record"), "{damaged}");
-
-    let exported = store.export_document(&id).await.unwrap();
-    assert!(!exported.repairs.is_empty());
-    let mut exported_texts: Vec<String> = exported
-        .ambient
-        .iter()
-        .chain(exported.efforts.iter().flat_map(|e| e.messages.iter()))
-        .map(|m| m.content.clone())
-        .collect();
-    let mut expected = texts.clone();
-    exported_texts.sort();
-    expected.sort();
-    assert_eq!(exported_texts, expected, "every message is in the export");
-    let json = serde_json::to_string(&exported).unwrap();
-    let copy = store.import_document(&json, "rescued", None).await.unwrap();
-    let reopened = store.load_session(&copy.id, None).await.unwrap();
-    assert_eq!(
-        reopened.with_core(|s| s.stored_message_count()),
-        texts.len()
-    );
-}
-
-#[wasm_bindgen_test]
-async fn indexeddb_session_with_a_damaged_header_lists_and_exports() {
-    a_session_with_a_damaged_header_lists_and_exports("indexeddb", "ccm-test-header-idb").await;
-}
-
-#[wasm_bindgen_test]
-async fn localstorage_session_with_a_damaged_header_lists_and_exports() {
-    a_session_with_a_damaged_header_lists_and_exports("localstorage", "ccm-test-header-local")
-        .await;
-}
-
 #[wasm_bindgen_test]
 async fn a_damaged_localstorage_index_is_rebuilt_from_the_records() {
     let name = "ccm-test-index-local";
@@ -770,50 +709,6 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
 }
 
 // ----- two writers -------------------------------------------------------------------
-
-async fn second_writer_is_refused(backend: &str) {
-    let name = format!("ccm-test-two-writers-{backend}");
-    let first_store = fresh_store(backend, &name).await;
-    // A second connection to the same database, as a second tab would have.
-    let second_store = SessionStore::open_with(store_options(backend, &name))
-        .await
-        .unwrap();
-    let session = saved_with_open_effort(&first_store).await;
-    let id = store_id(&session);
-    let first = first_store.load_session(&id, None).await.unwrap();
-    let second = second_store.load_session(&id, None).await.unwrap();
-    turn(&first, 13);
-    turn(&second, 13);
-    first_store.save_session(&first).await.unwrap();
-    let error = second_store
-        .save_session(&second)
-        .await
-        .map(|_| ())
-        .unwrap_err();
-    assert_eq!(code(&error), "conflict");
-    assert_eq!(
-        message(error),
-        "the session changed in another window or process (stored revision 2, this one builds on 1); reload it to continue"
-    );
-    // Reloading gives the first writer's turn, and the second writer can go on from there.
-    let reloaded = second_store.load_session(&id, None).await.unwrap();
-    assert_eq!(plan(&reloaded), plan(&first));
-    turn(&reloaded, 14);
-    assert_eq!(
-        second_store.save_session(&reloaded).await.unwrap().revision,
-        3.0
-    );
-}
-
-#[wasm_bindgen_test]
-async fn indexeddb_second_writer_is_refused() {
-    second_writer_is_refused("indexeddb").await;
-}
-
-#[wasm_bindgen_test]
-async fn localstorage_second_writer_is_refused() {
-    second_writer_is_refused("localstorage").await;
-}
 
 // ----- schema versions -------------------------------------------------------------------
 
