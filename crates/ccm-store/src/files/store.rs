@@ -1027,28 +1027,14 @@ impl<F: FileSystem> View<'_, F> {
         Ok(messages)
     }
 
-    /// Every committed sequence number a log lists, in order.
+    /// Every committed sequence number a log lists, in order: the tail that holds every
+    /// entry, which `log_tail` reads in one piece.
     fn log_entries(
         &self,
         log: &LogRef,
         unreadable: &mut Vec<String>,
     ) -> Result<Vec<u64>, StoreError> {
-        let path = self.paths.log_file(&log_file_name(log));
-        let Some(file) = self.store.open_file(&path, Access::Read)? else {
-            return Ok(Vec::new());
-        };
-        let size = self.io(file.size(), "read the size of", &path)?;
-        let committed = self.io(
-            committed_entries(&file, size, self.commit.seq_end),
-            "read",
-            &path,
-        )?;
-        let bytes = self.io(
-            file.read_at(LOG_HEADER_BYTES, committed * ENTRY_BYTES),
-            "read",
-            &path,
-        )?;
-        Ok(self.entries(log, &bytes, unreadable))
+        self.log_tail(log, u64::MAX, unreadable)
     }
 
     /// The sequence numbers of `bytes` (whole committed entries); a damaged one is described.
