@@ -24,7 +24,9 @@ pub mod files;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod records;
+pub mod remote;
 pub mod sessions;
+pub mod sync;
 
 pub use backend::{
     existing_row, next_row, DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode,

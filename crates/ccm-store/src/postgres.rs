@@ -184,6 +184,8 @@ struct Sql {
     row: String,
     row_for_update: String,
     rows: String,
+    rows_in_namespace: String,
+    revision: String,
     insert_row: String,
     update_row: String,
     rename_row: String,
@@ -220,6 +222,10 @@ impl Sql {
             row: format!("SELECT row FROM {s}.sessions WHERE id = $1"),
             row_for_update: format!("SELECT row FROM {s}.sessions WHERE id = $1 FOR UPDATE"),
             rows: format!("SELECT id, row FROM {s}.sessions"),
+            rows_in_namespace: format!(
+                "SELECT id, row FROM {s}.sessions WHERE split_part(id, '/', 1) = $1"
+            ),
+            revision: format!("SELECT revision FROM {s}.sessions WHERE id = $1"),
             insert_row: format!(
                 "INSERT INTO {s}.sessions (id, row, revision, updated_ms) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (id) DO NOTHING"
@@ -501,6 +507,75 @@ impl PostgresStore {
             .await
             .map_err(|e| self.failure(&lost, "the schema version could not be read", &e))?;
         Ok(row.get(0))
+    }
+
+    /// The connection pool, for a host that keeps tables of its own beside the sessions (the
+    /// sync server's accounts and tokens) and wants one pool for both.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The rows of the sessions whose id starts with `namespace` and a `/`: a server that
+    /// keeps several accounts' sessions in one schema names them `<account>/<session>` and
+    /// lists one account's without reading the others'. (`split_part(id, '/', 1)` is the
+    /// expression a host indexes for this.)
+    ///
+    /// # Errors
+    /// As [`RecordStore::rows`].
+    pub async fn rows_in_namespace(
+        &self,
+        namespace: &str,
+    ) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
+        self.list(&self.sql.rows_in_namespace, &[&namespace]).await
+    }
+
+    /// The stored revision of session `id`, or `None` when there is no such session: what a
+    /// server names in a conflict.
+    ///
+    /// # Errors
+    /// [`StoreError::Unavailable`] or [`StoreError::Storage`] when it cannot be read.
+    pub async fn revision(&self, id: &str) -> Result<Option<u64>, StoreError> {
+        let client = self.client().await?;
+        let lost = client.lost.clone();
+        let context = format!("the revision of session '{id}' could not be read");
+        let statement = client
+            .prepare_cached(&self.sql.revision)
+            .await
+            .map_err(|e| self.failure(&lost, &context, &e))?;
+        let found = client
+            .query_opt(&statement, &[&id])
+            .await
+            .map_err(|e| self.failure(&lost, &context, &e))?;
+        Ok(found.map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+    }
+
+    /// Session rows by a listing statement with its parameters.
+    async fn list(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
+        let client = self.client().await?;
+        let lost = client.lost.clone();
+        let statement = client
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| self.failure(&lost, "the sessions could not be listed", &e))?;
+        let found = client
+            .query(&statement, params)
+            .await
+            .map_err(|e| self.failure(&lost, "the sessions could not be listed", &e))?;
+        let mut rows = Vec::new();
+        let mut damaged = Vec::new();
+        for r in &found {
+            // The id is the key column, readable even when the row text is not.
+            let id: String = r.get(0);
+            match row_of(r.get(1)) {
+                Ok(row) => rows.push(row),
+                Err(problem) => damaged.push(DamagedSession { id, problem }),
+            }
+        }
+        Ok((rows, damaged))
     }
 
     /// Applies the pending migrations in one transaction under an advisory lock.
@@ -1035,27 +1110,7 @@ impl RecordStore for PostgresStore {
     }
 
     async fn rows(&self) -> Result<(Vec<SessionRow>, Vec<DamagedSession>), StoreError> {
-        let client = self.client().await?;
-        let lost = client.lost.clone();
-        let statement = client
-            .prepare_cached(&self.sql.rows)
-            .await
-            .map_err(|e| self.failure(&lost, "the sessions could not be listed", &e))?;
-        let found = client
-            .query(&statement, &[])
-            .await
-            .map_err(|e| self.failure(&lost, "the sessions could not be listed", &e))?;
-        let mut rows = Vec::new();
-        let mut damaged = Vec::new();
-        for r in &found {
-            // The id is the key column, readable even when the row text is not.
-            let id: String = r.get(0);
-            match row_of(r.get(1)) {
-                Ok(row) => rows.push(row),
-                Err(problem) => damaged.push(DamagedSession { id, problem }),
-            }
-        }
-        Ok((rows, damaged))
+        self.list(&self.sql.rows, &[]).await
     }
 
     async fn write(
