@@ -16,6 +16,8 @@
 //!   ([`BrowserSession::drive_turn`]): `fetch` or the offline model, JavaScript timers, stored
 //!   logs read when the engine asks for them, and an `AbortSignal`.
 //! - [`counter`]: which token counter a session counts with.
+//! - [`sync`]: sessions kept on a sync server as well (ccm-store's wire format over `fetch`,
+//!   the synced revisions, push, pull and the two ways out of a conflict).
 //!
 //! Architecture invariant: a save writes only the core's `WriteBatch` (what changed since the
 //! last save) and opening reads only what the header names, so both cost the same at 1k and at
@@ -29,6 +31,7 @@ mod error;
 mod session;
 mod storage;
 mod store;
+pub mod sync;
 pub mod transport;
 
 pub use driver::Model;
@@ -38,7 +41,8 @@ pub use session::{
     SessionCell, StoreLink,
 };
 pub use store::{
-    document_config, BackendChoice, BrowserStore, CcmImport, PreparedSave, SaveReport, SessionInfo,
+    document_config, new_session_id, BackendChoice, BrowserStore, CcmImport, PreparedSave,
+    SaveReport, SessionInfo,
 };
 
 /// Test and benchmark helpers: the versions of the stored layouts.

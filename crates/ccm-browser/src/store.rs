@@ -66,6 +66,12 @@ pub struct PreparedSave {
 }
 
 impl PreparedSave {
+    /// What the save will write: a sync layer pushes the same batch to a server after the
+    /// local write, so one turn costs one request there too.
+    pub fn batch(&self) -> &WriteBatch {
+        &self.batch
+    }
+
     /// Writes the prepared batch and marks the session saved.
     ///
     /// # Errors
@@ -80,7 +86,7 @@ impl PreparedSave {
         } = self;
         let (id, mode) = match target {
             SaveTarget::New => (
-                new_id(),
+                new_session_id(),
                 WriteMode::Create {
                     now_ms: js_sys::Date::now(),
                     name: String::new(),
@@ -104,7 +110,7 @@ impl PreparedSave {
 }
 
 /// A new session id: time and randomness, so two tabs never pick the same one.
-fn new_id() -> String {
+pub fn new_session_id() -> String {
     let random = (js_sys::Math::random() * 2f64.powi(48)) as u64;
     format!("s{:x}-{random:012x}", js_sys::Date::now() as u64)
 }
@@ -207,7 +213,7 @@ impl BrowserStore {
             now_ms: js_sys::Date::now(),
             name: name.to_string(),
         };
-        Ok(self.backend.write(&new_id(), &batch, mode).await?)
+        Ok(self.backend.write(&new_session_id(), &batch, mode).await?)
     }
 
     /// Stores a whole core session as a new session (an import, a fork); the session itself

@@ -295,7 +295,7 @@ pub async fn post(
 /// What `promise` resolves with, or `None` when it has not settled within `timeout_ms`
 /// milliseconds (0: no limit). Every promise raced here (a `fetch`, a body read) resolves with
 /// an object, never with `undefined`, which is what the timer resolves with.
-async fn within(promise: Promise, timeout_ms: u64) -> Result<Option<JsValue>, JsValue> {
+pub(crate) async fn within(promise: Promise, timeout_ms: u64) -> Result<Option<JsValue>, JsValue> {
     if timeout_ms == 0 {
         return JsFuture::from(promise).await.map(Some);
     }
