@@ -21,6 +21,7 @@ pub mod model_fetch;
 pub mod models;
 pub mod provider;
 pub mod state;
+pub mod sync;
 pub mod turn;
 pub mod view_model;
 

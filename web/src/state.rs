@@ -17,7 +17,7 @@ use ccm_engine::{RequestPurpose, TurnEvent};
 use ccm_provider::StreamDelta;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
 
@@ -336,6 +336,17 @@ pub struct AppState {
     pub search: RwSignal<Option<crate::view_model::SearchView>>,
     /// The last query typed into the manifest's search.
     pub search_query: StoredValue<String>,
+    /// The sync server's client, when sync is set up in this browser (`crate::sync`).
+    pub sync: StoredValue<Option<Rc<ccm_browser::sync::SyncClient>>, LocalStorage>,
+    /// The sync server and token as entered (empty when sync is off).
+    pub sync_settings: RwSignal<crate::sync::SyncSettings>,
+    /// Where syncing stands.
+    pub sync_status: RwSignal<crate::sync::SyncStatus>,
+    /// Sessions that this browser and another device both changed since they were last the
+    /// same: no turn is taken into one until the person chooses a version.
+    pub sync_conflicts: RwSignal<BTreeSet<String>>,
+    /// Set while a sync runs: syncs take turns (`crate::sync`).
+    pub sync_running: StoredValue<bool>,
     next_notice: StoredValue<u64>,
 }
 
@@ -404,6 +415,11 @@ impl AppState {
             editing: RwSignal::new(None),
             search: RwSignal::new(None),
             search_query: StoredValue::new(String::new()),
+            sync: StoredValue::new_local(None),
+            sync_settings: RwSignal::new(crate::sync::SyncSettings::default()),
+            sync_status: RwSignal::new(crate::sync::SyncStatus::Off),
+            sync_conflicts: RwSignal::new(BTreeSet::new()),
+            sync_running: StoredValue::new(false),
             next_notice: StoredValue::new(1),
         }
     }
@@ -443,6 +459,17 @@ impl AppState {
     /// Removes a notice.
     pub fn dismiss(&self, id: u64) {
         self.notices.update(|n| n.retain(|notice| notice.id != id));
+    }
+
+    /// Whether the current session takes no turns now: another tab saved a newer version of
+    /// it, or another device wrote it too (a sync conflict). Tracks both.
+    pub fn blocked(&self) -> bool {
+        self.conflict.get() || crate::sync::current_in_conflict(*self)
+    }
+
+    /// [`blocked`](Self::blocked) without tracking, for event handlers.
+    pub fn blocked_now(&self) -> bool {
+        untrack(|| self.blocked())
     }
 
     /// Whether a turn is running (session changes wait for it).
@@ -536,11 +563,27 @@ impl AppState {
         else {
             return;
         };
-        match store.save(&session).await {
+        let saved = match store.prepare_save(&session) {
+            Ok(prepared) => {
+                // The sync server gets the same batch after the local write.
+                let batch = self
+                    .sync
+                    .with_value(Option::is_some)
+                    .then(|| prepared.batch().clone());
+                prepared.finish().await.map(|report| (report, batch))
+            }
+            Err(e) => Err(e),
+        };
+        match saved {
             // The save says how the session is listed now: no need to read the list again.
-            Ok(report) => self
-                .sessions
-                .update(|sessions| list_saved(sessions, report.session)),
+            Ok((report, batch)) => {
+                let id = report.session.id.clone();
+                self.sessions
+                    .update(|sessions| list_saved(sessions, report.session));
+                if let Some(batch) = batch {
+                    crate::sync::after_save(*self, id, batch);
+                }
+            }
             Err(BrowserError::Conflict(_)) => {
                 // The conflict card explains it and offers the ways on.
                 self.conflict.set(true);
@@ -697,6 +740,10 @@ impl AppState {
                 return;
             }
         }
+        // With a sync server, what other devices wrote comes first, so that a new device opens
+        // the latest conversation rather than starting an empty one.
+        crate::sync::init(*self);
+        crate::sync::sync_all(*self).await;
         self.refresh_sessions().await;
         let last = read_local(LAST_SESSION_KEY);
         let known = self.sessions.get_untracked();
@@ -714,7 +761,23 @@ impl AppState {
             .filter(|id| known.iter().filter(openable).any(|s| &s.id == id))
             .or_else(|| known.iter().find(openable).map(|s| s.id.clone()));
         match pick {
-            Some(id) => self.switch_session(id).await,
+            // Just synced above: the session opens as it is stored.
+            Some(id) => self.open_session(id, false).await,
+            None => self.create_session("Conversation 1".to_string()).await,
+        }
+    }
+
+    /// Opens the most recently updated session that can be opened, or a new one when there is
+    /// none (after the current session was deleted, here or on another device).
+    pub async fn open_any(&self) {
+        let next = self
+            .sessions
+            .get_untracked()
+            .iter()
+            .find(|s| s.damaged.is_none())
+            .map(|s| s.id.clone());
+        match next {
+            Some(next) => self.switch_session(next).await,
             None => self.create_session("Conversation 1".to_string()).await,
         }
     }
@@ -747,6 +810,9 @@ impl AppState {
             Ok(session) => {
                 let stored_id = session.store_id();
                 self.refresh_sessions().await;
+                if let Some(id) = &stored_id {
+                    crate::sync::push_new(*self, id.clone());
+                }
                 self.adopt(session, stored_id);
             }
             Err(e) => self.notify(
@@ -756,8 +822,14 @@ impl AppState {
         }
     }
 
-    /// Opens a stored session.
+    /// Opens a stored session, with what other devices wrote to it when sync is on.
     pub async fn switch_session(&self, id: String) {
+        self.open_session(id, true).await;
+    }
+
+    /// Opens a stored session; `sync_first` pulls what other devices wrote before (unless the
+    /// caller has just synced it).
+    pub async fn open_session(&self, id: String, sync_first: bool) {
         if !self.may_replace_session() {
             return;
         }
@@ -765,6 +837,9 @@ impl AppState {
             return;
         };
         self.busy.set(Some("Opening the session…".to_string()));
+        if sync_first {
+            crate::sync::before_open(*self, &id).await;
+        }
         match store.load(&id, None).await {
             Ok(session) => self.adopt(session, Some(id)),
             Err(e) => self.notify(
@@ -780,11 +855,12 @@ impl AppState {
         let Some(store) = self.store.get_value() else {
             return;
         };
-        if let Err(e) = store.rename(&id, &name).await {
-            self.notify(
+        match store.rename(&id, &name).await {
+            Ok(()) => crate::sync::renamed(*self, id, name),
+            Err(e) => self.notify(
                 NoticeKind::Error,
                 format!("Could not rename the session: {e}"),
-            );
+            ),
         }
         self.refresh_sessions().await;
     }
@@ -801,18 +877,10 @@ impl AppState {
             );
             return;
         }
+        crate::sync::deleted(*self, id.clone());
         self.refresh_sessions().await;
         if self.session_id.get_untracked().as_deref() == Some(id.as_str()) {
-            let next = self
-                .sessions
-                .get_untracked()
-                .iter()
-                .find(|s| s.damaged.is_none())
-                .map(|s| s.id.clone());
-            match next {
-                Some(next) => self.switch_session(next).await,
-                None => self.create_session("Conversation 1".to_string()).await,
-            }
+            self.open_any().await;
         }
     }
 
@@ -865,6 +933,7 @@ impl AppState {
         };
         match imported {
             Ok((info, notes)) => {
+                crate::sync::push_new(*self, info.id.clone());
                 self.refresh_sessions().await;
                 self.switch_session(info.id.clone()).await;
                 self.notify(
@@ -1070,6 +1139,7 @@ impl AppState {
                 let name = format!("{base_name} ⎇ {branch}");
                 match store.import_core(&fork, &name).await {
                     Ok(info) => {
+                        crate::sync::push_new(*self, info.id.clone());
                         self.refresh_sessions().await;
                         self.switch_session(info.id).await;
                         self.notify(

@@ -61,8 +61,9 @@ pub fn send_message(state: AppState, text: String) {
     if text.trim().is_empty() || state.in_turn() || state.session.with_value(Option::is_none) {
         return;
     }
-    // Another tab saved a newer revision: a turn taken here could not be saved either.
-    if state.conflict.get_untracked() {
+    // Another tab saved a newer revision, or another device wrote the session too: a turn
+    // taken here could not be saved (or synced) either.
+    if state.blocked_now() {
         return;
     }
     spawn_local(drive(state, text));

@@ -156,6 +156,7 @@ pub fn App() -> impl IntoView {
         state.panel.set(Panel::Chat);
     }
     spawn_local(start(state));
+    crate::sync::keep_retrying(state);
 
     let help_open = RwSignal::new(false);
     let concluding = RwSignal::new(None::<String>);
@@ -304,6 +305,18 @@ pub fn App() -> impl IntoView {
                 <span class="provider" data-testid="provider-label" title=move || state.provider.with(|p| p.choice.label().to_string())>
                     {move || state.provider.with(|p| p.short_label())}
                 </span>
+                <Show when=move || state.sync_status.with(|s| *s != crate::sync::SyncStatus::Off)>
+                    <button
+                        type="button"
+                        class="sync-badge"
+                        data-testid="sync-status"
+                        data-state=move || state.sync_status.with(|s| s.key())
+                        title=move || state.sync_status.with(|s| s.detail())
+                        on:click=move |_| state.panel.set(Panel::Settings)
+                    >
+                        {move || state.sync_status.with(|s| s.label())}
+                    </button>
+                </Show>
                 <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>
                 <span class="status" role="status" data-testid="startup">
                     {move || match state.startup.get() {

@@ -4,7 +4,7 @@
 
 use crate::archive::ArchiveState;
 use crate::chat_controls;
-use crate::components::conflict::ConflictCard;
+use crate::components::conflict::{ConflictCard, SyncConflictCard};
 use crate::components::rich_text::RichText;
 use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
 use crate::provider::ProviderChoice;
@@ -320,7 +320,7 @@ pub fn ChatPanel() -> impl IntoView {
     let textarea = NodeRef::<html::Textarea>::new();
     let send = move || {
         let text = state.draft.get_untracked();
-        if text.trim().is_empty() || !ready.get_untracked() || state.conflict.get_untracked() {
+        if text.trim().is_empty() || !ready.get_untracked() || state.blocked_now() {
             return;
         }
         if state.editing.get_untracked().is_some() {
@@ -416,6 +416,7 @@ pub fn ChatPanel() -> impl IntoView {
                     })
             }}
             <ConflictCard />
+            <SyncConflictCard />
             {move || {
                 session_usage
                     .get()
@@ -423,7 +424,7 @@ pub fn ChatPanel() -> impl IntoView {
             }}
             <Show when=move || {
                 last.with(Option::is_some) && state.editing.with(Option::is_none)
-                    && !state.conflict.get()
+                    && !state.blocked()
             }>
                 <div class="row last-turn" data-testid="last-turn-controls">
                     <button
@@ -584,7 +585,7 @@ pub fn ChatPanel() -> impl IntoView {
                                 type="submit"
                                 data-testid="send"
                                 disabled=move || {
-                                    !ready.get() || state.conflict.get()
+                                    !ready.get() || state.blocked()
                                         || state.draft.with(|d| d.trim().is_empty())
                                 }
                             >

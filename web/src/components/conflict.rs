@@ -1,7 +1,8 @@
 //! The losing tab: another tab saved a newer revision of the session, so this tab's last
 //! changes could not be saved. The tab takes no more turns into a session it cannot save and
 //! offers, in plain words, to load the newer version or to keep its own as a branch (a new
-//! stored session). The text in the message box is never touched.
+//! stored session). The text in the message box is never touched. `SyncConflictCard` is the
+//! same choice when another device, rather than another tab, wrote the session.
 
 use crate::state::{AppState, NoticeKind};
 use ccm_core::LogState;
@@ -115,6 +116,56 @@ pub fn ConflictCard() -> impl IntoView {
                         on:click=move |_| run(true)
                     >
                         "Keep this tab's version as a branch"
+                    </button>
+                </div>
+            </div>
+        </Show>
+    }
+}
+
+/// The card shown while the open session is in a sync conflict: this browser and another
+/// device both changed it since they were last the same, so neither version was sent over
+/// the other. The person chooses which to continue; the other is kept as a branch, so nothing
+/// is lost, and the text in the message box stays.
+#[component]
+pub fn SyncConflictCard() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let working = RwSignal::new(false);
+    let run = move |branch: bool| {
+        if working.get_untracked() {
+            return;
+        }
+        working.set(true);
+        spawn_local(async move {
+            crate::sync::resolve(state, branch).await;
+            working.set(false);
+        });
+    };
+    view! {
+        <Show when=move || crate::sync::current_in_conflict(state)>
+            <div class="failed conflict" data-testid="sync-conflict" role="alert">
+                <p class="failed-title">"Another device changed this conversation"</p>
+                <p>
+                    "Another device sent turns to this conversation that this browser does not have, and this browser has turns the other device does not have. "
+                    "Choose which version to continue; the other is kept as a branch under Sessions. Your message in the box stays."
+                </p>
+                <div class="row">
+                    <button
+                        type="button"
+                        data-testid="sync-load-theirs"
+                        disabled=move || working.get()
+                        on:click=move |_| run(false)
+                    >
+                        "Load the other device's version"
+                    </button>
+                    <button
+                        type="button"
+                        class="secondary"
+                        data-testid="sync-keep-branch"
+                        disabled=move || working.get()
+                        on:click=move |_| run(true)
+                    >
+                        "Keep this device's version as a branch"
                     </button>
                 </div>
             </div>

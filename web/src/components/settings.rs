@@ -1,11 +1,12 @@
 //! Settings: the provider (offline demo model by default, presets, custom URLs), the model
 //! name and the API key (in memory for the tab unless the person asks to remember it), and the
-//! current session's thresholds, budget, context mode and compaction preset.
+//! current session's thresholds, budget, context mode and compaction preset; the sync server.
 
 use crate::model_fetch::fetch_models;
 use crate::models::ListedModel;
 use crate::provider::{ProviderChoice, ProviderSettings};
 use crate::state::AppState;
+use crate::sync::{SyncSettings, SyncStatus};
 use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
 use ccm_core::config::{ContextMode, Profile, ReferenceRule, SearchRule, NO_BUDGET};
 use ccm_core::Config;
@@ -346,8 +347,81 @@ pub fn SettingsPanel() -> impl IntoView {
                 <button type="submit" data-testid="save-provider">"Save provider"</button>
                 {message_view(provider_message)}
             </form>
+            <SyncForm />
             {move || current.get().map(|config| view! { <SessionForm config=config message=session_message /> })}
         </div>
+    }
+}
+
+/// The sync server: its address and the token it issued, the status, and turning sync off.
+#[component]
+fn SyncForm() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let initial = state.sync_settings.get_untracked();
+    let url = RwSignal::new(initial.url);
+    let token = RwSignal::new(initial.token);
+    let message = RwSignal::new(None::<(bool, String)>);
+    let working = RwSignal::new(false);
+    let save = move |ev: web_sys::SubmitEvent| {
+        ev.prevent_default();
+        if working.get_untracked() {
+            return;
+        }
+        let settings = SyncSettings {
+            url: url.get_untracked().trim().to_string(),
+            token: token.get_untracked().trim().to_string(),
+        };
+        working.set(true);
+        message.set(Some((true, "Connecting…".to_string())));
+        spawn_local(async move {
+            let outcome = crate::sync::configure(state, settings).await;
+            let ok = outcome.is_ok()
+                && state
+                    .sync_status
+                    .with_untracked(|s| matches!(s, SyncStatus::Synced | SyncStatus::Conflict));
+            message.set(Some(match outcome {
+                Ok(text) => (ok, text),
+                Err(text) => (false, text),
+            }));
+            working.set(false);
+        });
+    };
+    let turn_off = move |_| {
+        crate::sync::turn_off(state);
+        url.set(String::new());
+        token.set(String::new());
+        message.set(Some((
+            true,
+            "Sync is off. Sessions stay in this browser and on the server.".to_string(),
+        )));
+    };
+    let status = move || state.sync_status.get();
+    view! {
+        <form on:submit=save aria-labelledby="sync-title" data-testid="sync-form">
+            <h2 id="sync-title">"Sync"</h2>
+            <p class="sync-line">
+                <span class="sync-badge" data-testid="sync-status-detail" data-state=move || status().key()>{move || status().label()}</span>
+                " "
+                <small class="hint" data-testid="sync-status-text">{move || status().detail()}</small>
+            </p>
+            <label class="field">
+                <span>"Sync server"</span>
+                <input data-testid="sync-url" inputmode="url" autocomplete="off" placeholder="the address scripts/serve-sync printed" prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
+                <small class="hint">"A CCM sync server keeps your sessions so that they continue on every device. This browser keeps its own copy and works offline."</small>
+            </label>
+            <label class="field">
+                <span>"Token"</span>
+                <input type="password" autocomplete="off" data-testid="sync-token" placeholder="the token ccm-server token create printed" prop:value=move || token.get() on:input=move |ev| token.set(event_target_value(&ev)) />
+                <small class="hint">"Kept in this browser. Only sessions and this token go to the sync server, never your model provider's API key."</small>
+            </label>
+            <div class="row">
+                <button type="submit" data-testid="sync-save" disabled=move || working.get()>"Save and sync"</button>
+                <Show when=move || state.sync_status.with(|s| *s != SyncStatus::Off)>
+                    <button type="button" class="secondary" data-testid="sync-off" on:click=turn_off>"Turn sync off"</button>
+                </Show>
+            </div>
+            {message_view_with_id(message, "sync-message")}
+        </form>
     }
 }
 

@@ -1,0 +1,486 @@
+//! The app's sessions on a sync server, so that one conversation continues on every device.
+//!
+//! IndexedDB stays the working copy: every turn is saved there first, so the app works
+//! offline, and then pushed to the server (one request when the server is where this browser
+//! left it). Opening the app or a session pulls what other devices wrote. The rules are
+//! ccm-browser's [`SyncClient`] (over ccm-store's sync algorithm); this module decides when
+//! to run them, keeps one sync running at a time, and shows what happened: the status
+//! (off, syncing, synced, offline, conflict, failed), reloads of a session another device
+//! moved on, and the choice a conflict leaves to the person.
+//!
+//! Only session records and the sync token go to the server. The provider's API key is kept
+//! apart (`state.rs`) and never sent there.
+
+use crate::state::{read_local, write_local, AppState, NoticeKind};
+use ccm_browser::sync::{is_unreachable, SessionSync, SyncClient, SyncReport};
+use ccm_browser::BrowserError;
+use ccm_core::store::WriteBatch;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::{Deserialize, Serialize};
+use std::rc::Rc;
+
+/// Where the sync settings are kept in this browser.
+const SETTINGS_KEY: &str = "ccm.app.sync";
+
+/// How often a sync is tried again while the server cannot be reached, in milliseconds.
+pub const RETRY_MS: f64 = 10_000.0;
+
+/// The sync server and token, as the person entered them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncSettings {
+    /// The server's base URL (empty: sync is off).
+    pub url: String,
+    /// The bearer token the server issued.
+    pub token: String,
+}
+
+impl SyncSettings {
+    /// The settings this browser keeps, if sync was set up here.
+    pub fn stored() -> Option<SyncSettings> {
+        read_local(SETTINGS_KEY)
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .filter(|s: &SyncSettings| !s.url.is_empty())
+    }
+}
+
+/// Where syncing stands, as the header and Settings show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncStatus {
+    /// No sync server is set up.
+    Off,
+    /// A sync is running.
+    Syncing,
+    /// Every session is the same here and on the server.
+    Synced,
+    /// The server cannot be reached; turns are kept here and sent later. The text says why.
+    Offline(String),
+    /// Another device wrote a session this browser also wrote: the person chooses.
+    Conflict,
+    /// The server answered with a refusal (a token it does not take, a damaged session).
+    Failed(String),
+}
+
+impl SyncStatus {
+    /// The status's short name (its `data-state`).
+    pub fn key(&self) -> &'static str {
+        match self {
+            SyncStatus::Off => "off",
+            SyncStatus::Syncing => "syncing",
+            SyncStatus::Synced => "synced",
+            SyncStatus::Offline(_) => "offline",
+            SyncStatus::Conflict => "conflict",
+            SyncStatus::Failed(_) => "failed",
+        }
+    }
+
+    /// The status in words.
+    pub fn label(&self) -> &'static str {
+        match self {
+            SyncStatus::Off => "Sync off",
+            SyncStatus::Syncing => "Syncing…",
+            SyncStatus::Synced => "Synced",
+            SyncStatus::Offline(_) => "Offline",
+            SyncStatus::Conflict => "Sync conflict",
+            SyncStatus::Failed(_) => "Sync failed",
+        }
+    }
+
+    /// What the person may want to know beyond the label.
+    pub fn detail(&self) -> String {
+        match self {
+            SyncStatus::Off => {
+                "Sessions are kept in this browser only. Enter a sync server and token to keep them on every device.".to_string()
+            }
+            SyncStatus::Syncing => "Sending and receiving turns…".to_string(),
+            SyncStatus::Synced => {
+                "Every session here is on the sync server too.".to_string()
+            }
+            SyncStatus::Offline(why) => format!(
+                "Turns are saved in this browser and sent when the server can be reached again: {why}."
+            ),
+            SyncStatus::Conflict => {
+                "Another device changed a conversation this browser changed too. Open it to choose which version to continue.".to_string()
+            }
+            SyncStatus::Failed(why) => format!("The sync server refused: {why}."),
+        }
+    }
+}
+
+/// Opens the sync client of the stored settings, if sync was set up in this browser.
+pub fn init(state: AppState) {
+    let Some(settings) = SyncSettings::stored() else {
+        state.sync_status.set(SyncStatus::Off);
+        return;
+    };
+    state.sync_settings.set(settings.clone());
+    match SyncClient::new(&settings.url, &settings.token) {
+        Ok(client) => {
+            state.sync.set_value(Some(Rc::new(client)));
+            state.sync_status.set(SyncStatus::Syncing);
+        }
+        Err(e) => state.sync_status.set(SyncStatus::Failed(e.to_string())),
+    }
+}
+
+/// Sets up sync with `settings` (kept in this browser) and syncs every session; returns the
+/// outcome in words for the form, or why the settings cannot be used.
+pub async fn configure(state: AppState, settings: SyncSettings) -> Result<String, String> {
+    let client = SyncClient::new(&settings.url, &settings.token).map_err(|e| e.to_string())?;
+    let json = serde_json::to_string(&settings).unwrap_or_default();
+    write_local(SETTINGS_KEY, Some(&json))
+        .map_err(|e| format!("The sync settings could not be kept in this browser: {e}"))?;
+    state.sync_settings.set(settings);
+    state.sync.set_value(Some(Rc::new(client)));
+    state.sync_conflicts.set(Default::default());
+    sync_all(state).await;
+    Ok(state.sync_status.with_untracked(|s| match s {
+        SyncStatus::Synced => "Saved. Every session is synced.".to_string(),
+        other => format!("Saved. {}", other.detail()),
+    }))
+}
+
+/// Turns sync off in this browser; the sessions stay here and on the server.
+pub fn turn_off(state: AppState) {
+    let _ = write_local(SETTINGS_KEY, None);
+    state.sync.set_value(None);
+    state.sync_settings.set(SyncSettings::default());
+    state.sync_conflicts.set(Default::default());
+    state.sync_status.set(SyncStatus::Off);
+}
+
+/// Holds the one sync that runs at a time: two at once could both push the same turns, and
+/// the second would be refused as if another device had written.
+struct SyncTurn(AppState);
+
+impl Drop for SyncTurn {
+    fn drop(&mut self) {
+        self.0.sync_running.set_value(false);
+    }
+}
+
+async fn take_turn(state: AppState) -> SyncTurn {
+    while state.sync_running.get_value() {
+        crate::js::timeout(20.0).await;
+    }
+    state.sync_running.set_value(true);
+    SyncTurn(state)
+}
+
+/// The client and the store, when sync is on and storage is open.
+fn parts(state: AppState) -> Option<(Rc<SyncClient>, ccm_browser::BrowserStore)> {
+    Some((state.sync.get_value()?, state.store.get_value()?))
+}
+
+/// Shows a failure of a sync: offline when the server could not be reached, failed when it
+/// refused.
+fn show_failure(state: AppState, client: &SyncClient, error: &BrowserError) {
+    let text = error.to_string();
+    if is_unreachable(error) && client.unreachable() {
+        state.sync_status.set(SyncStatus::Offline(text));
+    } else {
+        state.sync_status.set(SyncStatus::Failed(text));
+    }
+}
+
+/// The status after a successful sync: a conflict anywhere outweighs "synced".
+fn settle(state: AppState) {
+    let conflicted = state.sync_conflicts.with_untracked(|c| !c.is_empty());
+    state.sync_status.set(if conflicted {
+        SyncStatus::Conflict
+    } else {
+        SyncStatus::Synced
+    });
+}
+
+/// Records what a sync did to session `id`; returns whether the open session must be read
+/// again from storage (another device's turns were written into it).
+fn note(state: AppState, id: &str, outcome: &SessionSync) -> bool {
+    let current = state.session_id.get_untracked().as_deref() == Some(id);
+    match outcome {
+        SessionSync::Conflict => {
+            state.sync_conflicts.update(|c| {
+                c.insert(id.to_string());
+            });
+            false
+        }
+        SessionSync::Pulled => {
+            state.sync_conflicts.update(|c| {
+                c.remove(id);
+            });
+            current
+        }
+        SessionSync::DeletedHere => {
+            state.notify(
+                NoticeKind::Info,
+                "A conversation deleted on another device was deleted here too.",
+            );
+            current
+        }
+        SessionSync::Restored => {
+            state.notify(
+                NoticeKind::Info,
+                "A conversation was deleted on another device while this browser held turns it had not sent; it was uploaded again so that they are not lost.",
+            );
+            false
+        }
+        SessionSync::InSync | SessionSync::Pushed => {
+            state.sync_conflicts.update(|c| {
+                c.remove(id);
+            });
+            false
+        }
+    }
+}
+
+/// Reads the open session again after a sync wrote into it, unless a turn is running (its
+/// save will then meet the newer version and say so).
+async fn reload_current(state: AppState) {
+    if state.in_turn() {
+        return;
+    }
+    let Some(id) = state.session_id.get_untracked() else {
+        return;
+    };
+    let exists = state
+        .sessions
+        .with_untracked(|list| list.iter().any(|s| s.id == id));
+    if exists {
+        state.open_session(id, false).await;
+    } else {
+        state.open_any().await;
+    }
+}
+
+/// Syncs every session (the app's start, the Sync settings, a retry): sessions that exist
+/// only on the server appear here, turns taken here while offline go out, and the open
+/// session is read again when another device moved it on.
+pub async fn sync_all(state: AppState) {
+    let Some((client, store)) = parts(state) else {
+        return;
+    };
+    let _turn = take_turn(state).await;
+    state.sync_status.set(SyncStatus::Syncing);
+    // The open session is left alone while a turn runs in it: its save comes next and syncs it.
+    let busy =
+        move |id: &str| state.in_turn() && state.session_id.get_untracked().as_deref() == Some(id);
+    match client.sync_all(&store, &busy).await {
+        Ok(report) => {
+            let reload = apply_report(state, &report);
+            state.refresh_sessions().await;
+            settle(state);
+            if reload {
+                reload_current(state).await;
+            }
+        }
+        Err(error) => show_failure(state, &client, &error),
+    }
+}
+
+/// Applies what [`SyncClient::sync_all`] did; returns whether the open session must be read
+/// again.
+fn apply_report(state: AppState, report: &SyncReport) -> bool {
+    let mut reload = false;
+    let conflicts = report.conflicts();
+    // A session no longer reported in conflict was resolved elsewhere (or synced since).
+    state
+        .sync_conflicts
+        .update(|c| c.retain(|id| conflicts.contains(id) || report.sessions.contains_key(id)));
+    for (id, outcome) in &report.sessions {
+        reload |= note(state, id, outcome);
+    }
+    for (id, failure) in &report.failures {
+        state.notify(
+            NoticeKind::Error,
+            format!("Session {id} could not be synced: {failure}"),
+        );
+    }
+    reload
+}
+
+/// Syncs one session before it opens, so that it opens with what other devices wrote. When
+/// the server cannot be reached, the session opens as this browser has it.
+pub async fn before_open(state: AppState, id: &str) {
+    let Some((client, store)) = parts(state) else {
+        return;
+    };
+    let _turn = take_turn(state).await;
+    state.sync_status.set(SyncStatus::Syncing);
+    match client.sync_session(&store, id).await {
+        Ok(outcome) => {
+            note(state, id, &outcome);
+            if outcome != SessionSync::InSync {
+                state.refresh_sessions().await;
+            }
+            settle(state);
+        }
+        Err(error) => show_failure(state, &client, &error),
+    }
+}
+
+/// Pushes what a local save of session `id` just wrote, in the background.
+pub fn after_save(state: AppState, id: String, batch: WriteBatch) {
+    let Some((client, store)) = parts(state) else {
+        return;
+    };
+    spawn_local(async move {
+        let _turn = take_turn(state).await;
+        state.sync_status.set(SyncStatus::Syncing);
+        match client.push_saved(&store, &id, &batch).await {
+            Ok(outcome) => {
+                let reload = note(state, &id, &outcome);
+                settle(state);
+                if reload {
+                    state.refresh_sessions().await;
+                    reload_current(state).await;
+                }
+            }
+            Err(error) => show_failure(state, &client, &error),
+        }
+    });
+}
+
+/// Sends a session just stored here (created, imported, forked) in the background.
+pub fn push_new(state: AppState, id: String) {
+    let Some((client, store)) = parts(state) else {
+        return;
+    };
+    spawn_local(async move {
+        let _turn = take_turn(state).await;
+        state.sync_status.set(SyncStatus::Syncing);
+        match client.sync_session(&store, &id).await {
+            Ok(outcome) => {
+                note(state, &id, &outcome);
+                settle(state);
+            }
+            Err(error) => show_failure(state, &client, &error),
+        }
+    });
+}
+
+/// Deletes a session on the server too, in the background (later, when it is unreachable).
+pub fn deleted(state: AppState, id: String) {
+    let Some(client) = state.sync.get_value() else {
+        return;
+    };
+    state.sync_conflicts.update(|c| {
+        c.remove(&id);
+    });
+    spawn_local(async move {
+        let _turn = take_turn(state).await;
+        match client.delete(&id).await {
+            Ok(()) if client.unreachable() => show_failure(
+                state,
+                &client,
+                &BrowserError::Unavailable(
+                    "the deletion is sent when the server can be reached".to_string(),
+                ),
+            ),
+            Ok(()) => settle(state),
+            Err(error) => show_failure(state, &client, &error),
+        }
+    });
+}
+
+/// Renames a session on the server too, in the background.
+pub fn renamed(state: AppState, id: String, name: String) {
+    let Some(client) = state.sync.get_value() else {
+        return;
+    };
+    spawn_local(async move {
+        let _turn = take_turn(state).await;
+        if let Err(error) = client.rename(&id, &name).await {
+            show_failure(state, &client, &error);
+        }
+    });
+}
+
+/// Whether the open session is in a sync conflict (no turn is taken into it until the person
+/// chooses).
+pub fn current_in_conflict(state: AppState) -> bool {
+    let id = state.session_id.get();
+    state
+        .sync_conflicts
+        .with(|c| id.as_ref().is_some_and(|id| c.contains(id)))
+}
+
+/// Resolves the open session's conflict. Either way this browser's version is kept as a
+/// branch (a new session, sent to the server too) and the session itself takes the other
+/// device's version; `continue_in_branch` opens the branch, otherwise the session with the
+/// other device's version opens. The message box is not touched, so nothing typed is lost.
+pub async fn resolve(state: AppState, continue_in_branch: bool) {
+    let (Some((client, store)), Some(id)) = (parts(state), state.session_id.get_untracked()) else {
+        return;
+    };
+    let name = state
+        .sessions
+        .get_untracked()
+        .into_iter()
+        .find(|s| s.id == id)
+        .map(|s| s.name)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "Conversation".to_string());
+    let branch_name = format!("{name} (this device's version)");
+    let outcome = {
+        let _turn = take_turn(state).await;
+        state.sync_status.set(SyncStatus::Syncing);
+        client.resolve_conflict(&store, &id, &branch_name).await
+    };
+    match outcome {
+        Ok(branch) => {
+            state.sync_conflicts.update(|c| {
+                c.remove(&id);
+            });
+            state.refresh_sessions().await;
+            settle(state);
+            if client.unreachable() {
+                state.sync_status.set(SyncStatus::Offline(
+                    "the branch is sent when the server can be reached".to_string(),
+                ));
+            }
+            let (open, told) = if continue_in_branch {
+                (
+                    branch,
+                    format!("This device's version continues as “{branch_name}”; “{name}” now holds the other device's."),
+                )
+            } else {
+                (
+                    id,
+                    format!("Loaded the other device's version; this device's is kept as “{branch_name}”."),
+                )
+            };
+            state.open_session(open, false).await;
+            state.notify(NoticeKind::Info, told);
+        }
+        Err(error) => {
+            show_failure(state, &client, &error);
+            state.notify(
+                NoticeKind::Error,
+                format!("The conflict could not be resolved: {error}. Nothing was lost; try again when the server can be reached."),
+            );
+        }
+    }
+}
+
+/// Tries again while the server cannot be reached: when the browser says it is back online,
+/// and every [`RETRY_MS`] while the status is offline or failed. Runs for the app's lifetime.
+pub fn keep_retrying(state: AppState) {
+    let online = window_event_listener(leptos::ev::online, move |_| {
+        spawn_local(sync_all(state));
+    });
+    on_cleanup(move || online.remove());
+    spawn_local(async move {
+        loop {
+            crate::js::timeout(RETRY_MS).await;
+            let waiting = state.sync_status.try_with_untracked(|s| {
+                matches!(s, SyncStatus::Offline(_) | SyncStatus::Failed(_))
+            });
+            match waiting {
+                Some(true) => sync_all(state).await,
+                Some(false) => {}
+                // The app is gone (its signals disposed): stop.
+                None => return,
+            }
+        }
+    });
+}
