@@ -9,8 +9,18 @@
 //! in `pg_stat_activity`, and the database schema the tables live in (`ccm` by default; tests
 //! use a fresh schema each). Connections are opened lazily by a `deadpool` pool and reused:
 //! every operation takes one connection for its transaction and gives it back, so one store
-//! serves many concurrent requests of a server without a connection per request. TLS is not
-//! configured here; servers reach their database over a private network or a local socket.
+//! serves many concurrent requests of a server without a connection per request.
+//!
+//! # TLS
+//!
+//! `sslmode=require` in the URL makes every connection TLS (rustls), and the server's
+//! certificate is always verified: against Mozilla's root authorities (a managed database
+//! service's certificate), plus the PEM file that `sslrootcert=FILE` names (a private
+//! authority's). libpq's `verify-ca` and `verify-full` are read as `require`, which already
+//! verifies the whole chain and the host name. Without `sslmode=require` or `sslrootcert`
+//! connections are plain, for a database on the same machine or a private network (libpq's
+//! default `prefer` is plain here: a TLS handshake that would silently fall back is no
+//! protection).
 //!
 //! # Schema and migrations
 //!
@@ -78,6 +88,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{IsolationLevel, NoTls};
 
@@ -371,6 +382,114 @@ fn server_of(config: &tokio_postgres::Config) -> String {
     }
 }
 
+/// Takes libpq's TLS settings that tokio-postgres does not read out of a connection URL: the
+/// `sslrootcert` file (returned), and `sslmode=verify-ca` or `verify-full` (read as
+/// `require`, which verifies as much; see the module documentation). Both the URL form and the
+/// `key=value` form are read.
+fn take_tls_settings(url: &str) -> (String, Option<String>) {
+    let mut root = None;
+    let mut keep = |key: &str, value: &str| -> Option<String> {
+        match (key, value) {
+            ("sslrootcert", file) => {
+                root = Some(percent_decode(file));
+                None
+            }
+            ("sslmode", "verify-ca" | "verify-full") => Some(format!("{key}=require")),
+            _ => Some(format!("{key}={value}")),
+        }
+    };
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let Some((base, query)) = url.split_once('?') else {
+            return (url.to_string(), None);
+        };
+        let params: Vec<String> = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| match p.split_once('=') {
+                Some((key, value)) => keep(key, value),
+                None => Some(p.to_string()),
+            })
+            .collect();
+        let url = if params.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", params.join("&"))
+        };
+        (url, root)
+    } else {
+        let params: Vec<String> = url
+            .split_whitespace()
+            .filter_map(|p| match p.split_once('=') {
+                Some((key, value)) => keep(key, value),
+                None => Some(p.to_string()),
+            })
+            .collect();
+        (params.join(" "), root)
+    }
+}
+
+/// `%XX` sequences of a URL parameter decoded (a file path may hold spaces or `&`).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The TLS connector: rustls with the ring provider, trusting Mozilla's roots and the PEM file
+/// `root_certificate` names.
+fn tls_connector(
+    root_certificate: Option<&str>,
+) -> Result<tokio_postgres_rustls::MakeRustlsConnect, StoreError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(file) = root_certificate {
+        let unusable = |why: String| {
+            StoreError::unavailable(format!(
+                "the root certificate file {file} (sslrootcert) cannot be used: {why}"
+            ))
+        };
+        let certificates = CertificateDer::pem_file_iter(file)
+            .map_err(|e| unusable(e.to_string()))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| unusable(e.to_string()))?;
+        if certificates.is_empty() {
+            return Err(unusable("it holds no PEM certificate".to_string()));
+        }
+        for certificate in certificates {
+            roots
+                .add(certificate)
+                .map_err(|e| unusable(e.to_string()))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| StoreError::unavailable(format!("TLS cannot be set up: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
 /// What a save failed on, for the message.
 #[derive(Clone, Copy)]
 enum Step {
@@ -439,6 +558,7 @@ impl PostgresStore {
                 options.schema
             )));
         }
+        let (url, root_certificate) = take_tls_settings(url);
         // The parse error never repeats the URL, so a password in it stays out of messages.
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::unavailable(format!(
@@ -449,16 +569,18 @@ impl PostgresStore {
         config.connect_timeout(options.connect_timeout);
         config.application_name(options.application_name.as_str());
         let server = server_of(&config);
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            // `Fast` gives back a pooled connection unless it is known closed; a connection
-            // that broke silently fails its first statement, which is then reported like any
-            // lost connection, and the pool drops it.
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        // `Fast` gives back a pooled connection unless it is known closed; a connection that
+        // broke silently fails its first statement, which is then reported like any lost
+        // connection, and the pool drops it.
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = if config.get_ssl_mode() == SslMode::Require || root_certificate.is_some() {
+            let tls = tls_connector(root_certificate.as_deref())?;
+            Manager::from_config(config, tls, manager_config)
+        } else {
+            Manager::from_config(config, NoTls, manager_config)
+        };
         let pool = Pool::builder(manager)
             .max_size(options.pool_size.max(1))
             .runtime(Runtime::Tokio1)
@@ -654,8 +776,14 @@ impl PostgresStore {
                 PoolError::Timeout(_) => "the server did not answer in time".to_string(),
                 other => other.to_string(),
             };
+            // A refused certificate is not fixed by starting a server: say what is.
+            let check = if reason.contains("certificate") || reason.contains("TLS") {
+                "check that the server's certificate is signed by an authority given with sslrootcert=FILE and names the host in the URL"
+            } else {
+                "check that it runs and accepts connections"
+            };
             StoreError::unavailable(format!(
-                "the PostgreSQL server at {} cannot be reached ({reason}); check that it runs and accepts connections",
+                "the PostgreSQL server at {} cannot be reached ({reason}); {check}",
                 self.server
             ))
         })?;

@@ -624,3 +624,150 @@ async fn a_connection_lost_during_a_save_writes_nothing() {
     assert!(problems.is_empty(), "{problems:?}");
     drop_schemas(&watcher, &[schema]).await;
 }
+
+// ----- TLS -----
+
+/// Turns TLS on in the test cluster with a server certificate for 127.0.0.1 signed by a fresh
+/// authority, and returns that authority's PEM file. Plain connections keep working (the
+/// other tests use them), and the setting stays for the cluster's short life.
+async fn enable_tls(client: &tokio_postgres::Client) -> std::path::PathBuf {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let data: String = client
+        .query_one("SHOW data_directory", &[])
+        .await
+        .expect("the data directory")
+        .get(0);
+    let data = std::path::PathBuf::from(data);
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &issuer)
+        .unwrap();
+    let (cert_file, key_file) = (
+        data.join("ccm-test-server.crt"),
+        data.join("ccm-test-server.key"),
+    );
+    std::fs::write(&cert_file, server.pem()).unwrap();
+    std::fs::write(&key_file, server_key.serialize_pem()).unwrap();
+    // PostgreSQL reads the key only when its owner (the cluster's) alone can read it.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for file in [&cert_file, &key_file] {
+        let status = Command::new("chown")
+            .arg("postgres:postgres")
+            .arg(file)
+            .status()
+            .expect("chown");
+        assert!(
+            status.success(),
+            "the TLS test gives the cluster's owner its key (needs root)"
+        );
+    }
+    let authority = std::env::temp_dir().join(format!("ccm-test-ca-{}.pem", std::process::id()));
+    std::fs::write(&authority, ca.pem()).unwrap();
+    // One statement each: ALTER SYSTEM refuses to run in the implicit transaction of a batch.
+    for statement in [
+        format!("ALTER SYSTEM SET ssl_cert_file = '{}'", cert_file.display()),
+        format!("ALTER SYSTEM SET ssl_key_file = '{}'", key_file.display()),
+        "ALTER SYSTEM SET ssl = on".to_string(),
+        "SELECT pg_reload_conf()".to_string(),
+    ] {
+        client
+            .batch_execute(&statement)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    // The reload is a signal: wait until new connections see it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let fresh = raw(&url()).await;
+        let on: String = fresh.query_one("SHOW ssl", &[]).await.unwrap().get(0);
+        if on == "on" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "TLS did not come on: {on}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    authority
+}
+
+/// Whether the store's connections are encrypted, as the server sees them.
+async fn encrypted(store: &PostgresStore) -> bool {
+    let client = store.pool().get().await.expect("a connection");
+    client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .expect("pg_stat_ssl")
+        .get(0)
+}
+
+fn with_params(url: &str, params: &str) -> String {
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}{params}")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tls_is_used_when_asked_and_the_servers_certificate_is_verified() {
+    let url = url();
+    let admin = raw(&url).await;
+    let authority = enable_tls(&admin).await;
+    let schema = unique_schema("tls");
+    let options = |schema: &str| PostgresOptions {
+        schema: schema.to_string(),
+        ..PostgresOptions::default()
+    };
+
+    // sslmode=require with the authority: encrypted, and the store works.
+    let required = with_params(
+        &url,
+        &format!("sslmode=require&sslrootcert={}", authority.display()),
+    );
+    let store = PostgresStore::connect(&required, options(&schema))
+        .await
+        .unwrap_or_else(|e| panic!("TLS with the right authority: {e}"));
+    assert!(
+        encrypted(&store).await,
+        "sslmode=require connected in the clear"
+    );
+    conformance::create_empty(&store, "over-tls").await.unwrap();
+    let (rows, _) = store.rows().await.unwrap();
+    assert_eq!(rows.len(), 1);
+    // libpq's verify-full reads as require, which verifies as much.
+    let full = with_params(
+        &url,
+        &format!("sslmode=verify-full&sslrootcert={}", authority.display()),
+    );
+    let store = connect_with(&full, options(&schema)).await;
+    assert!(encrypted(&store).await);
+
+    // Without the authority, the certificate is refused, and the message says what to do.
+    let unknown = PostgresStore::connect(&with_params(&url, "sslmode=require"), options(&schema))
+        .await
+        .expect_err("a certificate of an unknown authority was accepted");
+    assert_eq!(unknown.code(), "unavailable");
+    assert!(unknown.to_string().contains("sslrootcert"), "{unknown}");
+    // A root file that is not there is named.
+    let missing = PostgresStore::connect(
+        &with_params(&url, "sslmode=require&sslrootcert=/nonexistent/ca.pem"),
+        options(&schema),
+    )
+    .await
+    .expect_err("a missing root file was accepted");
+    assert!(
+        missing.to_string().contains("/nonexistent/ca.pem"),
+        "{missing}"
+    );
+    // Without sslmode the connection stays plain, as on the same machine.
+    let plain = connect(&url, &schema).await;
+    assert!(!encrypted(&plain).await);
+    drop_schemas(&admin, &[schema]).await;
+    std::fs::remove_file(authority).ok();
+}
