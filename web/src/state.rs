@@ -338,8 +338,6 @@ pub struct AppState {
     pub search_query: StoredValue<String>,
     /// The sync server's client, when sync is set up in this browser (`crate::sync`).
     pub sync: StoredValue<Option<Rc<ccm_browser::sync::SyncClient>>, LocalStorage>,
-    /// The sync server and token as entered (empty when sync is off).
-    pub sync_settings: RwSignal<crate::sync::SyncSettings>,
     /// Where syncing stands.
     pub sync_status: RwSignal<crate::sync::SyncStatus>,
     /// Sessions that this browser and another device both changed since they were last the
@@ -416,7 +414,6 @@ impl AppState {
             search: RwSignal::new(None),
             search_query: StoredValue::new(String::new()),
             sync: StoredValue::new_local(None),
-            sync_settings: RwSignal::new(crate::sync::SyncSettings::default()),
             sync_status: RwSignal::new(crate::sync::SyncStatus::Off),
             sync_conflicts: RwSignal::new(BTreeSet::new()),
             sync_running: StoredValue::new(false),

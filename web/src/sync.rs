@@ -17,17 +17,18 @@ use ccm_browser::BrowserError;
 use ccm_core::store::WriteBatch;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::{Deserialize, Serialize};
 use std::rc::Rc;
 
-/// Where the sync settings are kept in this browser.
-const SETTINGS_KEY: &str = "ccm.app.sync";
+/// Where the sync server's address and token are kept in this browser (two plain entries: no
+/// JSON to decode for two strings).
+const URL_KEY: &str = "ccm.app.sync.url";
+const TOKEN_KEY: &str = "ccm.app.sync.token";
 
 /// How often a sync is tried again while the server cannot be reached, in milliseconds.
 pub const RETRY_MS: f64 = 10_000.0;
 
 /// The sync server and token, as the person entered them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SyncSettings {
     /// The server's base URL (empty: sync is off).
     pub url: String,
@@ -38,9 +39,11 @@ pub struct SyncSettings {
 impl SyncSettings {
     /// The settings this browser keeps, if sync was set up here.
     pub fn stored() -> Option<SyncSettings> {
-        read_local(SETTINGS_KEY)
-            .and_then(|json| serde_json::from_str(&json).ok())
-            .filter(|s: &SyncSettings| !s.url.is_empty())
+        let url = read_local(URL_KEY).filter(|url| !url.is_empty())?;
+        Some(SyncSettings {
+            url,
+            token: read_local(TOKEN_KEY).unwrap_or_default(),
+        })
     }
 }
 
@@ -113,7 +116,6 @@ pub fn init(state: AppState) {
         state.sync_status.set(SyncStatus::Off);
         return;
     };
-    state.sync_settings.set(settings.clone());
     match SyncClient::new(&settings.url, &settings.token) {
         Ok(client) => {
             state.sync.set_value(Some(Rc::new(client)));
@@ -127,10 +129,9 @@ pub fn init(state: AppState) {
 /// outcome in words for the form, or why the settings cannot be used.
 pub async fn configure(state: AppState, settings: SyncSettings) -> Result<String, String> {
     let client = SyncClient::new(&settings.url, &settings.token).map_err(|e| e.to_string())?;
-    let json = serde_json::to_string(&settings).unwrap_or_default();
-    write_local(SETTINGS_KEY, Some(&json))
+    write_local(URL_KEY, Some(&settings.url))
+        .and_then(|()| write_local(TOKEN_KEY, Some(&settings.token)))
         .map_err(|e| format!("The sync settings could not be kept in this browser: {e}"))?;
-    state.sync_settings.set(settings);
     state.sync.set_value(Some(Rc::new(client)));
     state.sync_conflicts.set(Default::default());
     sync_all(state).await;
@@ -142,9 +143,9 @@ pub async fn configure(state: AppState, settings: SyncSettings) -> Result<String
 
 /// Turns sync off in this browser; the sessions stay here and on the server.
 pub fn turn_off(state: AppState) {
-    let _ = write_local(SETTINGS_KEY, None);
+    let _ = write_local(URL_KEY, None);
+    let _ = write_local(TOKEN_KEY, None);
     state.sync.set_value(None);
-    state.sync_settings.set(SyncSettings::default());
     state.sync_conflicts.set(Default::default());
     state.sync_status.set(SyncStatus::Off);
 }
@@ -298,101 +299,97 @@ fn apply_report(state: AppState, report: &SyncReport) -> bool {
     reload
 }
 
-/// Syncs one session before it opens, so that it opens with what other devices wrote. When
-/// the server cannot be reached, the session opens as this browser has it.
-pub async fn before_open(state: AppState, id: &str) {
+/// One piece of sync work on one session. Every piece runs through [`run`], one future type
+/// for all of them, which keeps the sync code in the app's download once.
+enum Job {
+    /// Sync the session (before it opens, or after it was created, imported or forked here).
+    Sync(String),
+    /// Push what a local save of the session just wrote (the save's batch).
+    Saved(String, Box<WriteBatch>),
+    /// Delete the session on the server too.
+    Delete(String),
+    /// Rename the session on the server too.
+    Rename(String, String),
+}
+
+/// Runs one job in its turn and shows what it did.
+async fn run(state: AppState, job: Job) {
     let Some((client, store)) = parts(state) else {
         return;
     };
     let _turn = take_turn(state).await;
     state.sync_status.set(SyncStatus::Syncing);
-    match client.sync_session(&store, id).await {
+    // Only a push can find the open session moved on by another device; a session synced
+    // before it opens is read by the opening itself.
+    let may_reload = matches!(job, Job::Saved(..));
+    let (id, outcome) = match job {
+        Job::Sync(id) => {
+            let outcome = client.sync_session(&store, &id).await;
+            (id, outcome)
+        }
+        Job::Saved(id, batch) => {
+            let outcome = client.push_saved(&store, &id, &batch).await;
+            (id, outcome)
+        }
+        Job::Delete(id) => {
+            let outcome = match client.delete(&id).await {
+                // Kept for later: the server could not be reached.
+                Ok(()) if client.unreachable() => Err(BrowserError::Unavailable(
+                    "the deletion is sent when the server can be reached".to_string(),
+                )),
+                done => done.map(|()| SessionSync::InSync),
+            };
+            (id, outcome)
+        }
+        Job::Rename(id, name) => {
+            let outcome = client.rename(&id, &name).await;
+            (id, outcome.map(|()| SessionSync::InSync))
+        }
+    };
+    match outcome {
         Ok(outcome) => {
-            note(state, id, &outcome);
-            if outcome != SessionSync::InSync {
+            let reload = note(state, &id, &outcome);
+            if !matches!(outcome, SessionSync::InSync | SessionSync::Pushed) {
                 state.refresh_sessions().await;
             }
             settle(state);
+            if reload && may_reload {
+                // Spawned, not awaited: opening a session runs a sync job itself, and this one
+                // holds the turn until it returns.
+                spawn_local(reload_current(state));
+            }
         }
         Err(error) => show_failure(state, &client, &error),
     }
 }
 
+/// Syncs one session before it opens, so that it opens with what other devices wrote. When
+/// the server cannot be reached, the session opens as this browser has it.
+pub async fn before_open(state: AppState, id: &str) {
+    run(state, Job::Sync(id.to_string())).await;
+}
+
 /// Pushes what a local save of session `id` just wrote, in the background.
 pub fn after_save(state: AppState, id: String, batch: WriteBatch) {
-    let Some((client, store)) = parts(state) else {
-        return;
-    };
-    spawn_local(async move {
-        let _turn = take_turn(state).await;
-        state.sync_status.set(SyncStatus::Syncing);
-        match client.push_saved(&store, &id, &batch).await {
-            Ok(outcome) => {
-                let reload = note(state, &id, &outcome);
-                settle(state);
-                if reload {
-                    state.refresh_sessions().await;
-                    reload_current(state).await;
-                }
-            }
-            Err(error) => show_failure(state, &client, &error),
-        }
-    });
+    spawn_local(run(state, Job::Saved(id, Box::new(batch))));
 }
 
 /// Sends a session just stored here (created, imported, forked) in the background.
 pub fn push_new(state: AppState, id: String) {
-    let Some((client, store)) = parts(state) else {
-        return;
-    };
-    spawn_local(async move {
-        let _turn = take_turn(state).await;
-        state.sync_status.set(SyncStatus::Syncing);
-        match client.sync_session(&store, &id).await {
-            Ok(outcome) => {
-                note(state, &id, &outcome);
-                settle(state);
-            }
-            Err(error) => show_failure(state, &client, &error),
-        }
-    });
+    spawn_local(run(state, Job::Sync(id)));
 }
 
 /// Deletes a session on the server too, in the background (later, when it is unreachable).
 pub fn deleted(state: AppState, id: String) {
-    let Some(client) = state.sync.get_value() else {
-        return;
-    };
     state.sync_conflicts.update(|c| {
         c.remove(&id);
     });
-    spawn_local(async move {
-        let _turn = take_turn(state).await;
-        match client.delete(&id).await {
-            Ok(()) if client.unreachable() => show_failure(
-                state,
-                &client,
-                &BrowserError::Unavailable(
-                    "the deletion is sent when the server can be reached".to_string(),
-                ),
-            ),
-            Ok(()) => settle(state),
-            Err(error) => show_failure(state, &client, &error),
-        }
-    });
+    spawn_local(run(state, Job::Delete(id)));
 }
 
 /// Renames a session on the server too, in the background.
 pub fn renamed(state: AppState, id: String, name: String) {
-    let Some(client) = state.sync.get_value() else {
-        return;
-    };
-    spawn_local(async move {
-        let _turn = take_turn(state).await;
-        if let Err(error) = client.rename(&id, &name).await {
-            show_failure(state, &client, &error);
-        }
-    });
+    spawn_local(run(state, Job::Rename(id, name)));
 }
 
 /// Whether the open session is in a sync conflict (no turn is taken into it until the person

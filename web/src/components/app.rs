@@ -305,18 +305,6 @@ pub fn App() -> impl IntoView {
                 <span class="provider" data-testid="provider-label" title=move || state.provider.with(|p| p.choice.label().to_string())>
                     {move || state.provider.with(|p| p.short_label())}
                 </span>
-                <Show when=move || state.sync_status.with(|s| *s != crate::sync::SyncStatus::Off)>
-                    <button
-                        type="button"
-                        class="sync-badge"
-                        data-testid="sync-status"
-                        data-state=move || state.sync_status.with(|s| s.key())
-                        title=move || state.sync_status.with(|s| s.detail())
-                        on:click=move |_| state.panel.set(Panel::Settings)
-                    >
-                        {move || state.sync_status.with(|s| s.label())}
-                    </button>
-                </Show>
                 <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>
                 <span class="status" role="status" data-testid="startup">
                     {move || match state.startup.get() {
@@ -329,6 +317,17 @@ pub fn App() -> impl IntoView {
                         Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
                     }}
                     {move || state.busy.get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
+                    <button
+                        type="button"
+                        class="sync-badge"
+                        data-testid="sync-status"
+                        hidden=move || state.sync_status.with(|s| *s == crate::sync::SyncStatus::Off)
+                        data-state=move || state.sync_status.with(|s| s.key())
+                        title=move || state.sync_status.with(|s| s.detail())
+                        on:click=move |_| state.panel.set(Panel::Settings)
+                    >
+                        {move || state.sync_status.with(|s| s.label())}
+                    </button>
                 </span>
                 <span class="header-tools">
                     <ThemeSwitch />

@@ -4,7 +4,7 @@
 
 use crate::archive::ArchiveState;
 use crate::chat_controls;
-use crate::components::conflict::{ConflictCard, SyncConflictCard};
+use crate::components::conflict::ConflictCard;
 use crate::components::rich_text::RichText;
 use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
 use crate::provider::ProviderChoice;
@@ -416,7 +416,6 @@ pub fn ChatPanel() -> impl IntoView {
                     })
             }}
             <ConflictCard />
-            <SyncConflictCard />
             {move || {
                 session_usage
                     .get()

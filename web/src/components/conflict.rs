@@ -1,8 +1,9 @@
 //! The losing tab: another tab saved a newer revision of the session, so this tab's last
 //! changes could not be saved. The tab takes no more turns into a session it cannot save and
 //! offers, in plain words, to load the newer version or to keep its own as a branch (a new
-//! stored session). The text in the message box is never touched. `SyncConflictCard` is the
-//! same choice when another device, rather than another tab, wrote the session.
+//! stored session). The text in the message box is never touched. The same card makes the
+//! same offer when another device, rather than another tab, wrote the session (a sync
+//! conflict).
 
 use crate::state::{AppState, NoticeKind};
 use ccm_core::LogState;
@@ -72,100 +73,63 @@ pub async fn keep_as_branch(state: AppState) {
     }
 }
 
-/// The card shown while the current session cannot be saved.
+/// The card shown while the current session takes no turns: another tab saved a newer version
+/// of it (this tab's changes could not be saved), or another device wrote it too (a sync
+/// conflict: neither version was sent over the other). Both offer the same two ways on, in
+/// words for each case; one card serves both, so the app carries its markup once.
 #[component]
 pub fn ConflictCard() -> impl IntoView {
     let state = expect_context::<AppState>();
     let working = RwSignal::new(false);
+    // The tab's conflict comes first: until it is resolved nothing here can even be saved.
+    let device = move || !state.conflict.get() && crate::sync::current_in_conflict(state);
     let run = move |branch: bool| {
         if working.get_untracked() {
             return;
         }
         working.set(true);
+        let device = untrack(device);
         spawn_local(async move {
-            if branch {
-                keep_as_branch(state).await;
-            } else {
-                load_newer(state).await;
+            match (device, branch) {
+                (true, _) => crate::sync::resolve(state, branch).await,
+                (false, true) => keep_as_branch(state).await,
+                (false, false) => load_newer(state).await,
             }
             working.set(false);
         });
     };
-    view! {
-        <Show when=move || state.conflict.get()>
-            <div class="failed conflict" data-testid="save-conflict" role="alert">
-                <p class="failed-title">"Another tab changed this conversation"</p>
-                <p>
-                    "Another tab saved a newer version of this conversation, so what this tab did last could not be saved. "
-                    "This tab sends nothing more into it until you choose. Your message in the box stays."
-                </p>
-                <div class="row">
-                    <button
-                        type="button"
-                        data-testid="conflict-load-newer"
-                        disabled=move || working.get()
-                        on:click=move |_| run(false)
-                    >
-                        "Load the newer version"
-                    </button>
-                    <button
-                        type="button"
-                        class="secondary"
-                        data-testid="conflict-keep-branch"
-                        disabled=move || working.get()
-                        on:click=move |_| run(true)
-                    >
-                        "Keep this tab's version as a branch"
-                    </button>
-                </div>
-            </div>
-        </Show>
-    }
-}
-
-/// The card shown while the open session is in a sync conflict: this browser and another
-/// device both changed it since they were last the same, so neither version was sent over
-/// the other. The person chooses which to continue; the other is kept as a branch, so nothing
-/// is lost, and the text in the message box stays.
-#[component]
-pub fn SyncConflictCard() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let working = RwSignal::new(false);
-    let run = move |branch: bool| {
-        if working.get_untracked() {
-            return;
-        }
-        working.set(true);
-        spawn_local(async move {
-            crate::sync::resolve(state, branch).await;
-            working.set(false);
-        });
+    let pick = move |tab: &'static str, other_device: &'static str| {
+        move || if device() { other_device } else { tab }
     };
     view! {
-        <Show when=move || crate::sync::current_in_conflict(state)>
-            <div class="failed conflict" data-testid="sync-conflict" role="alert">
-                <p class="failed-title">"Another device changed this conversation"</p>
+        <Show when=move || state.blocked()>
+            <div class="failed conflict" data-testid=pick("save-conflict", "sync-conflict") role="alert">
+                <p class="failed-title">
+                    {pick("Another tab changed this conversation", "Another device changed this conversation")}
+                </p>
                 <p>
-                    "Another device sent turns to this conversation that this browser does not have, and this browser has turns the other device does not have. "
-                    "Choose which version to continue; the other is kept as a branch under Sessions. Your message in the box stays."
+                    {pick(
+                        "Another tab saved a newer version of this conversation, so what this tab did last could not be saved. This tab sends nothing more into it until you choose. Your message in the box stays.",
+                        "Another device sent turns to this conversation that this browser does not have, and this browser has turns the other device does not have. Choose which version to continue; the other is kept as a branch under Sessions. Your message in the box stays.",
+                    )}
                 </p>
                 <div class="row">
                     <button
                         type="button"
-                        data-testid="sync-load-theirs"
+                        data-testid=pick("conflict-load-newer", "sync-load-theirs")
                         disabled=move || working.get()
                         on:click=move |_| run(false)
                     >
-                        "Load the other device's version"
+                        {pick("Load the newer version", "Load the other device's version")}
                     </button>
                     <button
                         type="button"
                         class="secondary"
-                        data-testid="sync-keep-branch"
+                        data-testid=pick("conflict-keep-branch", "sync-keep-branch")
                         disabled=move || working.get()
                         on:click=move |_| run(true)
                     >
-                        "Keep this device's version as a branch"
+                        {pick("Keep this tab's version as a branch", "Keep this device's version as a branch")}
                     </button>
                 </div>
             </div>

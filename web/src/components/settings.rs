@@ -357,7 +357,7 @@ pub fn SettingsPanel() -> impl IntoView {
 #[component]
 fn SyncForm() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let initial = state.sync_settings.get_untracked();
+    let initial = SyncSettings::stored().unwrap_or_default();
     let url = RwSignal::new(initial.url);
     let token = RwSignal::new(initial.token);
     let message = RwSignal::new(None::<(bool, String)>);
@@ -416,9 +416,7 @@ fn SyncForm() -> impl IntoView {
             </label>
             <div class="row">
                 <button type="submit" data-testid="sync-save" disabled=move || working.get()>"Save and sync"</button>
-                <Show when=move || state.sync_status.with(|s| *s != SyncStatus::Off)>
-                    <button type="button" class="secondary" data-testid="sync-off" on:click=turn_off>"Turn sync off"</button>
-                </Show>
+                <button type="button" class="secondary" data-testid="sync-off" disabled=move || state.sync_status.with(|s| *s == SyncStatus::Off) on:click=turn_off>"Turn sync off"</button>
             </div>
             {message_view_with_id(message, "sync-message")}
         </form>
