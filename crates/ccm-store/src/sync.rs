@@ -115,18 +115,12 @@ pub async fn sync_session<L: RecordStore, R: RecordStore>(
                     synced_revision: synced,
                 }));
             }
-            let records = copy(local, remote, id, id, local_row, None, now_ms).await?;
-            Ok(SyncOutcome::Pushed {
-                revision: local_row.header.revision,
-                records,
-            })
+            let (records, revision) = copy(local, remote, id, local_row, None, now_ms).await?;
+            Ok(SyncOutcome::Pushed { revision, records })
         }
         (None, Some(remote_row)) => {
-            let records = copy(remote, local, id, id, remote_row, None, now_ms).await?;
-            Ok(SyncOutcome::Pulled {
-                revision: remote_row.header.revision,
-                records,
-            })
+            let (records, revision) = copy(remote, local, id, remote_row, None, now_ms).await?;
+            Ok(SyncOutcome::Pulled { revision, records })
         }
         (Some(local_row), Some(remote_row)) => {
             let local_revision = local_row.header.revision;
@@ -146,36 +140,28 @@ pub async fn sync_session<L: RecordStore, R: RecordStore>(
                 });
             }
             if synced.is_some() && local_moved && !remote_moved {
-                let records = copy(
+                let (records, revision) = copy(
                     local,
                     remote,
-                    id,
                     id,
                     local_row,
                     Some(&remote_row.header),
                     now_ms,
                 )
                 .await?;
-                return Ok(SyncOutcome::Pushed {
-                    revision: local_revision,
-                    records,
-                });
+                return Ok(SyncOutcome::Pushed { revision, records });
             }
             if synced.is_some() && remote_moved && !local_moved {
-                let records = copy(
+                let (records, revision) = copy(
                     remote,
                     local,
-                    id,
                     id,
                     remote_row,
                     Some(&local_row.header),
                     now_ms,
                 )
                 .await?;
-                return Ok(SyncOutcome::Pulled {
-                    revision: remote_revision,
-                    records,
-                });
+                return Ok(SyncOutcome::Pulled { revision, records });
             }
             Ok(SyncOutcome::Conflict(SyncConflict {
                 local_revision,
@@ -279,19 +265,19 @@ fn refuse_unreadable(unreadable: &[String]) -> Result<(), StoreError> {
     )))
 }
 
-/// Writes to `to` what `from` (at `from_row`) holds beyond `behind` (the header `to` holds, or
-/// `None` for a session `to` does not have), as one batch on `behind`'s revision, under id
-/// `to_id`. Returns the records written.
+/// Writes to `to` what `from` holds beyond `behind` (the header `to` holds, or `None` for a
+/// session `to` does not have), as one batch on `behind`'s revision. `from_row` is the row
+/// `from` listed; the batch carries what `from` holds when it is read, which may be newer.
+/// Returns the records written and the revision both sides hold now.
 async fn copy<F: RecordStore, T: RecordStore>(
     from: &F,
     to: &T,
-    from_id: &str,
-    to_id: &str,
+    id: &str,
     from_row: &SessionRow,
     behind: Option<&SessionHeader>,
     now_ms: f64,
-) -> Result<usize, StoreError> {
-    let batch = catch_up_batch(from, from_id, from_row, behind).await?;
+) -> Result<(usize, u64), StoreError> {
+    let batch = catch_up_batch(from, id, from_row, behind).await?;
     let written = batch.record_count();
     let mode = match behind {
         None => WriteMode::Create {
@@ -300,11 +286,14 @@ async fn copy<F: RecordStore, T: RecordStore>(
         },
         Some(_) => WriteMode::Save { now_ms },
     };
-    to.write(to_id, &batch, mode).await?;
-    Ok(written)
+    to.write(id, &batch, mode).await?;
+    Ok((written, batch.header.revision))
 }
 
-/// The batch that brings a copy at `behind` (or no copy) up to `ahead_row`, read from `ahead`.
+/// The batch that brings a copy at `behind` (or no copy) up to what `ahead` holds. `ahead_row`
+/// is the row `ahead` listed, used only for its name: the batch is bounded by the header read
+/// with the records themselves (in one snapshot), so a save that lands on `ahead` meanwhile
+/// is either wholly in the batch or wholly out of it.
 ///
 /// # Errors
 /// A failure of `ahead`, or records it cannot read.
@@ -314,44 +303,48 @@ pub async fn catch_up_batch<S: RecordStore>(
     ahead_row: &SessionRow,
     behind: Option<&SessionHeader>,
 ) -> Result<WriteBatch, StoreError> {
-    let ahead_header = &ahead_row.header;
     let Some(behind) = behind else {
         // A whole copy leaves telemetry out: it is each turn's diagnostics, never read to open
         // a session, and reading it costs a request per turn of the whole history.
         let records = ahead.read_all(id).await?;
-        return whole_batch(records, ahead_row);
+        let row = records.row.clone().map_err(StoreError::storage)?;
+        return whole_batch(
+            records,
+            &SessionRow {
+                name: ahead_row.name.clone(),
+                ..row
+            },
+        );
     };
-    let (_, loaded) = ahead.load(id).await?;
+    let (loaded_row, loaded) = ahead.load(id).await?;
+    let ahead_header = loaded_row.header;
     let (messages, unreadable) = ahead
         .messages_between(id, behind.next_seq, ahead_header.next_seq)
         .await?;
     refuse_unreadable(&unreadable)?;
     refuse_unreadable(&loaded.unreadable)?;
     let new_points = ahead_header.history_len.saturating_sub(behind.history_len);
+    let in_range = |point: &ccm_core::metrics::TurnMetrics| {
+        point.turn > behind.turn && point.turn <= ahead_header.turn
+    };
     let metrics = if (loaded.history_tail.len() as u64) >= new_points {
-        loaded
-            .history_tail
-            .into_iter()
-            .filter(|point| point.turn > behind.turn)
-            .collect()
+        loaded.history_tail.into_iter().filter(in_range).collect()
     } else {
         // More turns than a load's tail holds (a device offline for hundreds of turns).
         let all = ahead.read_all(id).await?;
         refuse_unreadable(&all.unreadable)?;
-        all.metrics
-            .into_iter()
-            .filter(|point| point.turn > behind.turn)
-            .collect()
+        all.metrics.into_iter().filter(in_range).collect()
     };
     let mut efforts = loaded.efforts;
     efforts.sort_by_key(|record| record.position);
+    let telemetry = telemetry_after(ahead, id, behind.turn, ahead_header.turn).await?;
     Ok(WriteBatch {
         base_revision: behind.revision,
-        header: ahead_header.clone(),
+        header: ahead_header,
         efforts,
         messages,
         metrics,
-        telemetry: telemetry_after(ahead, id, behind.turn, ahead_header.turn).await?,
+        telemetry,
         attachments: loaded.attachments,
     })
 }
