@@ -126,8 +126,20 @@ fn check_account_name(name: &str) -> Result<(), ApiError> {
     }
 }
 
-fn db_error(context: &str, error: impl std::fmt::Display) -> ApiError {
-    ApiError::unavailable(format!("{context}: {error}"))
+/// The refusal for a database failure, with its cause: the pool's and the client's errors
+/// name only their own layer ("db error"), the server's sentence and SQLSTATE are further
+/// down the chain ("the database system is shutting down (57P03)").
+fn db_error(context: &str, error: impl std::error::Error) -> ApiError {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        match inner.downcast_ref::<tokio_postgres::error::DbError>() {
+            Some(db) => text.push_str(&format!(": {} ({})", db.message(), db.code().code())),
+            None => text.push_str(&format!(": {inner}")),
+        }
+        cause = inner.source();
+    }
+    ApiError::unavailable(format!("{context}: {text}"))
 }
 
 impl Accounts {

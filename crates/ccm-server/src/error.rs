@@ -75,7 +75,12 @@ impl ApiError {
     }
 
     /// A store's refusal, with the stored revision where it is a conflict on a stored session.
+    /// A connection to the database lost mid-request is `503 unavailable`: the client tries
+    /// again (after reading the revision, which tells whether a save landed).
     pub fn store(error: StoreError, stored_revision: Option<u64>) -> ApiError {
+        if ccm_store::postgres::connection_was_lost(&error) {
+            return ApiError::unavailable(error.to_string());
+        }
         ApiError {
             status: ErrorBody::status_of(&error),
             code: error.code(),

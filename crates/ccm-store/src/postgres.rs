@@ -490,6 +490,16 @@ fn tls_connector(
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }
 
+/// Whether a store error is a connection to the server lost mid-operation (as opposed to a
+/// refusal of the operation): the error is `storage`, since for this store's callers nothing
+/// but reloading helps, while a server answering many clients can tell them to try again,
+/// because a lost connection's transaction was rolled back (or, lost during `COMMIT`, is
+/// found by reading the revision again).
+pub fn connection_was_lost(error: &StoreError) -> bool {
+    matches!(error, StoreError::Storage(message)
+        if message.contains("the connection to the PostgreSQL server at") && message.contains(" was lost"))
+}
+
 /// What a save failed on, for the message.
 #[derive(Clone, Copy)]
 enum Step {
