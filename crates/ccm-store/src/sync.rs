@@ -24,12 +24,15 @@
 //! revision and the next turn's ordinary batch applies on both.
 //!
 //! A catch-up batch holds every effort record and attachment (they can change in place and
-//! are few), the messages numbered from the behind side's `next_seq`, and the metrics and
-//! telemetry of the turns after the behind side's turn: exactly what the saves in between
-//! wrote. A whole copy (a session the other side does not have, a fork, a replacement) holds
-//! every record but the telemetry, which is per-turn diagnostics that opening a session never
-//! reads and would cost a read per turn of the whole history. Records the ahead side cannot read stop the sync with an error naming them, rather
-//! than leaving the other side with a header that counts messages it does not have.
+//! are few), the messages numbered from the behind side's `next_seq`, and the metrics of the
+//! turns after the behind side's turn: what the saves in between wrote, but for telemetry. A
+//! whole copy (a session the other side does not have, a fork, a replacement) holds every
+//! record but the telemetry. Telemetry is each device's per-turn diagnostics of the requests it
+//! sent: opening a session never reads it, and reading it would cost a read per turn behind
+//! (most of a reconnect's time over HTTP) and, in the browser, the decoders of every plan type
+//! in the download. Records the ahead side cannot read stop the sync with an error naming
+//! them, rather than leaving the other side with a header that counts messages it does not
+//! have.
 
 use crate::backend::{RecordStore, WriteMode};
 use crate::error::StoreError;
@@ -304,8 +307,6 @@ pub async fn catch_up_batch<S: RecordStore>(
     behind: Option<&SessionHeader>,
 ) -> Result<WriteBatch, StoreError> {
     let Some(behind) = behind else {
-        // A whole copy leaves telemetry out: it is each turn's diagnostics, never read to open
-        // a session, and reading it costs a request per turn of the whole history.
         let records = ahead.read_all(id).await?;
         let row = records.row.clone().map_err(StoreError::storage)?;
         return whole_batch(
@@ -337,30 +338,13 @@ pub async fn catch_up_batch<S: RecordStore>(
     };
     let mut efforts = loaded.efforts;
     efforts.sort_by_key(|record| record.position);
-    let telemetry = telemetry_after(ahead, id, behind.turn, ahead_header.turn).await?;
     Ok(WriteBatch {
         base_revision: behind.revision,
         header: ahead_header,
         efforts,
         messages,
         metrics,
-        telemetry,
+        telemetry: Vec::new(),
         attachments: loaded.attachments,
     })
-}
-
-/// The stored telemetry of turns `after + 1 ..= last`.
-async fn telemetry_after<S: RecordStore>(
-    store: &S,
-    id: &str,
-    after: u64,
-    last: u64,
-) -> Result<Vec<ccm_core::telemetry::TurnTelemetry>, StoreError> {
-    let mut records = Vec::new();
-    for turn in after + 1..=last {
-        if let Some(record) = store.telemetry(id, turn).await? {
-            records.push(record);
-        }
-    }
-    Ok(records)
 }
