@@ -96,6 +96,17 @@ async function serverSessions(token) {
   return (await response.json()).sessions;
 }
 
+/** Waits until the server lists a session of the account that `matches`; resolves to it. */
+async function serverFinds(token, what, matches) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const session = (await serverSessions(token)).find(matches);
+    if (session) return session;
+    if (Date.now() > deadline) throw new Error(`the server never listed ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Waits until the server holds session `id` at turn `turn` or later. */
 async function serverReaches(token, id, turn) {
   const deadline = Date.now() + 30_000;
@@ -237,8 +248,7 @@ test("a conflict: load the other device's version, this device's kept as a branc
   assert.equal(await phone.page.getByTestId('message-input').inputValue(), 'Draft typed on the phone, one');
 
   // The phone's version is a branch, here and on the server.
-  const branch = (await serverSessions(aliceToken)).find((s) => s.name.endsWith("(this device's version)"));
-  assert.ok(branch, 'the branch is on the server');
+  const branch = await serverFinds(aliceToken, 'the branch', (s) => s.name.endsWith("(this device's version)"));
   await openPanel(phone.page, 'sessions');
   await phone.page.locator(`[data-testid=session-row][data-session="${branch.id}"]`).waitFor();
 

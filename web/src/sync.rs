@@ -430,11 +430,9 @@ pub async fn resolve(state: AppState, continue_in_branch: bool) {
             });
             state.refresh_sessions().await;
             settle(state);
-            if client.unreachable() {
-                state.sync_status.set(SyncStatus::Offline(
-                    "the branch is sent when the server can be reached".to_string(),
-                ));
-            }
+            // The branch goes to the server next (or with the next sync, when it cannot be
+            // reached now).
+            push_new(state, branch.clone());
             let (open, told) = if continue_in_branch {
                 (
                     branch,

@@ -620,8 +620,9 @@ impl SyncClient {
     }
 
     /// Resolves a conflict on session `id`: this browser's version is kept as a new session
-    /// named `branch_name` (here, and on the server at the next sync), and the server's
-    /// version takes the session's place here. Returns the branch's id. Which of the two the
+    /// named `branch_name`, and the server's version takes the session's place here. Returns
+    /// the branch's id; the host sends the branch to the server next
+    /// ([`SyncClient::sync_session`]), or the next sync does. Which of the two the
     /// person continues in is the host's choice: the server's version ("load the other
     /// device's") or the branch ("keep this device's as a branch").
     ///
@@ -645,12 +646,6 @@ impl SyncClient {
             .find(|row| row.id == id)
             .map(|row| row.header.revision);
         self.revisions.set(id, revision)?;
-        // The branch goes to the server now when it can; otherwise the next sync sends it.
-        match self.sync_session(local, &branch).await {
-            Ok(_) => {}
-            Err(error) if is_unreachable(&error) => {}
-            Err(error) => return Err(error),
-        }
         Ok(branch)
     }
 
