@@ -607,9 +607,9 @@ async fn a_connection_lost_during_a_save_writes_nothing() {
     assert!(error.to_string().contains("nothing was written"), "{error}");
     // What a server tells its clients to retry.
     assert!(ccm_store::postgres::connection_was_lost(&error), "{error}");
-    assert!(!ccm_store::postgres::connection_was_lost(&StoreError::storage(
-        "the session's row could not be read"
-    )));
+    assert!(!ccm_store::postgres::connection_was_lost(
+        &StoreError::storage("the session's row could not be read")
+    ));
     println!("lost: {error}");
 
     let (rows, _) = store.rows().await.unwrap();
