@@ -22,7 +22,6 @@ use ccm_store::sync::{self as store_sync, SyncOutcome};
 use ccm_store::{RecordStore, SessionRow, StoreError, WriteMode};
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{Headers, RequestInit};
@@ -271,98 +270,6 @@ impl SyncReport {
     }
 }
 
-/// A store as a sync sees it: every record but telemetry. Telemetry is each turn's
-/// diagnostics (the request's plan and recipe), which opening a session never reads; a
-/// catch-up would read it one request per turn behind, and reading it at all would bring the
-/// decoding of every plan type into the app's download. So a sync leaves it out, as ccm-store
-/// leaves it out of whole copies; a turn pushed with its own batch still carries it.
-struct WithoutTelemetry<'a, S>(&'a S);
-
-// Each method hands back the inner store's own future rather than an `async fn` of its own,
-// which would wrap every one of them in another state machine and grow the app's download.
-impl<S: RecordStore> RecordStore for WithoutTelemetry<'_, S> {
-    fn kind(&self) -> &'static str {
-        self.0.kind()
-    }
-
-    fn rows(
-        &self,
-    ) -> impl Future<Output = Result<(Vec<SessionRow>, Vec<ccm_store::DamagedSession>), StoreError>>
-    {
-        self.0.rows()
-    }
-
-    fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> impl Future<Output = Result<SessionRow, StoreError>> {
-        self.0.write(id, batch, mode)
-    }
-
-    fn load(
-        &self,
-        id: &str,
-    ) -> impl Future<Output = Result<(SessionRow, ccm_core::store::LoadedRecords), StoreError>>
-    {
-        self.0.load(id)
-    }
-
-    fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> impl Future<Output = Result<(Vec<ccm_core::Message>, Vec<String>), StoreError>> {
-        self.0.effort_log(id, effort)
-    }
-
-    fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> impl Future<Output = Result<ccm_store::MessagesRead, StoreError>> {
-        self.0.messages_between(id, from, to)
-    }
-
-    fn messages_by_seq(
-        &self,
-        id: &str,
-        seqs: &[u64],
-    ) -> impl Future<Output = Result<ccm_store::MessagesRead, StoreError>> {
-        self.0.messages_by_seq(id, seqs)
-    }
-
-    fn read_all(
-        &self,
-        id: &str,
-    ) -> impl Future<Output = Result<ccm_store::StoredRecords, StoreError>> {
-        self.0.read_all(id)
-    }
-
-    async fn telemetry(
-        &self,
-        _id: &str,
-        _turn: u64,
-    ) -> Result<Option<ccm_core::telemetry::TurnTelemetry>, StoreError> {
-        Ok(None)
-    }
-
-    fn rename(
-        &self,
-        id: &str,
-        name: &str,
-        now_ms: f64,
-    ) -> impl Future<Output = Result<(), StoreError>> {
-        self.0.rename(id, name, now_ms)
-    }
-
-    fn delete(&self, id: &str) -> impl Future<Output = Result<(), StoreError>> {
-        self.0.delete(id)
-    }
-}
-
 /// This browser's sessions kept in sync with one server and one account (the token's).
 pub struct SyncClient {
     remote: RemoteStore<FetchTransport>,
@@ -529,8 +436,8 @@ impl SyncClient {
     ) -> Result<SessionSync, BrowserError> {
         let synced = self.revisions.get(id);
         let outcome = store_sync::sync_session(
-            &WithoutTelemetry(local),
-            &WithoutTelemetry(&self.remote),
+            local,
+            &self.remote,
             id,
             local_row,
             remote_row,
@@ -587,8 +494,8 @@ impl SyncClient {
             return Ok(SessionSync::DeletedHere);
         }
         let outcome = store_sync::sync_session(
-            &WithoutTelemetry(local),
-            &WithoutTelemetry(&self.remote),
+            local,
+            &self.remote,
             id,
             Some(local_row),
             None,
@@ -637,9 +544,8 @@ impl SyncClient {
     ) -> Result<String, BrowserError> {
         let branch = new_session_id();
         let now = js_sys::Date::now();
-        let (here, there) = (WithoutTelemetry(local), WithoutTelemetry(&self.remote));
-        store_sync::fork(&here, &here, id, &branch, branch_name, now).await?;
-        store_sync::replace(&there, &here, id, now).await?;
+        store_sync::fork(local, local, id, &branch, branch_name, now).await?;
+        store_sync::replace(&self.remote, local, id, now).await?;
         let (rows, _) = local.rows().await?;
         let revision = rows
             .iter()
