@@ -180,8 +180,47 @@ fn a_turn_on_one_device_reaches_the_other_and_an_offline_device_catches_up() {
         assert!(records < 12, "a pull of one turn wrote {records} records");
         assert_eq!(messages(&laptop.local, "talk").await, expected(0..7, None));
 
+        // A push that was stored but whose answer was lost: the synced revision is behind on
+        // both sides, yet the two hold the same session, which is no conflict.
+        laptop.take_turns("talk", 7..8).await;
+        let row = Device::<ccm_store::remote::RemoteStore<ccm_server::client::HttpTransport>>::row(
+            &laptop.local,
+            "talk",
+        )
+        .await
+        .unwrap();
+        let batch = ccm_store::sync::catch_up_batch(
+            &laptop.local,
+            "talk",
+            &row,
+            Some(
+                &Device::<ccm_store::remote::RemoteStore<ccm_server::client::HttpTransport>>::row(
+                    &laptop.remote,
+                    "talk",
+                )
+                .await
+                .unwrap()
+                .header,
+            ),
+        )
+        .await
+        .unwrap();
+        laptop
+            .remote
+            .write("talk", &batch, ccm_store::WriteMode::Save { now_ms: 3.0 })
+            .await
+            .unwrap();
+        assert_eq!(
+            laptop.sync("talk").await,
+            SyncOutcome::InSync { revision: 9 }
+        );
+        assert!(matches!(
+            phone.sync("talk").await,
+            SyncOutcome::Pulled { revision: 9, .. }
+        ));
+
         // The laptop goes offline for 50 turns, then syncs once.
-        laptop.take_turns("talk", 7..57).await;
+        laptop.take_turns("talk", 8..57).await;
         let pushed = laptop.sync("talk").await;
         assert!(
             matches!(pushed, SyncOutcome::Pushed { revision: 58, .. }),

@@ -135,9 +135,11 @@ pub async fn sync_session<L: RecordStore, R: RecordStore>(
                     revision: local_revision,
                 });
             }
-            if synced.is_none() && local_row.header == remote_row.header {
-                // Never synced from here, but identical headers (the same session written by
-                // this device before the synced revision was kept): the same revision.
+            if local_row.header == remote_row.header {
+                // Identical headers although the synced revision says otherwise: a push whose
+                // answer was lost (it was stored), or a session written by this device before
+                // the synced revision was kept. A header holds every count and the time of its
+                // last turn's compaction check, so two devices' turns do not make equal headers.
                 return Ok(SyncOutcome::InSync {
                     revision: local_revision,
                 });
