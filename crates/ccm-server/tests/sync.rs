@@ -183,16 +183,9 @@ fn a_turn_on_one_device_reaches_the_other_and_an_offline_device_catches_up() {
         // A push that was stored but whose answer was lost: the synced revision is behind on
         // both sides, yet the two hold the same session, which is no conflict.
         laptop.take_turns("talk", 7..8).await;
-        let row = Device::<ccm_store::remote::RemoteStore<ccm_server::client::HttpTransport>>::row(
-            &laptop.local,
-            "talk",
-        )
-        .await
-        .unwrap();
         let batch = ccm_store::sync::catch_up_batch(
             &laptop.local,
             "talk",
-            &row,
             Some(
                 &Device::<ccm_store::remote::RemoteStore<ccm_server::client::HttpTransport>>::row(
                     &laptop.remote,

@@ -192,23 +192,13 @@ pub async fn fork<F: RecordStore, T: RecordStore>(
     name: &str,
     now_ms: f64,
 ) -> Result<usize, StoreError> {
-    let records = from.read_all(id).await?;
-    let row = records.row.clone().map_err(StoreError::storage)?;
-    let row = SessionRow {
-        name: name.to_string(),
-        ..row
-    };
-    let batch = whole_batch(records, &row)?;
+    let (_, batch) = whole_batch(from, id).await?;
     let written = batch.record_count();
-    to.write(
-        new_id,
-        &batch,
-        WriteMode::Create {
-            now_ms,
-            name: row.name.clone(),
-        },
-    )
-    .await?;
+    let mode = WriteMode::Create {
+        now_ms,
+        name: name.to_string(),
+    };
+    to.write(new_id, &batch, mode).await?;
     Ok(written)
 }
 
@@ -226,9 +216,7 @@ pub async fn replace<F: RecordStore, T: RecordStore>(
     now_ms: f64,
 ) -> Result<usize, StoreError> {
     // Read first: a failed read leaves the version being replaced in place.
-    let records = from.read_all(id).await?;
-    let row = records.row.clone().map_err(StoreError::storage)?;
-    let batch = whole_batch(records, &row)?;
+    let (row, batch) = whole_batch(from, id).await?;
     let written = batch.record_count();
     to.delete(id).await?;
     to.write(
@@ -243,13 +231,16 @@ pub async fn replace<F: RecordStore, T: RecordStore>(
     Ok(written)
 }
 
-/// Every record of a read, as a batch that creates the session.
-fn whole_batch(
-    records: crate::backend::StoredRecords,
-    row: &SessionRow,
-) -> Result<WriteBatch, StoreError> {
+/// Every record of session `id` of `from` (but telemetry), read in one snapshot, as a batch
+/// that creates the session; and the row read with them.
+async fn whole_batch<S: RecordStore>(
+    from: &S,
+    id: &str,
+) -> Result<(SessionRow, WriteBatch), StoreError> {
+    let records = from.read_all(id).await?;
+    let row = records.row.map_err(StoreError::storage)?;
     refuse_unreadable(&records.unreadable)?;
-    Ok(WriteBatch {
+    let batch = WriteBatch {
         base_revision: 0,
         header: row.header.clone(),
         efforts: records.efforts,
@@ -257,7 +248,8 @@ fn whole_batch(
         metrics: records.metrics,
         telemetry: Vec::new(),
         attachments: records.attachments,
-    })
+    };
+    Ok((row, batch))
 }
 
 fn refuse_unreadable(unreadable: &[String]) -> Result<(), StoreError> {
@@ -272,7 +264,8 @@ fn refuse_unreadable(unreadable: &[String]) -> Result<(), StoreError> {
 
 /// Writes to `to` what `from` holds beyond `behind` (the header `to` holds, or `None` for a
 /// session `to` does not have), as one batch on `behind`'s revision. `from_row` is the row
-/// `from` listed; the batch carries what `from` holds when it is read, which may be newer.
+/// `from` listed (a created copy takes its name); the batch carries what `from` holds when it
+/// is read, which may be newer.
 /// Returns the records written and the revision both sides hold now.
 async fn copy<F: RecordStore, T: RecordStore>(
     from: &F,
@@ -282,7 +275,7 @@ async fn copy<F: RecordStore, T: RecordStore>(
     behind: Option<&SessionHeader>,
     now_ms: f64,
 ) -> Result<(usize, u64), StoreError> {
-    let batch = catch_up_batch(from, id, from_row, behind).await?;
+    let batch = catch_up_batch(from, id, behind).await?;
     let written = batch.record_count();
     let mode = match behind {
         None => WriteMode::Create {
@@ -295,29 +288,19 @@ async fn copy<F: RecordStore, T: RecordStore>(
     Ok((written, batch.header.revision))
 }
 
-/// The batch that brings a copy at `behind` (or no copy) up to what `ahead` holds. `ahead_row`
-/// is the row `ahead` listed, used only for its name: the batch is bounded by the header read
-/// with the records themselves (in one snapshot), so a save that lands on `ahead` meanwhile
-/// is either wholly in the batch or wholly out of it.
+/// The batch that brings a copy at `behind` (or no copy) up to what `ahead` holds. It is
+/// bounded by the header read with the records themselves (in one snapshot), so a save that
+/// lands on `ahead` meanwhile is either wholly in the batch or wholly out of it.
 ///
 /// # Errors
 /// A failure of `ahead`, or records it cannot read.
 pub async fn catch_up_batch<S: RecordStore>(
     ahead: &S,
     id: &str,
-    ahead_row: &SessionRow,
     behind: Option<&SessionHeader>,
 ) -> Result<WriteBatch, StoreError> {
     let Some(behind) = behind else {
-        let records = ahead.read_all(id).await?;
-        let row = records.row.clone().map_err(StoreError::storage)?;
-        return whole_batch(
-            records,
-            &SessionRow {
-                name: ahead_row.name.clone(),
-                ..row
-            },
-        );
+        return Ok(whole_batch(ahead, id).await?.1);
     };
     let (loaded_row, loaded) = ahead.load(id).await?;
     let ahead_header = loaded_row.header;
