@@ -12,7 +12,9 @@
 //! - `planning.rs` — the planner's inputs borrowed from the components, and the plan;
 //! - `pins.rs` and `telemetry.rs` — pinning, and the per-request records and usage;
 //! - `compaction_hooks.rs` — graduated compaction inside the session: attachments, the check
-//!   after every message, applying moves, embeddings.
+//!   after every message, applying moves, embeddings;
+//! - `rebuild.rs` — the state at the end of an earlier turn, rebuilt from the stored records,
+//!   for a fork before the rewind window.
 //!
 //! A session only ever appends messages and changes which tier an item is in. Decay, eviction
 //! and windowing move items out of the working set; nothing here removes a stored message.
@@ -50,6 +52,7 @@ mod compaction_hooks;
 mod efforts;
 mod pins;
 mod planning;
+mod rebuild;
 mod recall;
 mod salience;
 mod telemetry;

@@ -141,7 +141,7 @@ impl Session {
     /// slice 4 words it), then, while the resident summaries hold more tokens than
     /// `summary_token_budget`, the least recently referenced. Expanded efforts stay: their
     /// summary is not in the context, and they decay first.
-    fn evict_summaries(&mut self, next_turn: u64, events: &mut Vec<EffortEvent>) {
+    pub(super) fn evict_summaries(&mut self, next_turn: u64, events: &mut Vec<EffortEvent>) {
         let eviction = u64::from(self.config.summary_eviction_threshold);
         let expanded: BTreeSet<usize> = self
             .efforts
