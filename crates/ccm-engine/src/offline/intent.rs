@@ -1,27 +1,51 @@
-//! What the person's message asks for, read from fixed phrases. Deterministic and small on
-//! purpose: the offline model demonstrates the tools, it does not understand language.
+//! What the person's message asks for, read from patterns of ordinary phrasing. Deterministic
+//! and small on purpose: the offline model demonstrates the tools, it does not understand
+//! language, but it should follow the ways people usually say they start, continue, finish or
+//! ask about a piece of work.
+//!
+//! A message is cut into clauses (at sentence ends, commas, colons, dashes and "but"), and
+//! contractions are spelled out ("isn't" → "is not", "party's" → "party is"), so that each
+//! pattern is a short sequence of words and a negation ("not", "never", "no") earlier in the
+//! same clause cancels it. Questions ask about a state ("is it done?") and change nothing,
+//! unless they are requests ("can you close this?"). Statements of what will or might happen
+//! ("it should be fixed by Friday", "once it's done") are not statements of what happened.
 
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// One thing a message asks for. A message can ask for several ("that's resolved — let's work
 /// on the export next"); [`detect_intents`] returns them in the order the model acts on them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "intent", rename_all = "snake_case")]
 pub enum Intent {
-    /// "we're done", "that's resolved", "all done": conclude an effort.
+    /// "we're done", "party's sorted", "splitting the bundle fixed it": conclude an effort.
     Close {
-        /// The message, to find which open effort it names (the active one if none).
+        /// The words that say what is done: the subject or object of the clause when it is a
+        /// noun of its own ("the login page"), else the whole message, whose content words can
+        /// still point at an effort other than the active one.
         mention: String,
+        /// Whether `mention` is a noun of its own ("the receipts are sorted"), which must name
+        /// an open effort for the message to conclude anything; otherwise what is done is
+        /// "it", "that one", "everything" or left unsaid, which means the active effort.
+        specific: bool,
     },
-    /// "back to …", "switch to …": make another effort active (or reopen a concluded one).
+    /// "back to …", "switch to …", "about the … again": make another effort active (or reopen
+    /// a concluded one).
     Switch {
         /// The words after the phrase.
         target: String,
+        /// Whether the phrase can only mean a switch ("switch to", "go back to"). Softer cues
+        /// ("pick up …", "resume …", "re the …") switch only when they name an effort.
+        explicit: bool,
     },
-    /// "let's work on …", "help me with …": start an effort.
+    /// "let's work on …", "I'm trying to figure out why …": start an effort.
     Open {
         /// The effort's name, taken from the words after the phrase.
         name: String,
+        /// Whether the person asked for the work by name ("let's work on …", "new task: …").
+        /// Work that is only described ("we need to fix …", "I'm trying to …") and is already
+        /// what an open effort is about continues that effort instead.
+        explicit: bool,
     },
     /// "got it", "that's enough": the person is done reviewing expanded efforts.
     Collapse,
@@ -39,191 +63,604 @@ pub enum Intent {
     Help,
 }
 
-const CLOSE_PHRASES: [&str; 43] = [
-    "all set",
-    "that's settled",
-    "that is settled",
-    "it's settled",
-    "is settled",
-    "wrap this up",
-    "wrap it up",
-    "wrap up",
-    "let's wrap",
-    "close this",
-    "close it",
-    "close the effort",
-    "conclude",
-    "it's fixed",
-    "fixed now",
-    "mark it as done",
-    "mark it done",
-    "mark as done",
-    "that's everything",
-    "that is everything",
-    "that's resolved",
-    "that is resolved",
-    "it's resolved",
-    "is resolved",
-    "that's done",
-    "that is done",
-    "we're done",
-    "we are done",
-    "i'm done",
-    "all done",
-    "is done",
-    "are done",
-    "done with",
-    "we're finished",
-    "we are finished",
-    "is finished",
-    "are finished",
-    "are resolved",
-    "that's fixed for good",
-    "problem solved",
-    "we can close",
-    "that wraps up",
-    "wrapped up",
+/// Words that cancel what follows them in the same clause.
+const NEGATORS: [&str; 10] = [
+    "not", "no", "never", "nothing", "nobody", "neither", "nor", "without", "hardly", "barely",
 ];
 
-const OPEN_PHRASES: [&str; 10] = [
-    "let's work on ",
-    "let us work on ",
-    "lets work on ",
-    "help me with ",
-    "i need help with ",
-    "let's start on ",
-    "let's tackle ",
-    "start working on ",
-    "let's look into ",
-    "let's dig into ",
+/// Words after "no" that make it an idiom rather than a negation ("no worries, it's fixed").
+const NO_IDIOMS: [&str; 5] = ["worries", "problem", "problems", "rush", "doubt"];
+
+/// Words that put what follows in the future, a wish, a condition or a doubt: "it should be
+/// fixed", "once it's done", "almost finished", "I hope it's sorted".
+const IRREALIS: [&str; 41] = [
+    "will",
+    "would",
+    "should",
+    "could",
+    "might",
+    "may",
+    "must",
+    "shall",
+    "need",
+    "needs",
+    "needed",
+    "want",
+    "wants",
+    "wanted",
+    "hope",
+    "hoping",
+    "hopefully",
+    "almost",
+    "nearly",
+    "soon",
+    "until",
+    "till",
+    "if",
+    "when",
+    "once",
+    "whether",
+    "unless",
+    "going",
+    "gonna",
+    "supposed",
+    "trying",
+    "try",
+    "expect",
+    "expected",
+    "wish",
+    "probably",
+    "maybe",
+    "partly",
+    "partially",
+    "mostly",
+    "half",
 ];
 
-const SWITCH_PHRASES: [&str; 8] = [
-    "back to ",
-    "switch to ",
-    "return to ",
-    "continue with ",
-    "resume ",
-    "pick up ",
-    "revisit ",
-    "switch over to ",
+/// Words that mean something is finished whatever it is: with "it", "that one" or no subject
+/// at all they conclude the active effort.
+const DONE_WORDS: [&str; 17] = [
+    "done",
+    "fixed",
+    "solved",
+    "resolved",
+    "sorted",
+    "finished",
+    "complete",
+    "completed",
+    "settled",
+    "handled",
+    "closed",
+    "concluded",
+    "over",
+    "nailed",
+    "cracked",
+    "working",
+    "finalized",
 ];
 
-/// Openings that lead into new work when an action verb follows ("let's plan the offsite",
-/// "we need to fix the login"): the effort is named after what follows the verb.
-const WORK_OPENERS: [&str; 17] = [
-    "let's ",
-    "let us ",
-    "lets ",
-    "i want to ",
-    "i'd like to ",
-    "i would like to ",
-    "we need to ",
-    "i need to ",
-    "we should ",
-    "we have to ",
-    "i have to ",
-    "we must ",
-    "can we ",
-    "could we ",
-    "time to ",
-    "help me ",
-    "let me ",
+/// Two-word forms of [`DONE_WORDS`] ("sorted out", "taken care of" is matched by its start).
+const DONE_PAIRS: [[&str; 2]; 11] = [
+    ["sorted", "out"],
+    ["wrapped", "up"],
+    ["taken", "care"],
+    ["dealt", "with"],
+    ["squared", "away"],
+    ["all", "set"],
+    ["figured", "out"],
+    ["worked", "out"],
+    ["ironed", "out"],
+    ["buttoned", "up"],
+    ["good", "to"],
 ];
 
-/// Verbs of new work after a [`WORK_OPENERS`] phrase, longest first so "start on" wins over
-/// "start". Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
-const ACTION_VERBS: [&str; 33] = [
-    "figure out",
-    "talk about",
-    "sort out",
-    "clean up",
-    "start on",
-    "set up",
-    "organize",
-    "organise",
-    "investigate",
-    "implement",
-    "refactor",
-    "research",
-    "schedule",
-    "prepare",
-    "migrate",
-    "discuss",
-    "design",
-    "create",
-    "update",
-    "review",
-    "deploy",
-    "debug",
-    "build",
-    "write",
-    "draft",
-    "plan",
-    "test",
-    "ship",
-    "fix",
-    "tackle",
-    "start",
-    "setup",
-    "outline",
+/// Past participles that finish a particular kind of work ("the venue is booked", "the fix is
+/// merged"). They conclude an effort only when their subject names it: "it's booked" alone is
+/// more often one step of a larger piece of work.
+const DOMAIN_DONE_WORDS: [&str; 32] = [
+    "booked",
+    "shipped",
+    "merged",
+    "deployed",
+    "released",
+    "filed",
+    "submitted",
+    "sent",
+    "paid",
+    "published",
+    "launched",
+    "delivered",
+    "signed",
+    "approved",
+    "ordered",
+    "bought",
+    "organized",
+    "organised",
+    "arranged",
+    "planned",
+    "scheduled",
+    "finalised",
+    "confirmed",
+    "live",
+    "installed",
+    "migrated",
+    "written",
+    "drafted",
+    "reserved",
+    "renewed",
+    "uploaded",
+    "accepted",
+];
+
+/// Verbs in the past whose object is what was finished: "splitting the bundle fixed it", "we
+/// finally cracked the login bug".
+const DONE_VERBS: [&str; 14] = [
+    "fixed",
+    "solved",
+    "resolved",
+    "sorted",
+    "finished",
+    "completed",
+    "cracked",
+    "nailed",
+    "closed",
+    "settled",
+    "handled",
+    "shipped",
+    "merged",
+    "finalized",
+];
+
+/// Words that may stand around a completion word in a clause that says nothing else ("ok, all
+/// done now", "so that one is fixed", "we are done here, thanks").
+const BARE_FILLERS: [&str; 62] = [
+    "ok",
+    "okay",
+    "alright",
+    "right",
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "great",
+    "cool",
+    "good",
+    "nice",
+    "perfect",
+    "awesome",
+    "excellent",
+    "sweet",
+    "brilliant",
+    "and",
+    "so",
+    "well",
+    "now",
+    "then",
+    "finally",
+    "at",
+    "last",
+    "thanks",
+    "thank",
+    "you",
+    "all",
+    "it",
+    "that",
+    "this",
+    "one",
+    "is",
+    "are",
+    "was",
+    "has",
+    "have",
+    "been",
+    "we",
+    "i",
+    "am",
+    "everything",
+    "totally",
+    "completely",
+    "officially",
+    "fully",
+    "pretty",
+    "much",
+    "basically",
+    "just",
+    "oh",
+    "phew",
+    "yay",
+    "here",
+    "there",
+    "too",
+    "already",
+    "really",
+    "properly",
+    "both",
+    "think",
+];
+
+/// Generic subjects or objects: "it", "that one", "the problem". What they stand for is the
+/// effort being worked on.
+const GENERIC_NOUNS: [&str; 24] = [
+    "it",
+    "that",
+    "this",
+    "one",
+    "everything",
+    "all",
+    "we",
+    "i",
+    "stuff",
+    "thing",
+    "things",
+    "problem",
+    "issue",
+    "bug",
+    "task",
+    "work",
+    "effort",
+    "job",
+    "part",
+    "them",
+    "those",
+    "these",
+    "both",
+    "whole",
+];
+
+/// Words that may stand before a copula without changing who is spoken of ("the", "our", "I
+/// think", "looks like").
+const SUBJECT_FILLERS: [&str; 30] = [
+    "the", "a", "an", "our", "my", "your", "their", "its", "so", "ok", "okay", "and", "well",
+    "now", "yeah", "great", "good", "news", "i", "think", "guess", "believe", "looks", "like",
+    "seems", "finally", "anyway", "also", "then", "oh",
+];
+
+/// Clauses that conclude by themselves when nothing but fillers surrounds them ("it works
+/// now!"); with more words around them they often describe rather than conclude ("it works
+/// like this").
+const DONE_CLAUSES: [&[&str]; 6] = [
+    &["it", "works"],
+    &["that", "worked"],
+    &["nailed", "it"],
+    &["all", "good"],
+    &["that", "is", "a", "wrap"],
+    &["that", "is", "it"],
+];
+
+/// Phrases that conclude wherever they stand in a clause ("lazy-loading the images did the
+/// trick", "that's everything for the tax return").
+const DONE_ANYWHERE: [&[&str]; 15] = [
+    &["works", "now"],
+    &["working", "now"],
+    &["works", "again"],
+    &["working", "again"],
+    &["works", "fine", "now"],
+    &["did", "the", "trick"],
+    &["that", "did", "it"],
+    &["problem", "solved"],
+    &["issue", "solved"],
+    &["case", "closed"],
+    &["mission", "accomplished"],
+    &["that", "is", "everything"],
+    &["we", "can", "close"],
+    &["that", "wraps"],
+    &["that", "is", "a", "wrap"],
+];
+
+/// Verbs that ask for an effort to be concluded ("close this", "let's wrap up the export").
+const CLOSE_VERBS: [&str; 6] = ["close", "conclude", "wrap", "mark", "call", "finish"];
+
+/// Openings before a closing verb that keep it a request ("please close it", "you can close
+/// this now", "let's wrap up").
+const REQUEST_PREFIXES: [&[&str]; 22] = [
+    &["please"],
+    &["ok"],
+    &["okay"],
+    &["so"],
+    &["now"],
+    &["then"],
+    &["let", "us"],
+    &["we", "can"],
+    &["you", "can"],
+    &["can", "you"],
+    &["could", "you"],
+    &["can", "we"],
+    &["could", "we"],
+    &["would", "you"],
+    &["go", "ahead", "and"],
+    &["feel", "free", "to"],
+    &["i", "think", "we", "can"],
+    &["time", "to"],
+    &["we", "should"],
+    &["i", "want", "to"],
+    &["i", "would", "like", "to"],
+    &["just"],
 ];
 
 /// Labels that name new work directly ("new task: hiring plan").
-const LABELLED_OPENERS: [&str; 7] = [
-    "new effort: ",
-    "new task: ",
-    "new topic: ",
-    "new project: ",
-    "next up: ",
-    "start an effort for ",
-    "open an effort for ",
+const LABELS: [&[&str]; 7] = [
+    &["new", "effort"],
+    &["new", "task"],
+    &["new", "topic"],
+    &["new", "project"],
+    &["next", "up"],
+    &["next", "topic"],
+    &["new", "problem"],
+];
+
+/// Phrases after which the named work is asked for directly.
+const EXPLICIT_OPENERS: [&[&str]; 16] = [
+    &["let", "us", "work", "on"],
+    &["let", "us", "start", "on"],
+    &["let", "us", "start", "with"],
+    &["let", "us", "tackle"],
+    &["let", "us", "look", "into"],
+    &["let", "us", "dig", "into"],
+    &["let", "us", "talk", "about"],
+    &["let", "us", "focus", "on"],
+    &["help", "me", "with"],
+    &["help", "us", "with"],
+    &["i", "need", "help", "with"],
+    &["we", "need", "help", "with"],
+    &["start", "working", "on"],
+    &["start", "an", "effort", "for"],
+    &["open", "an", "effort", "for"],
+    &["i", "want", "to", "work", "on"],
+];
+
+/// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
+/// trying to figure out why…", "we have a problem with…", "I'm planning a…").
+const PROBLEM_OPENERS: [&[&str]; 40] = [
+    &["i", "am", "trying", "to"],
+    &["we", "are", "trying", "to"],
+    &["i", "have", "been", "trying", "to"],
+    &["we", "have", "been", "trying", "to"],
+    &["i", "am", "working", "on"],
+    &["we", "are", "working", "on"],
+    &["i", "am", "looking", "into"],
+    &["we", "are", "looking", "into"],
+    &["i", "am", "stuck", "on"],
+    &["i", "am", "stuck", "with"],
+    &["we", "are", "stuck", "on"],
+    &["i", "am", "struggling", "with"],
+    &["we", "are", "struggling", "with"],
+    &["i", "am", "having", "trouble", "with"],
+    &["we", "are", "having", "trouble", "with"],
+    &["i", "am", "having", "problems", "with"],
+    &["we", "are", "having", "problems", "with"],
+    &["i", "am", "having", "issues", "with"],
+    &["we", "are", "having", "issues", "with"],
+    &["i", "have", "a", "problem", "with"],
+    &["we", "have", "a", "problem", "with"],
+    &["i", "have", "an", "issue", "with"],
+    &["we", "have", "an", "issue", "with"],
+    &["there", "is", "a", "problem", "with"],
+    &["there", "is", "an", "issue", "with"],
+    &["there", "is", "a", "bug", "in"],
+    &["can", "you", "help", "me", "with"],
+    &["could", "you", "help", "me", "with"],
+    &["can", "you", "help", "us", "with"],
+    &["can", "you", "help", "me"],
+    &["could", "you", "help", "me"],
+    &["can", "you", "help", "us"],
+    &["i", "need", "a", "hand", "with"],
+    &["i", "am", "planning"],
+    &["we", "are", "planning"],
+    &["i", "am", "organizing"],
+    &["we", "are", "organizing"],
+    &["i", "am", "organising"],
+    &["i", "am", "preparing"],
+    &["we", "are", "throwing"],
+];
+
+/// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
+/// offsite", "we need to fix the login").
+const WORK_OPENERS: [&[&str]; 22] = [
+    &["let", "us"],
+    &["i", "want", "to"],
+    &["i", "would", "like", "to"],
+    &["we", "need", "to"],
+    &["i", "need", "to"],
+    &["we", "should"],
+    &["we", "have", "to"],
+    &["i", "have", "to"],
+    &["we", "must"],
+    &["can", "we"],
+    &["could", "we"],
+    &["time", "to"],
+    &["help", "me"],
+    &["help", "us"],
+    &["let", "me"],
+    &["i", "am", "going", "to"],
+    &["we", "are", "going", "to"],
+    &["i", "plan", "to"],
+    &["we", "plan", "to"],
+    &["i", "would", "love", "to"],
+    &["we", "want", "to"],
+    &["i", "am", "about", "to"],
+];
+
+/// Verbs of new work after a [`WORK_OPENERS`] phrase, with their particle when they take one.
+/// Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
+const ACTION_VERBS: [&[&str]; 64] = [
+    &["figure", "out"],
+    &["work", "out"],
+    &["find", "out"],
+    &["talk", "about"],
+    &["think", "about"],
+    &["sort", "out"],
+    &["clean", "up"],
+    &["start", "on"],
+    &["set", "up"],
+    &["speed", "up"],
+    &["look", "into"],
+    &["dig", "into"],
+    &["go", "over"],
+    &["organize"],
+    &["organise"],
+    &["investigate"],
+    &["implement"],
+    &["refactor"],
+    &["research"],
+    &["schedule"],
+    &["prepare"],
+    &["migrate"],
+    &["discuss"],
+    &["design"],
+    &["redesign"],
+    &["create"],
+    &["update"],
+    &["review"],
+    &["deploy"],
+    &["debug"],
+    &["build"],
+    &["write"],
+    &["rewrite"],
+    &["draft"],
+    &["plan"],
+    &["test"],
+    &["ship"],
+    &["fix"],
+    &["solve"],
+    &["tackle"],
+    &["start"],
+    &["setup"],
+    &["outline"],
+    &["optimize"],
+    &["optimise"],
+    &["improve"],
+    &["understand"],
+    &["brainstorm"],
+    &["upgrade"],
+    &["automate"],
+    &["learn"],
+    &["study"],
+    &["choose"],
+    &["compare"],
+    &["book"],
+    &["arrange"],
+    &["renovate"],
+    &["throw"],
+    &["host"],
+    &["translate"],
+    &["evaluate"],
+    &["analyze"],
+    &["analyse"],
+    &["reduce"],
+];
+
+/// Switch cues that can only mean going back to a piece of work.
+const EXPLICIT_SWITCHES: [&[&str]; 14] = [
+    &["switch", "back", "to"],
+    &["switch", "over", "to"],
+    &["switch", "to"],
+    &["switching", "to"],
+    &["go", "back", "to"],
+    &["get", "back", "to"],
+    &["come", "back", "to"],
+    &["circle", "back", "to"],
+    &["jump", "back", "to"],
+    &["head", "back", "to"],
+    &["going", "back", "to"],
+    &["getting", "back", "to"],
+    &["move", "back", "to"],
+    &["return", "to"],
+];
+
+/// Softer switch cues: they switch only when what follows names an effort.
+const SOFT_SWITCHES: [&[&str]; 13] = [
+    &["continue", "with"],
+    &["continue", "on"],
+    &["carry", "on", "with"],
+    &["resume"],
+    &["pick", "up"],
+    &["revisit"],
+    &["back", "on"],
+    &["regarding"],
+    &["re"],
+    &["about"],
+    &["as", "for"],
+    &["on"],
+    &["for"],
+];
+
+/// Targets of "back to …" that are not efforts ("I'll get back to you", "back to normal").
+const NOT_TARGETS: [&str; 14] = [
+    "you", "me", "him", "her", "them", "it", "that", "this", "normal", "square", "work", "sleep",
+    "bed", "basics",
 ];
 
 /// Whole messages that ask what this is or how to use it.
-const HELP_MESSAGES: [&str; 12] = [
+const HELP_MESSAGES: [&str; 22] = [
     "help",
     "help me",
+    "help please",
+    "please help",
     "can you help",
     "can you help me",
+    "could you help me",
+    "i need help",
     "what is this",
-    "what's this",
+    "what is this app",
     "who are you",
     "what are you",
     "info",
     "instructions",
     "how does this work",
     "what now",
+    "what do i do",
+    "what do i do now",
+    "tutorial",
+    "commands",
+    "usage",
+    "hello what can you do",
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 14] = [
+const HELP_PHRASES: [&str; 30] = [
     "what is ccm",
     "what's ccm",
     "what is cognitive context",
-    "what can you do",
+    "how does ccm",
+    "explain ccm",
     "how does this work",
     "how does it work",
+    "how does this app work",
     "how do i use",
+    "how should i use",
+    "how can i use",
     "what should i try",
     "where do i start",
+    "how do i start",
+    "how do i begin",
+    "how do i get started",
     "what commands",
     "what do you understand",
     "getting started",
     "how can you help",
     "what can i say",
+    "what can i do here",
+    "what does this app do",
+    "what does this do",
+    "what is an effort",
+    "what are efforts",
+    "how do efforts work",
+    "i am lost",
+    "i am confused",
+    "i am new here",
 ];
 
 const COLLAPSE_PHRASES: [&str; 6] = [
     "got it",
-    "that's enough",
     "that is enough",
     "enough details",
-    "that's all i needed",
+    "that is all i needed",
     "that answers it",
+    "that answers my question",
 ];
 
-const RECALL_PHRASES: [&str; 25] = [
+/// Phrases that ask about earlier work.
+const RECALL_PHRASES: [&str; 41] = [
     "recap",
     "catch me up",
     "tell me about",
@@ -235,15 +672,31 @@ const RECALL_PHRASES: [&str; 25] = [
     "what happened to",
     "what was the outcome",
     "what came of",
+    "what came out of",
     "what about",
     "remind me",
     "remember",
+    "recall",
+    "refresh my memory",
     "did we",
-    "we decided",
     "what did we",
     "how did we",
+    "why did we",
+    "when did we",
+    "which did we",
+    "where did we land",
+    "where did we end up",
+    "what have we decided",
+    "what have we figured out",
+    "what have we found",
+    "what had we",
     "what was the",
     "what were the",
+    "what was our",
+    "what were our",
+    "what was decided",
+    "what is the latest on",
+    "what is the verdict",
     "earlier",
     "last time",
     "previously",
@@ -252,7 +705,7 @@ const RECALL_PHRASES: [&str; 25] = [
 ];
 
 /// Phrases that make a message a request even without a question mark.
-const ASKING_PHRASES: [&str; 9] = [
+const ASKING_PHRASES: [&str; 10] = [
     "remind me",
     "tell me",
     "show me",
@@ -262,13 +715,11 @@ const ASKING_PHRASES: [&str; 9] = [
     "summarize",
     "summarise",
     "what about",
+    "refresh my memory",
 ];
 
-/// First words of a yes-or-no question ("is it finished?"), which asks about a state rather
-/// than changing it.
-const YES_NO_STARTS: [&str; 9] = [
-    "is", "are", "was", "were", "has", "have", "did", "does", "do",
-];
+/// First words of a question that is a request ("can you close it?").
+const REQUEST_STARTS: [&str; 4] = ["can", "could", "would", "will"];
 
 const DETAIL_PHRASES: [&str; 7] = [
     "details",
@@ -280,28 +731,155 @@ const DETAIL_PHRASES: [&str; 7] = [
     "show me",
 ];
 
-const STATUS_PHRASES: [&str; 5] = [
+const STATUS_PHRASES: [&str; 9] = [
     "status",
     "what are we working on",
     "which efforts",
-    "what's open",
     "what is open",
+    "what efforts",
+    "list my efforts",
+    "list the efforts",
+    "show my efforts",
+    "what am i working on",
 ];
 
 /// Words cut from the front of a name or target ("the auth bug" → "auth bug").
-const LEADING_FILLERS: [&str; 10] = [
-    "the", "a", "an", "my", "our", "this", "that", "some", "with", "on",
+const LEADING_FILLERS: [&str; 22] = [
+    "the", "a", "an", "my", "our", "your", "their", "this", "that", "some", "with", "on", "why",
+    "how", "what", "whether", "if", "where", "to", "about", "into", "at",
 ];
 
 /// Words cut from the end of a name ("billing export next" → "billing export"), and words a
 /// cut-off name must not end on ("memory leak in the" → "memory leak").
-const TRAILING_FILLERS: [&str; 20] = [
+const TRAILING_FILLERS: [&str; 27] = [
     "now", "next", "today", "please", "first", "then", "again", "effort", "the", "a", "an", "in",
-    "of", "for", "to", "at", "on", "with", "and", "from",
+    "of", "for", "to", "at", "on", "with", "and", "from", "my", "our", "your", "their", "is",
+    "are", "problem",
+];
+
+/// Words a problem statement's name leaves out ("why our login page is so slow" → "login page
+/// slow"): auxiliaries and intensifiers say nothing about which work it is.
+const NAME_SKIPS: [&str; 20] = [
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "keeps",
+    "kept",
+    "does",
+    "do",
+    "did",
+    "so",
+    "very",
+    "really",
+    "always",
+    "still",
+    "suddenly",
+    "sometimes",
+    "getting",
+];
+
+/// Clause ends inside a sentence beyond punctuation: what follows is another thought.
+const CLAUSE_BREAKS: [&str; 9] = [
+    "but", "because", "since", "which", "though", "although", "however", "while", "whereas",
 ];
 
 /// Most words an effort name taken from a message keeps.
 const MAX_NAME_WORDS: usize = 4;
+
+/// Most words the name of a stated problem keeps: its symptom sits at its end ("login page
+/// slow on mobile").
+const MAX_PROBLEM_NAME_WORDS: usize = 5;
+
+/// One clause of a message: its words with contractions spelled out, and whether its sentence
+/// is a question.
+#[derive(Debug, Clone)]
+struct Clause {
+    words: Vec<String>,
+    question: bool,
+    /// Whether its sentence starts with a condition ("if it works, we're done"), which puts
+    /// every clause of it in the future.
+    conditional: bool,
+}
+
+impl Clause {
+    fn w(&self) -> Vec<&str> {
+        self.words.iter().map(String::as_str).collect()
+    }
+
+    /// Whether a negation earlier in the clause than `at` cancels what stands at `at`.
+    fn negated_before(&self, at: usize) -> bool {
+        self.words[..at.min(self.words.len())]
+            .iter()
+            .enumerate()
+            .any(|(i, w)| {
+                NEGATORS.contains(&w.as_str())
+                    && !(w == "no"
+                        && self
+                            .words
+                            .get(i + 1)
+                            .is_some_and(|n| NO_IDIOMS.contains(&n.as_str())))
+            })
+            || self.words.get(at + 1).is_some_and(|w| w == "not")
+    }
+
+    /// Whether the clause speaks of the future, a wish, a condition or a doubt before `at`, or
+    /// reports or asks about it ("remind me how we fixed it", "I know what fixed it").
+    fn irrealis_before(&self, at: usize) -> bool {
+        const REPORTED: [&str; 9] = [
+            "how", "what", "why", "which", "who", "remind", "remember", "recall", "wonder",
+        ];
+        self.conditional
+            || self.words[..at.min(self.words.len())]
+                .iter()
+                .any(|w| REPORTED.contains(&w.as_str()))
+            || self.words[..at.min(self.words.len())]
+                .iter()
+                .any(|w| IRREALIS.contains(&w.as_str()))
+            || self.words[..at.min(self.words.len())]
+                .windows(2)
+                .any(|p| p[0] == "to" && p[1] == "be")
+    }
+
+    /// Whether the clause asks a question that is not a request: "is it done?", "what did
+    /// we…", but not "can you close it?".
+    fn asks_not_requests(&self) -> bool {
+        let first = self.words.first().map(String::as_str).unwrap_or("");
+        self.question && !REQUEST_STARTS.contains(&first)
+    }
+
+    /// Whether the clause starts like a yes-or-no or a wh-question even without a mark.
+    fn starts_like_question(&self) -> bool {
+        let w = self.w();
+        matches!(
+            w.as_slice(),
+            [
+                "is" | "are" | "was" | "were" | "has" | "have" | "did" | "does" | "do",
+                "it" | "that" | "this" | "we" | "you" | "the" | "everything" | "anyone" | "anybody",
+                ..
+            ] | [
+                "what" | "how" | "why" | "when" | "where" | "which" | "who",
+                "did"
+                    | "do"
+                    | "does"
+                    | "was"
+                    | "were"
+                    | "is"
+                    | "are"
+                    | "have"
+                    | "had"
+                    | "has"
+                    | "should"
+                    | "can"
+                    | "could",
+                ..
+            ]
+        )
+    }
+}
 
 /// The intents of a message, in the order a careful model acts on them: conclude what is done,
 /// switch, open what is new, collapse, then recall and status.
@@ -311,77 +889,597 @@ const MAX_NAME_WORDS: usize = 4;
 /// use ccm_engine::offline::{detect_intents, Intent};
 /// let intents = detect_intents("That's resolved. Let's work on the billing export next.");
 /// assert!(matches!(&intents[0], Intent::Close { .. }));
-/// assert_eq!(intents[1], Intent::Open { name: "billing export".into() });
+/// assert_eq!(
+///     intents[1],
+///     Intent::Open { name: "billing export".into(), explicit: true }
+/// );
+/// let stated = detect_intents("I'm trying to figure out why our login page is slow on mobile");
+/// assert_eq!(
+///     stated,
+///     [Intent::Open { name: "login page slow on mobile".into(), explicit: false }]
+/// );
+/// assert!(detect_intents("It's not fixed yet.").is_empty());
 /// ```
 pub fn detect_intents(message: &str) -> Vec<Intent> {
     let text = normalise(message);
+    let spelled = spell_out(&text);
+    let clauses = clauses(&text);
     let mut intents = Vec::new();
-    let bare = text.trim_matches(|c: char| !c.is_alphanumeric());
-    // "Is it finished?" asks about a state; it does not conclude anything.
-    let yes_no_question = text.trim_end().ends_with('?')
-        && text
-            .split(|c: char| !c.is_alphanumeric())
-            .next()
-            .is_some_and(|first| YES_NO_STARTS.contains(&first));
-    let closes = matches!(bare, "done" | "finished")
-        || CLOSE_PHRASES.iter().any(|p| contains_phrase(&text, p));
-    if closes && !yes_no_question {
-        intents.push(Intent::Close {
-            mention: text.clone(),
-        });
+
+    let close = clauses.iter().find_map(close_in);
+    let open = open_in(&clauses);
+    let switch = clauses.iter().find_map(switch_in);
+
+    if let Some((mention, specific)) = close {
+        let mention = if specific {
+            mention
+        } else {
+            message.trim().to_string()
+        };
+        intents.push(Intent::Close { mention, specific });
     }
-    if let Some(target) = SWITCH_PHRASES
+    if let Some((target, explicit)) = switch {
+        // "Let's get back to work on the login page" has both; the switch says it better.
+        intents.push(Intent::Switch { target, explicit });
+    }
+    if let Some((name, explicit)) = &open {
+        if !intents.iter().any(|i| matches!(i, Intent::Switch { .. })) {
+            intents.push(Intent::Open {
+                name: name.clone(),
+                explicit: *explicit,
+            });
+        }
+    }
+    if COLLAPSE_PHRASES
         .iter()
-        .find_map(|p| words_after(&text, p))
-        .map(|words| trim_fillers(&words))
-        .filter(|t| !t.is_empty())
+        .any(|p| contains_phrase(&spelled, p))
     {
-        intents.push(Intent::Switch { target });
-    }
-    let open = OPEN_PHRASES
-        .iter()
-        .chain(LABELLED_OPENERS.iter())
-        .find_map(|p| words_after(&text, p))
-        .or_else(|| WORK_OPENERS.iter().find_map(|p| work_after(&text, p)))
-        .map(|words| trim_fillers(&words))
-        .filter(|name| !name.is_empty());
-    if let Some(name) = &open {
-        intents.push(Intent::Open { name: name.clone() });
-    }
-    if COLLAPSE_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
         intents.push(Intent::Collapse);
     }
     // A new effort's description often mentions the past ("help me with the export we did
     // earlier"); opening it is what the person asked for, so recall is not read into it. And
     // a statement ("we decided to set it to 86400") reports a fact: only a question or a
     // request asks to recall one.
-    let asks = text.contains('?') || ASKING_PHRASES.iter().any(|p| contains_phrase(&text, p));
-    if open.is_none() && asks && RECALL_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
+    let asks = text.contains('?')
+        || clauses.iter().any(Clause::starts_like_question)
+        || ASKING_PHRASES.iter().any(|p| contains_phrase(&spelled, p));
+    let recalls = RECALL_PHRASES.iter().any(|p| {
+        contains_phrase(&spelled, p)
+            && !(p == &"remember" && contains_phrase(&spelled, "remember to"))
+    });
+    if open.is_none()
+        && asks
+        && recalls
+        && !intents.iter().any(|i| matches!(i, Intent::Close { .. }))
+    {
         intents.push(Intent::Recall {
             query: message.trim().to_string(),
-            details: DETAIL_PHRASES.iter().any(|p| contains_phrase(&text, p)),
+            details: DETAIL_PHRASES.iter().any(|p| contains_phrase(&spelled, p)),
         });
     }
-    if STATUS_PHRASES.iter().any(|p| contains_phrase(&text, p)) {
+    if STATUS_PHRASES.iter().any(|p| contains_phrase(&spelled, p)) {
         intents.push(Intent::Status);
     }
     // Asking for help with something ("help me with the import") is new work, handled above.
-    let asks_for_help =
-        HELP_MESSAGES.contains(&bare) || HELP_PHRASES.iter().any(|p| contains_phrase(&text, p));
-    if open.is_none() && asks_for_help {
+    let bare = spelled.trim_matches(|c: char| !c.is_alphanumeric());
+    let bare: String = bare
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let bare = bare
+        .trim_start_matches("hi ")
+        .trim_start_matches("hello ")
+        .trim_start_matches("hey ");
+    let asks_for_help = HELP_MESSAGES.contains(&bare)
+        || HELP_PHRASES.iter().any(|p| contains_phrase(&spelled, p))
+        || help_at_end(&clauses);
+    if open.is_none()
+        && asks_for_help
+        && !intents.iter().any(|i| matches!(i, Intent::Switch { .. }))
+    {
         intents.push(Intent::Help);
     }
     intents
 }
 
-/// The object of new work after `opener`: the words after an action verb that follows it
-/// directly ("let's plan the team offsite" → "the team offsite"), or `None`.
-fn work_after(text: &str, opener: &str) -> Option<String> {
-    let rest = words_after(text, opener)?;
-    ACTION_VERBS.iter().find_map(|verb| {
-        let object = rest.strip_prefix(verb)?.strip_prefix(' ')?;
-        Some(object.to_string())
+/// Whether the message turns down a change ("I don't want to work on the party today", "let's
+/// not go back to that"): such a message mentions another effort without asking to move there.
+pub(crate) fn declines(message: &str) -> bool {
+    const CHANGES: [&str; 12] = [
+        "work", "switch", "back", "close", "start", "talk", "open", "touch", "think", "bother",
+        "deal", "worry",
+    ];
+    clauses(&normalise(message)).iter().any(|clause| {
+        clause
+            .words
+            .iter()
+            .enumerate()
+            .any(|(i, w)| CHANGES.contains(&w.as_str()) && clause.negated_before(i))
     })
+}
+
+/// "What can you do?" asks for help only when nothing follows it ("what can you do about the
+/// login page?" asks about the login page).
+fn help_at_end(clauses: &[Clause]) -> bool {
+    clauses.iter().any(|c| {
+        let w = c.w();
+        w.ends_with(&["what", "can", "you", "do"]) || w.ends_with(&["what", "do", "you", "do"])
+    })
+}
+
+/// The closing in a clause: what is done (the mention) and whether it is a noun of its own.
+fn close_in(clause: &Clause) -> Option<(String, bool)> {
+    let w = clause.w();
+    if w.is_empty() {
+        return None;
+    }
+    if let Some(found) = close_request(clause) {
+        return Some(found);
+    }
+    if clause.asks_not_requests() || clause.starts_like_question() {
+        return None;
+    }
+    // A clause that is only a completion and fillers: "Done.", "all sorted", "that one is
+    // fixed", "it works now".
+    let bare_done = w
+        .iter()
+        .any(|x| DONE_WORDS.contains(x) || *x == "set" || *x == "wrap")
+        && w.iter().all(|x| {
+            DONE_WORDS.contains(x) || BARE_FILLERS.contains(x) || ["set", "out", "up"].contains(x)
+        });
+    if bare_done {
+        let at = w.iter().position(|x| DONE_WORDS.contains(x)).unwrap_or(0);
+        if !clause.negated_before(at) && !clause.irrealis_before(at) && !done_idiom(&w, at) {
+            return Some((String::new(), false));
+        }
+    }
+    for (pattern, anywhere) in DONE_CLAUSES
+        .iter()
+        .map(|p| (p, false))
+        .chain(DONE_ANYWHERE.iter().map(|p| (p, true)))
+    {
+        if let Some(at) = find_seq(&w, pattern) {
+            let rest_is_filler = anywhere
+                || w[..at].iter().chain(&w[at + pattern.len()..]).all(|x| {
+                    BARE_FILLERS.contains(x)
+                        || ["for", "again", "fine", "perfectly", "great"].contains(x)
+                });
+            if rest_is_filler && !clause.negated_before(at) && !clause.irrealis_before(at) {
+                // "That's everything for the tax return" names what is done after "for".
+                let after = &w[at + pattern.len()..];
+                let named = after
+                    .iter()
+                    .position(|x| *x == "for" || *x == "with" || *x == "on" || *x == "up")
+                    .map(|i| after[i + 1..].join(" "))
+                    .filter(|rest| has_content(rest));
+                return Some(match named {
+                    Some(rest) => (rest, true),
+                    None => (String::new(), false),
+                });
+            }
+        }
+    }
+    // "the login page is fixed now", "party is sorted", "we are done with the export".
+    for (at, word) in w.iter().enumerate() {
+        let completion = done_at(&w, at);
+        let domain = DOMAIN_DONE_WORDS.contains(word);
+        if !(completion || domain) || at == 0 {
+            continue;
+        }
+        let Some(copula) = copula_before(&w, at) else {
+            continue;
+        };
+        if clause.negated_before(at) || clause.irrealis_before(at) || done_idiom(&w, at) {
+            return None;
+        }
+        let subject = trim_subject(&w[..copula]);
+        let after = &w[at + 1..];
+        // "we are done with the export", "I'm finished with the slides".
+        let with_object = (subject_is_person(subject) && after.first() == Some(&"with"))
+            .then(|| after[1..].join(" "))
+            .filter(|rest| has_content(rest));
+        if let Some(object) = with_object {
+            return Some((object, true));
+        }
+        let generic = subject.iter().all(|x| GENERIC_NOUNS.contains(x));
+        if generic {
+            if domain && !completion {
+                // "It's booked" is a step; only a named effort is concluded by it.
+                continue;
+            }
+            return Some((String::new(), false));
+        }
+        return Some((subject.join(" "), true));
+    }
+    // "splitting the bundle fixed it", "we finally cracked the login bug".
+    for (at, word) in w.iter().enumerate() {
+        if !DONE_VERBS.contains(word) || at == 0 {
+            continue;
+        }
+        let before = w[at - 1];
+        if [
+            "the", "a", "an", "our", "my", "your", "its", "their", "is", "are", "was", "were",
+            "be", "been", "get", "got",
+        ]
+        .contains(&before)
+        {
+            continue;
+        }
+        if clause.negated_before(at) || clause.irrealis_before(at) {
+            return None;
+        }
+        let mut object = &w[at + 1..];
+        if object.first().is_some_and(|x| ["out", "up"].contains(x)) {
+            object = &object[1..];
+        }
+        let object = cut_at(object, &["by", "with", "using", "after", "and"]);
+        if object.is_empty() {
+            continue;
+        }
+        let trimmed = trim_subject(object);
+        if trimmed.iter().all(|x| GENERIC_NOUNS.contains(x)) {
+            return Some((String::new(), false));
+        }
+        return Some((trimmed.join(" "), true));
+    }
+    None
+}
+
+/// A request to conclude: "close this", "let's wrap up the export", "can you mark it as done?",
+/// "call it done".
+fn close_request(clause: &Clause) -> Option<(String, bool)> {
+    let w = clause.w();
+    let mut start = 0;
+    'strip: loop {
+        for prefix in REQUEST_PREFIXES {
+            if w[start..].starts_with(prefix) {
+                start += prefix.len();
+                continue 'strip;
+            }
+        }
+        break;
+    }
+    let verb = *w.get(start)?;
+    if !CLOSE_VERBS.contains(&verb) || clause.negated_before(start) {
+        return None;
+    }
+    // A question that is not a request ("should we close it?") changes nothing.
+    if clause.question
+        && !w
+            .first()
+            .is_some_and(|f| REQUEST_STARTS.contains(f) || *f == "please")
+    {
+        return None;
+    }
+    let rest = &w[start + 1..];
+    let object: Vec<&str> = match verb {
+        // "wrap it up", "wrap up the export", "wrap this up".
+        "wrap" => {
+            let without: Vec<&str> = rest.iter().copied().filter(|x| *x != "up").collect();
+            if !rest.contains(&"up") && !rest.is_empty() {
+                return None;
+            }
+            without
+        }
+        // "mark it (as) done", "mark the export as complete".
+        "mark" => {
+            let done_at = rest
+                .iter()
+                .position(|x| DONE_WORDS.contains(x) || *x == "complete")?;
+            rest[..done_at]
+                .iter()
+                .copied()
+                .filter(|x| *x != "as")
+                .collect()
+        }
+        // "call it done", "call it a day".
+        "call" => {
+            let ok = matches!(
+                rest,
+                ["it", "done", ..] | ["it", "a", "day", ..] | ["it", "a", "wrap", ..]
+            );
+            if !ok {
+                return None;
+            }
+            Vec::new()
+        }
+        // "finish up", "finish this off"; "finish the report" is work still to do.
+        "finish" => {
+            if !matches!(rest, ["up", ..] | ["this" | "it", "off" | "up", ..]) {
+                return None;
+            }
+            Vec::new()
+        }
+        // "close out the export", "close this effort".
+        _ => rest
+            .iter()
+            .copied()
+            .filter(|x| !["out", "off", "up", "now", "please", "down"].contains(x))
+            .collect(),
+    };
+    // "close the window on the settings page": what is closed is the window.
+    let object = cut_at(
+        &object,
+        &[
+            "now", "please", "since", "as", "for", "because", "on", "in", "at", "from", "of", "yet",
+        ],
+    );
+    let object = trim_subject(object);
+    if object.iter().all(|x| GENERIC_NOUNS.contains(x)) {
+        return Some((String::new(), false));
+    }
+    Some((object.join(" "), true))
+}
+
+/// Whether the completion word at `at` (or the pair starting there) means finished.
+fn done_at(w: &[&str], at: usize) -> bool {
+    DONE_WORDS.contains(&w[at]) || DONE_PAIRS.iter().any(|pair| w[at..].starts_with(pair))
+}
+
+/// Idioms in which a completion word does not mean finished: "done for", "sorted by date",
+/// "done by Friday", "over there", "working on".
+fn done_idiom(w: &[&str], at: usize) -> bool {
+    let next = w.get(at + 1).copied().unwrap_or("");
+    match w[at] {
+        // "done for", "done by Friday", "done loading", "done talking": not what we mean.
+        "done" | "finished" | "completed" | "complete" => {
+            ["for", "by", "deal", "yet"].contains(&next)
+                || (next.len() > 4 && next.ends_with("ing"))
+        }
+        "sorted" => ["by", "in", "into", "alphabetically"].contains(&next),
+        "over" => next != "now" && !next.is_empty() && next != "with",
+        "working" => !["now", "again", "fine", "perfectly", "great"].contains(&next),
+        "closed" => ["on", "for", "at", "to"].contains(&next),
+        _ => false,
+    }
+}
+
+/// Where a copula before the completion word at `at` stands: "is", "are", "'s" (spelled
+/// "is"), "got", with adverbs and "been" between.
+fn copula_before(w: &[&str], at: usize) -> Option<usize> {
+    const BETWEEN: [&str; 18] = [
+        "been",
+        "all",
+        "now",
+        "finally",
+        "officially",
+        "completely",
+        "totally",
+        "fully",
+        "really",
+        "properly",
+        "basically",
+        "pretty",
+        "much",
+        "already",
+        "just",
+        "definitely",
+        "entirely",
+        "absolutely",
+    ];
+    let mut i = at;
+    while i > 0 {
+        i -= 1;
+        let x = w[i];
+        if ["is", "are", "was", "were", "am", "got", "get", "gets"].contains(&x)
+            || (x == "have" || x == "has") && w.get(i + 1) == Some(&"been")
+        {
+            return Some(i);
+        }
+        if !BETWEEN.contains(&x) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether a trimmed subject is the speaker ("we are done with…").
+fn subject_is_person(subject: &[&str]) -> bool {
+    matches!(subject, ["we"] | ["i"] | [] | ["you"])
+}
+
+/// The words of a subject or object without leading fillers and discourse words.
+fn trim_subject<'a>(words: &'a [&'a str]) -> &'a [&'a str] {
+    let mut start = 0;
+    while start < words.len() && SUBJECT_FILLERS.contains(&words[start]) {
+        // "I think we are done": "we" is the subject, "I think" its frame; but a lone "i" is
+        // the subject itself.
+        if start + 1 == words.len() {
+            break;
+        }
+        start += 1;
+    }
+    &words[start..]
+}
+
+/// `words` up to the first of `stops`.
+fn cut_at<'a>(words: &'a [&'a str], stops: &[&str]) -> &'a [&'a str] {
+    let end = words
+        .iter()
+        .position(|x| stops.contains(x))
+        .unwrap_or(words.len());
+    &words[..end]
+}
+
+/// Whether `text` has a word that could name something (not a filler or a generic noun).
+fn has_content(text: &str) -> bool {
+    text.split_whitespace().any(|x| {
+        !GENERIC_NOUNS.contains(&x)
+            && !LEADING_FILLERS.contains(&x)
+            && !TRAILING_FILLERS.contains(&x)
+            && !BARE_FILLERS.contains(&x)
+    })
+}
+
+/// The first new work named in the message, and whether it was asked for by name.
+fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
+    for (index, clause) in clauses.iter().enumerate() {
+        let w = clause.w();
+        // "New task: hiring plan" — the label is a clause of its own, the name the next one.
+        if LABELS.contains(&w.as_slice()) {
+            if let Some(next) = clauses.get(index + 1) {
+                let name = trim_name(&next.w(), MAX_NAME_WORDS);
+                if !name.is_empty() {
+                    return Some((name, true));
+                }
+            }
+        }
+        if let Some(found) = LABELS.iter().find_map(|label| {
+            let at = find_seq(&w, label)?;
+            (at == 0 && w.len() > label.len()).then(|| trim_name(&w[label.len()..], MAX_NAME_WORDS))
+        }) {
+            if !found.is_empty() {
+                return Some((found, true));
+            }
+        }
+        // Questions about work ("do we need to fix it?", "what did we figure out…") are not
+        // new work; requests in question form ("can we plan the offsite?") are.
+        let asks = clause.asks_not_requests() || clause.starts_like_question();
+        if asks {
+            continue;
+        }
+        for opener in EXPLICIT_OPENERS {
+            if let Some(at) = find_seq(&w, opener) {
+                if clause.negated_before(at) {
+                    return None;
+                }
+                let name = trim_name(&w[at + opener.len()..], MAX_NAME_WORDS);
+                if !name.is_empty() {
+                    return Some((name, true));
+                }
+            }
+        }
+        for opener in PROBLEM_OPENERS {
+            if let Some(at) = find_seq(&w, opener) {
+                if clause.negated_before(at) {
+                    return None;
+                }
+                let mut rest = &w[at + opener.len()..];
+                // "trying to figure out why…", "help me plan…": the verb says how, not what.
+                if opener.last() == Some(&"to") || opener.last() == Some(&"me") {
+                    if let Some(verb) = ACTION_VERBS.iter().find(|v| rest.starts_with(v)) {
+                        rest = &rest[verb.len()..];
+                    } else if opener.last() == Some(&"to") && !rest.is_empty() {
+                        rest = &rest[1..];
+                        if rest
+                            .first()
+                            .is_some_and(|x| ["out", "up", "into", "with", "on"].contains(x))
+                        {
+                            rest = &rest[1..];
+                        }
+                    } else if rest.first() == Some(&"with") {
+                        rest = &rest[1..];
+                    }
+                }
+                let name = problem_name(rest);
+                if !name.is_empty() {
+                    return Some((name, false));
+                }
+            }
+        }
+        for opener in WORK_OPENERS {
+            let Some(at) = find_seq(&w, opener) else {
+                continue;
+            };
+            let rest = &w[at + opener.len()..];
+            let Some(verb) = ACTION_VERBS.iter().find(|v| rest.starts_with(v)) else {
+                continue;
+            };
+            if clause.negated_before(at) {
+                return None;
+            }
+            let object = &rest[verb.len()..];
+            let name = if ["figure", "find", "work", "understand"].contains(&verb[0]) {
+                problem_name(object)
+            } else {
+                trim_name(object, MAX_NAME_WORDS)
+            };
+            if !name.is_empty() {
+                return Some((name, false));
+            }
+        }
+    }
+    None
+}
+
+/// The name of a stated problem: its words without question words, auxiliaries or fillers.
+fn problem_name(words: &[&str]) -> String {
+    let kept: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|x| !NAME_SKIPS.contains(x))
+        .collect();
+    let kept = cut_at(&kept, &["and", "then", "before", "after", "as"]);
+    trim_name(kept, MAX_PROBLEM_NAME_WORDS)
+}
+
+/// A switch in a clause: the target and whether the cue can only mean a switch.
+fn switch_in(clause: &Clause) -> Option<(String, bool)> {
+    let w = clause.w();
+    for cue in EXPLICIT_SWITCHES {
+        let Some(at) = find_seq(&w, cue) else {
+            continue;
+        };
+        if clause.negated_before(at) {
+            return None;
+        }
+        // "the load time is back to 2 s" or "I'll get back to you" are no switches.
+        let rest = &w[at + cue.len()..];
+        let rest = rest
+            .strip_prefix(&["work", "on"][..])
+            .or_else(|| rest.strip_prefix(&["talking", "about"][..]))
+            .unwrap_or(rest);
+        let target = trim_name(rest, MAX_PROBLEM_NAME_WORDS);
+        if target.is_empty()
+            || NOT_TARGETS.contains(&rest.first().copied().unwrap_or(""))
+            || target.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return None;
+        }
+        // "return to" is also an errand ("I need to return to the store"): soft unless asked.
+        let explicit = cue[0] != "return" || at == 0 || w[..at].ends_with(&["let", "us"]);
+        return Some((target, explicit));
+    }
+    // "Back to the login page." at the start of a clause.
+    if w.first() == Some(&"back") && w.get(1) == Some(&"to") {
+        let target = trim_name(&w[2..], MAX_PROBLEM_NAME_WORDS);
+        if !target.is_empty() && !NOT_TARGETS.contains(&w.get(2).copied().unwrap_or("")) {
+            return Some((target, true));
+        }
+    }
+    for cue in SOFT_SWITCHES {
+        let Some(at) = find_seq(&w, cue) else {
+            continue;
+        };
+        // Topic markers ("re the login page", "about the party again", "on the login page:")
+        // lead a clause; verbs of resuming may follow an opening ("let's pick up the…").
+        let topic_marker = ["regarding", "re", "about", "as", "on", "for"].contains(&cue[0]);
+        if topic_marker && at != 0 {
+            // "about the X again" anywhere, otherwise only at the start.
+            let again = w.last() == Some(&"again");
+            if !(cue[0] == "about" && again) {
+                continue;
+            }
+        }
+        // A topic marker leads a question as well as a statement ("about the party again, how
+        // many kids?"); a resuming verb in a question asks about resuming.
+        if clause.negated_before(at) || (!topic_marker && clause.asks_not_requests()) {
+            return None;
+        }
+        let rest = &w[at + cue.len()..];
+        let target = trim_name(
+            cut_at(
+                rest,
+                &["is", "are", "was", "were", "we", "i", "it", "has", "needs"],
+            ),
+            MAX_PROBLEM_NAME_WORDS,
+        );
+        if !target.is_empty() && !NOT_TARGETS.contains(&rest.first().copied().unwrap_or("")) {
+            return Some((target, false));
+        }
+    }
+    None
 }
 
 /// Lowercase, with typographic apostrophes made plain and whitespace collapsed.
@@ -391,6 +1489,157 @@ pub(crate) fn normalise(text: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The normalised text with contractions spelled out, as one string for phrase lookups.
+fn spell_out(text: &str) -> String {
+    text.split(' ')
+        .flat_map(|raw| {
+            // Keep the punctuation around a word, spell out the word itself.
+            let start = raw.find(|c: char| c.is_alphanumeric()).unwrap_or(raw.len());
+            let end = raw.rfind(|c: char| c.is_alphanumeric()).map_or(start, |i| {
+                i + raw[i..].chars().next().map_or(1, char::len_utf8)
+            });
+            let (lead, core, tail) = (
+                &raw[..start],
+                &raw[start..end.max(start)],
+                &raw[end.max(start)..],
+            );
+            let words = expand(core);
+            let last = words.len().saturating_sub(1);
+            words
+                .into_iter()
+                .enumerate()
+                .map(|(i, w)| {
+                    let mut out = String::new();
+                    if i == 0 {
+                        out.push_str(lead);
+                    }
+                    out.push_str(&w);
+                    if i == last {
+                        out.push_str(tail);
+                    }
+                    out
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One word with its contraction spelled out: "isn't" → "is not", "we're" → "we are",
+/// "party's" → "party is" (a possessive reads as "is" too, which no pattern here minds).
+fn expand(word: &str) -> Vec<String> {
+    let whole = |parts: &[&str]| parts.iter().map(|p| (*p).to_string()).collect();
+    match word {
+        "let's" | "lets" => return whole(&["let", "us"]),
+        "won't" | "wont" => return whole(&["will", "not"]),
+        "can't" | "cant" | "cannot" => return whole(&["can", "not"]),
+        "shan't" => return whole(&["shall", "not"]),
+        "ain't" => return whole(&["is", "not"]),
+        "im" => return whole(&["i", "am"]),
+        "ive" => return whole(&["i", "have"]),
+        "thats" => return whole(&["that", "is"]),
+        "whats" => return whole(&["what", "is"]),
+        "dont" | "doesnt" | "didnt" | "isnt" | "arent" | "wasnt" | "werent" | "havent"
+        | "hasnt" | "hadnt" | "wouldnt" | "shouldnt" | "couldnt" => {
+            return vec![word[..word.len() - 2].to_string(), "not".to_string()];
+        }
+        _ => {}
+    }
+    for (suffix, spelled) in [
+        ("n't", "not"),
+        ("'m", "am"),
+        ("'re", "are"),
+        ("'ve", "have"),
+        ("'ll", "will"),
+        ("'d", "would"),
+        ("'s", "is"),
+    ] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            if !stem.is_empty() {
+                return vec![stem.to_string(), spelled.to_string()];
+            }
+        }
+    }
+    vec![word.to_string()]
+}
+
+/// The clauses of a normalised message.
+fn clauses(text: &str) -> Vec<Clause> {
+    let mut out = Vec::new();
+    let mut sentence = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut push_sentence = |sentence: &mut String, question: bool| {
+        let first = spell_out(sentence.trim())
+            .split(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())
+            .unwrap_or("")
+            .to_string();
+        let conditional = CONDITIONS.contains(&first.as_str());
+        let start = out.len();
+        for part in sentence.split([',', ':', ';', '—', '–', '(', ')', '"']) {
+            let spelled = spell_out(part.trim());
+            let mut words: Vec<String> = Vec::new();
+            for raw in spelled.split_whitespace() {
+                let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+                if raw == "-" {
+                    flush(&mut out, &mut words, question);
+                    continue;
+                }
+                if word.is_empty() {
+                    continue;
+                }
+                if CLAUSE_BREAKS.contains(&word) {
+                    flush(&mut out, &mut words, question);
+                    continue;
+                }
+                words.push(word.to_string());
+            }
+            flush(&mut out, &mut words, question);
+        }
+        for clause in &mut out[start..] {
+            clause.conditional = conditional;
+        }
+        sentence.clear();
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let ends = match c {
+            '?' | '!' | '\n' => true,
+            // A full stop ends a sentence, a dot inside "auth.yaml" or "2.5" does not.
+            '.' | '…' => next.is_none_or(char::is_whitespace),
+            _ => false,
+        };
+        if ends {
+            push_sentence(&mut sentence, c == '?');
+        } else {
+            sentence.push(c);
+        }
+    }
+    push_sentence(&mut sentence, false);
+    out
+}
+
+fn flush(out: &mut Vec<Clause>, words: &mut Vec<String>, question: bool) {
+    if !words.is_empty() {
+        out.push(Clause {
+            words: std::mem::take(words),
+            question,
+            conditional: false,
+        });
+    }
+}
+
+/// First words of a sentence that make all of it a condition.
+const CONDITIONS: [&str; 6] = ["if", "once", "when", "unless", "whenever", "until"];
+
+/// Where the word sequence `pattern` first occurs in `words`.
+fn find_seq(words: &[&str], pattern: &[&str]) -> Option<usize> {
+    if pattern.is_empty() || words.len() < pattern.len() {
+        return None;
+    }
+    words.windows(pattern.len()).position(|w| w == pattern)
 }
 
 /// Whether `phrase` occurs in `text` starting and ending at word boundaries.
@@ -411,51 +1660,79 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
     false
 }
 
-/// The words after the first occurrence of `phrase` (at a word start), up to the end of the
-/// clause.
-fn words_after(text: &str, phrase: &str) -> Option<String> {
-    let mut from = 0;
-    let start = loop {
-        let found = from + text[from..].find(phrase)?;
-        let at_word_start = text[..found]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
-        if at_word_start {
-            break found + phrase.len();
-        }
-        from = found + 1;
-    };
-    let rest = &text[start..];
-    let mut end = rest
-        .find(['.', ',', ';', ':', '!', '?', '(', '\n'])
-        .unwrap_or(rest.len());
-    for separator in [
-        " - ",
-        " — ",
-        " so ",
-        " because ",
-        " and then ",
-        " since ",
-        " which ",
-    ] {
-        if let Some(at) = rest[..end].find(separator) {
-            end = at;
-        }
-    }
-    Some(rest[..end].trim().to_string())
-}
-
-fn trim_fillers(words: &str) -> String {
-    let mut words: Vec<&str> = words.split_whitespace().collect();
+/// A name from the words after an opener: up to the end of the thought, without leading
+/// articles or trailing fillers, at most `max` words.
+fn trim_name(words: &[&str], max: usize) -> String {
+    let words = cut_at(
+        words,
+        &[
+            "so", "because", "since", "which", "and then", "before", "after", "please",
+        ],
+    );
+    let mut words: Vec<&str> = words.to_vec();
     while words.first().is_some_and(|w| LEADING_FILLERS.contains(w)) {
         words.remove(0);
     }
-    words.truncate(MAX_NAME_WORDS);
+    words.truncate(max);
     while words.len() > 1 && words.last().is_some_and(|w| TRAILING_FILLERS.contains(w)) {
         words.pop();
     }
+    if words
+        .iter()
+        .all(|w| GENERIC_NOUNS.contains(w) || TRAILING_FILLERS.contains(w))
+    {
+        words.clear();
+    }
     words.join(" ")
+}
+
+/// Words that say nothing about which work a message is about, beyond the stopwords: the
+/// vocabulary of managing work itself ("problem", "fixed", "back").
+const GENERIC_TOPIC_WORDS: [&str; 78] = [
+    "problem", "issue", "bug", "thing", "stuff", "effort", "task", "work", "one", "fix", "fixed",
+    "done", "sort", "sorted", "solv", "resolv", "finish", "finished", "clos", "back", "again",
+    "let", "get", "go", "ok", "okay", "yes", "now", "today", "pleas", "thank", "think", "need",
+    "want", "like", "just", "really", "also", "still", "know", "make", "look", "try", "figur",
+    "help", "talk", "start", "new", "good", "great", "time", "mean", "sure", "much", "lot", "day",
+    "bit", "yeah", "wait", "well", "actual", "probabl", "mayb", "see", "said", "say", "tell",
+    "remind", "rememb", "decid", "got", "take", "put", "going", "come", "last", "earlier", "first",
+];
+
+/// The content words of a text, lightly stemmed ("splitting" and "split" agree, so do "pages"
+/// and "page"), for telling which effort a message is about.
+pub(crate) fn topic_words(text: &str) -> BTreeSet<String> {
+    spell_out(&normalise(text))
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| ccm_core::text::is_salient(w))
+        .map(stem)
+        .filter(|w| w.chars().count() >= 3 && !GENERIC_TOPIC_WORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// A crude English stem: plural and verb endings cut, a doubled last consonant and a final
+/// "e" dropped, so that the forms of one word meet.
+fn stem(word: &str) -> String {
+    let mut w = word.to_string();
+    for suffix in ["ies", "ing", "ed", "es", "s", "ly"] {
+        if w.len() > suffix.len() + 2 && w.ends_with(suffix) && !w.ends_with("ss") {
+            w.truncate(w.len() - suffix.len());
+            if suffix == "ies" {
+                w.push('y');
+            }
+            break;
+        }
+    }
+    let bytes = w.as_bytes();
+    if bytes.len() > 3 && bytes[bytes.len() - 1] == bytes[bytes.len() - 2] {
+        let last = bytes[bytes.len() - 1];
+        if !b"aeiouls".contains(&last) {
+            w.pop();
+        }
+    }
+    if w.len() > 3 && w.ends_with('e') {
+        w.pop();
+    }
+    w
 }
 
 #[cfg(test)]
@@ -464,6 +1741,12 @@ mod tests {
 
     fn intents(text: &str) -> Vec<Intent> {
         detect_intents(text)
+    }
+
+    fn closes(text: &str) -> bool {
+        intents(text)
+            .iter()
+            .any(|i| matches!(i, Intent::Close { .. }))
     }
 
     #[test]
@@ -484,10 +1767,10 @@ mod tests {
                 "very long name",
             ),
         ] {
-            assert_eq!(
-                intents(text),
-                vec![Intent::Open { name: name.into() }],
-                "{text}"
+            let found = intents(text);
+            assert!(
+                matches!(&found[..], [Intent::Open { name: n, .. }] if n == name),
+                "{text}: {found:?}"
             );
         }
     }
@@ -499,41 +1782,49 @@ mod tests {
             "That's resolved, thanks.",
             "OK, we're done with the auth bug.",
             "The export is finished and shipped; we are finished here.",
+            "…so that one's fixed.",
+            "Party's sorted, we booked the bowling alley",
+            "all sorted, we split the bundle",
+            "Done. Splitting the bundle fixed it.",
         ] {
-            assert!(
-                matches!(intents(text).first(), Some(Intent::Close { .. })),
-                "{text}"
-            );
+            assert!(closes(text), "{text}: {:?}", intents(text));
         }
         for text in [
             "What have we done so far?",
             "Is it undone?",
             "The job is unresolved.",
+            "it's not fixed yet",
+            "we're not done",
+            "is it done?",
+            "I haven't figured out the login page",
+            "don't close this",
+            "the bug is done for when the release ships",
+            "It should be fixed by Friday.",
+            "Once it's done we can test it.",
+            "We're almost done.",
         ] {
-            assert!(
-                !intents(text)
-                    .iter()
-                    .any(|i| matches!(i, Intent::Close { .. })),
-                "{text}"
-            );
+            assert!(!closes(text), "{text}: {:?}", intents(text));
         }
+    }
+
+    #[test]
+    fn a_specific_subject_is_kept_as_the_mention() {
+        assert_eq!(
+            intents("The login page is fixed now."),
+            [Intent::Close {
+                mention: "login page".into(),
+                specific: true
+            }]
+        );
     }
 
     #[test]
     fn several_intents_come_in_acting_order() {
         let found = intents("We're done here. Back to the auth bug, and let's work on docs.");
-        assert!(matches!(found[0], Intent::Close { .. }));
-        assert_eq!(
-            found[1],
-            Intent::Switch {
-                target: "auth bug".into()
-            }
-        );
-        assert_eq!(
-            found[2],
-            Intent::Open {
-                name: "docs".into()
-            }
+        assert!(matches!(found[0], Intent::Close { .. }), "{found:?}");
+        assert!(
+            matches!(&found[1], Intent::Switch { target, explicit: true } if target == "auth bug"),
+            "{found:?}"
         );
     }
 
@@ -553,17 +1844,19 @@ mod tests {
                 details: false
             }]
         );
-        assert_eq!(
-            intents("Remind me of the details of the billing export rounding."),
-            vec![Intent::Recall {
-                query: "Remind me of the details of the billing export rounding.".into(),
-                details: true
-            }]
-        );
         // A statement of what was decided is a fact, not a question about the past.
         assert_eq!(intents("We decided to set the TTL to 86400."), vec![]);
         assert_eq!(intents("Got it, thanks."), vec![Intent::Collapse]);
         assert_eq!(intents("What's the status?"), vec![Intent::Status]);
         assert_eq!(intents("The logs show a timeout at 30 s."), vec![]);
+    }
+
+    #[test]
+    fn topic_words_meet_across_forms() {
+        let a = topic_words("Splitting the bundles");
+        let b = topic_words("we split the bundle");
+        assert_eq!(a, b);
+        assert!(topic_words("the login page problem").contains("login"));
+        assert!(!topic_words("the login page problem").contains("problem"));
     }
 }

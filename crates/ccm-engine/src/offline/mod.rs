@@ -72,6 +72,7 @@ use ccm_provider::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 
 /// The model name the offline demo model goes by (in settings, requests and metrics).
 pub const OFFLINE_MODEL_NAME: &str = "ccm-offline-demo";
@@ -91,6 +92,11 @@ pub struct EffortFact {
     pub name: String,
     /// Its summary, when it is concluded.
     pub summary: Option<String>,
+    /// The content words of its description, its latest messages from the person and its
+    /// summary, lightly stemmed: what tells that a message is about this effort although it
+    /// does not name it ("the bundle split worked" for an effort about a slow login page).
+    #[serde(default)]
+    pub keywords: Vec<String>,
 }
 
 /// What the offline model may know about the session: what a real model reads from its
@@ -113,10 +119,23 @@ impl SessionFacts {
     /// The facts of `session` as it stands.
     pub fn of(session: &Session) -> SessionFacts {
         let fact = |id: &str| {
-            session.effort(id).map(|effort| EffortFact {
-                id: effort.id.clone(),
-                name: effort.name.clone(),
-                summary: effort.summary.as_ref().map(|s| s.text.clone()),
+            session.effort(id).map(|effort| {
+                let mut about: Vec<&str> = effort
+                    .messages
+                    .iter()
+                    .rev()
+                    .filter(|m| m.role == ccm_core::Role::User)
+                    .take(RECENT_MESSAGES)
+                    .map(|m| m.content.as_str())
+                    .collect();
+                about.extend(effort.description.as_deref());
+                about.extend(effort.summary.as_ref().map(|s| s.text.as_str()));
+                EffortFact {
+                    id: effort.id.clone(),
+                    name: effort.name.clone(),
+                    summary: effort.summary.as_ref().map(|s| s.text.clone()),
+                    keywords: intent::topic_words(&about.join("\n")).into_iter().collect(),
+                }
             })
         };
         SessionFacts {
@@ -193,7 +212,7 @@ impl OfflineModel {
 
         if may_call_tools {
             let calls = if results.is_empty() {
-                first_calls(&intents, facts)
+                plan(&intents, facts, user_text).calls
             } else {
                 follow_up_calls(&intents, &results, facts)
             };
@@ -290,80 +309,241 @@ fn tool_results(exchange: &[WireMessage]) -> Vec<ToolResultSeen> {
         .collect()
 }
 
-/// The effort among `candidates` that `text` names: by id, else by the most words of its name
-/// (at least one), else by two or more of its summary's keywords.
-fn named_effort<'a>(text: &str, candidates: &'a [EffortFact]) -> Option<&'a EffortFact> {
-    let prepared = PreparedText::new(text);
-    if let Some(by_id) = candidates.iter().find(|e| prepared.mentions_id(&e.id)) {
-        return Some(by_id);
-    }
-    let by_name = candidates
-        .iter()
-        .map(|e| {
-            (
-                prepared.keyword_overlap(&text::extract_keywords(&e.name)),
-                e,
-            )
-        })
-        .filter(|(overlap, _)| *overlap > 0)
-        .max_by_key(|(overlap, _)| *overlap);
-    if let Some((_, effort)) = by_name {
-        return Some(effort);
-    }
-    candidates
-        .iter()
-        .filter_map(|e| {
-            let keywords = text::extract_keywords(e.summary.as_deref().unwrap_or_default());
-            let overlap = prepared.keyword_overlap(&keywords);
-            (overlap >= 2).then_some((overlap, e))
-        })
-        .max_by_key(|(overlap, _)| *overlap)
-        .map(|(_, e)| e)
+/// How many of an effort's latest messages from the person tell what it is about.
+const RECENT_MESSAGES: usize = 6;
+
+/// How well a text fits an effort: two points for each word of its name the text shares (all
+/// of them when it names the id), one for each word of its latest messages or summary, at
+/// most three of those, so that a long log does not outweigh a name.
+fn fit(words: &BTreeSet<String>, prepared: &PreparedText, effort: &EffortFact) -> usize {
+    let (by_name, by_log) = fit_parts(words, prepared, effort);
+    2 * by_name + by_log
 }
 
-/// The calls for the person's message before any tool ran.
-fn first_calls(intents: &[Intent], facts: &SessionFacts) -> Vec<(&'static str, Value)> {
-    let mut calls = Vec::new();
+/// The words of an effort's name a text shares, and the words of its log (at most three).
+fn fit_parts(
+    words: &BTreeSet<String>,
+    prepared: &PreparedText,
+    effort: &EffortFact,
+) -> (usize, usize) {
+    let name = intent::topic_words(&effort.name);
+    let mut by_name = words.intersection(&name).count();
+    if prepared.mentions_id_as_words(&effort.id) {
+        by_name = by_name.max(name.len().max(1));
+    }
+    let by_log = effort
+        .keywords
+        .iter()
+        .filter(|k| words.contains(*k) && !name.contains(*k))
+        .count()
+        .min(3);
+    (by_name, by_log)
+}
+
+/// Which of the candidates a text is about.
+#[derive(Debug)]
+enum Choice<'a> {
+    /// This one, clearly.
+    One(&'a EffortFact),
+    /// These fit equally well.
+    Tie(Vec<&'a EffortFact>),
+    /// None fits well enough.
+    Neither,
+}
+
+/// The candidate `text` fits best with at least `min` points ([`fit`]), or the ones tied for
+/// best.
+fn choose<'a>(
+    text: &str,
+    candidates: impl IntoIterator<Item = &'a EffortFact>,
+    min: usize,
+) -> Choice<'a> {
+    let words = intent::topic_words(text);
+    let prepared = PreparedText::new(text);
+    choose_by(&words, &prepared, candidates, min)
+}
+
+fn choose_by<'a>(
+    words: &BTreeSet<String>,
+    prepared: &PreparedText,
+    candidates: impl IntoIterator<Item = &'a EffortFact>,
+    min: usize,
+) -> Choice<'a> {
+    let scored: Vec<(usize, &EffortFact)> = candidates
+        .into_iter()
+        .map(|e| (fit(words, prepared, e), e))
+        .filter(|(score, _)| *score >= min.max(1))
+        .collect();
+    let Some(best) = scored.iter().map(|(score, _)| *score).max() else {
+        return Choice::Neither;
+    };
+    let top: Vec<&EffortFact> = scored
+        .into_iter()
+        .filter(|(score, _)| *score == best)
+        .map(|(_, e)| e)
+        .collect();
+    match top.as_slice() {
+        [one] => Choice::One(one),
+        _ => Choice::Tie(top),
+    }
+}
+
+/// The effort among `candidates` that `text` names, when one clearly does.
+fn named_effort<'a>(text: &str, candidates: &'a [EffortFact]) -> Option<&'a EffortFact> {
+    match choose(text, candidates, 2) {
+        Choice::One(effort) => Some(effort),
+        _ => None,
+    }
+}
+
+/// What the model does about a message before any tool ran: the calls, or a question back when
+/// it cannot tell which effort is meant, and what it has to say about what it did not do.
+#[derive(Debug, Default)]
+struct Plan {
+    calls: Vec<(&'static str, Value)>,
+    /// A clarifying question, asked instead of acting.
+    ask: Option<String>,
+    /// Sentences about what was understood but needed no call.
+    notes: Vec<String>,
+}
+
+/// "a", "a or b", "a, b or c".
+fn either(efforts: &[&EffortFact]) -> String {
+    let ids: Vec<&str> = efforts.iter().map(|e| e.id.as_str()).collect();
+    match ids.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// The plan for the person's message, given what the session holds.
+fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
+    let mut plan = Plan::default();
     let mut closing: Vec<String> = Vec::new();
+    let mut active = facts.active.clone();
+    let still_open = |closing: &[String]| -> Vec<&EffortFact> {
+        facts
+            .open
+            .iter()
+            .filter(|e| !closing.contains(&e.id))
+            .collect()
+    };
     for intent in intents {
         match intent {
-            Intent::Close { mention } => {
-                let target = named_effort(mention, &facts.open)
-                    .map(|e| e.id.clone())
-                    .or_else(|| facts.active.clone());
-                if let Some(id) = target.filter(|id| !closing.contains(id)) {
-                    calls.push(("close_effort", json!({ "id": id })));
-                    closing.push(id);
-                }
-            }
-            Intent::Switch { target } => {
-                let still_open: Vec<EffortFact> = facts
-                    .open
-                    .iter()
-                    .filter(|e| !closing.contains(&e.id))
-                    .cloned()
-                    .collect();
-                if let Some(effort) = named_effort(target, &still_open) {
-                    if facts.active.as_deref() != Some(effort.id.as_str()) {
-                        calls.push(("switch_effort", json!({ "id": effort.id })));
+            Intent::Close { mention, specific } => {
+                let open = still_open(&closing);
+                let target: Option<&EffortFact> = if *specific {
+                    match choose(mention, open.iter().copied(), 2) {
+                        Choice::One(effort) => Some(effort),
+                        Choice::Tie(tied) => {
+                            plan.ask = Some(close_question(&tied));
+                            None
+                        }
+                        // "The receipts are sorted" reports a step, not the end of an effort.
+                        Choice::Neither => None,
                     }
-                } else if let Some(effort) = named_effort(target, &facts.concluded) {
-                    calls.push(("reopen_effort", json!({ "id": effort.id })));
+                } else {
+                    generic_close_target(intents, &open, active.as_deref(), user_text, &mut plan)
+                };
+                if let Some(effort) = target {
+                    // The message goes into the log of the effort it concludes, so that its
+                    // summary keeps the outcome: a switch first when it is not the active one.
+                    if active.as_deref() != Some(effort.id.as_str()) {
+                        plan.calls
+                            .push(("switch_effort", json!({ "id": effort.id })));
+                    }
+                    plan.calls
+                        .push(("close_effort", json!({ "id": effort.id })));
+                    closing.push(effort.id.clone());
+                    active = None;
                 }
             }
-            Intent::Open { name } => {
+            Intent::Switch { target, explicit } => {
+                let open = still_open(&closing);
+                // A soft cue ("pick up the kids") needs a clear name; "go back to the cake"
+                // may name an effort by a word of its log.
+                let min = if *explicit { 1 } else { 2 };
+                match choose(target, open.iter().copied(), min) {
+                    Choice::One(effort) if active.as_deref() == Some(effort.id.as_str()) => {
+                        plan.notes.push(format!("We are already on {}.", effort.id));
+                    }
+                    Choice::One(effort) => {
+                        plan.calls
+                            .push(("switch_effort", json!({ "id": effort.id })));
+                        active = Some(effort.id.clone());
+                    }
+                    Choice::Tie(tied) => {
+                        plan.ask = Some(format!(
+                            "Which effort do you mean: {}? Say \"back to\" and its name.",
+                            either(&tied)
+                        ));
+                    }
+                    Choice::Neither => match choose(target, &facts.concluded, min) {
+                        Choice::One(effort) => {
+                            plan.calls
+                                .push(("reopen_effort", json!({ "id": effort.id })));
+                            active = Some(effort.id.clone());
+                        }
+                        Choice::Tie(tied) => {
+                            plan.ask = Some(format!(
+                                "Which effort do you mean: {}? Say \"back to\" and its name.",
+                                either(&tied)
+                            ));
+                        }
+                        Choice::Neither if *explicit => plan.notes.push(format!(
+                            "I found no open or concluded effort called \"{target}\", so I \
+                             could not tell what you want me to do."
+                        )),
+                        Choice::Neither => {}
+                    },
+                }
+            }
+            Intent::Open { name, explicit } => {
                 let id = text::slugify(name);
-                match facts.open.iter().find(|e| e.id == id) {
-                    Some(open) if facts.active.as_deref() != Some(open.id.as_str()) => {
-                        calls.push(("switch_effort", json!({ "id": open.id })));
+                let open = still_open(&closing);
+                let same = open.iter().find(|e| e.id == id).copied().or_else(|| {
+                    // Work described rather than asked for by name that is already what an open
+                    // effort is about continues it: the effort it fits (its name, or two words of
+                    // its latest messages), the active one at the least hint.
+                    if *explicit {
+                        let words = intent::topic_words(name);
+                        return open
+                            .iter()
+                            .find(|e| !words.is_empty() && intent::topic_words(&e.name) == words)
+                            .copied();
                     }
-                    Some(_) => {}
-                    None => calls.push(("open_effort", json!({ "name": name }))),
+                    let words = intent::topic_words(name);
+                    let prepared = PreparedText::new(name);
+                    let active_fits = open.iter().find(|e| {
+                        active.as_deref() == Some(e.id.as_str()) && fit(&words, &prepared, e) >= 1
+                    });
+                    active_fits.copied().or(
+                        match choose_by(&words, &prepared, open.iter().copied(), 2) {
+                            Choice::One(effort) => Some(effort),
+                            _ => None,
+                        },
+                    )
+                });
+                match same {
+                    Some(effort) if active.as_deref() != Some(effort.id.as_str()) => {
+                        plan.calls
+                            .push(("switch_effort", json!({ "id": effort.id })));
+                        active = Some(effort.id.clone());
+                    }
+                    Some(effort) => plan.notes.push(format!(
+                        "That is part of {}, so I kept it there.",
+                        effort.id
+                    )),
+                    None => {
+                        plan.calls.push(("open_effort", json!({ "name": name })));
+                        active = Some(id);
+                    }
                 }
             }
             Intent::Collapse => {
                 for id in &facts.expanded {
-                    calls.push(("collapse_effort", json!({ "id": id })));
+                    plan.calls.push(("collapse_effort", json!({ "id": id })));
                 }
             }
             Intent::Recall { query, details } => {
@@ -378,19 +558,141 @@ fn first_calls(intents: &[Intent], facts: &SessionFacts) -> Vec<(&'static str, V
                 }
                 match named_effort(query, &facts.concluded) {
                     Some(effort) if *details => {
-                        calls.push(("expand_effort", json!({ "id": effort.id })));
+                        plan.calls
+                            .push(("expand_effort", json!({ "id": effort.id })));
                     }
                     // The summary in memory answers a question without "details".
                     Some(_) => {}
-                    None => calls.push(("search_efforts", json!({ "query": query }))),
+                    None => plan
+                        .calls
+                        .push(("search_efforts", json!({ "query": query }))),
                 }
             }
-            Intent::Status => calls.push(("effort_status", json!({}))),
+            Intent::Status => plan.calls.push(("effort_status", json!({}))),
             // Answered in words: what CCM is and what to try.
             Intent::Help => {}
         }
     }
-    calls
+    if intents.is_empty() {
+        file_where_it_belongs(facts, user_text, &mut plan);
+    }
+    plan
+}
+
+/// The effort a closing without a noun of its own concludes: the one the rest of the message is
+/// about ("all sorted, we split the bundle"), else the active one; a question back when that
+/// cannot be told.
+fn generic_close_target<'a>(
+    intents: &[Intent],
+    open: &[&'a EffortFact],
+    active: Option<&str>,
+    user_text: &str,
+    plan: &mut Plan,
+) -> Option<&'a EffortFact> {
+    // The words naming new work or a switch in the same message are not about what is done.
+    let mut words = intent::topic_words(user_text);
+    for other in intents {
+        if let Intent::Open { name: t, .. } | Intent::Switch { target: t, .. } = other {
+            for word in intent::topic_words(t) {
+                words.remove(&word);
+            }
+        }
+    }
+    let prepared = PreparedText::new(user_text);
+    let active_effort = open.iter().find(|e| Some(e.id.as_str()) == active).copied();
+    let active_fit = active_effort.map_or(0, |e| fit(&words, &prepared, e));
+    let others = open
+        .iter()
+        .copied()
+        .filter(|e| Some(e.id.as_str()) != active);
+    match choose_by(&words, &prepared, others, active_fit + 1) {
+        Choice::One(effort) => return Some(effort),
+        Choice::Tie(tied) => {
+            plan.ask = Some(close_question(&tied));
+            return None;
+        }
+        Choice::Neither => {}
+    }
+    if let Some(effort) = active_effort {
+        return Some(effort);
+    }
+    match open {
+        [] => {
+            plan.notes
+                .push("There is no open effort to conclude.".to_string());
+            None
+        }
+        [only] => Some(only),
+        several => {
+            plan.ask = Some(close_question(several));
+            None
+        }
+    }
+}
+
+fn close_question(efforts: &[&EffortFact]) -> String {
+    let example = efforts.first().map_or("", |e| e.name.as_str());
+    format!(
+        "Which effort is done: {}? Say, for example, \"{example} is done\", and I will conclude it.",
+        either(efforts)
+    )
+}
+
+/// A message with no request of its own goes into the active effort, unless it is clearly about
+/// another open one (its name, or several words of its latest messages, and nothing of the
+/// active one's): then the model switches there first, so it is filed where it belongs, or asks
+/// when two fit equally.
+fn file_where_it_belongs(facts: &SessionFacts, user_text: &str, plan: &mut Plan) {
+    let words = intent::topic_words(user_text);
+    // A question about another effort ("is the party sorted?") asks; it does not move on.
+    if words.is_empty()
+        || facts.open.is_empty()
+        || user_text.contains('?')
+        || intent::declines(user_text)
+    {
+        return;
+    }
+    let prepared = PreparedText::new(user_text);
+    let active = facts
+        .open
+        .iter()
+        .find(|e| facts.active.as_deref() == Some(e.id.as_str()));
+    let active_fit = active.map_or(0, |e| fit(&words, &prepared, e));
+    // With an active effort the message needs a clear reason to go elsewhere; without one, any
+    // name it shares is reason enough.
+    let min = match active {
+        Some(_) if active_fit == 0 => 2,
+        Some(_) => (2 * active_fit + 2).max(4),
+        None => 2,
+    };
+    // One shared word of a name is not enough ("return the drill" is not about the tax
+    // return): two words of it, or one and a word of its log, or two words of its log.
+    let clear = |e: &&EffortFact| {
+        let (by_name, by_log) = fit_parts(&words, &prepared, e);
+        2 * by_name + by_log >= 3 || by_log >= 2
+    };
+    let others = facts
+        .open
+        .iter()
+        .filter(|e| Some(*e) != active)
+        .filter(clear);
+    match choose_by(&words, &prepared, others, min) {
+        Choice::One(effort) => plan
+            .calls
+            .push(("switch_effort", json!({ "id": effort.id }))),
+        Choice::Tie(tied) => {
+            let kept = facts
+                .active
+                .as_deref()
+                .map_or("the conversation".to_string(), str::to_string);
+            plan.ask = Some(format!(
+                "Is this about {}? I kept it in {kept} for now; say \"back to\" and the effort's \
+                 name to move on there.",
+                either(&tied)
+            ));
+        }
+        Choice::Neither => {}
+    }
 }
 
 /// A second round after the results: expanding the best search hit when details were asked
@@ -427,6 +729,9 @@ fn answer_from_results(
     user_text: &str,
 ) -> String {
     let mut sentences: Vec<String> = Vec::new();
+    let asked_to_move = intents
+        .iter()
+        .any(|i| matches!(i, Intent::Switch { .. } | Intent::Open { .. }));
     for seen in results {
         let id = seen.result["id"].as_str().unwrap_or_default();
         if let Some(error) = seen.result["error"].as_str() {
@@ -436,6 +741,14 @@ fn answer_from_results(
         let sentence = match seen.name.as_str() {
             "open_effort" => format!("Started effort {id}; tell me more about it."),
             "close_effort" => format!("Concluded {id}; its summary is in memory now."),
+            // A switch nobody asked for is explained: the message was about that effort, or
+            // it is the one a closing concluded.
+            "switch_effort" if !asked_to_move => {
+                if results.iter().any(|r| r.name == "close_effort") {
+                    continue;
+                }
+                format!("Your message is about {id}, so I switched to it and filed it there.")
+            }
             "switch_effort" => format!("Switched to {id}."),
             "reopen_effort" => format!("Reopened {id} with its full log."),
             // The banner names the effort. Naming it again would count as a reference and
@@ -546,6 +859,10 @@ fn plain_answer(
     if intents.contains(&Intent::Help) {
         return HELP_TEXT.to_string();
     }
+    let planned = plan(intents, facts, user_text);
+    if let Some(question) = planned.ask {
+        return question;
+    }
     for intent in intents {
         if let Intent::Recall { query, .. } = intent {
             let expanded: Vec<EffortFact> = facts
@@ -577,24 +894,22 @@ fn plain_answer(
         Some(active) => format!("it is kept in {active}"),
         None => "it is kept in the conversation".to_string(),
     };
+    if !planned.notes.is_empty() {
+        let mut said = planned.notes.join(" ");
+        if said.starts_with("I found no") {
+            said.push_str(&format!(
+                " Your message is noted; {kept_in}. Say \"help\" to see what I understand."
+            ));
+        }
+        return said;
+    }
     // A question or request the model has no reading for is said to be one, rather than
     // answered with a "Noted" that pretends it was understood.
-    let unclear = match intents.first() {
-        None => user_text.contains('?'),
-        Some(Intent::Switch { .. }) => true,
-        Some(_) => false,
-    };
-    if unclear {
-        let reason = match intents.first() {
-            Some(Intent::Switch { target }) => format!(
-                "I found no open or concluded effort called \"{target}\", so I could not tell what you want me to do"
-            ),
-            _ => "I could not tell what you want me to do with that: I am the offline demo model, \
-                  so I only manage efforts and cannot answer other questions"
-                .to_string(),
-        };
+    if intents.is_empty() && user_text.contains('?') {
         return format!(
-            "{reason}. Your message is noted; {kept_in}. Say \"help\" to see what I understand."
+            "I could not tell what you want me to do with that: I am the offline demo model, so \
+             I only manage efforts and cannot answer other questions. Your message is noted; \
+             {kept_in}. Say \"help\" to see what I understand."
         );
     }
     match &facts.active {
