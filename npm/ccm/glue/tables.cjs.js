@@ -2,9 +2,9 @@
 // ---- Appended by npm/build: Node reads this package's rank tables from disk. ----
 {
   const { readFileSync } = require("node:fs");
-  const { join } = require("node:path");
-  // The tables ship once, in web/ beside the browser modules that fetch them.
-  const tablePath = (encoding) => join(__dirname, "..", "web", `${encoding}.ccmt`);
+  // The tables ship once, in web/ beside the browser modules that fetch them; __ccmAsset
+  // (assets.cjs.js, prepended) finds them there, or where a server bundler shipped them.
+  const tablePath = (encoding) => __ccmAsset(`${encoding}.ccmt`);
   // Counting and sessions load a table the first time they need it, synchronously.
   module.exports.setTableLoader((encoding) => readFileSync(tablePath(encoding)));
   /**
