@@ -1304,6 +1304,7 @@ mod tests {
             message_count: turn_count * 2.0,
             revision: turn_count,
             damaged: None,
+            branch: None,
         }
     }
 

@@ -253,6 +253,17 @@ impl Session {
         }
         Ok(self.name_fork(fork, turn, name))
     }
+
+    /// Names the line this branch was forked from in the host's own terms. A host that keeps
+    /// each branch as a stored session of its own (the app's Regenerate and Edit) records the
+    /// parent's stored id here, so its session list can group a conversation's alternatives;
+    /// [`Session::fork_at`] records the parent's branch name, which such a host does not use.
+    /// The main line has no parent, and one is not given to it.
+    pub fn set_branch_parent(&mut self, parent: &str) {
+        if !self.branch.is_main() {
+            self.branch.parent = Some(parent.to_string());
+        }
+    }
 }
 
 /// A session's branches, one of them current.

@@ -8,6 +8,7 @@ use crate::records::SessionRow;
 use ccm_core::snapshot::SessionDocument;
 use ccm_core::store::{SessionHeader, WriteBatch};
 use ccm_core::tokens::{ApproximateCounter, TokenCounter};
+use ccm_core::branch::BranchInfo;
 use ccm_core::{Session, SnapshotError};
 use serde::Serialize;
 use std::sync::Arc;
@@ -35,6 +36,11 @@ pub struct SessionInfo {
     /// its other fields are zero.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub damaged: Option<String>,
+    /// Where a branch session came from (its name, its parent and the turn it was forked
+    /// at); `None` for a main line. The app groups a conversation's alternatives (Regenerate
+    /// and Edit) by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<BranchInfo>,
 }
 
 impl SessionInfo {
@@ -49,6 +55,7 @@ impl SessionInfo {
             message_count: row.header.next_seq as f64,
             revision: row.header.revision as f64,
             damaged: None,
+            branch: Some(row.header.branch.clone()).filter(|branch| !branch.is_main()),
         }
     }
 }
@@ -88,6 +95,7 @@ pub async fn list<S: RecordStore>(store: &S) -> Result<Vec<SessionInfo>, StoreEr
         message_count: 0.0,
         revision: 0.0,
         damaged: Some(d.problem),
+        branch: None,
     }));
     Ok(sessions)
 }

@@ -123,6 +123,8 @@ impl From<ccm_browser::SessionInfo> for SessionInfo {
             message_count,
             revision,
             damaged,
+            // The package's list leaves branches out for now; the app reads them natively.
+            branch: _,
         } = info;
         SessionInfo {
             id,
