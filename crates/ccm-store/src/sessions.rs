@@ -5,10 +5,10 @@
 use crate::backend::{RecordStore, WriteMode};
 use crate::error::StoreError;
 use crate::records::SessionRow;
+use ccm_core::branch::BranchInfo;
 use ccm_core::snapshot::SessionDocument;
 use ccm_core::store::{SessionHeader, WriteBatch};
 use ccm_core::tokens::{ApproximateCounter, TokenCounter};
-use ccm_core::branch::BranchInfo;
 use ccm_core::{Session, SnapshotError};
 use serde::Serialize;
 use std::sync::Arc;
