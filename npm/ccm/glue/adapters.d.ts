@@ -19,8 +19,12 @@ export type AnthropicBlock =
     | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean; };
 /** A message of the Anthropic messages API. */
 export interface AnthropicMessage { role: "user" | "assistant"; content: AnthropicBlock[]; }
-/** The context for the Vercel AI SDK: `instructions` and `messages` of `generateText` / `streamText`. */
-export interface AiSdkContext { instructions: string; messages: AiSdkMessage[]; }
+/**
+ * The context for the Vercel AI SDK (`ai` 5 to 7), spread into `generateText` / `streamText`:
+ * the system prompt as `instructions` (ai 7) and as `system` (ai 5 and 6; ai 7 reads it only
+ * without `instructions`), and the `messages`.
+ */
+export interface AiSdkContext { instructions: string; system: string; messages: AiSdkMessage[]; }
 /** The context for the Anthropic messages API: its `system` parameter and its `messages`. */
 export interface AnthropicContext { system: string; messages: AnthropicMessage[]; }
 

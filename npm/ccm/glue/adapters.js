@@ -233,9 +233,13 @@ function ccmAnthropicMessages(plan, rounds) {
   return { system: system.join("\n\n"), messages };
 }
 
-// The AI SDK (5 and later) takes leading system text as `instructions` and refuses system
+// The AI SDK (5 and later) takes leading system text as a separate option and refuses system
 // messages inside `messages` by default, so a later system message becomes a user message
-// with the note prefix, as ccm-provider sends it to Anthropic.
+// with the note prefix, as ccm-provider sends it to Anthropic. The option is `instructions`
+// in ai 7 and `system` before (ai 7 still reads `system`, when `instructions` is absent); an
+// SDK ignores an option it does not know, so with only one name an older `ai` sent every
+// request without CCM's system prompt, silently. Both names carry the same text, so each
+// version reads it once.
 function ccmAiSdkMessages(plan, rounds) {
   let start = 0;
   const instructions = [];
@@ -259,7 +263,8 @@ function ccmAiSdkMessages(plan, rounds) {
       content: round.results.map((r) => ({ type: "tool-result", toolCallId: r.id, toolName: r.name, output: { type: "json", value: r.value } })),
     });
   }
-  return { instructions: instructions.join("\n\n"), messages };
+  const system = instructions.join("\n\n");
+  return { instructions: system, system, messages };
 }
 
 Session.prototype.contextMessages = function (options) {

@@ -124,6 +124,8 @@ test("runToolCalls: Vercel AI SDK tool calls (input or args) and LangChain AIMes
 
   const context = session.contextMessages({ format: "ai-sdk" });
   assert.ok(context.instructions.length > 0);
+  // The same text under the name ai 5 and 6 read (recipes.test.mjs runs both on the wire).
+  assert.equal(context.system, context.instructions);
   assert.ok(context.messages.every((m) => m.role !== "system"));
   assert.deepEqual(context.messages.slice(-4).map((m) => m.role), ["assistant", "tool", "assistant", "tool"]);
   assert.deepEqual(context.messages.at(-2).content, [{ type: "tool-call", toolCallId: "c2", toolName: "effort_status", input: {} }]);
