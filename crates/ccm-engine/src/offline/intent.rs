@@ -119,7 +119,7 @@ const IRREALIS: [&str; 41] = [
 
 /// Words that mean something is finished whatever it is: with "it", "that one" or no subject
 /// at all they conclude the active effort.
-const DONE_WORDS: [&str; 17] = [
+const DONE_WORDS: [&str; 18] = [
     "done",
     "fixed",
     "solved",
@@ -137,6 +137,7 @@ const DONE_WORDS: [&str; 17] = [
     "cracked",
     "working",
     "finalized",
+    "squashed",
 ];
 
 /// Two-word forms of [`DONE_WORDS`] ("sorted out", "taken care of" is matched by its start).
@@ -329,7 +330,9 @@ const DONE_CLAUSES: [&[&str]; 6] = [
 
 /// Phrases that conclude wherever they stand in a clause ("lazy-loading the images did the
 /// trick", "that's everything for the tax return").
-const DONE_ANYWHERE: [&[&str]; 15] = [
+const DONE_ANYWHERE: [&[&str]; 17] = [
+    &["got", "it", "working"],
+    &["got", "it", "to", "work"],
     &["works", "now"],
     &["working", "now"],
     &["works", "again"],
@@ -348,11 +351,25 @@ const DONE_ANYWHERE: [&[&str]; 15] = [
 ];
 
 /// Verbs that ask for an effort to be concluded ("close this", "let's wrap up the export").
-const CLOSE_VERBS: [&str; 6] = ["close", "conclude", "wrap", "mark", "call", "finish"];
+const CLOSE_VERBS: [&str; 11] = [
+    "close",
+    "closing",
+    "conclude",
+    "concluding",
+    "wrap",
+    "mark",
+    "call",
+    "calling",
+    "consider",
+    "considering",
+    "finish",
+];
 
 /// Openings before a closing verb that keep it a request ("please close it", "you can close
 /// this now", "let's wrap up").
-const REQUEST_PREFIXES: [&[&str]; 22] = [
+const REQUEST_PREFIXES: [&[&str]; 24] = [
+    &["i", "am"],
+    &["we", "are"],
     &["please"],
     &["ok"],
     &["okay"],
@@ -389,7 +406,15 @@ const LABELS: [&[&str]; 7] = [
 ];
 
 /// Phrases after which the named work is asked for directly.
-const EXPLICIT_OPENERS: [&[&str]; 16] = [
+const EXPLICIT_OPENERS: [&[&str]; 24] = [
+    &["let", "us", "get", "started", "on"],
+    &["let", "us", "get", "started", "with"],
+    &["let", "us", "get", "going", "on"],
+    &["let", "us", "begin", "with"],
+    &["let", "us", "kick", "off"],
+    &["let", "us", "move", "on", "to"],
+    &["let", "us", "dive", "into"],
+    &["let", "us", "turn", "to"],
     &["let", "us", "work", "on"],
     &["let", "us", "start", "on"],
     &["let", "us", "start", "with"],
@@ -410,7 +435,29 @@ const EXPLICIT_OPENERS: [&[&str]; 16] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 40] = [
+const PROBLEM_OPENERS: [&[&str]; 62] = [
+    &["i", "need", "some", "help", "with"],
+    &["i", "need", "some", "help"],
+    &["we", "need", "some", "help"],
+    &["i", "could", "use", "some", "help", "with"],
+    &["i", "could", "use", "help", "with"],
+    &["i", "would", "like", "some", "help", "with"],
+    &["i", "would", "like", "help", "with"],
+    &["i", "want", "help", "with"],
+    &["i", "am", "writing"],
+    &["we", "are", "writing"],
+    &["i", "am", "building"],
+    &["we", "are", "building"],
+    &["i", "am", "making"],
+    &["i", "am", "designing"],
+    &["i", "am", "developing"],
+    &["we", "are", "developing"],
+    &["i", "am", "renovating"],
+    &["we", "are", "renovating"],
+    &["i", "am", "learning"],
+    &["i", "am", "studying"],
+    &["i", "am", "applying", "for"],
+    &["i", "am", "looking", "for"],
     &["i", "am", "trying", "to"],
     &["we", "are", "trying", "to"],
     &["i", "have", "been", "trying", "to"],
@@ -617,7 +664,10 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 30] = [
+const HELP_PHRASES: [&str; 33] = [
+    "what can you help",
+    "what do you help with",
+    "what is this thing",
     "what is ccm",
     "what's ccm",
     "what is cognitive context",
@@ -660,7 +710,25 @@ const COLLAPSE_PHRASES: [&str; 6] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 41] = [
+const RECALL_PHRASES: [&str; 59] = [
+    "how did",
+    "what happened",
+    "what we found",
+    "what we decided",
+    "what we did",
+    "what we concluded",
+    "what we figured out",
+    "what we agreed",
+    "what we learned",
+    "what fixed",
+    "what solved",
+    "what was the solution",
+    "summary of",
+    "what did i",
+    "how did i",
+    "where did i",
+    "did i",
+    "what had i",
     "recap",
     "catch me up",
     "tell me about",
@@ -832,13 +900,22 @@ impl Clause {
         const REPORTED: [&str; 9] = [
             "how", "what", "why", "which", "who", "remind", "remember", "recall", "wonder",
         ];
+        let before = &self.words[..at.min(self.words.len())];
+        let framed = |i: usize| {
+            before
+                .get(i + 1)
+                .is_some_and(|n| ["say", "think", "guess", "bet"].contains(&n.as_str()))
+        };
         self.conditional
-            || self.words[..at.min(self.words.len())]
+            || before.iter().any(|w| REPORTED.contains(&w.as_str()))
+            || before
                 .iter()
-                .any(|w| REPORTED.contains(&w.as_str()))
-            || self.words[..at.min(self.words.len())]
+                .enumerate()
+                .any(|(i, w)| w == "would" && framed(i))
+            || before
                 .iter()
-                .any(|w| IRREALIS.contains(&w.as_str()))
+                .enumerate()
+                .any(|(i, w)| IRREALIS.contains(&w.as_str()) && !(w == "would" && framed(i)))
             || self.words[..at.min(self.words.len())]
                 .windows(2)
                 .any(|p| p[0] == "to" && p[1] == "be")
@@ -1002,9 +1079,27 @@ pub(crate) fn declines(message: &str) -> bool {
 /// "What can you do?" asks for help only when nothing follows it ("what can you do about the
 /// login page?" asks about the login page).
 fn help_at_end(clauses: &[Clause]) -> bool {
+    const ABOUT_THIS: [&str; 6] = ["this", "it", "you", "ccm", "app", "thing"];
     clauses.iter().any(|c| {
         let w = c.w();
-        w.ends_with(&["what", "can", "you", "do"]) || w.ends_with(&["what", "do", "you", "do"])
+        let ends_on_this = |head: &[&str]| {
+            w.ends_with(head)
+                || (w.len() > head.len()
+                    && ABOUT_THIS.contains(w.last().unwrap_or(&""))
+                    && w[..w.len() - 1]
+                        .iter()
+                        .rposition(|x| *x == head[head.len() - 1])
+                        .is_some_and(|at| w[..=at].ends_with(head)))
+        };
+        w.ends_with(&["what", "can", "you", "do"])
+            || w.ends_with(&["what", "do", "you", "do"])
+            || ends_on_this(&["what", "can", "i", "do"])
+            || ends_on_this(&["how", "do", "i", "use"])
+            || (w.starts_with(&["how", "does"])
+                && w.last() == Some(&"work")
+                && w[2..w.len() - 1]
+                    .iter()
+                    .all(|x| ABOUT_THIS.contains(x) || ["the", "this"].contains(x)))
     })
 }
 
@@ -1026,7 +1121,10 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
         .iter()
         .any(|x| DONE_WORDS.contains(x) || *x == "set" || *x == "wrap")
         && w.iter().all(|x| {
-            DONE_WORDS.contains(x) || BARE_FILLERS.contains(x) || ["set", "out", "up"].contains(x)
+            DONE_WORDS.contains(x)
+                || BARE_FILLERS.contains(x)
+                || GENERIC_NOUNS.contains(x)
+                || ["set", "out", "up", "the", "ticket"].contains(x)
         });
     if bare_done {
         let at = w.iter().position(|x| DONE_WORDS.contains(x)).unwrap_or(0);
@@ -1154,6 +1252,8 @@ fn close_request(clause: &Clause) -> Option<(String, bool)> {
     }
     let rest = &w[start + 1..];
     let object: Vec<&str> = match verb {
+        // "I'm closing the tab" is about a tab; "closing this one out" is about the work.
+        "closing" | "concluding" if rest.is_empty() => return None,
         // "wrap it up", "wrap up the export", "wrap this up".
         "wrap" => {
             let without: Vec<&str> = rest.iter().copied().filter(|x| *x != "up").collect();
@@ -1174,15 +1274,19 @@ fn close_request(clause: &Clause) -> Option<(String, bool)> {
                 .collect()
         }
         // "call it done", "call it a day".
-        "call" => {
-            let ok = matches!(
-                rest,
-                ["it", "done", ..] | ["it", "a", "day", ..] | ["it", "a", "wrap", ..]
-            );
-            if !ok {
-                return None;
-            }
-            Vec::new()
+        // "call it done", "I'm calling this one done", "consider it done".
+        "call" | "calling" | "consider" | "considering" => {
+            let done_at = rest.iter().position(|x| {
+                [
+                    "done", "finished", "complete", "closed", "resolved", "day", "wrap",
+                ]
+                .contains(x)
+            })?;
+            rest[..done_at]
+                .iter()
+                .copied()
+                .filter(|x| *x != "a")
+                .collect()
         }
         // "finish up", "finish this off"; "finish the report" is work still to do.
         "finish" => {
@@ -1229,7 +1333,9 @@ fn done_idiom(w: &[&str], at: usize) -> bool {
         }
         "sorted" => ["by", "in", "into", "alphabetically"].contains(&next),
         "over" => next != "now" && !next.is_empty() && next != "with",
-        "working" => !["now", "again", "fine", "perfectly", "great"].contains(&next),
+        "working" => {
+            !next.is_empty() && !["now", "again", "fine", "perfectly", "great"].contains(&next)
+        }
         "closed" => ["on", "for", "at", "to"].contains(&next),
         _ => false,
     }
@@ -1281,6 +1387,14 @@ fn subject_is_person(subject: &[&str]) -> bool {
 
 /// The words of a subject or object without leading fillers and discourse words.
 fn trim_subject<'a>(words: &'a [&'a str]) -> &'a [&'a str] {
+    // "I'd say we…", "looks like it…", "I'm pretty sure the…": the frame is not the subject.
+    const FRAMES: [&str; 8] = [
+        "say", "think", "guess", "believe", "like", "seems", "sure", "reckon",
+    ];
+    let words = match words.iter().rposition(|x| FRAMES.contains(x)) {
+        Some(at) if at + 1 < words.len() => &words[at + 1..],
+        _ => words,
+    };
     let mut start = 0;
     while start < words.len() && SUBJECT_FILLERS.contains(&words[start]) {
         // "I think we are done": "we" is the subject, "I think" its frame; but a lone "i" is
@@ -1317,7 +1431,8 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
     for (index, clause) in clauses.iter().enumerate() {
         let w = clause.w();
         // "New task: hiring plan" — the label is a clause of its own, the name the next one.
-        if LABELS.contains(&w.as_slice()) {
+        // "Starting a new project: a recipe app" — the clause ends on the label.
+        if LABELS.iter().any(|label| w.ends_with(label)) {
             if let Some(next) = clauses.get(index + 1) {
                 let name = trim_name(&next.w(), MAX_NAME_WORDS);
                 if !name.is_empty() {
@@ -1357,6 +1472,20 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
                 }
                 let mut rest = &w[at + opener.len()..];
                 // "trying to figure out why…", "help me plan…": the verb says how, not what.
+                // "help organizing my garage": the gerund says how, not what.
+                if opener.last() == Some(&"help")
+                    || (opener.last() == Some(&"with") && opener.contains(&"help"))
+                {
+                    if rest.first() == Some(&"with") {
+                        rest = &rest[1..];
+                    }
+                    if rest
+                        .first()
+                        .is_some_and(|x| x.len() > 4 && x.ends_with("ing"))
+                    {
+                        rest = &rest[1..];
+                    }
+                }
                 if opener.last() == Some(&"to") || opener.last() == Some(&"me") {
                     if let Some(verb) = ACTION_VERBS.iter().find(|v| rest.starts_with(v)) {
                         rest = &rest[verb.len()..];
@@ -1377,6 +1506,11 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
                     return Some((name, false));
                 }
             }
+        }
+        if let Some(name) =
+            stated_problem(clause, index.checked_sub(1).and_then(|i| clauses.get(i)))
+        {
+            return Some((name, false));
         }
         for opener in WORK_OPENERS {
             let Some(at) = find_seq(&w, opener) else {
@@ -1401,6 +1535,63 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
         }
     }
     None
+}
+
+/// Words that say something of ours misbehaves ("my script crashes", "our cluster keeps running
+/// out of memory", "the deploy fails on main").
+const PROBLEM_WORDS: [&str; 30] = [
+    "crashes", "crashing", "crashed", "fails", "failing", "keeps", "broke", "broken", "hangs",
+    "hanging", "freezes", "froze", "frozen", "stopped", "stops", "leaks", "leaking", "throws",
+    "times", "slow", "down", "errors", "lags", "lagging", "flaky", "flickers", "glitches", "wrong",
+    "stuck", "takes",
+];
+
+/// A problem stated without an opener: a clause whose subject is ours ("my", "our") or that
+/// follows "we've got a problem", with a word of misbehaviour after it. Its name is the
+/// subject and what it does.
+fn stated_problem(clause: &Clause, before: Option<&Clause>) -> Option<String> {
+    let w = clause.w();
+    let start = w.iter().position(|x| {
+        ![
+            "so",
+            "hi",
+            "hey",
+            "ok",
+            "okay",
+            "well",
+            "also",
+            "basically",
+            "now",
+            "and",
+        ]
+        .contains(x)
+    })?;
+    let w = &w[start..];
+    let announced = before.is_some_and(|b| {
+        let b = b.w();
+        b.last()
+            .is_some_and(|x| ["problem", "issue", "bug", "problems", "issues"].contains(x))
+            && b.iter()
+                .any(|x| ["i", "we", "have", "got", "new"].contains(x))
+    });
+    if !(announced || matches!(w.first(), Some(&"my") | Some(&"our"))) {
+        return None;
+    }
+    let verb = w
+        .iter()
+        .position(|x| PROBLEM_WORDS.contains(x))
+        .or_else(|| {
+            // "does not work", "will not load", "can not connect".
+            w.windows(2).position(|p| {
+                ["does", "do", "will", "can", "is", "are", "would"].contains(&p[0]) && p[1] == "not"
+            })
+        })?;
+    if verb == 0 || clause.negated_before(verb + start) && w[verb] != "does" {
+        return None;
+    }
+    let words = cut_at(w, &["when", "whenever", "if", "every", "because", "since"]);
+    let name = problem_name(words);
+    (!name.is_empty()).then_some(name)
 }
 
 /// The name of a stated problem: its words without question words, auxiliaries or fillers.
@@ -1431,21 +1622,41 @@ fn switch_in(clause: &Clause) -> Option<(String, bool)> {
             .or_else(|| rest.strip_prefix(&["talking", "about"][..]))
             .unwrap_or(rest);
         let target = trim_name(rest, MAX_PROBLEM_NAME_WORDS);
-        if target.is_empty()
-            || NOT_TARGETS.contains(&rest.first().copied().unwrap_or(""))
-            || target.starts_with(|c: char| c.is_ascii_digit())
-        {
+        if target.is_empty() || not_a_target(rest) {
             return None;
         }
-        // "return to" is also an errand ("I need to return to the store"): soft unless asked.
-        let explicit = cue[0] != "return" || at == 0 || w[..at].ends_with(&["let", "us"]);
+        // A cue that starts the clause or follows "let's", "can we", "please" asks to move;
+        // elsewhere it may describe a move of the person's own ("I'm going back to my desk"),
+        // so it switches only when it names an effort.
+        let asked = w[..at].iter().all(|x| {
+            [
+                "ok", "okay", "so", "alright", "right", "anyway", "now", "and", "please", "then",
+            ]
+            .contains(x)
+        }) || [
+            &["let", "us"][..],
+            &["can", "we"],
+            &["could", "we"],
+            &["we", "should"],
+            &["i", "want", "to"],
+        ]
+        .iter()
+        .any(|p| w[..at].ends_with(p));
+        let explicit = asked && !["going", "getting"].contains(&cue[0]);
         return Some((target, explicit));
     }
-    // "Back to the login page." at the start of a clause.
-    if w.first() == Some(&"back") && w.get(1) == Some(&"to") {
-        let target = trim_name(&w[2..], MAX_PROBLEM_NAME_WORDS);
-        if !target.is_empty() && !NOT_TARGETS.contains(&w.get(2).copied().unwrap_or("")) {
-            return Some((target, true));
+    // "Back to the login page." at the start of a clause, or anywhere when it names an effort.
+    if let Some(at) = find_seq(&w, &["back", "to"]) {
+        let rest = &w[at + 2..];
+        let target = trim_name(rest, MAX_PROBLEM_NAME_WORDS);
+        let leads = w[..at].iter().all(|x| {
+            [
+                "ok", "okay", "so", "alright", "right", "anyway", "now", "and", "then",
+            ]
+            .contains(x)
+        });
+        if !target.is_empty() && !not_a_target(rest) && !clause.negated_before(at) {
+            return Some((target, leads));
         }
     }
     for cue in SOFT_SWITCHES {
@@ -1480,6 +1691,19 @@ fn switch_in(clause: &Clause) -> Option<(String, bool)> {
         }
     }
     None
+}
+
+/// Whether what follows "back to" is no effort: a pronoun ("I'll get back to you"), a number
+/// ("back to 8 seconds"), an idiom ("back to normal", "back to square one").
+fn not_a_target(rest: &[&str]) -> bool {
+    let first = rest.first().copied().unwrap_or("");
+    first.starts_with(|c: char| c.is_ascii_digit())
+        || (NOT_TARGETS.contains(&first)
+            && (rest.len() == 1
+                || !["it", "that", "this", "them"].contains(&first)
+                || rest.get(1).is_some_and(|x| {
+                    ["on", "in", "at", "for", "about", "when", "later"].contains(x)
+                })))
 }
 
 /// Lowercase, with typographic apostrophes made plain and whitespace collapsed.
@@ -1688,7 +1912,7 @@ fn trim_name(words: &[&str], max: usize) -> String {
 
 /// Words that say nothing about which work a message is about, beyond the stopwords: the
 /// vocabulary of managing work itself ("problem", "fixed", "back").
-const GENERIC_TOPIC_WORDS: [&str; 78] = [
+const GENERIC_TOPIC_WORDS: [&str; 81] = [
     "problem", "issue", "bug", "thing", "stuff", "effort", "task", "work", "one", "fix", "fixed",
     "done", "sort", "sorted", "solv", "resolv", "finish", "finished", "clos", "back", "again",
     "let", "get", "go", "ok", "okay", "yes", "now", "today", "pleas", "thank", "think", "need",
@@ -1696,6 +1920,7 @@ const GENERIC_TOPIC_WORDS: [&str; 78] = [
     "help", "talk", "start", "new", "good", "great", "time", "mean", "sure", "much", "lot", "day",
     "bit", "yeah", "wait", "well", "actual", "probabl", "mayb", "see", "said", "say", "tell",
     "remind", "rememb", "decid", "got", "take", "put", "going", "come", "last", "earlier", "first",
+    "plan", "issu", "don",
 ];
 
 /// The content words of a text, lightly stemmed ("splitting" and "split" agree, so do "pages"

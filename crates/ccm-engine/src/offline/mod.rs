@@ -503,20 +503,39 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                 let id = text::slugify(name);
                 let open = still_open(&closing);
                 let same = open.iter().find(|e| e.id == id).copied().or_else(|| {
-                    // Work described rather than asked for by name that is already what an open
-                    // effort is about continues it: the effort it fits (its name, or two words of
-                    // its latest messages), the active one at the least hint.
-                    if *explicit {
-                        let words = intent::topic_words(name);
-                        return open
-                            .iter()
-                            .find(|e| !words.is_empty() && intent::topic_words(&e.name) == words)
-                            .copied();
-                    }
+                    // Work asked for by a shorter form of an open effort's name ("the login
+                    // page" for "login page slow on mobile") is that effort.
                     let words = intent::topic_words(name);
+                    if *explicit {
+                        let named: Vec<&EffortFact> = open
+                            .iter()
+                            .filter(|e| {
+                                !words.is_empty() && words.is_subset(&intent::topic_words(&e.name))
+                            })
+                            .copied()
+                            .collect();
+                        return match named.as_slice() {
+                            [one] => Some(*one),
+                            [] => None,
+                            several => {
+                                plan.ask = Some(format!(
+                                    "Which effort do you mean: {}? Say \"back to\" and its name.",
+                                    either(several)
+                                ));
+                                None
+                            }
+                        };
+                    }
+                    // Work described rather than asked for by name that is already what an open
+                    // effort is about continues it: the active effort when half of the work's
+                    // words are its own, another when it fits clearly (its name, or two words of
+                    // its latest messages).
                     let prepared = PreparedText::new(name);
                     let active_fits = open.iter().find(|e| {
-                        active.as_deref() == Some(e.id.as_str()) && fit(&words, &prepared, e) >= 1
+                        let (by_name, by_log) = fit_parts(&words, &prepared, e);
+                        active.as_deref() == Some(e.id.as_str())
+                            && by_name + by_log > 0
+                            && 2 * (by_name + by_log) >= words.len()
                     });
                     active_fits.copied().or(
                         match choose_by(&words, &prepared, open.iter().copied(), 2) {
@@ -525,6 +544,9 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                         },
                     )
                 });
+                if plan.ask.is_some() {
+                    continue;
+                }
                 match same {
                     Some(effort) if active.as_deref() != Some(effort.id.as_str()) => {
                         plan.calls
