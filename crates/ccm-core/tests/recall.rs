@@ -279,6 +279,50 @@ portable_tests! {
         assert!(evidence_texts(&found).iter().any(|t| t.contains("The rollback window closes at 02:00 UTC")));
     }
 
+    fn two_files_attached_to_one_message_are_both_found_and_recalled() {
+        // Two files on one message: before the fix, their passages shared recall keys and the
+        // turn's end panicked while indexing the second.
+        let mut s = long_history();
+        s.begin_turn("Here are the two runbooks.", MAY_8 + 4 * DAY).unwrap();
+        let first = format!(
+            "{} The primary database fails over to the eu-west replica. {}",
+            common::synthetic_document(5, 300),
+            common::synthetic_document(6, 300)
+        );
+        let second = format!(
+            "{} The rollback window closes at 02:00 UTC on the first Sunday. {}",
+            common::synthetic_document(7, 300),
+            common::synthetic_document(8, 300)
+        );
+        s.attach("failover.md", AttachmentKind::File, &first, None).unwrap();
+        s.attach("rollback.md", AttachmentKind::File, &second, None).unwrap();
+        s.end_turn("Read both.", MAY_8 + 4 * DAY).unwrap();
+        for i in 0..12 {
+            turn(&mut s, &format!("Unrelated message {i}."), &[], "Ok.");
+        }
+        for (query, name, sentence) in [
+            ("When does the rollback window close?", "rollback.md", "The rollback window closes at 02:00 UTC"),
+            ("Which replica does the primary database fail over to?", "failover.md", "fails over to the eu-west replica"),
+        ] {
+            let found = s.find_messages(query).unwrap();
+            assert!(
+                matches!(&found.groups[0].log, ccm_core::session::EvidenceLog::Attachment { name: n, .. } if n == name),
+                "{query}: {:?}",
+                found.groups[0].log
+            );
+            assert!(evidence_texts(&found).iter().any(|t| t.contains(sentence)), "{query}");
+            // Recalled into the context, the passage is the right file's, and the request
+            // replays from the stored records to the same bytes.
+            s.begin_turn(query, MAY_8 + 5 * DAY).unwrap();
+            let outcome = s.execute_tool("recall", &serde_json::json!({ "query": query }).to_string());
+            assert!(outcome.ok, "{}", outcome.result);
+            let plan = s.build_plan();
+            assert!(plan.messages.iter().any(|m| m.content.contains(sentence)), "{query}");
+            assert_eq!(s.replay_recipe(&plan.recipe).unwrap(), plan.messages);
+            s.abort_turn().unwrap();
+        }
+    }
+
     fn bad_recall_calls_change_nothing_and_say_why() {
         let mut s = long_history();
         s.begin_turn("hm", MAY_8 + 3 * DAY).unwrap();

@@ -62,4 +62,32 @@ impl Attachments {
         }
         removed
     }
+
+    /// The filed attachments of message `seq` as the recall index reads them: number, text
+    /// and turn, in attachment order.
+    pub(crate) fn of_message(&self, seq: u64) -> Vec<(u32, &SessionAttachment)> {
+        let mut found: Vec<(u32, &SessionAttachment)> = self
+            .by_id
+            .values()
+            .filter(|a| a.message_seq == seq && a.log.is_some())
+            .filter_map(|a| Some((a.attachment.id.strip_prefix("att-")?.parse().ok()?, a)))
+            .collect();
+        // By number, not by id: "att-10" sorts before "att-2" as text.
+        found.sort_by_key(|(number, _)| *number);
+        found
+    }
+
+    /// The recall part of the first passage of attachment `number`. A message's passages are
+    /// numbered on from 1 across all its attachments, in attachment order, so two files
+    /// attached to one message never share a key in the recall index.
+    pub(crate) fn first_part(&self, number: u32) -> Option<u32> {
+        let seq = self.by_id.get(&format!("att-{number}"))?.message_seq;
+        let before: usize = self
+            .of_message(seq)
+            .into_iter()
+            .take_while(|(other, _)| *other < number)
+            .map(|(_, a)| crate::recall::passages(&a.attachment.full_text).len())
+            .sum();
+        u32::try_from(before + 1).ok()
+    }
 }

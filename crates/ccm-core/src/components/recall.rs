@@ -212,7 +212,8 @@ impl<'a> TextSources<'a> {
         if let Source::Attachment(number) = source {
             let stored = self.attachments.by_id.get(&format!("att-{number}"))?;
             let text = &stored.attachment.full_text;
-            let passage = usize::try_from(part).ok()?.checked_sub(1)?;
+            let first = self.attachments.first_part(number)?;
+            let passage = usize::try_from(part.checked_sub(first)?).ok()?;
             let range = crate::recall::passages(text).get(passage)?.clone();
             return Some(StoredText {
                 role: Role::User,

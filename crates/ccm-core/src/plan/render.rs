@@ -195,10 +195,15 @@ pub(crate) fn replay(
                         .ok_or_else(|| format!("attachment '{id}' is not stored"))?;
                     let text = &stored.attachment.full_text;
                     let ranges = crate::recall::passages(text);
+                    let first = id
+                        .strip_prefix("att-")
+                        .and_then(|n| n.parse().ok())
+                        .and_then(|n| attachments.first_part(n))
+                        .map_or(1, u64::from);
                     for &part in keys {
-                        let range = usize::try_from(part)
-                            .ok()
-                            .and_then(|p| p.checked_sub(1))
+                        let range = part
+                            .checked_sub(first)
+                            .and_then(|p| usize::try_from(p).ok())
                             .and_then(|p| ranges.get(p))
                             .ok_or_else(|| {
                                 format!("passage {part} of attachment '{id}' is not stored")

@@ -193,22 +193,20 @@ impl Session {
         );
         let attachments: Vec<(u32, String, u64)> = self
             .attachments
-            .by_id
-            .values()
-            .filter(|a| a.message_seq == message.seq && a.log.is_some())
-            .filter_map(|a| {
-                let number = a.attachment.id.strip_prefix("att-")?.parse().ok()?;
-                Some((number, a.attachment.full_text.clone(), a.message_turn))
-            })
+            .of_message(message.seq)
+            .into_iter()
+            .map(|(number, a)| (number, a.attachment.full_text.clone(), a.message_turn))
             .collect();
+        // Parts number on across the message's attachments (see `Attachments::first_part`).
+        let mut next_part = 1u32;
         for (number, text, turn) in attachments {
-            for (passage, range) in crate::recall::passages(&text).into_iter().enumerate() {
+            for range in crate::recall::passages(&text) {
                 let passage_text = &text[range];
                 let tokens = self.counter.count(passage_text);
                 self.recall.index.add(
                     NewDoc {
                         seq: message.seq,
-                        part: passage as u32 + 1,
+                        part: next_part,
                         source: Source::Attachment(number),
                         tokens,
                         turn,
@@ -216,6 +214,7 @@ impl Session {
                     },
                     &analyzer::analyze(passage_text),
                 );
+                next_part += 1;
             }
         }
     }
