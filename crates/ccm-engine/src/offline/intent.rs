@@ -985,7 +985,10 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
 
     let close = clauses.iter().find_map(close_in);
     let open = open_in(&clauses);
-    let switch = clauses.iter().find_map(switch_in);
+    let switch = clauses
+        .iter()
+        .enumerate()
+        .find_map(|(i, clause)| switch_in(clause, i + 1 < clauses.len()));
 
     if let Some((mention, specific)) = close {
         let mention = if specific {
@@ -1606,7 +1609,7 @@ fn problem_name(words: &[&str]) -> String {
 }
 
 /// A switch in a clause: the target and whether the cue can only mean a switch.
-fn switch_in(clause: &Clause) -> Option<(String, bool)> {
+fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
     let w = clause.w();
     for cue in EXPLICIT_SWITCHES {
         let Some(at) = find_seq(&w, cue) else {
@@ -1666,12 +1669,12 @@ fn switch_in(clause: &Clause) -> Option<(String, bool)> {
         // Topic markers ("re the login page", "about the party again", "on the login page:")
         // lead a clause; verbs of resuming may follow an opening ("let's pick up the…").
         let topic_marker = ["regarding", "re", "about", "as", "on", "for"].contains(&cue[0]);
-        if topic_marker && at != 0 {
-            // "about the X again" anywhere, otherwise only at the start.
-            let again = w.last() == Some(&"again");
-            if !(cue[0] == "about" && again) {
-                continue;
-            }
+        // "about the X again" may stand anywhere. Other markers make a clause of their own
+        // before what is said ("for the party, we need balloons"): "For dinner I made pasta"
+        // or "On Monday the roofer comes" are no topic markers.
+        let again = w.last() == Some(&"again");
+        if topic_marker && !(cue[0] == "about" && again) && (at != 0 || !followed) {
+            continue;
         }
         // A topic marker leads a question as well as a statement ("about the party again, how
         // many kids?"); a resuming verb in a question asks about resuming.

@@ -1,27 +1,28 @@
 //! The offline demo model: a deterministic stand-in for an LLM that needs no network and no
 //! key, so the app, the CLI and the examples work out of the box.
 //!
-//! It answers an [`LlmRequest`] the way a well-behaved model would, by reading fixed phrases in
-//! the person's last message ([`detect_intents`]) and the state of the session
-//! ([`SessionFacts`]):
+//! It answers an [`LlmRequest`] the way a well-behaved model would, by reading patterns of
+//! ordinary phrasing in the person's last message ([`detect_intents`]) and the state of the
+//! session ([`SessionFacts`]):
 //!
 //! | the person says | the model calls |
 //! |---|---|
-//! | "let's work on …", "help me with …" | `open_effort` (or `switch_effort` if that effort is open) |
-//! | "done", "that's resolved", "we're finished" | `close_effort` on the effort named, else the active one, without a summary of its own, so the engine asks for one |
-//! | "back to …", "switch to …" | `switch_effort` to the open effort named, `reopen_effort` for a concluded one |
+//! | "let's work on …", "I'm trying to figure out why …", "we have a problem with …", "my … keeps crashing" | `open_effort`; `switch_effort` if an open effort is already about it; nothing if the active one is |
+//! | "done", "party's sorted", "splitting the bundle fixed it", "close this" | `close_effort` on the effort named or talked about, else the active one (after `switch_effort` when it is another, so the message joins its log), without a summary of its own, so the engine asks for one |
+//! | "back to …", "let's get back to the … problem", "re the …", "about the … again" | `switch_effort` to the open effort named, `reopen_effort` for a concluded one |
+//! | a statement clearly about another open effort (its name, or words of its latest messages, and nothing of the active one's) | `switch_effort` to it, and it says why |
 //! | asks for details of a concluded effort ("remind me exactly …") | `expand_effort` |
 //! | asks about earlier work that no summary in memory mentions | `search_efforts`, then `expand_effort` on the best hit if details were asked for |
 //! | "got it", "that's enough" | `collapse_effort` on every expanded effort |
 //! | "status", "what are we working on" | `effort_status` |
 //! | "help", "what is CCM?", "what can you do?" | nothing: it explains CCM and what to try ([`HELP_TEXT`]) |
+//! | something that fits two efforts equally ("the page is fixed" with two pages open) | nothing: it asks which one is meant |
 //! | a question it has no reading for | nothing: it says it could not tell what is wanted, and where the message was kept |
 //!
-//! Besides the fixed phrases, new work is recognised from an opening and an action verb
-//! ("let's plan the team offsite", "we need to fix the login", "new task: hiring plan"),
-//! switching from "resume …", "pick up …", "revisit …", concluding from "all set", "wrap it
-//! up", "close it", and questions about the past from "recap", "catch me up on", "tell me
-//! about"; a yes-or-no question ("is it finished?") concludes nothing.
+//! Names are matched by content words, lightly stemmed, so "the login page problem" finds the
+//! effort "login page slow on mobile". Negations ("it's not fixed yet", "don't close this"),
+//! questions ("is it done?"), and what is only expected, wished or reported ("it should be
+//! done by Friday", "remind me how we fixed it") trigger nothing.
 //!
 //! After the tool results come back it writes a short plain answer saying what it did (and,
 //! for recall, what the summary or the expanded log says). It answers summary requests with a
