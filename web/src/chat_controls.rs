@@ -1,16 +1,18 @@
-//! Chat controls beyond sending: regenerate the last answer, edit and resend the last
-//! message, and files attached to the next message.
+//! Chat controls beyond sending: regenerate an answer, edit and resend a message (any turn),
+//! switch between the versions these make, and files attached to the next message.
 //!
-//! Regenerate and edit never rewrite what is stored: they fork the session just before its
-//! last turn (the core's branch facility, which rewinds a copy) into a new stored session and
-//! send there, so the original answer stays in Sessions. A file is read here and waits in
-//! `AppState::attachments`; `turn.rs` attaches it to the next message as a CCM attachment
+//! Regenerate and edit never rewrite what is stored: they fork the session just before the
+//! redone turn (the core's branch facility: an exact rewind for recent turns, a rebuild from
+//! the stored messages for earlier ones) into a new stored session of the same conversation,
+//! and send there, so every earlier version stays and the chat browses them in place.
+//!
+//! A file is read here and waits in `AppState::attachments`; `turn.rs` attaches it to the next message as a CCM attachment
 //! (`Session::attach`, counted once, compressible by compaction).
 
 use crate::js::js_error_text;
 use crate::state::{AppState, NoticeKind, PendingAttachment};
 use crate::turn;
-use ccm_core::model::Role;
+use ccm_core::Session as CoreSession;
 use leptos::prelude::*;
 
 /// Largest file the app attaches, in bytes: a text file beyond this is rarely meant for a
@@ -73,92 +75,89 @@ pub async fn add_file(state: AppState, file: web_sys::File) {
         .update(|pending| pending.push(PendingAttachment { name, text, tokens }));
 }
 
-/// The last turn's number and the person's message in it, when the turn can be redone now:
-/// the session is not in a turn, and can be rewound to before it (a session opened from
-/// storage keeps no rewind history, so only turns taken since it was opened qualify).
-pub fn last_exchange(state: &AppState) -> Option<(u64, String)> {
-    state.with_core(|core| {
-        let turn = core.turn();
-        if turn == 0
-            || core.in_turn()
-            || !core.is_fully_loaded()
-            || turn - 1 < core.earliest_fork_turn()
-        {
-            return None;
-        }
-        let in_turn = |m: &&ccm_core::Message| m.turn == turn && m.role == Role::User;
-        core.ambient()
-            .iter()
-            .filter(in_turn)
-            .chain(
-                core.efforts()
-                    .iter()
-                    .flat_map(|e| e.messages.iter().filter(in_turn)),
-            )
-            .map(|m| (turn, m.content.clone()))
-            .next()
-    })?
+/// Whether a turn can be redone now (Regenerate and Edit): the session is not in a turn, a
+/// store is there to keep the new version in, and no other tab's newer version is pending.
+pub fn can_redo(state: &AppState) -> bool {
+    state.store.with_value(Option::is_some)
+        && !state.in_turn()
+        && !state.blocked()
+        && state.with_core(|core| core.turn() > 0).unwrap_or(false)
 }
 
-/// Forks the session before its last turn into a new stored session and opens it.
-async fn branch_before_last_turn(state: AppState, label: &str) -> Result<(), String> {
+/// The conversation's name and the stored session every version of it is grouped under.
+fn conversation_of(state: AppState, id: &str) -> String {
+    state
+        .sessions
+        .get_untracked()
+        .into_iter()
+        .find(|s| s.id == id)
+        .map_or_else(|| "Conversation".to_string(), |s| s.name)
+}
+
+/// Stores a new version of the conversation that holds everything before `turn` and opens
+/// it, so the caller can send that turn's message (the same or an edited one) there. The
+/// version the person was on stays stored as it was; the chat offers both at that turn
+/// (`crate::alternatives`).
+async fn branch_before(state: AppState, turn: u64, label: &str) -> Result<(), String> {
     let store = state
         .store
         .get_value()
         .ok_or("redoing a turn needs browser storage, which is unavailable")?;
-    let forked = state
-        .with_core(|core| {
-            let turn = core.turn();
-            if turn < 1 || turn - 1 < core.earliest_fork_turn() || !core.is_fully_loaded() {
-                return Err("only turns taken since this conversation was opened in this tab can be redone (earlier ones cannot be rewound here). Fork it from Sessions instead".to_string());
-            }
-            core.fork_at(turn - 1, &format!("{label} of turn {turn}"))
-                .map_err(|e| e.to_string())
-        })
-        .ok_or("no session is open")??;
-    let id = state.session_id.get_untracked();
-    let base = state
-        .sessions
+    let id = state
+        .session_id
         .get_untracked()
-        .into_iter()
-        .find(|s| Some(&s.id) == id.as_ref())
-        .map_or_else(|| "Conversation".to_string(), |s| s.name);
+        .ok_or("no stored session is open")?;
+    if turn == 0 {
+        return Err("there is no turn 0 to redo".to_string());
+    }
+    let name = format!("{label} turn {turn}");
+    // A session opened from storage holds its working set only; a fork needs every log, so
+    // it is taken from the stored document then (what an export reads).
+    let direct = state
+        .with_core(|core| core.is_fully_loaded().then(|| core.fork(turn - 1, &name)))
+        .ok_or("no session is open")?;
+    let fork = match direct {
+        Some(fork) => fork.map_err(|e| e.to_string())?,
+        None => {
+            let json = state.export_session(&id).await?;
+            CoreSession::from_json(&json)
+                .map_err(|e| e.to_string())?
+                .fork(turn - 1, &name)
+                .map_err(|e| e.to_string())?
+        }
+    };
+    let mut session = fork.session;
+    session.set_branch_parent(&id);
     let info = store
-        .import_core(&forked, &format!("{base} ⎇ {label}"))
+        .import_core(&session, &conversation_of(state, &id))
         .await
         .map_err(|e| e.to_string())?;
+    crate::sync::push_new(state, info.id.clone());
     state.refresh_sessions().await;
     state.switch_session(info.id).await;
-    state.notify(
-        NoticeKind::Info,
-        format!("The earlier version stays in Sessions as “{base}”; this is a new branch."),
-    );
     Ok(())
 }
 
-/// Asks for the last answer again: the session is forked before the last turn and the same
-/// message is sent there.
-pub async fn regenerate(state: AppState) {
-    if state.in_turn() {
+/// Asks for the answer to turn `turn` again: a new version of the conversation holds every
+/// turn before it, and the same message is sent there.
+pub async fn regenerate(state: AppState, turn: u64, text: String) {
+    if !can_redo(&state) {
         return;
     }
-    let Some((_, text)) = last_exchange(&state) else {
-        return;
-    };
-    match branch_before_last_turn(state, "regenerated").await {
+    match branch_before(state, turn, "regenerated").await {
         Ok(()) => turn::send_message(state, text),
         Err(e) => state.notify(NoticeKind::Error, format!("Could not regenerate: {e}.")),
     }
 }
 
-/// Sends an edited version of the last message in place of the original: the session is
-/// forked before the last turn and the new text is sent there.
-pub async fn resend_edited(state: AppState, text: String) {
-    if state.in_turn() {
+/// Sends an edited version of the message of turn `turn` in its place: a new version of the
+/// conversation holds every turn before it, and the new text is sent there.
+pub async fn resend_edited(state: AppState, turn: u64, text: String) {
+    if !can_redo(&state) {
         return;
     }
     state.editing.set(None);
-    match branch_before_last_turn(state, "edited").await {
+    match branch_before(state, turn, "edited").await {
         Ok(()) => turn::send_message(state, text),
         Err(e) => {
             // The edited text stays in the box.
@@ -166,4 +165,12 @@ pub async fn resend_edited(state: AppState, text: String) {
             state.notify(NoticeKind::Error, format!("Could not resend: {e}."));
         }
     }
+}
+
+/// Opens another version of the conversation (a session of the same family).
+pub async fn open_version(state: AppState, id: String) {
+    if state.session_id.get_untracked().as_deref() == Some(id.as_str()) {
+        return;
+    }
+    state.switch_session(id).await;
 }

@@ -10,6 +10,7 @@
 //! (`tests/components.rs`) and the whole app end to end with Playwright (`tests/e2e/`).
 #![deny(missing_docs)]
 
+pub mod alternatives;
 pub mod archive;
 pub mod chart;
 pub mod chat_controls;

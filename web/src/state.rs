@@ -1121,17 +1121,17 @@ impl AppState {
             .map(|s| s.name.clone())
             .unwrap_or_default();
         let direct =
-            self.with_core(|core| core.is_fully_loaded().then(|| core.fork_at(turn, &branch)));
+            self.with_core(|core| core.is_fully_loaded().then(|| core.fork(turn, &branch)));
         let forked = match direct.flatten() {
             Some(result) => result.map_err(|e| e.to_string()),
             None => match self.export_session(&id).await {
                 Ok(json) => CoreSession::from_json(&json)
                     .map_err(|e| e.to_string())
-                    .and_then(|core| core.fork_at(turn, &branch).map_err(|e| e.to_string())),
+                    .and_then(|core| core.fork(turn, &branch).map_err(|e| e.to_string())),
                 Err(e) => Err(e),
             },
         };
-        match forked {
+        match forked.map(|fork| fork.session) {
             Ok(fork) => {
                 let name = format!("{base_name} ⎇ {branch}");
                 match store.import_core(&fork, &name).await {
@@ -1258,6 +1258,9 @@ mod tests {
         // attempt showed, and nothing before.
         live.show(TurnEvent::Sending(&request(turn(2), 1)));
         text(&mut live, &turn(2), "Half an ans");
+        // Any turn can be forked: recent ones exactly, earlier ones rebuilt from the stored
+        // messages. A session opened from storage holds its working set only, so a fork of it
+        // is taken from the stored document (what an export reads).
         let wait = RetryWait {
             delay_ms: 1_500,
             failed_attempt: 1,

@@ -2,6 +2,7 @@
 //! reply being written, a failed turn with Retry, and the message box (Enter sends,
 //! Shift+Enter adds a line).
 
+use crate::alternatives::{Families, Version};
 use crate::archive::ArchiveState;
 use crate::chat_controls;
 use crate::components::conflict::ConflictCard;
@@ -39,6 +40,16 @@ pub fn ChatLog(
     /// The turn in progress, if any.
     #[prop(into)]
     live: Signal<Option<LiveTurn>>,
+    /// The versions of each turn that has several (Regenerate and Edit make them).
+    #[prop(optional, into)]
+    versions: Signal<BTreeMap<u64, Vec<Version>>>,
+    /// Whether Edit and Regenerate are offered on the turns now.
+    #[prop(optional, into)]
+    redo: Signal<bool>,
+    /// Edits or regenerates a turn, or opens another version of it; without it the log
+    /// offers none of these.
+    #[prop(optional)]
+    on_turn: Option<Callback<TurnAction>>,
     /// What to show while the conversation is empty (nothing by default).
     #[prop(optional, into)]
     empty: ViewFn,
@@ -90,6 +101,11 @@ pub fn ChatLog(
                     {
                         // The turn's tokens and cost follow its messages.
                         let turn = group.turn;
+                        let asked = group.entries.iter().find_map(|entry| match entry {
+                            ChatEntry::Message(m) if m.role == Role::User => Some(m.content.clone()),
+                            _ => None,
+                        });
+                        let tools = on_turn.map(|on_turn| turn_tools(turn, asked, versions, redo, on_turn));
                         let entries = group
                             .entries
                             .into_iter()
@@ -100,13 +116,120 @@ pub fn ChatLog(
                                 .with(|u| u.get(&turn).cloned())
                                 .map(|text| view! { <p class="turn-usage" data-testid="turn-usage">{text}</p> })
                         };
-                        view! { {entries} {usage_line} }
+                        view! { {entries} {tools} {usage_line} }
                     }
                 </section>
             </For>
             {move || live.get().map(live_view)}
         </div>
     }
+}
+
+/// What a turn's tools ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnAction {
+    /// Put the turn's message back into the box, to send a changed version in its place.
+    Edit {
+        /// The turn.
+        turn: u64,
+        /// Its message as sent.
+        text: String,
+    },
+    /// Ask for the turn's answer again.
+    Regenerate {
+        /// The turn.
+        turn: u64,
+        /// Its message, sent again.
+        text: String,
+    },
+    /// Open another version of the conversation (a stored session of the same family).
+    Open(String),
+}
+
+/// A turn's tools: which version of it this is (‹ 2 / 3 ›, when there are several), and Edit
+/// and Regenerate for a turn whose message the person wrote.
+fn turn_tools(
+    turn: u64,
+    asked: Option<String>,
+    versions: Signal<BTreeMap<u64, Vec<Version>>>,
+    redo: Signal<bool>,
+    on_turn: Callback<TurnAction>,
+) -> impl IntoView {
+    let switcher = move || {
+        let list = versions.with(|v| v.get(&turn).cloned())?;
+        let at = list.iter().position(|v| v.current)?;
+        let previous = at
+            .checked_sub(1)
+            .and_then(|i| list.get(i))
+            .map(|v| v.id.clone());
+        let next = list.get(at + 1).map(|v| v.id.clone());
+        let (has_previous, has_next) = (previous.is_some(), next.is_some());
+        Some(view! {
+            <span class="versions" data-testid="turn-versions" role="group" aria-label=format!("Versions of turn {turn}")>
+                <button
+                    type="button"
+                    class="secondary small"
+                    data-testid="previous-version"
+                    aria-label="Previous version"
+                    disabled=move || !has_previous || !redo.get()
+                    on:click=move |_| {
+                        if let Some(id) = previous.clone() {
+                            on_turn.run(TurnAction::Open(id));
+                        }
+                    }
+                >
+                    "‹"
+                </button>
+                <span data-testid="version-position">{format!("{} / {}", at + 1, list.len())}</span>
+                <button
+                    type="button"
+                    class="secondary small"
+                    data-testid="next-version"
+                    aria-label="Next version"
+                    disabled=move || !has_next || !redo.get()
+                    on:click=move |_| {
+                        if let Some(id) = next.clone() {
+                            on_turn.run(TurnAction::Open(id));
+                        }
+                    }
+                >
+                    "›"
+                </button>
+            </span>
+        })
+    };
+    let actions = asked.map(|text| {
+        let edit_text = text.clone();
+        view! {
+            <Show when=move || redo.get()>
+                <button
+                    type="button"
+                    class="secondary small"
+                    data-testid="edit-message"
+                    title="Change this message and send it again; the current version stays, and ‹ › switches between them"
+                    on:click={
+                        let text = edit_text.clone();
+                        move |_| on_turn.run(TurnAction::Edit { turn, text: text.clone() })
+                    }
+                >
+                    "Edit"
+                </button>
+                <button
+                    type="button"
+                    class="secondary small"
+                    data-testid="regenerate"
+                    title="Ask for this answer again; the current one stays, and ‹ › switches between them"
+                    on:click={
+                        let text = text.clone();
+                        move |_| on_turn.run(TurnAction::Regenerate { turn, text: text.clone() })
+                    }
+                >
+                    "Regenerate"
+                </button>
+            </Show>
+        }
+    });
+    view! { <div class="turn-tools" data-testid="turn-tools">{switcher} {actions}</div> }
 }
 
 /// A cheap fingerprint of a turn's entries, so a turn re-renders when a banner is added or a
@@ -323,21 +446,45 @@ pub fn ChatPanel() -> impl IntoView {
         if text.trim().is_empty() || !ready.get_untracked() || state.blocked_now() {
             return;
         }
-        if state.editing.get_untracked().is_some() {
-            // The edited message replaces the last one, on a new branch.
+        if let Some(turn) = state.editing.get_untracked() {
+            // The edited message replaces the turn's message in a new version of the
+            // conversation.
             state.draft.set(String::new());
-            spawn_local(chat_controls::resend_edited(state, text));
+            spawn_local(chat_controls::resend_edited(state, turn, text));
         } else {
             turn::send_message(state, text);
         }
     };
-    // The last exchange, when it can be redone: Regenerate and Edit act on it.
-    let last = Memo::new(move |_| {
+    // Edit and Regenerate are offered on every turn while no turn runs and no other tab's
+    // newer version is pending; the versions they made are browsed in place.
+    let redo = Memo::new(move |_| {
         state.version.track();
-        if state.live.with(Option::is_some) {
-            return None;
+        state.live.with(Option::is_none)
+            && state.editing.with(Option::is_none)
+            && chat_controls::can_redo(&state)
+    });
+    let versions = Memo::new(move |_| {
+        state.version.track();
+        let Some(current) = state.session_id.get() else {
+            return BTreeMap::new();
+        };
+        let turns = state.with_core(|core| core.turn()).unwrap_or(0);
+        state
+            .sessions
+            .with(|list| Families::of(list).turn_versions(&current, turns))
+    });
+    let on_turn = Callback::new(move |action: TurnAction| match action {
+        TurnAction::Edit { turn, text } => {
+            state.draft.set(text);
+            state.editing.set(Some(turn));
+            if let Some(el) = textarea.get_untracked() {
+                let _ = el.focus();
+            }
         }
-        chat_controls::last_exchange(&state)
+        TurnAction::Regenerate { turn, text } => {
+            spawn_local(chat_controls::regenerate(state, turn, text));
+        }
+        TurnAction::Open(id) => spawn_local(chat_controls::open_version(state, id)),
     });
     let file_input = NodeRef::<html::Input>::new();
     let pending_list = move || {
@@ -411,6 +558,9 @@ pub fn ChatPanel() -> impl IntoView {
                                     state.failed.set(None);
                                     state.draft.set(text);
                                 })
+                versions=versions
+                redo=redo
+                on_turn=on_turn
                             />
                         }
                     })
@@ -421,39 +571,6 @@ pub fn ChatPanel() -> impl IntoView {
                     .get()
                     .map(|text| view! { <p class="session-usage" data-testid="session-usage">{text}</p> })
             }}
-            <Show when=move || {
-                last.with(Option::is_some) && state.editing.with(Option::is_none)
-                    && !state.blocked()
-            }>
-                <div class="row last-turn" data-testid="last-turn-controls">
-                    <button
-                        type="button"
-                        class="secondary small"
-                        data-testid="regenerate"
-                        title="Ask for the last answer again (the current one stays in Sessions)"
-                        on:click=move |_| spawn_local(chat_controls::regenerate(state))
-                    >
-                        "Regenerate the answer"
-                    </button>
-                    <button
-                        type="button"
-                        class="secondary small"
-                        data-testid="edit-last"
-                        title="Change your last message and send it again (the original stays in Sessions)"
-                        on:click=move |_| {
-                            if let Some((turn, text)) = last.get_untracked() {
-                                state.draft.set(text);
-                                state.editing.set(Some(turn));
-                                if let Some(el) = textarea.get_untracked() {
-                                    let _ = el.focus();
-                                }
-                            }
-                        }
-                    >
-                        "Edit your message"
-                    </button>
-                </div>
-            </Show>
             {move || {
                 state
                     .editing
@@ -461,7 +578,7 @@ pub fn ChatPanel() -> impl IntoView {
                     .map(|turn| {
                         view! {
                             <div class="hint editing" data-testid="editing" role="status">
-                                <span>{format!("Editing your message of turn {turn}: Send replaces it on a new branch, and the original conversation stays in Sessions.")}</span>
+                                <span>{format!("Editing your message of turn {turn}: Send makes a new version of the conversation from here, and the current one stays (‹ › switches between them).")}</span>
                                 <button
                                     type="button"
                                     class="secondary small"

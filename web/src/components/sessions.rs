@@ -1,11 +1,14 @@
 //! Sessions: the stored list (create, open, rename, delete, export), import of a session
 //! document or of the original CCM file layout, and branches of the current session.
 
+use crate::alternatives::Families;
 use crate::import::{self, PickedFile};
 use crate::js::js_error_text;
 use crate::state::{download, AppState, ImportSource, NoticeKind};
+use ccm_browser::SessionInfo;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use std::collections::BTreeSet;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -39,6 +42,35 @@ async fn read_files(input: &web_sys::HtmlInputElement) -> Result<Vec<PickedFile>
 
 fn input_of(ev: &web_sys::Event) -> Option<web_sys::HtmlInputElement> {
     ev.target()?.dyn_into::<web_sys::HtmlInputElement>().ok()
+}
+
+/// The rows of the session list: one per conversation (its versions grouped), each with the
+/// ids of all its versions. The row shows the open version when the conversation is open,
+/// else the one saved last; damaged sessions are listed on their own.
+fn conversations(list: &[SessionInfo], open: Option<&str>) -> Vec<(SessionInfo, Vec<String>)> {
+    let families = Families::of(list);
+    let shown: BTreeSet<&str> = families.shown().into_iter().collect();
+    let mut rows = Vec::new();
+    for info in list {
+        if info.damaged.is_some() {
+            rows.push((info.clone(), vec![info.id.clone()]));
+            continue;
+        }
+        if !shown.contains(info.id.as_str()) {
+            continue;
+        }
+        let family: Vec<String> = families
+            .members(&info.id)
+            .iter()
+            .map(|line| line.id.clone())
+            .collect();
+        let row = open
+            .filter(|open| family.iter().any(|id| id == open))
+            .and_then(|open| list.iter().find(|s| s.id == open))
+            .unwrap_or(info);
+        rows.push((row.clone(), family));
+    }
+    rows
 }
 
 /// The sessions panel.
@@ -144,12 +176,13 @@ pub fn SessionsPanel() -> impl IntoView {
                 <ul class="rows" data-testid="session-list">
                     {move || {
                         let current = state.session_id.get();
-                        state
-                            .sessions
-                            .get()
+                        conversations(&state.sessions.get(), current.as_deref())
                             .into_iter()
-                            .map(|info| {
-                                let is_current = current.as_deref() == Some(info.id.as_str());
+                            .map(|(info, family)| {
+                                let is_current = current.as_ref().is_some_and(|c| family.contains(c));
+                                let versions = family.len();
+                                let rename_family = family.clone();
+                                let delete_family = family.clone();
                                 let id = info.id.clone();
                                 let (open_id, delete_id, export_id, rename_id) = (id.clone(), id.clone(), id.clone(), id.clone());
                                 let name = info.name.clone();
@@ -166,13 +199,21 @@ pub fn SessionsPanel() -> impl IntoView {
                                                     move || view! { <span class="name">{name.clone()}</span> }
                                                 }
                                             >
-                                                <form class="row" on:submit=move |ev| {
+                                                <form class="row" on:submit={
+                                                    let rename_family = rename_family.clone();
+                                                    move |ev: web_sys::SubmitEvent| {
                                                     ev.prevent_default();
                                                     if let Some((rid, new)) = renaming.get_untracked() {
                                                         renaming.set(None);
-                                                        spawn_local(async move { state.rename_session(rid, new).await });
+                                                        // Every version of the conversation carries its name.
+                                                        let family = if rename_family.contains(&rid) { rename_family.clone() } else { vec![rid] };
+                                                        spawn_local(async move {
+                                                            for id in family {
+                                                                state.rename_session(id, new.clone()).await;
+                                                            }
+                                                        });
                                                     }
-                                                }>
+                                                }}>
                                                     <input
                                                         data-testid="rename-input"
                                                         aria-label="New name"
@@ -186,6 +227,9 @@ pub fn SessionsPanel() -> impl IntoView {
                                                 </form>
                                             </Show>
                                             {is_current.then(|| view! { <span class="badge active">"open"</span> })}
+                                            {(versions > 1).then(|| view! {
+                                                <span class="badge" data-testid="session-versions" title="Regenerate and Edit made these; the chat switches between them at the turn they differ (‹ ›)">{format!("{versions} versions")}</span>
+                                            })}
                                             {match info.damaged.clone() {
                                                 // A session whose header cannot be read cannot open, but its records
                                                 // are still stored: say so, and leave Export as the way out.
@@ -220,12 +264,25 @@ pub fn SessionsPanel() -> impl IntoView {
                                                 });
                                             }>"Export"</button>
                                             <button type="button" class="small danger" data-testid="delete-session" aria-label=format!("Delete {}", info.name) disabled=busy on:click=move |_| {
+                                                let question = if versions > 1 {
+                                                    format!("Delete this conversation, all {versions} of its versions, and everything stored with them?")
+                                                } else {
+                                                    "Delete this session and everything stored with it?".to_string()
+                                                };
                                                 let confirmed = web_sys::window()
-                                                    .and_then(|w| w.confirm_with_message("Delete this session and everything stored with it?").ok())
+                                                    .and_then(|w| w.confirm_with_message(&question).ok())
                                                     .unwrap_or(false);
                                                 if confirmed {
-                                                    let id = delete_id.clone();
-                                                    spawn_local(async move { state.delete_session(id).await });
+                                                    // The open version goes last, so the app does not open
+                                                    // another version that is about to go too.
+                                                    let mut ids = if delete_family.is_empty() { vec![delete_id.clone()] } else { delete_family.clone() };
+                                                    let open = state.session_id.get_untracked();
+                                                    ids.sort_by_key(|id| Some(id) == open.as_ref());
+                                                    spawn_local(async move {
+                                                        for id in ids {
+                                                            state.delete_session(id).await;
+                                                        }
+                                                    });
                                                 }
                                             }>"Delete"</button>
                                         </div>
@@ -262,7 +319,11 @@ pub fn SessionsPanel() -> impl IntoView {
                             };
                             view! {
                                 <p class="hint" data-testid="branch-info">
-                                    {format!("At turn {turn}{origin}: turns {earliest}–{turn} can be forked. A session opened from storage keeps no rewind history, so its latest turn is the one to fork.")}
+                                    {if earliest == 0 || earliest >= turn {
+                                        format!("At turn {turn}{origin}: any turn from 0 to {turn} can be forked.")
+                                    } else {
+                                        format!("At turn {turn}{origin}: any turn from 0 to {turn} can be forked; turns {earliest}–{turn} exactly as they were, earlier ones rebuilt from the stored messages (nothing expanded or recalled).")
+                                    }}
                                 </p>
                             }
                         })
