@@ -588,6 +588,7 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (TwoPages, "Back to the page problem.", Ask),
     (TwoPages, "The page is fixed.", Ask),
     (TwoPages, "That page is done now.", Ask),
+    (LoginThenParty, "All sorted: the cake and the bundle.", Ask),
     // Recalling.
     (
         ConcludedLogin,
@@ -1232,6 +1233,139 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (Empty, "what is this thing?", Help),
     (Empty, "how do I get started?", Help),
     (Party, "what can you help me with?", Help),
+    // A fourth batch, written after the third round of changes and run before any change for
+    // it.
+    (
+        Empty,
+        "hey! so my landlord won't return my deposit and I don't know what to do",
+        Open("landlord"),
+    ),
+    (
+        Party,
+        "I'm trying to choose a laptop for video editing.",
+        Open("laptop"),
+    ),
+    (
+        TaxGarden,
+        "We need to migrate the blog from WordPress to Hugo.",
+        Open("blog"),
+    ),
+    (
+        Party,
+        "Can you help me prepare for a job interview on Thursday?",
+        Open("job interview"),
+    ),
+    (
+        Empty,
+        "I'd love to plan a road trip through Scotland.",
+        Open("road trip"),
+    ),
+    (
+        Party,
+        "Our website's contact form stopped sending emails.",
+        Open("contact form"),
+    ),
+    (
+        PartyThenLogin,
+        "I have a question about my pension.",
+        Open("pension"),
+    ),
+    (
+        LoginThenParty,
+        "can we go back to the login stuff",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Login page again: I tried removing the fonts.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Back to Sam's party now that the login is on hold.",
+        Switch("party"),
+    ),
+    (
+        TaxGarden,
+        "Let's get back on the tax return.",
+        Switch("tax"),
+    ),
+    (
+        PartyThenLogin,
+        "we're good to go on the login page",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "it's live and it's fast, done and dusted",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Sorted it - the bundle was the culprit.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "Finished with this one.", Close("login")),
+    (
+        LoginThenParty,
+        "The login page problem is solved, we split the bundle.",
+        Close("login"),
+    ),
+    (TaxGarden, "Taxes: sorted.", Close("tax")),
+    (
+        Party,
+        "The party's all organised, thanks for your help!",
+        Close("party"),
+    ),
+    (PartyThenLogin, "Resolved.", Close("login")),
+    (
+        ConcludedLogin,
+        "Hey, what did we end up deciding on the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "remind me about the login thing",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "Did we ever get the tax refund?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedLogin,
+        "What was wrong with the login page in the end?",
+        Recall("login"),
+    ),
+    (PartyThenLogin, "I'm not done yet, one more thing.", Nothing),
+    (PartyThenLogin, "Not fixed. Still 8 seconds.", Nothing),
+    (PartyThenLogin, "Nearly done!", Nothing),
+    (PartyThenLogin, "The ticket is still open.", Nothing),
+    (PartyThenLogin, "Done? Not even close.", Nothing),
+    (
+        PartyThenLogin,
+        "Was the bundle split done by Anna?",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I'll close my laptop now, talk later.",
+        Nothing,
+    ),
+    (PartyThenLogin, "We fixed the typo in the footer.", Nothing),
+    (PartyThenLogin, "Do you think it's fixed?", Nothing),
+    (PartyThenLogin, "I doubt it's resolved.", Nothing),
+    (Party, "We haven't sorted out the cake yet.", Nothing),
+    (Party, "Should I book the bowling alley?", Nothing),
+    (Party, "The bowling alley is booked until noon.", Nothing),
+    (
+        TaxGarden,
+        "Sorry, I can't finish the shed this week.",
+        Nothing,
+    ),
+    (Empty, "what do you know?", Nothing),
+    (Empty, "What should I do first?", Help),
 ];
 
 /// One turn answered by the offline model.

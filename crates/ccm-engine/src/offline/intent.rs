@@ -319,7 +319,8 @@ const SUBJECT_FILLERS: [&str; 30] = [
 /// Clauses that conclude by themselves when nothing but fillers surrounds them ("it works
 /// now!"); with more words around them they often describe rather than conclude ("it works
 /// like this").
-const DONE_CLAUSES: [&[&str]; 6] = [
+const DONE_CLAUSES: [&[&str]; 7] = [
+    &["done", "and", "dusted"],
     &["it", "works"],
     &["that", "worked"],
     &["nailed", "it"],
@@ -435,7 +436,12 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 62] = [
+const PROBLEM_OPENERS: [&[&str]; 67] = [
+    &["i", "have", "a", "question", "about"],
+    &["i", "have", "some", "questions", "about"],
+    &["i", "have", "questions", "about"],
+    &["i", "have", "a", "few", "questions", "about"],
+    &["quick", "question", "about"],
     &["i", "need", "some", "help", "with"],
     &["i", "need", "some", "help"],
     &["we", "need", "some", "help"],
@@ -710,7 +716,13 @@ const COLLAPSE_PHRASES: [&str; 6] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 59] = [
+const RECALL_PHRASES: [&str; 65] = [
+    "in the end",
+    "what was wrong",
+    "what went wrong",
+    "what was the problem",
+    "what was the issue",
+    "what caused",
     "how did",
     "what happened",
     "what we found",
@@ -1094,7 +1106,14 @@ fn help_at_end(clauses: &[Clause]) -> bool {
                         .rposition(|x| *x == head[head.len() - 1])
                         .is_some_and(|at| w[..=at].ends_with(head)))
         };
-        w.ends_with(&["what", "can", "you", "do"])
+        // "What should I do first?", "what do I do now?".
+        let bare = match w.last() {
+            Some(&("first" | "now" | "here" | "next")) => &w[..w.len() - 1],
+            _ => &w[..],
+        };
+        bare.ends_with(&["what", "should", "i", "do"])
+            || bare.ends_with(&["what", "do", "i", "do"])
+            || w.ends_with(&["what", "can", "you", "do"])
             || w.ends_with(&["what", "do", "you", "do"])
             || ends_on_this(&["what", "can", "i", "do"])
             || ends_on_this(&["how", "do", "i", "use"])
@@ -1117,6 +1136,16 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
     }
     if clause.asks_not_requests() || clause.starts_like_question() {
         return None;
+    }
+    // "Finished with this one", "done with the export": what follows "with" is what is done.
+    if let [first, "with", rest @ ..] = w.as_slice() {
+        if DONE_WORDS.contains(first) && !rest.is_empty() && !clause.negated_before(0) {
+            let object = trim_subject(rest);
+            if object.iter().all(|x| GENERIC_NOUNS.contains(x)) {
+                return Some((String::new(), false));
+            }
+            return Some((object.join(" "), true));
+        }
     }
     // A clause that is only a completion and fillers: "Done.", "all sorted", "that one is
     // fixed", "it works now".
@@ -1589,7 +1618,9 @@ fn stated_problem(clause: &Clause, before: Option<&Clause>) -> Option<String> {
                 ["does", "do", "will", "can", "is", "are", "would"].contains(&p[0]) && p[1] == "not"
             })
         })?;
-    if verb == 0 || clause.negated_before(verb + start) && w[verb] != "does" {
+    // "won't return my deposit" states the problem by its negation; "never crashes" denies one.
+    let denied = w.get(verb + 1) != Some(&"not") && clause.negated_before(verb + start);
+    if verb == 0 || denied {
         return None;
     }
     let words = cut_at(w, &["when", "whenever", "if", "every", "because", "since"]);

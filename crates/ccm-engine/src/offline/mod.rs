@@ -628,13 +628,29 @@ fn generic_close_target<'a>(
         .iter()
         .copied()
         .filter(|e| Some(e.id.as_str()) != active);
-    match choose_by(&words, &prepared, others, active_fit + 1) {
+    let others: Vec<&EffortFact> = others.collect();
+    match choose_by(&words, &prepared, others.iter().copied(), active_fit + 1) {
         Choice::One(effort) => return Some(effort),
         Choice::Tie(tied) => {
             plan.ask = Some(close_question(&tied));
             return None;
         }
         Choice::Neither => {}
+    }
+    // The rest of the message fits another effort as well as the active one ("all sorted: the
+    // cake and the bundle"): which one is done cannot be told.
+    if let Some(effort) = active_effort.filter(|_| active_fit > 0) {
+        let mut tied = vec![effort];
+        tied.extend(
+            others
+                .iter()
+                .copied()
+                .filter(|e| fit(&words, &prepared, e) == active_fit),
+        );
+        if tied.len() > 1 {
+            plan.ask = Some(close_question(&tied));
+            return None;
+        }
     }
     if let Some(effort) = active_effort {
         return Some(effort);
