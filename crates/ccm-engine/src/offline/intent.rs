@@ -706,8 +706,9 @@ const HELP_PHRASES: [&str; 33] = [
     "i am new here",
 ];
 
-const COLLAPSE_PHRASES: [&str; 6] = [
-    "got it",
+/// Phrases that end a review of expanded efforts wherever they stand ("got it" is read
+/// separately, alone in its clause).
+const COLLAPSE_PHRASES: [&str; 5] = [
     "that is enough",
     "enough details",
     "that is all i needed",
@@ -923,10 +924,6 @@ impl Clause {
             || before
                 .iter()
                 .enumerate()
-                .any(|(i, w)| w == "would" && framed(i))
-            || before
-                .iter()
-                .enumerate()
                 .any(|(i, w)| IRREALIS.contains(&w.as_str()) && !(w == "would" && framed(i)))
             || self.words[..at.min(self.words.len())]
                 .windows(2)
@@ -1022,9 +1019,15 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
             });
         }
     }
-    if COLLAPSE_PHRASES
-        .iter()
-        .any(|p| contains_phrase(&spelled, p))
+    // "Got it" is a whole thought ("got it, thanks"); "finally got it working" is not.
+    let got_it = clauses.iter().any(|c| {
+        let w = c.w();
+        w.starts_with(&["got", "it"]) && w[2..].iter().all(|x| BARE_FILLERS.contains(x))
+    });
+    if got_it
+        || COLLAPSE_PHRASES
+            .iter()
+            .any(|p| contains_phrase(&spelled, p))
     {
         intents.push(Intent::Collapse);
     }
@@ -2106,6 +2109,11 @@ mod tests {
         // A statement of what was decided is a fact, not a question about the past.
         assert_eq!(intents("We decided to set the TTL to 86400."), vec![]);
         assert_eq!(intents("Got it, thanks."), vec![Intent::Collapse]);
+        // A fix stated with "got it working" is a closing, not the end of a review.
+        assert!(
+            !intents("Finally got it working — the cron job needed UTC timestamps.")
+                .contains(&Intent::Collapse)
+        );
         assert_eq!(intents("What's the status?"), vec![Intent::Status]);
         assert_eq!(intents("The logs show a timeout at 30 s."), vec![]);
     }
