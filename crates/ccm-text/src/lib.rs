@@ -5,7 +5,14 @@
 //! A leaf crate without dependencies: `ccm-core` re-exports it as `ccm_core::text`.
 #![deny(missing_docs)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+mod summary;
+
+pub use summary::{
+    extractive_summary, extractive_summary_of_conversation, states_outcome, summary_sentences,
+    Speaker, EXTRACTIVE_WORD_BUDGET,
+};
 
 /// Longest effort id. Longer names are cut at a word boundary so ids stay readable in banners.
 pub const MAX_ID_LEN: usize = 48;
@@ -352,72 +359,6 @@ impl PreparedText {
     /// The specification's `is_referenced`: an id mention or at least `min_overlap` keywords.
     pub fn references(&self, id: &str, keywords: &[String], min_overlap: usize) -> bool {
         self.mentions_id(id) || self.keyword_overlap(keywords) >= min_overlap
-    }
-}
-
-/// Target length of the extractive summary, in words. Summaries in the specification run 30–50
-/// tokens; a little more room keeps identifiers intact.
-const EXTRACTIVE_WORD_BUDGET: usize = 60;
-
-/// A deterministic extractive summary of an effort's conversation, used when no summary is
-/// given. It keeps the sentences that carry the effort's most frequent salient words, in their
-/// original order, within a word budget, and always starts with the effort's name so it is
-/// never empty.
-///
-/// # Examples
-/// ```
-/// let summary = ccm_text::extractive_summary(
-///     "auth-bug",
-///     &["Users get 401 errors after an hour.", "The refresh token expired early; fixed the TTL."],
-/// );
-/// assert!(summary.starts_with("auth-bug: "));
-/// assert!(summary.contains("401"));
-/// ```
-pub fn extractive_summary(name: &str, texts: &[&str]) -> String {
-    let sentences: Vec<&str> = texts.iter().flat_map(|t| split_sentences(t)).collect();
-    let mut frequency: BTreeMap<String, u32> = BTreeMap::new();
-    for sentence in &sentences {
-        for word in words(sentence).filter(|w| is_salient(w)) {
-            *frequency.entry(word).or_insert(0) += 1;
-        }
-    }
-    // Score each sentence by the frequencies of its distinct salient words, normalised by
-    // length so one rambling sentence cannot take the whole budget.
-    let mut scored: Vec<(u64, usize)> = sentences
-        .iter()
-        .enumerate()
-        .map(|(index, sentence)| {
-            let distinct: BTreeSet<String> = words(sentence).filter(|w| is_salient(w)).collect();
-            let total: u64 = distinct.iter().map(|w| u64::from(frequency[w])).sum();
-            let length = words(sentence).count().max(1) as u64;
-            (total * 100 / (length + 5), index)
-        })
-        .filter(|(score, _)| *score > 0)
-        .collect();
-    // Highest score first; earlier sentences win ties so the result is deterministic.
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut chosen = Vec::new();
-    let mut used_words = 0;
-    for (_, index) in scored {
-        let length = words(sentences[index]).count();
-        if used_words > 0 && used_words + length > EXTRACTIVE_WORD_BUDGET {
-            continue;
-        }
-        used_words += length;
-        chosen.push(index);
-        if used_words >= EXTRACTIVE_WORD_BUDGET {
-            break;
-        }
-    }
-    chosen.sort_unstable();
-    let body: Vec<String> = chosen
-        .iter()
-        .map(|&i| clip_words(sentences[i], EXTRACTIVE_WORD_BUDGET))
-        .collect();
-    if body.is_empty() {
-        format!("{name}: (no conversation was recorded for this effort)")
-    } else {
-        format!("{name}: {}", body.join(" "))
     }
 }
 
