@@ -4,7 +4,7 @@
 
 // The one piece of product text code the reference uses: the wording of the fallback summary,
 // which is tested on its own in `text.rs`; keywords, references and search are the reference's.
-use ccm_core::text::extractive_summary;
+use ccm_core::text::{extractive_summary_of_conversation, Speaker};
 use ccm_core::{Config, ContextMessage, ReferenceRule, Role, Session, TokenCounter};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -256,8 +256,31 @@ impl Naive {
                 let summary = match SUMMARIES[s] {
                     Some(text) => text.trim().to_string(),
                     None => {
-                        let texts: Vec<&str> = e.messages.iter().map(|(_, t)| t.as_str()).collect();
-                        extractive_summary(&e.name, &texts)
+                        // The effort's own messages with who wrote them, and the turn's
+                        // pending user message when the turn is routed to this effort.
+                        let mut texts: Vec<(Speaker, &str)> = e
+                            .messages
+                            .iter()
+                            .map(|(role, t)| {
+                                let speaker = if *role == Role::User {
+                                    Speaker::Person
+                                } else {
+                                    Speaker::Assistant
+                                };
+                                (speaker, t.as_str())
+                            })
+                            .collect();
+                        let target = self
+                            .opened_this_turn
+                            .first()
+                            .or(self.switched_this_turn.as_ref())
+                            .or(self.active_before.as_ref());
+                        if let (Some(pending), Some(target)) = (&self.pending, target) {
+                            if *target == e.id {
+                                texts.push((Speaker::Person, pending.as_str()));
+                            }
+                        }
+                        extractive_summary_of_conversation(&e.name, &texts)
                     }
                 };
                 let id = e.id.clone();

@@ -340,14 +340,34 @@ impl Session {
 
     /// The deterministic extractive summary of an effort's raw log (what `close_effort` uses
     /// when no summary is given).
+    ///
+    /// Only this effort's own messages are read: its description, its raw log, and the user
+    /// message of the turn in progress when the turn is routed to this effort. That message is
+    /// stored only when the turn ends, after the conclusion, but it is usually the closing one
+    /// and often the only one that states the outcome ("we split the bundle, that's
+    /// resolved"); without it the summary would report the problem instead of its solution.
     pub fn extractive_summary_of(&self, index: usize) -> String {
         let effort = &self.efforts.list[index];
-        let mut texts: Vec<&str> = Vec::with_capacity(effort.messages.len() + 1);
+        let mut messages: Vec<(text::Speaker, &str)> =
+            Vec::with_capacity(effort.messages.len() + 2);
         if let Some(description) = &effort.description {
-            texts.push(description);
+            messages.push((text::Speaker::Person, description));
         }
-        texts.extend(effort.messages.iter().map(|m| m.content.as_str()));
-        text::extractive_summary(&effort.name, &texts)
+        messages.extend(effort.messages.iter().map(|m| {
+            let speaker = match m.role {
+                crate::model::Role::User => text::Speaker::Person,
+                crate::model::Role::Assistant | crate::model::Role::System => {
+                    text::Speaker::Assistant
+                }
+            };
+            (speaker, m.content.as_str())
+        }));
+        if let Some((pending, _)) = self.pending_user_message() {
+            if self.routing_target() == Some(effort.id.as_str()) {
+                messages.push((text::Speaker::Person, pending));
+            }
+        }
+        text::extractive_summary_of_conversation(&effort.name, &messages)
     }
 
     /// Reopens a concluded effort: it becomes open and active again, with its full raw log in
