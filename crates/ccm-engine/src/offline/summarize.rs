@@ -1,92 +1,72 @@
 //! How the offline model answers a summary request: it reads the rendered log out of the
-//! request and keeps the person's sentences that carry identifiers, numbers and decisions.
+//! request and keeps the person's sentences that state the outcome, the latest values and the
+//! goal, with ccm-text's extractive summary.
 
 use crate::summary::{LOG_ASSISTANT_PREFIX, LOG_END, LOG_START, LOG_USER_PREFIX};
-
-/// Words long enough for the summary before it stops adding sentences.
-const SUMMARY_WORD_BUDGET: usize = 55;
-
-/// Words that mark a decision, a cause or a next step.
-const DECISION_WORDS: [&str; 24] = [
-    "decided", "decide", "chose", "choose", "use", "using", "fixed", "fix", "because", "cause",
-    "caused", "root", "set", "changed", "switched", "will", "must", "should", "need", "todo",
-    "next", "open", "question", "plan",
-];
+use ccm_core::text::{self, Speaker};
 
 /// The summary of the effort in a summary request's text (its user message).
 ///
 /// The offline model knows nothing of its own, so what is worth keeping was said by the person:
-/// it keeps the first sentence that states the goal and the person's sentences with the most
-/// identifiers, numbers and decision words, in their original order, within about 55 words. A
-/// value stated again later about the same subject ("the TTL is 1h", then "make the TTL 24h")
-/// keeps only its latest statement, so a summary never reports a fact the person corrected.
-/// Sentences that only steer the conversation (switching, recalling, concluding) are left out.
-/// The result always starts with the effort's name and is never empty.
+/// its summary is [`text::summary_sentences`] of the person's messages, which keeps the outcome
+/// whenever one is stated (the last sentence with a completion or decision word, or what a bare
+/// "that's resolved" confirms), the latest value of each fact ("the TTL is 1h", then "make the
+/// TTL 24h" keeps only 24h), and the goal when there is room, in their original order. The
+/// assistant's messages are left out: they are the demo's own short replies. Sentences that
+/// only steer the conversation (switching, recalling) are left out too; closing ones stay,
+/// since the summary reads the outcome from them. The result always starts with the effort's
+/// name and is never empty.
 pub fn compose_summary(request_text: &str) -> String {
     let name = effort_name(request_text).unwrap_or_else(|| "effort".to_string());
-    let sentences: Vec<String> = user_messages(request_text)
+    let messages: Vec<String> = user_messages(request_text)
         .iter()
-        .flat_map(|message| split_sentences(message))
-        .filter(|sentence| !manages_the_conversation(sentence))
+        .enumerate()
+        .map(|(index, message)| {
+            split_sentences(message)
+                .into_iter()
+                .filter(|sentence| !manages_the_conversation(sentence))
+                .filter(|sentence| index == 0 || !opens_new_work(sentence))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|message| !message.is_empty())
         .collect();
-    if sentences.is_empty() {
+    let conversation: Vec<(Speaker, &str)> = messages
+        .iter()
+        .map(|message| (Speaker::Person, message.as_str()))
+        .collect();
+    let body = text::summary_sentences(&name, &conversation, text::EXTRACTIVE_WORD_BUDGET);
+    if body.is_empty() {
         return format!("{name}: worked on {name}; no details were recorded.");
     }
-    let mut scores: Vec<usize> = sentences.iter().map(|s| score(s)).collect();
-    // A fact said again later with another value ("the TTL is 1h" … "make the TTL 24h") is
-    // out of date: only the latest one is worth a place in the summary.
-    for (index, score) in scores.iter_mut().enumerate() {
-        if superseded(index, &sentences) {
-            *score = 0;
-        }
-    }
-    // Without a sentence worth a score, the first one (usually the goal) stands for the
-    // effort, unless a later one corrected it.
-    let goal = scores.iter().position(|&s| s > 0).unwrap_or_else(|| {
-        if superseded(0, &sentences) {
-            sentences.len() - 1
-        } else {
-            0
-        }
-    });
-    let mut order: Vec<usize> = (0..sentences.len()).filter(|&i| i != goal).collect();
-    // Highest score first; the stable sort keeps earlier sentences first among equals.
-    order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
-    let mut chosen = vec![goal];
-    let mut words = word_count(&sentences[goal]);
-    for index in order {
-        if scores[index] == 0 || words >= SUMMARY_WORD_BUDGET {
-            break;
-        }
-        let length = word_count(&sentences[index]);
-        if words + length > SUMMARY_WORD_BUDGET + 10 {
-            continue;
-        }
-        chosen.push(index);
-        words += length;
-    }
-    chosen.sort_unstable();
-    let body = chosen
-        .iter()
-        .map(|&i| sentences[i].as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!("{name}: {body}")
+    format!("{name}: {}", body.join(" "))
 }
 
 /// Whether a sentence only steers the conversation ("back to the export", "remind me what the
-/// TTL was", "that's resolved"): it says nothing about the effort's subject, and its words
-/// would only make the summary match unrelated questions later. A sentence that opens an
-/// effort is kept, since it usually states the goal, and so is one that concludes it while
-/// stating the outcome ("resolved: raising the TTL to 24h fixed it"), often the last fact.
+/// TTL was"): it says nothing about the effort's subject, and its words would only make the
+/// summary match unrelated questions later. A sentence that opens an effort is kept, since it
+/// usually states the goal, and so is one that concludes it: it often states the outcome
+/// ("resolved: raising the TTL to 24h fixed it"), and when it does not, it still tells the
+/// summary which earlier sentence was the outcome. A sentence that states an outcome is kept
+/// whatever else it is read as ("finally got it working" is not a request to collapse).
 fn manages_the_conversation(sentence: &str) -> bool {
+    !text::states_outcome(sentence)
+        && super::detect_intents(sentence).iter().any(|intent| {
+            !matches!(
+                intent,
+                super::Intent::Open { .. } | super::Intent::Close { .. }
+            )
+        })
+}
+
+/// Whether a sentence asks for new work by name ("let's work on the docs site: the links are
+/// broken"). In the effort's first message that is its goal; in a later one it starts another
+/// effort, which the message is filed under (a closing message often ends one effort and
+/// starts the next), so its words are not this effort's.
+fn opens_new_work(sentence: &str) -> bool {
     super::detect_intents(sentence)
         .iter()
-        .any(|intent| match intent {
-            super::Intent::Open { .. } => false,
-            super::Intent::Close { .. } => score(sentence) == 0,
-            _ => true,
-        })
+        .any(|intent| matches!(intent, super::Intent::Open { explicit: true, .. }))
 }
 
 /// The effort's name from the request heading ("… effort `id` (name).").
@@ -153,73 +133,6 @@ fn push_sentence(sentences: &mut Vec<String>, current: &mut String) {
         sentences.push(sentence);
     }
     current.clear();
-}
-
-/// Words too common to say what a sentence is about.
-const COMMON_WORDS: [&str; 40] = [
-    "the", "and", "for", "with", "this", "that", "was", "were", "are", "its", "it's", "our", "you",
-    "now", "not", "but", "has", "have", "had", "let's", "lets", "actually", "make", "also", "just",
-    "then", "from", "into", "about", "after", "before", "use", "set", "we're", "there", "here",
-    "what", "will", "should", "can",
-];
-
-/// The words that say what a sentence is about: alphabetic, three letters or more, not common.
-fn subject_words(sentence: &str) -> Vec<String> {
-    let mut words: Vec<String> = sentence
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| w.len() >= 3 && w.chars().all(char::is_alphabetic))
-        .map(str::to_lowercase)
-        .filter(|w| !COMMON_WORDS.contains(&w.as_str()))
-        .collect();
-    words.sort();
-    words.dedup();
-    words
-}
-
-/// Whether the sentence at `index` states a value (a number) that a later sentence states
-/// again about the same subject: the later one shares at least half of its subject words and
-/// has a number of its own.
-fn superseded(index: usize, sentences: &[String]) -> bool {
-    let has_number = |s: &str| s.chars().any(|c| c.is_ascii_digit());
-    if !has_number(&sentences[index]) {
-        return false;
-    }
-    let subject = subject_words(&sentences[index]);
-    if subject.is_empty() {
-        return false;
-    }
-    sentences[index + 1..].iter().any(|later| {
-        if !has_number(later) {
-            return false;
-        }
-        let later = subject_words(later);
-        let shared = subject.iter().filter(|w| later.contains(w)).count();
-        shared > 0 && shared * 2 >= subject.len()
-    })
-}
-
-fn word_count(sentence: &str) -> usize {
-    sentence.split_whitespace().count()
-}
-
-/// How much a sentence is worth keeping: identifiers and numbers count double, decision words
-/// and an open question once.
-fn score(sentence: &str) -> usize {
-    let mut score = 0;
-    for token in sentence.split_whitespace() {
-        let bare = token.trim_matches(|c: char| !c.is_alphanumeric());
-        let number = bare.chars().any(|c| c.is_ascii_digit());
-        let identifier = bare.contains(['_', '/', '.', '-', '=']) || token.contains('`');
-        if number || identifier {
-            score += 2;
-        } else if DECISION_WORDS.contains(&bare.to_lowercase().as_str()) {
-            score += 1;
-        }
-    }
-    if sentence.ends_with('?') {
-        score += 1;
-    }
-    score
 }
 
 #[cfg(test)]
