@@ -144,13 +144,24 @@ const HYPOTHETICALS: &[&str] = &[
 /// the same thing even when neither has a number.
 const CHANGE_WORDS: &[&str] = &[
     "actually",
+    "bump",
+    "bumped",
     "change",
     "changed",
     "changing",
     "correction",
+    "increase",
+    "increased",
     "instead",
+    "lower",
+    "lowered",
+    "raise",
+    "raised",
     "rather",
+    "reduce",
+    "reduced",
     "replace",
+    "scratch",
     "switch",
     "switched",
     "update",
@@ -204,6 +215,7 @@ const FILLER_WORDS: &[&str] = &[
     "totally",
     "trick",
     "understood",
+    "wait",
     "working",
     "yeah",
     "yep",
@@ -388,8 +400,14 @@ fn outcome_strength(all: &[String]) -> u8 {
 /// Whether the later sentence `later` states again the fact of `earlier` with another value:
 /// both have numbers and share enough of what they are about, or `later` has a number and
 /// nothing else ("make it 250") right after `earlier`'s number, or `later` says it changes a
-/// fact that `earlier` stated ("actually, let's change the venue to the library").
-fn replaces(earlier: &Sentence<'_>, later: &Sentence<'_>, nearest_value: bool) -> bool {
+/// fact that `earlier` stated ("actually, let's change the venue to the library"), or a
+/// decision that `earlier` took ("we chose Postgres" … "scratch that, we went with SQLite").
+fn replaces(
+    earlier: &Sentence<'_>,
+    later: &Sentence<'_>,
+    nearest_value: bool,
+    next_outcome: bool,
+) -> bool {
     let shared = earlier.subject.intersection(&later.subject).count();
     let same_subject = shared > 0 && shared * 3 >= earlier.subject.len();
     // A number with nothing else restates the number just before it only when it says so:
@@ -403,7 +421,14 @@ fn replaces(earlier: &Sentence<'_>, later: &Sentence<'_>, nearest_value: bool) -
         && later.value
         && comparable
         && (same_subject || (later.subject.is_empty() && nearest_value && anaphoric));
-    revalued || (earlier.fact && later.change && same_subject)
+    // A decision taken back ("we chose Postgres" … "actually we switched to SQLite"): the
+    // later one says it changes something, and it is about the same thing or the very next
+    // decision.
+    let redecided = earlier.outcome >= 2
+        && later.outcome >= 2
+        && later.change
+        && (same_subject || next_outcome);
+    revalued || redecided || (earlier.fact && later.change && same_subject)
 }
 
 /// The sentences of an effort's conversation worth keeping, in their original order, within
@@ -441,8 +466,15 @@ pub fn summary_sentences(name: &str, messages: &[(Speaker, &str)], budget: usize
     let replaced: Vec<bool> = (0..sentences.len())
         .map(|i| {
             let next_value = (i + 1..sentences.len()).find(|&j| sentences[j].value);
-            (i + 1..sentences.len())
-                .any(|j| replaces(&sentences[i], &sentences[j], next_value == Some(j)))
+            let next_outcome = (i + 1..sentences.len()).find(|&j| sentences[j].outcome >= 2);
+            (i + 1..sentences.len()).any(|j| {
+                replaces(
+                    &sentences[i],
+                    &sentences[j],
+                    next_value == Some(j),
+                    next_outcome == Some(j),
+                )
+            })
         })
         .collect();
     let eligible = |i: usize| !replaced[i] && sentences[i].has_content();
