@@ -250,7 +250,14 @@ impl TurnOptions {
         settings.temperature = self.temperature;
         let mut retry = RetryPolicy::default();
         if let Some(attempts) = self.max_attempts {
-            retry.max_attempts = attempts.max(1);
+            // Zero attempts would send nothing; reading it as one would hide the caller's
+            // mistake, so it is refused like any other out-of-range option.
+            if attempts == 0 {
+                return Err(invalid(
+                    "runTurn: maxAttempts must be at least 1 (1 sends the request once, without retries); got 0",
+                ));
+            }
+            retry.max_attempts = attempts;
         }
         if let Some(delay) = self.initial_retry_delay_ms {
             retry.initial_delay_ms = u64::from(delay);

@@ -530,18 +530,40 @@ impl Session {
 
     /// Executes a model's tool call by name. `args` is the call's arguments as the JSON text a
     /// provider sends, or as the object an SDK has already parsed from it (omitted: no
-    /// arguments). Never throws for bad calls: an unknown tool, malformed arguments or a
-    /// refused operation give `{ ok: false, result: { error } }` and change nothing. It throws
-    /// (`code: "argument"`) only when `name` is not a string or `args` is neither a string nor a
-    /// plain object, which is a mistake in the calling code rather than in the model's call.
+    /// arguments). Never throws for bad calls: an unknown tool, malformed arguments, a name or
+    /// an argument over the session's limits, or a refused operation give
+    /// `{ ok: false, result: { error } }` and change nothing. It throws (`code: "argument"`)
+    /// only when `name` is not a string or `args` is neither a string nor a plain object, which
+    /// is a mistake in the calling code rather than in the model's call.
     #[wasm_bindgen(js_name = executeTool)]
     pub fn execute_tool(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string | Record<string, unknown>")] args: JsValue,
     ) -> JsResult<JsToolOutcome> {
-        let name = self.text("executeTool", "name", &name, Size::Name)?;
-        let args_json = tool_arguments_json(args, &self.limits()).map_err(fail)?;
+        let limits = self.limits();
+        // A model's call over a limit is the model's mistake, answered like any bad call so the
+        // model can correct it; only a wrong type is the calling code's.
+        // Tool names are the library's own, so their bound is fixed rather than the session's
+        // name limit (a session with `maxNameChars` below 14 would refuse `search_efforts`).
+        let name =
+            match arg("executeTool", "name").string(&name, Size::Fixed(TOOL_NAME_CHARS), &limits) {
+                Ok(name) => name,
+                Err(failure) if failure.code == Code::TooLarge => {
+                    return refused_call("(a name too long to repeat)", &failure.message);
+                }
+                Err(failure) => return Err(fail(failure)),
+            };
+        let args_json = match tool_arguments_json(args, &limits) {
+            Ok(json) => json,
+            Err(failure) if failure.code == Code::TooLarge => {
+                return refused_call(&name, &failure.message);
+            }
+            Err(failure) => return Err(fail(failure)),
+        };
+        if let Err(message) = check_tool_argument_names(&name, &args_json, &limits) {
+            return refused_call(&name, &message);
+        }
         let outcome = self.change(|s| Ok::<_, Failure>(s.execute_tool(&name, &args_json)))?;
         to_js(&outcome).map_err(fail)
     }
@@ -623,6 +645,12 @@ impl Session {
         let name = self.text("loadLogsForTool", "name", &name, Size::Name);
         let args_json = self.text("loadLogsForTool", "argsJson", &args_json, Size::Message);
         wasm_bindgen_futures::future_to_promise(async move {
+            // A call over a size limit needs nothing loaded: `executeTool` answers it with an
+            // error result, so a model's oversized call never makes `runToolCalls` throw.
+            let too_large = |result: &JsResult<String>| matches!(result, Err(e) if is_too_large(e));
+            if too_large(&name) || too_large(&args_json) {
+                return Ok(JsValue::UNDEFINED);
+            }
             let (name, args_json) = (name?, args_json?);
             session
                 .load_logs_for(&name, &args_json)
@@ -658,6 +686,49 @@ impl Session {
 
 /// The JSON text of a tool call's arguments as JavaScript hands them over: the text itself, or
 /// an object an SDK parsed from it (stringified back, so the core checks it like any call).
+/// The outcome of a model's call refused before it reached the session: `ok: false` with the
+/// reason, as the core answers a bad call, and nothing changed.
+fn refused_call(name: &str, reason: &str) -> JsResult<JsToolOutcome> {
+    to_js(&ccm_core::tools::ToolOutcome {
+        name: name.to_string(),
+        ok: false,
+        result: serde_json::json!({ "error": reason }),
+        banner: None,
+    })
+    .map_err(fail)
+}
+
+/// The longest tool name `executeTool` reads; every tool's name is far shorter, and a longer
+/// one is answered as an unknown tool without being copied.
+const TOOL_NAME_CHARS: u32 = 200;
+
+/// The arguments of the effort tools that name something (an effort's name or id, a pin's
+/// target, a task): a model's call is held to the limit the person's own calls have
+/// (`openEffort`, `pin`, ...), so that whatever a model names can also be named back.
+const NAME_ARGUMENTS: [&str; 5] = ["name", "id", "effort", "target", "task"];
+
+/// Checks the naming arguments of a call against the session's name limit. Arguments that are
+/// not JSON or not an object pass through: the core refuses them with its own message.
+fn check_tool_argument_names(name: &str, args_json: &str, limits: &Limits) -> Result<(), String> {
+    let Ok(serde_json::Value::Object(arguments)) = serde_json::from_str(args_json) else {
+        return Ok(());
+    };
+    for key in NAME_ARGUMENTS {
+        let Some(serde_json::Value::String(text)) = arguments.get(key) else {
+            continue;
+        };
+        let length: usize = text.chars().map(char::len_utf16).sum();
+        if length > limits.name_chars as usize {
+            return Err(format!(
+                "{name}: the argument `{key}` is {} characters long, more than the limit of {} for names (the session option maxNameChars); use a short name, nothing was changed",
+                ccm_core::compaction::report::thousands(length as u64),
+                ccm_core::compaction::report::thousands(u64::from(limits.name_chars)),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn tool_arguments_json(args: JsValue, limits: &Limits) -> Result<String, Failure> {
     let arguments = arg("executeTool", "args");
     if args.is_undefined() {
@@ -679,4 +750,12 @@ fn tool_arguments_json(args: JsValue, limits: &Limits) -> Result<String, Failure
             )
         })?;
     arguments.string(&text, Size::Message, limits)
+}
+
+/// Whether a thrown `Error` is a refusal of a text over its size limit (`code: "too_large"`).
+fn is_too_large(error: &JsValue) -> bool {
+    js_sys::Reflect::get(error, &JsValue::from_str("code"))
+        .ok()
+        .and_then(|code| code.as_string())
+        .is_some_and(|code| code == "too_large")
 }

@@ -68,7 +68,16 @@ function ccmArguments(value) {
   }
   if (value === undefined || value === null) return { text: "{}", input: {} };
   if (typeof value === "object" && !Array.isArray(value)) return { text: JSON.stringify(value), input: value };
-  throw ccmArgumentError(`runToolCalls: a tool call's arguments must be JSON text or an object, not ${typeof value}`);
+  // Anything else (a number, an array, a boolean) is the model's mistake in this one call: it
+  // goes on as JSON text, so CCM answers this call with an error result and the other calls
+  // of the response still run.
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  return { text: typeof text === "string" ? text : JSON.stringify(String(value)), input: {} };
 }
 
 // Reads the tool calls out of a provider response: an OpenAI chat completion (or its

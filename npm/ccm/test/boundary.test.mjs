@@ -400,7 +400,10 @@ test("size limits: over the limit is code too_large before anything is copied; t
   assert.throws(() => s.openEffort("n".repeat(11)), { code: "too_large" });
   assert.throws(() => s.attach("a.txt", "t".repeat(31)), { code: "too_large" });
   assert.equal(typeof s.attach("a.txt", "t".repeat(30)), "string");
-  assert.throws(() => s.executeTool("open_effort", { name: "n".repeat(40) }), { code: "too_large" });
+  // A model's call over a limit is a bad call like any other: ok false, the reason, no throw.
+  const overLong = s.executeTool("open_effort", { name: "n".repeat(40) });
+  assert.equal(overLong.ok, false);
+  assert.match(overLong.result.error, /more than the limit of 20 \(the session option maxMessageChars\)/);
   assert.throws(() => new Session({ maxMessageChars: 0 }), { code: "config" });
   assert.throws(() => new Session({ maxMessageChars: 16_000_001 }), { code: "config" });
   assert.throws(() => s.endTurn("y".repeat(21)), { code: "too_large" });
@@ -422,7 +425,7 @@ test("a 160 MB string is refused everywhere with too_large, and the module works
   const started = performance.now();
   assert.throws(() => s.endTurn(huge), { code: "too_large" });
   assert.throws(() => s.attach("big.txt", huge), { code: "too_large" });
-  assert.throws(() => s.executeTool("open_effort", huge), { code: "too_large" });
+  assert.equal(s.executeTool("open_effort", huge).ok, false);
   assert.throws(() => s.searchEfforts(huge), { code: "too_large" });
   assert.throws(() => s.openEffort(huge), { code: "too_large" });
   assert.throws(() => countTokens(huge, "o200k_base"), { code: "too_large" });
