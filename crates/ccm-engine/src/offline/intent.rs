@@ -436,12 +436,11 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 67] = [
+const PROBLEM_OPENERS: [&[&str]; 66] = [
     &["i", "have", "a", "question", "about"],
     &["i", "have", "some", "questions", "about"],
     &["i", "have", "questions", "about"],
     &["i", "have", "a", "few", "questions", "about"],
-    &["quick", "question", "about"],
     &["i", "need", "some", "help", "with"],
     &["i", "need", "some", "help"],
     &["we", "need", "some", "help"],

@@ -121,14 +121,23 @@ impl SessionFacts {
     pub fn of(session: &Session) -> SessionFacts {
         let fact = |id: &str| {
             session.effort(id).map(|effort| {
-                let mut about: Vec<&str> = effort
-                    .messages
-                    .iter()
-                    .rev()
-                    .filter(|m| m.role == ccm_core::Role::User)
-                    .take(RECENT_MESSAGES)
-                    .map(|m| m.content.as_str())
-                    .collect();
+                // What an open effort is about: its latest messages from the person, without
+                // the ones that only steered the conversation ("remind me of the billing
+                // export…" asked while this effort was active is about another effort). A
+                // concluded effort is known by its summary, which was written to stand for it.
+                let mut about: Vec<&str> = Vec::new();
+                if effort.status == ccm_core::EffortStatus::Open {
+                    about.extend(
+                        effort
+                            .messages
+                            .iter()
+                            .rev()
+                            .filter(|m| m.role == ccm_core::Role::User)
+                            .map(|m| m.content.as_str())
+                            .filter(|text| !steers(text))
+                            .take(RECENT_MESSAGES),
+                    );
+                }
                 about.extend(effort.description.as_deref());
                 about.extend(effort.summary.as_ref().map(|s| s.text.as_str()));
                 EffortFact {
@@ -308,6 +317,14 @@ fn tool_results(exchange: &[WireMessage]) -> Vec<ToolResultSeen> {
             _ => None,
         })
         .collect()
+}
+
+/// Whether a message only steers the conversation (asks about past work, switches, asks for
+/// the status or for help): its words are about another effort or about none.
+fn steers(text: &str) -> bool {
+    detect_intents(text)
+        .iter()
+        .any(|i| !matches!(i, Intent::Open { .. } | Intent::Close { .. }))
 }
 
 /// How many of an effort's latest messages from the person tell what it is about.
