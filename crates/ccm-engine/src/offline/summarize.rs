@@ -18,14 +18,23 @@ use ccm_core::text::{self, Speaker};
 /// name and is never empty.
 pub fn compose_summary(request_text: &str) -> String {
     let name = effort_name(request_text).unwrap_or_else(|| "effort".to_string());
-    let messages: Vec<String> = user_messages(request_text)
+    let user_messages = user_messages(request_text);
+    let several = user_messages.len() > 1;
+    let messages: Vec<String> = user_messages
         .iter()
         .enumerate()
         .map(|(index, message)| {
             split_sentences(message)
                 .into_iter()
                 .filter(|sentence| !manages_the_conversation(sentence))
-                .filter(|sentence| index == 0 || !opens_new_work(sentence))
+                .filter(|sentence| {
+                    // An effort opened and concluded in one message keeps all of it.
+                    if index == 0 {
+                        !several || !concludes(sentence)
+                    } else {
+                        !opens_new_work(sentence)
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         })
@@ -67,6 +76,15 @@ fn opens_new_work(sentence: &str) -> bool {
     super::detect_intents(sentence)
         .iter()
         .any(|intent| matches!(intent, super::Intent::Open { explicit: true, .. }))
+}
+
+/// Whether a sentence concludes work ("the export is finished"). In the effort's first message
+/// it concludes the effort before this one (the message that starts this effort often ends the
+/// last), so its words are not this effort's, and it must not pass for this effort's outcome.
+fn concludes(sentence: &str) -> bool {
+    super::detect_intents(sentence)
+        .iter()
+        .any(|intent| matches!(intent, super::Intent::Close { .. }))
 }
 
 /// The effort's name from the request heading ("… effort `id` (name).").
@@ -182,6 +200,28 @@ mod tests {
             summary,
             "auth bug: Let's work on the auth bug: users get 401 after an hour. The refresh \
              token TTL in config/auth.yaml was 3600; we decided to set it to 86400."
+        );
+    }
+
+    #[test]
+    fn leaves_out_the_neighbouring_efforts_words() {
+        // The first message concludes the previous effort and opens this one; the last
+        // concludes this one and opens the next. Each is filed under the effort it opens.
+        let effort = effort(&[
+            (
+                "The export is finished. Let's work on the auth bug: users get 401 after an hour.",
+                "Started effort auth-bug.",
+            ),
+            ("The refresh token TTL was 3600.", "Noted."),
+        ]);
+        let summary = compose_summary(&request_text(
+            &effort,
+            Some("Raised the TTL to 86400, fixed. Let's work on the docs site next."),
+        ));
+        assert_eq!(
+            summary,
+            "auth bug: Let's work on the auth bug: users get 401 after an hour. Raised the TTL to \
+             86400, fixed."
         );
     }
 
