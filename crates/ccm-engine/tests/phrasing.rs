@@ -1366,6 +1366,102 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     ),
     (Empty, "what do you know?", Nothing),
     (Empty, "What should I do first?", Help),
+    // A fifth batch, written after the fourth round of changes and run before any change for
+    // it.
+    (
+        Party,
+        "Also, I'm trying to understand why the login page takes so long on phones.",
+        Open("login page"),
+    ),
+    (
+        Empty,
+        "we need to figure out seating for the wedding",
+        Open("seating"),
+    ),
+    (
+        Party,
+        "Can you help me write a birthday card for Sam?",
+        Stay("party"),
+    ),
+    (
+        LoginThenParty,
+        "Switching gears: back to the login page.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Where are we with the login page?",
+        Recall("login"),
+    ),
+    (
+        LoginThenParty,
+        "The Lighthouse score for the login page went up to 92 after the split.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "The bowling alley confirmed Saturday at 3 for the party.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Anyway, the login page is good now.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "ok that's the login page done",
+        Close("login"),
+    ),
+    (
+        LoginThenParty,
+        "the login page is sorted, we split the bundle",
+        Close("login"),
+    ),
+    (LoginThenParty, "Let's call the party done.", Close("party")),
+    (Party, "Everything's booked. Party sorted!", Close("party")),
+    (PartyThenLogin, "Great, the fix worked.", Close("login")),
+    (
+        ConcludedLogin,
+        "How did we end up fixing the slow login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Do you recall what we decided for the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was the outcome with the mobile login?",
+        Recall("login"),
+    ),
+    (PartyThenLogin, "not sure the login page is fixed", Nothing),
+    (PartyThenLogin, "the login page isn't sorted", Nothing),
+    (PartyThenLogin, "will it be fixed?", Nothing),
+    (
+        PartyThenLogin,
+        "Did splitting the bundle fix the login page?",
+        Nothing,
+    ),
+    (
+        LoginThenParty,
+        "We haven't booked the bowling alley.",
+        Nothing,
+    ),
+    (LoginThenParty, "Is the party done?", Nothing),
+    (
+        LoginThenParty,
+        "The party isn't done until the cake arrives.",
+        Nothing,
+    ),
+    (PartyThenLogin, "I never closed the old effort.", Nothing),
+    (Empty, "What are you able to do?", Help),
+    // Near misses of the headline style added with it.
+    (Party, "Let's get the party sorted.", Nothing),
+    (PartyThenLogin, "Get the login page fixed first.", Nothing),
+    (PartyThenLogin, "I want it done by Friday.", Nothing),
+    (TaxGarden, "Keep the receipts sorted.", Nothing),
 ];
 
 /// One turn answered by the offline model.

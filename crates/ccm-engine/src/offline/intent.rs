@@ -319,7 +319,10 @@ const SUBJECT_FILLERS: [&str; 30] = [
 /// Clauses that conclude by themselves when nothing but fillers surrounds them ("it works
 /// now!"); with more words around them they often describe rather than conclude ("it works
 /// like this").
-const DONE_CLAUSES: [&[&str]; 7] = [
+const DONE_CLAUSES: [&[&str]; 10] = [
+    &["it", "worked"],
+    &["fix", "worked"],
+    &["fix", "works"],
     &["done", "and", "dusted"],
     &["it", "works"],
     &["that", "worked"],
@@ -669,7 +672,10 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 33] = [
+const HELP_PHRASES: [&str; 36] = [
+    "what are you able to do",
+    "what are you capable of",
+    "what can this do",
     "what can you help",
     "what do you help with",
     "what is this thing",
@@ -716,7 +722,11 @@ const COLLAPSE_PHRASES: [&str; 5] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 65] = [
+const RECALL_PHRASES: [&str; 69] = [
+    "where are we with",
+    "where are we on",
+    "where do we stand",
+    "where did we leave",
     "in the end",
     "what was wrong",
     "what went wrong",
@@ -1175,7 +1185,7 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
             let rest_is_filler = anywhere
                 || w[..at].iter().chain(&w[at + pattern.len()..]).all(|x| {
                     BARE_FILLERS.contains(x)
-                        || ["for", "again", "fine", "perfectly", "great"].contains(x)
+                        || ["for", "again", "fine", "perfectly", "great", "the"].contains(x)
                 });
             if rest_is_filler && !clause.negated_before(at) && !clause.irrealis_before(at) {
                 // "That's everything for the tax return" names what is done after "for".
@@ -1191,6 +1201,10 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
                 });
             }
         }
+    }
+    // Headline style, without a verb: "party sorted!", "that's the login page done".
+    if let Some(found) = headline_done(clause) {
+        return Some(found);
     }
     // "the login page is fixed now", "party is sorted", "we are done with the export".
     for (at, word) in w.iter().enumerate() {
@@ -1256,6 +1270,46 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
         return Some((trimmed.join(" "), true));
     }
     None
+}
+
+/// A closing in headline style: a noun, then a completion word that ends the clause ("party
+/// sorted", "login page fixed at last", "that's the export done").
+fn headline_done(clause: &Clause) -> Option<(String, bool)> {
+    const TRAILING: [&str; 6] = ["now", "finally", "at", "last", "too", "already"];
+    let w = clause.w();
+    let end = w.len() - w.iter().rev().take_while(|x| TRAILING.contains(x)).count();
+    let at = end.checked_sub(1)?;
+    if at == 0 || !DONE_WORDS.contains(&w[at]) || copula_before(&w, at).is_some() {
+        return None;
+    }
+    if clause.negated_before(at) || clause.irrealis_before(at) {
+        return None;
+    }
+    // What stands before it: without "that is" or "ok", and not a verb's object ("I want it
+    // done" is a wish, caught above; "we got the roof done" says it was done).
+    let mut subject = &w[..at];
+    if let Some(is) = subject.iter().position(|x| *x == "is") {
+        if subject[..is]
+            .iter()
+            .all(|x| GENERIC_NOUNS.contains(x) || BARE_FILLERS.contains(x))
+        {
+            subject = &subject[is + 1..];
+        }
+    }
+    let subject = trim_subject(subject);
+    // "Get the login page fixed", "let's get the party sorted", "keep the list sorted" ask for
+    // work still to do.
+    const CAUSATIVES: [&str; 14] = [
+        "is", "are", "was", "were", "has", "have", "get", "getting", "keep", "make", "let", "like",
+        "need", "want",
+    ];
+    if subject.is_empty() || subject.iter().any(|x| CAUSATIVES.contains(x)) {
+        return None;
+    }
+    if subject.iter().all(|x| GENERIC_NOUNS.contains(x)) {
+        return Some((String::new(), false));
+    }
+    Some((subject.join(" "), true))
 }
 
 /// A request to conclude: "close this", "let's wrap up the export", "can you mark it as done?",
