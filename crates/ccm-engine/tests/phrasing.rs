@@ -5,7 +5,14 @@
 //! checked is what the turn did to the session and what the model said.
 //!
 //! The table prints every failing row and its figures; it passes at 95 % overall, and every
-//! row that must not trigger anything has to pass.
+//! row that must not trigger anything has to pass. Run it with
+//! `cargo test -p ccm-engine --test phrasing -- --nocapture` to see them.
+//!
+//! Its first part was written with the model; the batches after it were each written before
+//! the change that followed them and run first, so their first results estimate how the model
+//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39 and 20 of 25 rows:
+//! 68 %, 80 %, 85 %, 80 %; every row that must not trigger passed). Those first results are
+//! the honest figure for unseen phrasing, not the table's total.
 
 mod common;
 

@@ -896,6 +896,7 @@ struct Clause {
 }
 
 impl Clause {
+    /// The clause's words as string slices, the form every pattern is matched on.
     fn w(&self) -> Vec<&str> {
         self.words.iter().map(String::as_str).collect()
     }
