@@ -481,8 +481,13 @@ pub fn summary_sentences(name: &str, messages: &[(Speaker, &str)], budget: usize
 
     // In order of importance: the outcome, the closing exchange, the problem, other outcomes,
     // then what carries the conversation's words.
+    // The problem is the person's first sentence with words of its own that does not close
+    // anything: a first message often ends the previous effort before starting this one ("the
+    // export is finished; let's work on the docs site").
+    let states_problem = |i: usize| sentences[i].person && sentences[i].has_content();
     let problem: Vec<usize> = (0..sentences.len())
-        .find(|&i| sentences[i].person && sentences[i].has_content())
+        .find(|&i| states_problem(i) && sentences[i].outcome == 0)
+        .or_else(|| (0..sentences.len()).find(|&i| states_problem(i)))
         .filter(|&i| !replaced[i])
         .into_iter()
         .collect();
@@ -577,7 +582,7 @@ fn outcome_sentences(sentences: &[Sentence<'_>], eligible: &dyn Fn(usize) -> boo
 const LOOKBACK_MESSAGES: usize = 3;
 
 /// The sentences of the closing exchange, latest first: from the person's second-to-last
-/// message on. Closing messages weigh more than the discussion before them.
+/// message on (after the first). Closing messages weigh more than the discussion before them.
 fn closing_exchange(sentences: &[Sentence<'_>], eligible: &dyn Fn(usize) -> bool) -> Vec<usize> {
     let mut person_messages: Vec<usize> = sentences
         .iter()
@@ -585,10 +590,13 @@ fn closing_exchange(sentences: &[Sentence<'_>], eligible: &dyn Fn(usize) -> bool
         .map(|s| s.message)
         .collect();
     person_messages.dedup();
+    // The first message is the problem's (ranked as such) and may end the previous effort
+    // before starting this one, so it is part of the closing exchange only when it is the
+    // only message of the person.
     let from = match person_messages.len() {
         0 => return Vec::new(),
         1 => person_messages[0],
-        n => person_messages[n - 2],
+        n => person_messages[(n - 2).max(1)],
     };
     (0..sentences.len())
         .rev()
