@@ -10,9 +10,9 @@
 //!
 //! Its first part was written with the model; the batches after it were each written before
 //! the change that followed them and run first, so their first results estimate how the model
-//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39 and 20 of 25 rows:
-//! 68 %, 80 %, 85 %, 80 %; every row that must not trigger passed). Those first results are
-//! the honest figure for unseen phrasing, not the table's total.
+//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25 and 16 of 26
+//! rows: 68 %, 80 %, 85 %, 80 %, 62 %; every row that must not trigger passed). Those first
+//! results are the honest figure for unseen phrasing, not the table's total.
 
 mod common;
 
@@ -1464,6 +1464,102 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     ),
     (PartyThenLogin, "I never closed the old effort.", Nothing),
     (Empty, "What are you able to do?", Help),
+    // A sixth batch, written after the fifth round of changes and run before any change for
+    // it.
+    (
+        Empty,
+        "I've got to write a eulogy for my grandfather.",
+        Open("eulogy"),
+    ),
+    (
+        Party,
+        "The dishwasher at home is leaking and I don't know why.",
+        Nothing,
+    ),
+    (Empty, "My bike's gears keep slipping.", Open("bike")),
+    (
+        Party,
+        "I'm putting together a budget for next year.",
+        Open("budget"),
+    ),
+    (
+        TaxGarden,
+        "we're hiring a designer and I need to write the job ad",
+        Open("job ad"),
+    ),
+    (
+        Empty,
+        "Could you give me a hand planning a hike?",
+        Open("hike"),
+    ),
+    (
+        LoginThenParty,
+        "OK, login page. Where were we?",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Let's shift back to the mobile login.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Party stuff again: the cake has to be gluten free.",
+        Switch("party"),
+    ),
+    (TaxGarden, "I want to go back to the taxes.", Switch("tax")),
+    (
+        PartyThenLogin,
+        "It loads in 1.9 s now. Done with the login page.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Looks good now, closing it.",
+        Close("login"),
+    ),
+    (
+        Party,
+        "Booked the alley, sent invites. We're all done here.",
+        Close("party"),
+    ),
+    (TaxGarden, "The shed is built!", Close("garden")),
+    (
+        PartyThenLogin,
+        "Success! The fix is deployed and it works.",
+        Close("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Remind me what the login page issue was.",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "What did Maria do for the taxes?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedLogin,
+        "Any notes on the login page?",
+        Recall("login"),
+    ),
+    (PartyThenLogin, "It's not working yet.", Nothing),
+    (
+        PartyThenLogin,
+        "I thought it was fixed, but it's not.",
+        Nothing,
+    ),
+    (PartyThenLogin, "No luck, still slow.", Nothing),
+    (PartyThenLogin, "Can you tell if it's fixed?", Nothing),
+    (PartyThenLogin, "If that's done, what's next?", Nothing),
+    (Party, "The bakery closed early today.", Nothing),
+    (
+        Party,
+        "We're done with the guest list, now the food.",
+        Nothing,
+    ),
+    (Empty, "how do you work?", Help),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

@@ -119,7 +119,7 @@ const IRREALIS: [&str; 41] = [
 
 /// Words that mean something is finished whatever it is: with "it", "that one" or no subject
 /// at all they conclude the active effort.
-const DONE_WORDS: [&str; 18] = [
+const DONE_WORDS: [&str; 19] = [
     "done",
     "fixed",
     "solved",
@@ -138,6 +138,7 @@ const DONE_WORDS: [&str; 18] = [
     "working",
     "finalized",
     "squashed",
+    "success",
 ];
 
 /// Two-word forms of [`DONE_WORDS`] ("sorted out", "taken care of" is matched by its start).
@@ -158,7 +159,13 @@ const DONE_PAIRS: [[&str; 2]; 11] = [
 /// Past participles that finish a particular kind of work ("the venue is booked", "the fix is
 /// merged"). They conclude an effort only when their subject names it: "it's booked" alone is
 /// more often one step of a larger piece of work.
-const DOMAIN_DONE_WORDS: [&str; 32] = [
+const DOMAIN_DONE_WORDS: [&str; 38] = [
+    "built",
+    "painted",
+    "repaired",
+    "sold",
+    "hired",
+    "cleaned",
     "booked",
     "shipped",
     "merged",
@@ -281,7 +288,10 @@ const BARE_FILLERS: [&str; 62] = [
 
 /// Generic subjects or objects: "it", "that one", "the problem". What they stand for is the
 /// effort being worked on.
-const GENERIC_NOUNS: [&str; 24] = [
+const GENERIC_NOUNS: [&str; 27] = [
+    "fix",
+    "solution",
+    "patch",
     "it",
     "that",
     "this",
@@ -334,7 +344,9 @@ const DONE_CLAUSES: [&[&str]; 10] = [
 
 /// Phrases that conclude wherever they stand in a clause ("lazy-loading the images did the
 /// trick", "that's everything for the tax return").
-const DONE_ANYWHERE: [&[&str]; 17] = [
+const DONE_ANYWHERE: [&[&str]; 19] = [
+    &["and", "it", "works"],
+    &["and", "it", "worked"],
     &["got", "it", "working"],
     &["got", "it", "to", "work"],
     &["works", "now"],
@@ -439,7 +451,16 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 66] = [
+const PROBLEM_OPENERS: [&[&str]; 75] = [
+    &["i", "am", "putting", "together"],
+    &["we", "are", "putting", "together"],
+    &["i", "am", "setting", "up"],
+    &["we", "are", "setting", "up"],
+    &["i", "am", "launching"],
+    &["we", "are", "launching"],
+    &["give", "me", "a", "hand"],
+    &["lend", "me", "a", "hand"],
+    &["give", "us", "a", "hand"],
     &["i", "have", "a", "question", "about"],
     &["i", "have", "some", "questions", "about"],
     &["i", "have", "questions", "about"],
@@ -510,7 +531,10 @@ const PROBLEM_OPENERS: [&[&str]; 66] = [
 
 /// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
 /// offsite", "we need to fix the login").
-const WORK_OPENERS: [&[&str]; 22] = [
+const WORK_OPENERS: [&[&str]; 25] = [
+    &["i", "have", "got", "to"],
+    &["we", "have", "got", "to"],
+    &["i", "must"],
     &["let", "us"],
     &["i", "want", "to"],
     &["i", "would", "like", "to"],
@@ -672,7 +696,9 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 36] = [
+const HELP_PHRASES: [&str; 38] = [
+    "how do you work",
+    "how does ccm work",
     "what are you able to do",
     "what are you capable of",
     "what can this do",
@@ -722,7 +748,13 @@ const COLLAPSE_PHRASES: [&str; 5] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 69] = [
+const RECALL_PHRASES: [&str; 75] = [
+    "what did",
+    "any notes on",
+    "notes on",
+    "any update on",
+    "any news on",
+    "what do we have on",
     "where are we with",
     "where are we on",
     "where do we stand",
@@ -1563,6 +1595,7 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
                 // "trying to figure out why…", "help me plan…": the verb says how, not what.
                 // "help organizing my garage": the gerund says how, not what.
                 if opener.last() == Some(&"help")
+                    || opener.last() == Some(&"hand")
                     || (opener.last() == Some(&"with") && opener.contains(&"help"))
                 {
                     if rest.first() == Some(&"with") {
@@ -1628,11 +1661,11 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
 
 /// Words that say something of ours misbehaves ("my script crashes", "our cluster keeps running
 /// out of memory", "the deploy fails on main").
-const PROBLEM_WORDS: [&str; 30] = [
-    "crashes", "crashing", "crashed", "fails", "failing", "keeps", "broke", "broken", "hangs",
-    "hanging", "freezes", "froze", "frozen", "stopped", "stops", "leaks", "leaking", "throws",
-    "times", "slow", "down", "errors", "lags", "lagging", "flaky", "flickers", "glitches", "wrong",
-    "stuck", "takes",
+const PROBLEM_WORDS: [&str; 32] = [
+    "keep", "kept", "crashes", "crashing", "crashed", "fails", "failing", "keeps", "broke",
+    "broken", "hangs", "hanging", "freezes", "froze", "frozen", "stopped", "stops", "leaks",
+    "leaking", "throws", "times", "slow", "down", "errors", "lags", "lagging", "flaky", "flickers",
+    "glitches", "wrong", "stuck", "takes",
 ];
 
 /// A problem stated without an opener: a clause whose subject is ours ("my", "our") or that
