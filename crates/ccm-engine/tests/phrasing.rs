@@ -10,9 +10,9 @@
 //!
 //! Its first part was written with the model; the batches after it were each written before
 //! the change that followed them and run first, so their first results estimate how the model
-//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25 and 16 of 26
-//! rows: 68 %, 80 %, 85 %, 80 %, 62 %; every row that must not trigger passed). Those first
-//! results are the honest figure for unseen phrasing, not the table's total.
+//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26 and
+//! 26 of 28 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %; every row that must not trigger passed).
+//! Those first results are the honest figure for unseen phrasing, not the table's total.
 
 mod common;
 
@@ -1560,6 +1560,68 @@ const TABLE: &[(Setup, &str, Expect)] = &[
         Nothing,
     ),
     (Empty, "how do you work?", Help),
+    // A seventh batch, written after the sixth round of changes and run before any change for
+    // it.
+    (
+        Party,
+        "We've got an issue with the newsletter signup form.",
+        Open("newsletter signup"),
+    ),
+    (Empty, "I'd like some help with my resume.", Open("resume")),
+    (
+        TaxGarden,
+        "I'm trying to work out how to price my freelance work.",
+        Open("price"),
+    ),
+    (
+        LoginThenParty,
+        "Let's pick the login page back up.",
+        Switch("login"),
+    ),
+    (PartyThenLogin, "back to the party", Switch("party")),
+    (
+        LoginThenParty,
+        "What about the login page?",
+        Recall("login"),
+    ),
+    (
+        PartyThenLogin,
+        "The login page stuff is done.",
+        Close("login"),
+    ),
+    (Party, "Consider the party sorted.", Close("party")),
+    (PartyThenLogin, "That's all sorted now.", Close("login")),
+    (PartyThenLogin, "All fixed.", Close("login")),
+    (PartyThenLogin, "We nailed the login page.", Close("login")),
+    (
+        ConcludedLogin,
+        "What did we say about the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Remind me how we solved the login page.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was the conclusion on the login page?",
+        Recall("login"),
+    ),
+    (Empty, "Help!", Help),
+    (Empty, "What's this app for?", Help),
+    (Empty, "How do I use CCM?", Help),
+    (PartyThenLogin, "It's not sorted.", Nothing),
+    (PartyThenLogin, "Not done.", Nothing),
+    (PartyThenLogin, "Is the login page done yet?", Nothing),
+    (PartyThenLogin, "Done?", Nothing),
+    (PartyThenLogin, "I'm not finished.", Nothing),
+    (PartyThenLogin, "Nothing's fixed.", Nothing),
+    (PartyThenLogin, "Should be fixed tomorrow.", Nothing),
+    (PartyThenLogin, "Has it been resolved?", Nothing),
+    (PartyThenLogin, "I didn't solve it.", Nothing),
+    (PartyThenLogin, "Let's not switch.", Nothing),
+    (PartyThenLogin, "Never mind the party.", Nothing),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

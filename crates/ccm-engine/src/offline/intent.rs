@@ -696,7 +696,11 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 38] = [
+const HELP_PHRASES: [&str; 42] = [
+    "what is this app for",
+    "what is this for",
+    "what is ccm for",
+    "what is this thing for",
     "how do you work",
     "how does ccm work",
     "what are you able to do",
@@ -1940,6 +1944,10 @@ fn clauses(text: &str) -> Vec<Clause> {
                 }
                 if CLAUSE_BREAKS.contains(&word) {
                     flush(&mut out, &mut words, question);
+                    continue;
+                }
+                // "We've got an issue", "I've got to write…": "have got" says "have".
+                if word == "got" && words.last().is_some_and(|w| w == "have" || w == "has") {
                     continue;
                 }
                 words.push(word.to_string());
