@@ -10,9 +10,10 @@
 //!
 //! Its first part was written with the model; the batches after it were each written before
 //! the change that followed them and run first, so their first results estimate how the model
-//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26 and
-//! 26 of 28 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %; every row that must not trigger passed).
-//! Those first results are the honest figure for unseen phrasing, not the table's total.
+//! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26, 26
+//! of 28 and 20 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %; every row that must not
+//! trigger passed). Those first results are the honest figure for unseen phrasing, not the
+//! table's total.
 
 mod common;
 
@@ -1622,6 +1623,85 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (PartyThenLogin, "I didn't solve it.", Nothing),
     (PartyThenLogin, "Let's not switch.", Nothing),
     (PartyThenLogin, "Never mind the party.", Nothing),
+    // An eighth batch, written after the seventh round of changes and run before any change
+    // for it.
+    (
+        Empty,
+        "I want to start a vegetable garden this spring.",
+        Open("vegetable garden"),
+    ),
+    (Party, "Need help choosing a new phone.", Open("phone")),
+    (
+        Empty,
+        "our checkout keeps timing out on Safari",
+        Open("checkout"),
+    ),
+    (
+        TaxGarden,
+        "I'm researching electric cars for the family.",
+        Open("electric cars"),
+    ),
+    (Party, "im trying to fix my printer", Open("printer")),
+    (
+        LoginThenParty,
+        "lets get back to the login page",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Coming back to the login page: the images are 3 MB too.",
+        Switch("login"),
+    ),
+    (
+        TaxGarden,
+        "Can we look at the tax return again?",
+        Switch("tax"),
+    ),
+    (
+        PartyThenLogin,
+        "The party planning, where did we leave it?",
+        Recall("party"),
+    ),
+    (PartyThenLogin, "thats fixed", Close("login")),
+    (PartyThenLogin, "login page: fixed!", Close("login")),
+    (
+        TaxGarden,
+        "We wrapped up the tax return today.",
+        Close("tax"),
+    ),
+    (
+        PartyThenLogin,
+        "Okay, I think that's resolved now.",
+        Close("login"),
+    ),
+    (
+        Party,
+        "Party's booked and the invitations are out, we're done.",
+        Close("party"),
+    ),
+    (
+        ConcludedLogin,
+        "what did we conclude on the login page",
+        Recall("login"),
+    ),
+    (ConcludedTax, "How did the tax return go?", Recall("tax")),
+    (Empty, "what can u do", Help),
+    (PartyThenLogin, "it isnt fixed", Nothing),
+    (PartyThenLogin, "its not done yet", Nothing),
+    (PartyThenLogin, "Don't switch to the party yet.", Nothing),
+    (
+        PartyThenLogin,
+        "If the split doesn't help, we'll try lazy loading.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Are we finished with the login page?",
+        Nothing,
+    ),
+    (Party, "Let's not book the bowling alley yet.", Nothing),
+    (Party, "I don't need help, thanks.", Nothing),
+    (TaxGarden, "The tax office is closed on weekends.", Nothing),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

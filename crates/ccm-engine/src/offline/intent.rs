@@ -202,7 +202,8 @@ const DOMAIN_DONE_WORDS: [&str; 38] = [
 
 /// Verbs in the past whose object is what was finished: "splitting the bundle fixed it", "we
 /// finally cracked the login bug".
-const DONE_VERBS: [&str; 14] = [
+const DONE_VERBS: [&str; 15] = [
+    "wrapped",
     "fixed",
     "solved",
     "resolved",
@@ -451,7 +452,7 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 75] = [
+const PROBLEM_OPENERS: [&[&str]; 78] = [
     &["i", "am", "putting", "together"],
     &["we", "are", "putting", "together"],
     &["i", "am", "setting", "up"],
@@ -527,6 +528,11 @@ const PROBLEM_OPENERS: [&[&str]; 75] = [
     &["i", "am", "organising"],
     &["i", "am", "preparing"],
     &["we", "are", "throwing"],
+    // Without a subject, last: "I'm writing a novel and need help with the plot" is about
+    // the novel.
+    &["need", "help", "with"],
+    &["need", "help"],
+    &["need", "some", "help"],
 ];
 
 /// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
@@ -1638,6 +1644,11 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
         {
             return Some((name, false));
         }
+        // "I'm researching electric cars", "we're redoing the kitchen": an undertaking in
+        // progress, named by what follows the verb.
+        if let Some(name) = undertaking(clause) {
+            return Some((name, false));
+        }
         for opener in WORK_OPENERS {
             let Some(at) = find_seq(&w, opener) else {
                 continue;
@@ -1661,6 +1672,47 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
         }
     }
     None
+}
+
+/// Verbs of an undertaking in progress after "I am" or "we are".
+const UNDERTAKINGS: [&str; 24] = [
+    "researching",
+    "planning",
+    "organizing",
+    "organising",
+    "preparing",
+    "writing",
+    "building",
+    "designing",
+    "developing",
+    "creating",
+    "renovating",
+    "redoing",
+    "drafting",
+    "investigating",
+    "migrating",
+    "refactoring",
+    "launching",
+    "choosing",
+    "comparing",
+    "redesigning",
+    "rewriting",
+    "translating",
+    "studying",
+    "learning",
+];
+
+/// An undertaking in progress: "I'm researching electric cars", "we're redoing the kitchen".
+fn undertaking(clause: &Clause) -> Option<String> {
+    let w = clause.w();
+    let at = w.windows(3).position(|p| {
+        matches!(p[..2], ["i", "am"] | ["we", "are"]) && UNDERTAKINGS.contains(&p[2])
+    })?;
+    if clause.negated_before(at + 2) || clause.irrealis_before(at) {
+        return None;
+    }
+    let name = trim_name(&w[at + 3..], MAX_NAME_WORDS);
+    (!name.is_empty()).then_some(name)
 }
 
 /// Words that say something of ours misbehaves ("my script crashes", "our cluster keeps running
@@ -1787,6 +1839,26 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
             return Some((target, leads));
         }
     }
+    // "Can we look at the tax return again?", "let's talk about the party again".
+    if w.last() == Some(&"again") {
+        const REVISITS: [&[&str]; 6] = [
+            &["look", "at"],
+            &["talk", "about"],
+            &["go", "over"],
+            &["discuss"],
+            &["work", "on"],
+            &["think", "about"],
+        ];
+        if let Some((at, verb)) = REVISITS
+            .iter()
+            .find_map(|v| find_seq(&w, v).map(|at| (at, v)))
+        {
+            let target = trim_name(&w[at + verb.len()..w.len() - 1], MAX_PROBLEM_NAME_WORDS);
+            if !target.is_empty() && !clause.negated_before(at) {
+                return Some((target, false));
+            }
+        }
+    }
     for cue in SOFT_SWITCHES {
         let Some(at) = find_seq(&w, cue) else {
             continue;
@@ -1890,6 +1962,11 @@ fn expand(word: &str) -> Vec<String> {
         "shan't" => return whole(&["shall", "not"]),
         "ain't" => return whole(&["is", "not"]),
         "im" => return whole(&["i", "am"]),
+        // Chat shorthand.
+        "u" => return whole(&["you"]),
+        "ur" => return whole(&["your"]),
+        "pls" | "plz" => return whole(&["please"]),
+        "thx" => return whole(&["thanks"]),
         "ive" => return whole(&["i", "have"]),
         "thats" => return whole(&["that", "is"]),
         "whats" => return whole(&["what", "is"]),
