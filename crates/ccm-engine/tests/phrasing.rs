@@ -11,9 +11,9 @@
 //! Its first part was written with the model; the batches after it were each written before
 //! the change that followed them and run first, so their first results estimate how the model
 //! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26, 26
-//! of 28 and 20 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %; every row that must not
-//! trigger passed). Those first results are the honest figure for unseen phrasing, not the
-//! table's total.
+//! of 28, 20 of 25 and 19 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %, 76 %; every row
+//! that must not trigger passed, but one whose expectation was wrong). Those first results are
+//! the honest figure for unseen phrasing, not the table's total.
 
 mod common;
 
@@ -1702,6 +1702,94 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (Party, "Let's not book the bowling alley yet.", Nothing),
     (Party, "I don't need help, thanks.", Nothing),
     (TaxGarden, "The tax office is closed on weekends.", Nothing),
+    // A ninth batch, written after the eighth round of changes and run before any change for
+    // it.
+    (
+        Empty,
+        "So I'm looking to buy my first house.",
+        Open("house"),
+    ),
+    (
+        Party,
+        "Let's figure out the seating chart.",
+        Open("seating chart"),
+    ),
+    (
+        PartyThenLogin,
+        "We're having an issue with password resets not arriving.",
+        Open("password resets"),
+    ),
+    (
+        TaxGarden,
+        "Could you help me sort out my inbox?",
+        Open("inbox"),
+    ),
+    (Empty, "There's something wrong with my wifi.", Open("wifi")),
+    (
+        LoginThenParty,
+        "Right, the login page again.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Let me get back to the login page for a sec.",
+        Switch("login"),
+    ),
+    // Written as a must-not-trigger row, but turning to the party is what it asks.
+    (PartyThenLogin, "Now, the birthday party.", Switch("party")),
+    (
+        TaxGarden,
+        "OK so the tax return: Maria needs my payslips.",
+        Switch("tax"),
+    ),
+    (
+        PartyThenLogin,
+        "Found it: the fonts. It's fixed now.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "The bundle split did it, all good.",
+        Close("login"),
+    ),
+    (
+        TaxGarden,
+        "Tax return's filed, all done there.",
+        Close("tax"),
+    ),
+    (Party, "The party is ready to go.", Close("party")),
+    (PartyThenLogin, "This one's solved, thanks!", Close("login")),
+    (
+        ConcludedLogin,
+        "What did we find was causing the slow login?",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "Can you remind me how the tax return turned out?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedLogin,
+        "Tell me again what fixed the login page.",
+        Recall("login"),
+    ),
+    (Empty, "What do I type?", Help),
+    (PartyThenLogin, "Fixed? No.", Nothing),
+    (
+        PartyThenLogin,
+        "Once the fonts are fixed we're done.",
+        Nothing,
+    ),
+    (PartyThenLogin, "I'm not closing this yet.", Nothing),
+    (
+        PartyThenLogin,
+        "Why did splitting the bundle not fix it?",
+        Nothing,
+    ),
+    (Party, "Did you book the bowling alley?", Nothing),
+    (Party, "We still need to sort the cake.", Nothing),
+    (TaxGarden, "The shed door won't close.", Nothing),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

@@ -159,7 +159,8 @@ const DONE_PAIRS: [[&str; 2]; 11] = [
 /// Past participles that finish a particular kind of work ("the venue is booked", "the fix is
 /// merged"). They conclude an effort only when their subject names it: "it's booked" alone is
 /// more often one step of a larger piece of work.
-const DOMAIN_DONE_WORDS: [&str; 38] = [
+const DOMAIN_DONE_WORDS: [&str; 39] = [
+    "ready",
     "built",
     "painted",
     "repaired",
@@ -452,7 +453,14 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 78] = [
+const PROBLEM_OPENERS: [&[&str]; 85] = [
+    &["i", "am", "having", "an", "issue", "with"],
+    &["we", "are", "having", "an", "issue", "with"],
+    &["i", "am", "having", "a", "problem", "with"],
+    &["we", "are", "having", "a", "problem", "with"],
+    &["there", "is", "something", "wrong", "with"],
+    &["something", "is", "wrong", "with"],
+    &["something", "is", "off", "with"],
     &["i", "am", "putting", "together"],
     &["we", "are", "putting", "together"],
     &["i", "am", "setting", "up"],
@@ -537,7 +545,9 @@ const PROBLEM_OPENERS: [&[&str]; 78] = [
 
 /// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
 /// offsite", "we need to fix the login").
-const WORK_OPENERS: [&[&str]; 25] = [
+const WORK_OPENERS: [&[&str]; 27] = [
+    &["i", "am", "looking", "to"],
+    &["we", "are", "looking", "to"],
     &["i", "have", "got", "to"],
     &["we", "have", "got", "to"],
     &["i", "must"],
@@ -567,7 +577,9 @@ const WORK_OPENERS: [&[&str]; 25] = [
 
 /// Verbs of new work after a [`WORK_OPENERS`] phrase, with their particle when they take one.
 /// Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
-const ACTION_VERBS: [&[&str]; 64] = [
+const ACTION_VERBS: [&[&str]; 66] = [
+    &["buy"],
+    &["sell"],
     &["figure", "out"],
     &["work", "out"],
     &["find", "out"],
@@ -702,7 +714,12 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 42] = [
+const HELP_PHRASES: [&str; 47] = [
+    "what do i type",
+    "what should i type",
+    "what do i say",
+    "what should i say",
+    "what do i write",
     "what is this app for",
     "what is this for",
     "what is ccm for",
