@@ -11,9 +11,10 @@
 //! Its first part was written with the model; the batches after it were each written before
 //! the change that followed them and run first, so their first results estimate how the model
 //! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26, 26
-//! of 28, 20 of 25 and 19 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %, 76 %; every row
-//! that must not trigger passed, but one whose expectation was wrong). Those first results are
-//! the honest figure for unseen phrasing, not the table's total.
+//! of 28, 20 of 25, 19 of 25 and 18 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %, 76 %,
+//! 72 %; of the rows that must not trigger, one failed in the tenth batch and one in the ninth
+//! had a wrong expectation). Those first results are the honest figure for unseen phrasing,
+//! not the table's total.
 
 mod common;
 
@@ -1790,6 +1791,97 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (Party, "Did you book the bowling alley?", Nothing),
     (Party, "We still need to sort the cake.", Nothing),
     (TaxGarden, "The shed door won't close.", Nothing),
+    // A tenth batch, written after the ninth round of changes and run before any change for
+    // it.
+    (
+        Empty,
+        "Our team needs a better way to track vacation days.",
+        Open("vacation days"),
+    ),
+    (
+        Party,
+        "I've been asked to organise the office Christmas party.",
+        Open("christmas party"),
+    ),
+    (
+        TaxGarden,
+        "Let's brainstorm names for the podcast.",
+        Open("podcast"),
+    ),
+    (
+        Empty,
+        "My sourdough won't rise, any idea why?",
+        Open("sourdough"),
+    ),
+    (
+        Party,
+        "Help me compare two mortgage offers.",
+        Open("mortgage offers"),
+    ),
+    (
+        LoginThenParty,
+        "I'd like to go back to the login page now.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Switch over to the party please.",
+        Switch("party"),
+    ),
+    (
+        TaxGarden,
+        "Garden shed aside, what about the taxes?",
+        Recall("tax"),
+    ),
+    (
+        LoginThenParty,
+        "Picking up where we left off on the login page.",
+        Switch("login"),
+    ),
+    (PartyThenLogin, "That fixed it!", Close("login")),
+    (PartyThenLogin, "All working now, thanks.", Close("login")),
+    (
+        TaxGarden,
+        "We can consider the shed finished.",
+        Close("garden"),
+    ),
+    (
+        Party,
+        "Everything is sorted for Sam's party.",
+        Close("party"),
+    ),
+    (
+        PartyThenLogin,
+        "The login page issue has been resolved.",
+        Close("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Refresh my memory: what was the login page fix?",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "When was the tax return filed?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedLogin,
+        "What was the verdict on the login page?",
+        Recall("login"),
+    ),
+    (Empty, "I don't understand how to use this.", Help),
+    (
+        PartyThenLogin,
+        "It's fixed on desktop but not on mobile.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Is that all sorted?", Nothing),
+    (PartyThenLogin, "It won't be done today.", Nothing),
+    (PartyThenLogin, "I hope it's resolved soon.", Nothing),
+    (Party, "Who's closing the venue?", Nothing),
+    (Party, "Don't forget to book the bowling alley.", Nothing),
+    (TaxGarden, "The gate is finished in green.", Nothing),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

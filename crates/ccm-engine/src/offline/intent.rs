@@ -545,7 +545,10 @@ const PROBLEM_OPENERS: [&[&str]; 85] = [
 
 /// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
 /// offsite", "we need to fix the login").
-const WORK_OPENERS: [&[&str]; 27] = [
+const WORK_OPENERS: [&[&str]; 30] = [
+    &["i", "have", "been", "asked", "to"],
+    &["we", "have", "been", "asked", "to"],
+    &["i", "was", "asked", "to"],
     &["i", "am", "looking", "to"],
     &["we", "are", "looking", "to"],
     &["i", "have", "got", "to"],
@@ -714,7 +717,9 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 47] = [
+const HELP_PHRASES: [&str; 49] = [
+    "how to use this",
+    "how to use ccm",
     "what do i type",
     "what should i type",
     "what do i say",
@@ -775,7 +780,9 @@ const COLLAPSE_PHRASES: [&str; 5] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 75] = [
+const RECALL_PHRASES: [&str; 77] = [
+    "when was",
+    "when did",
     "what did",
     "any notes on",
     "notes on",
@@ -952,6 +959,9 @@ struct Clause {
     /// Whether its sentence starts with a condition ("if it works, we're done"), which puts
     /// every clause of it in the future.
     conditional: bool,
+    /// Whether a contrast with a negation follows it ("it's fixed on desktop, but not on
+    /// mobile"), which makes what it says only partly true.
+    qualified: bool,
 }
 
 impl Clause {
@@ -1200,7 +1210,7 @@ fn help_at_end(clauses: &[Clause]) -> bool {
 /// The closing in a clause: what is done (the mention) and whether it is a noun of its own.
 fn close_in(clause: &Clause) -> Option<(String, bool)> {
     let w = clause.w();
-    if w.is_empty() {
+    if w.is_empty() || clause.qualified {
         return None;
     }
     if let Some(found) = close_request(clause) {
@@ -1598,6 +1608,15 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
         }
         // Questions about work ("do we need to fix it?", "what did we figure out…") are not
         // new work; requests in question form ("can we plan the offsite?") are.
+        // A problem stated in a question's first clause ("my sourdough won't rise, any idea
+        // why?") is still a problem of ours.
+        if !clause.starts_like_question() {
+            if let Some(name) =
+                stated_problem(clause, index.checked_sub(1).and_then(|i| clauses.get(i)))
+            {
+                return Some((name, false));
+            }
+        }
         let asks = clause.asks_not_requests() || clause.starts_like_question();
         if asks {
             continue;
@@ -1655,11 +1674,6 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
                     return Some((name, false));
                 }
             }
-        }
-        if let Some(name) =
-            stated_problem(clause, index.checked_sub(1).and_then(|i| clauses.get(i)))
-        {
-            return Some((name, false));
         }
         // "I'm researching electric cars", "we're redoing the kitchen": an undertaking in
         // progress, named by what follows the verb.
@@ -2014,6 +2028,8 @@ fn expand(word: &str) -> Vec<String> {
 /// The clauses of a normalised message.
 fn clauses(text: &str) -> Vec<Clause> {
     let mut out = Vec::new();
+    // Where a clause after "but", "though" or "however" starts.
+    let mut contrasts: Vec<usize> = Vec::new();
     let mut sentence = String::new();
     let chars: Vec<char> = text.chars().collect();
     let mut push_sentence = |sentence: &mut String, question: bool| {
@@ -2038,6 +2054,7 @@ fn clauses(text: &str) -> Vec<Clause> {
                 }
                 if CLAUSE_BREAKS.contains(&word) {
                     flush(&mut out, &mut words, question);
+                    contrasts.push(out.len());
                     continue;
                 }
                 // "We've got an issue", "I've got to write…": "have got" says "have".
@@ -2068,6 +2085,16 @@ fn clauses(text: &str) -> Vec<Clause> {
         }
     }
     push_sentence(&mut sentence, false);
+    for at in contrasts {
+        let negated = out.get(at).is_some_and(|c: &Clause| {
+            c.words
+                .iter()
+                .any(|w| NEGATORS.contains(&w.as_str()) || w == "still")
+        });
+        if negated && at > 0 {
+            out[at - 1].qualified = true;
+        }
+    }
     out
 }
 
@@ -2077,6 +2104,7 @@ fn flush(out: &mut Vec<Clause>, words: &mut Vec<String>, question: bool) {
             words: std::mem::take(words),
             question,
             conditional: false,
+            qualified: false,
         });
     }
 }

@@ -555,8 +555,14 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                             && by_name + by_log > 0
                             && 2 * (by_name + by_log) >= words.len()
                     });
+                    // Another effort needs half of the work's words too: "the office
+                    // Christmas party" is not the birthday party.
+                    let half = |e: &&EffortFact| {
+                        let (by_name, by_log) = fit_parts(&words, &prepared, e);
+                        2 * (by_name + by_log) >= words.len()
+                    };
                     active_fits.copied().or(
-                        match choose_by(&words, &prepared, open.iter().copied(), 2) {
+                        match choose_by(&words, &prepared, open.iter().copied().filter(half), 2) {
                             Choice::One(effort) => Some(effort),
                             _ => None,
                         },
