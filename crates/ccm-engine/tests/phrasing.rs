@@ -13,8 +13,9 @@
 //! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26, 26
 //! of 28, 20 of 25, 19 of 25 and 18 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %, 76 %,
 //! 72 %; of the rows that must not trigger, one failed in the tenth batch and one in the ninth
-//! had a wrong expectation). Those first results are the honest figure for unseen phrasing,
-//! not the table's total.
+//! had a wrong expectation). An eleventh batch of 26 near misses alone passed 18 (69 %): unseen
+//! near misses are where the model is weakest. Those first results are the honest figure for
+//! unseen phrasing, not the table's total.
 
 mod common;
 
@@ -1882,6 +1883,78 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (Party, "Who's closing the venue?", Nothing),
     (Party, "Don't forget to book the bowling alley.", Nothing),
     (TaxGarden, "The gate is finished in green.", Nothing),
+    // An eleventh batch, mostly near misses, written after the tenth round of changes and run
+    // before any change for it.
+    (
+        PartyThenLogin,
+        "It's mostly fixed, a few pages are still slow.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The tests are done but the page is still slow.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "We're done waiting for the designer.",
+        Nothing,
+    ),
+    (PartyThenLogin, "I'm done with the first part.", Nothing),
+    (
+        PartyThenLogin,
+        "Fixed the typo, the bundle is still 2 MB.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Closed the PR by mistake, reopening it.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Sorting out the images now.", Nothing),
+    (PartyThenLogin, "I solved a different bug today.", Nothing),
+    (PartyThenLogin, "Before it was fixed, it took 8 s.", Nothing),
+    (
+        PartyThenLogin,
+        "It was fixed once, then it broke again.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The fix is done in theory, I need to test it.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "They say it's resolved, I'm not convinced.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Marking this as done would be premature.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Let's get back to it tomorrow.", Nothing),
+    (PartyThenLogin, "Switching the CDN helped a bit.", Nothing),
+    (PartyThenLogin, "Remind me to check the fonts.", Nothing),
+    (PartyThenLogin, "We decided on lazy loading.", Nothing),
+    (PartyThenLogin, "The help page loads fast.", Nothing),
+    (Party, "The cake is done, now the decorations.", Nothing),
+    (Party, "We're all set except the cake.", Nothing),
+    (Party, "Sam is finished with school at 3.", Nothing),
+    (Party, "All sorted except the venue.", Nothing),
+    (
+        TaxGarden,
+        "The paint is dry, the roof still leaks.",
+        Nothing,
+    ),
+    (TaxGarden, "I'll wrap the presents later.", Nothing),
+    (Empty, "I'm fine, thanks for asking.", Nothing),
+    (
+        PartyThenLogin,
+        "Everything works now except Safari.",
+        Nothing,
+    ),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

@@ -1009,6 +1009,29 @@ impl Clause {
                 .any(|p| p[0] == "to" && p[1] == "be")
     }
 
+    /// Whether the clause takes back a completion said before it in the sentence: a negation
+    /// ("I'm not convinced"; "no more 401s" is good news), "still", "again", "except", or
+    /// something broken.
+    fn states_a_setback(&self) -> bool {
+        const SETBACKS: [&str; 8] = [
+            "still",
+            "again",
+            "except",
+            "broke",
+            "broken",
+            "failing",
+            "fails",
+            "regressed",
+        ];
+        self.words.iter().enumerate().any(|(i, w)| {
+            let good_news = (w == "no" || w == "not")
+                && self.words.get(i + 1).is_some_and(|n| {
+                    ["more", "longer", "problem", "worries"].contains(&n.as_str())
+                });
+            (NEGATORS.contains(&w.as_str()) && !good_news) || SETBACKS.contains(&w.as_str())
+        })
+    }
+
     /// Whether the clause asks a question that is not a request: "is it done?", "what did
     /// we…", but not "can you close it?".
     fn asks_not_requests(&self) -> bool {
@@ -1120,6 +1143,7 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     let recalls = RECALL_PHRASES.iter().any(|p| {
         contains_phrase(&spelled, p)
             && !(p == &"remember" && contains_phrase(&spelled, "remember to"))
+            && !(p == &"remind me" && contains_phrase(&spelled, "remind me to"))
     });
     if open.is_none()
         && asks
@@ -1209,8 +1233,33 @@ fn help_at_end(clauses: &[Clause]) -> bool {
 
 /// The closing in a clause: what is done (the mention) and whether it is a noun of its own.
 fn close_in(clause: &Clause) -> Option<(String, bool)> {
+    // Words that make a completion partial or doubtful: "done with the first part", "all set
+    // except the cake", "done in theory", "they say it's resolved".
+    const PARTIAL: [&str; 16] = [
+        "part",
+        "step",
+        "phase",
+        "half",
+        "stage",
+        "except",
+        "apart",
+        "besides",
+        "theory",
+        "theoretically",
+        "supposedly",
+        "apparently",
+        "technically",
+        "say",
+        "says",
+        "claim",
+    ];
     let w = clause.w();
-    if w.is_empty() || clause.qualified {
+    if w.is_empty()
+        || clause.qualified
+        || w.iter()
+            .enumerate()
+            .any(|(i, x)| PARTIAL.contains(x) && !(*x == "say" && i > 0 && w[i - 1] == "would"))
+    {
         return None;
     }
     if let Some(found) = close_request(clause) {
@@ -1486,15 +1535,16 @@ fn done_idiom(w: &[&str], at: usize) -> bool {
     match w[at] {
         // "done for", "done by Friday", "done loading", "done talking": not what we mean.
         "done" | "finished" | "completed" | "complete" => {
-            ["for", "by", "deal", "yet"].contains(&next)
+            ["for", "by", "deal", "yet", "once", "before"].contains(&next)
                 || (next.len() > 4 && next.ends_with("ing"))
         }
-        "sorted" => ["by", "in", "into", "alphabetically"].contains(&next),
+        "sorted" => ["by", "in", "into", "alphabetically", "once"].contains(&next),
         "over" => next != "now" && !next.is_empty() && next != "with",
         "working" => {
             !next.is_empty() && !["now", "again", "fine", "perfectly", "great"].contains(&next)
         }
-        "closed" => ["on", "for", "at", "to"].contains(&next),
+        "closed" => ["on", "for", "at", "to", "once"].contains(&next),
+        "fixed" | "resolved" | "solved" => ["once", "before", "twice"].contains(&next),
         _ => false,
     }
 }
@@ -1933,7 +1983,25 @@ fn not_a_target(rest: &[&str]) -> bool {
             && (rest.len() == 1
                 || !["it", "that", "this", "them"].contains(&first)
                 || rest.get(1).is_some_and(|x| {
-                    ["on", "in", "at", "for", "about", "when", "later"].contains(x)
+                    [
+                        "on",
+                        "in",
+                        "at",
+                        "for",
+                        "about",
+                        "when",
+                        "later",
+                        "tomorrow",
+                        "soon",
+                        "today",
+                        "tonight",
+                        "next",
+                        "after",
+                        "afterwards",
+                        "then",
+                        "now",
+                    ]
+                    .contains(x)
                 })))
 }
 
@@ -2067,6 +2135,12 @@ fn clauses(text: &str) -> Vec<Clause> {
         }
         for clause in &mut out[start..] {
             clause.conditional = conditional;
+        }
+        // "It was fixed once, then it broke again", "they say it's resolved, I'm not
+        // convinced": a setback later in the sentence takes back what came before it.
+        for at in start..out.len() {
+            let setback = out[at + 1..].iter().any(|later| later.states_a_setback());
+            out[at].qualified |= setback;
         }
         sentence.clear();
     };
