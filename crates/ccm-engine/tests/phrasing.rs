@@ -13,7 +13,8 @@
 //! does on phrasings it was not tuned on (38 of 56, 41 of 51, 33 of 39, 20 of 25, 16 of 26, 26
 //! of 28, 20 of 25, 19 of 25 and 18 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %, 76 %,
 //! 72 %; of the rows that must not trigger, one failed in the tenth batch and one in the ninth
-//! had a wrong expectation). An eleventh batch of 26 near misses alone passed 18 (69 %): unseen
+//! had a wrong expectation). An eleventh batch of 26 near misses alone passed 18 (69 %), a
+//! twelfth of 19 near misses and 6 others passed 23 of 25 (17 of the 19 near misses): unseen
 //! near misses are where the model is weakest. Those first results are the honest figure for
 //! unseen phrasing, not the table's total.
 
@@ -1955,6 +1956,77 @@ const TABLE: &[(Setup, &str, Expect)] = &[
         "Everything works now except Safari.",
         Nothing,
     ),
+    // A twelfth batch, near misses and a few positives, written after the eleventh round of
+    // changes and run before any change for it.
+    (
+        PartyThenLogin,
+        "The old login page was fixed width.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "We should close the gap between desktop and mobile.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The bug tracker says resolved but I still see it.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Done deploying, now measuring.", Nothing),
+    (
+        PartyThenLogin,
+        "I finished reading the Lighthouse report.",
+        Nothing,
+    ),
+    (PartyThenLogin, "We're close to done.", Nothing),
+    (PartyThenLogin, "Not all of it is fixed.", Nothing),
+    (PartyThenLogin, "This isn't resolved at all.", Nothing),
+    (
+        PartyThenLogin,
+        "Let's wrap the images in a picture element.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Can you mark up the slow parts?", Nothing),
+    (PartyThenLogin, "Finishing touches tomorrow.", Nothing),
+    (PartyThenLogin, "Is there a way to switch to WebP?", Nothing),
+    (
+        PartyThenLogin,
+        "Going back to the old bundler made it worse.",
+        Nothing,
+    ),
+    (Party, "The party will be sorted by Friday.", Nothing),
+    (Party, "Are the invitations done?", Nothing),
+    (Party, "Sam's done with his homework.", Nothing),
+    (TaxGarden, "Tax forms are sorted alphabetically.", Nothing),
+    (TaxGarden, "We need to get back to the accountant.", Nothing),
+    (Empty, "Help the team understand the new process.", Nothing),
+    (
+        PartyThenLogin,
+        "It's done, the page loads in 2 s on a phone.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Happy to report the login page is fixed.",
+        Close("login"),
+    ),
+    (
+        Party,
+        "Party is sorted, thanks for the help.",
+        Close("party"),
+    ),
+    (
+        LoginThenParty,
+        "Coming back to the login page now.",
+        Switch("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Do you remember how we fixed the login page?",
+        Recall("login"),
+    ),
+    (Empty, "I'm trying to plan my wedding.", Open("wedding")),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

@@ -1458,6 +1458,13 @@ fn close_request(clause: &Clause) -> Option<(String, bool)> {
         return None;
     }
     let rest = &w[start + 1..];
+    // "We're close to done", "close by", "close enough": an adjective, not a request.
+    if rest
+        .first()
+        .is_some_and(|x| ["to", "by", "enough", "call"].contains(x))
+    {
+        return None;
+    }
     let object: Vec<&str> = match verb {
         // "I'm closing the tab" is about a tab; "closing this one out" is about the work.
         "closing" | "concluding" if rest.is_empty() => return None,
@@ -1509,11 +1516,13 @@ fn close_request(clause: &Clause) -> Option<(String, bool)> {
             .filter(|x| !["out", "off", "up", "now", "please", "down"].contains(x))
             .collect(),
     };
-    // "close the window on the settings page": what is closed is the window.
+    // "close the window on the settings page": what is closed is the window; "close the gap
+    // between desktop and mobile" closes a gap.
     let object = cut_at(
         &object,
         &[
-            "now", "please", "since", "as", "for", "because", "on", "in", "at", "from", "of", "yet",
+            "between", "with", "and", "to", "into", "about", "under", "over", "by", "now",
+            "please", "since", "as", "for", "because", "on", "in", "at", "from", "of", "yet",
         ],
     );
     let object = trim_subject(object);
@@ -1543,10 +1552,50 @@ fn done_idiom(w: &[&str], at: usize) -> bool {
         "working" => {
             !next.is_empty() && !["now", "again", "fine", "perfectly", "great"].contains(&next)
         }
-        "closed" => ["on", "for", "at", "to", "once"].contains(&next),
-        "fixed" | "resolved" | "solved" => ["once", "before", "twice"].contains(&next),
+        "closed" => ["on", "for", "at", "to", "once"].contains(&next) || modifies_a_noun(w, at),
+        "fixed" => ["once", "before", "twice"].contains(&next) || modifies_a_noun(w, at),
+        "resolved" | "solved" => ["once", "before", "twice"].contains(&next),
         _ => false,
     }
+}
+
+/// Whether the word at `at` is an adjective before a noun ("fixed width", "closed source")
+/// rather than a completion: the next word is neither a particle, an adverb nor a pronoun.
+fn modifies_a_noun(w: &[&str], at: usize) -> bool {
+    const AFTER_DONE: [&str; 30] = [
+        "now",
+        "again",
+        "already",
+        "finally",
+        "for",
+        "by",
+        "with",
+        "and",
+        "in",
+        "on",
+        "at",
+        "thanks",
+        "too",
+        "yet",
+        "properly",
+        "completely",
+        "up",
+        "it",
+        "so",
+        "as",
+        "because",
+        "after",
+        "since",
+        "this",
+        "that",
+        "today",
+        "yesterday",
+        "thank",
+        "though",
+        "then",
+    ];
+    w.get(at + 1)
+        .is_some_and(|next| !AFTER_DONE.contains(next) && next.chars().all(char::is_alphabetic))
 }
 
 /// Where a copula before the completion word at `at` stands: "is", "are", "'s" (spelled
