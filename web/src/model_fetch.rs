@@ -3,6 +3,7 @@
 use crate::js::js_error_text;
 use crate::models::{parse_model_list, ListedModel};
 use crate::provider::ProviderSettings;
+use ccm_browser::transport;
 use ccm_provider::ProviderKind;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -42,10 +43,13 @@ pub async fn fetch_models(
     init.set_headers(&headers);
     let request = Request::new_with_str_and_init(&url, &init).map_err(|e| js_error_text(&e))?;
     let window = web_sys::window().ok_or("no window")?;
-    let response: Response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(|e| format!("could not reach {url}: {}", js_error_text(&e)))?
-        .unchecked_into();
+    let response: Response = match JsFuture::from(window.fetch_with_request(&request)).await {
+        Ok(response) => response.unchecked_into(),
+        Err(_) => {
+            let why = transport::why_unreached(&url).await;
+            return Err(transport::unreached_sentence(&url, why));
+        }
+    };
     if !response.ok() {
         return Err(format!(
             "{url} answered HTTP {} (this provider may have no model list: type the model name instead)",

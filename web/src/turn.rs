@@ -11,7 +11,7 @@
 use crate::provider::ProviderSettings;
 use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
 use crate::view_model::TurnBanners;
-use ccm_browser::transport::{send_with_limits, Limits};
+use ccm_browser::transport::{self, send_with_limits, Limits};
 use ccm_browser::{BrowserSession, Model};
 use ccm_core::compaction::AttachmentKind;
 use ccm_engine::offline::{OfflineModel, SessionFacts};
@@ -243,7 +243,7 @@ async fn finish(state: AppState, outcome: Result<TurnResult, RunError>) {
             } else {
                 state.failed.set(Some(FailedTurn {
                     user_text: failure.user_text.clone(),
-                    error: failure.to_string(),
+                    error: failure_text(&failure.error),
                 }));
             }
             state.changed();
@@ -292,6 +292,19 @@ pub async fn write_summary(
     let mut options = RequestOptions::new(settings.engine_settings().model);
     options.max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
     options.stream = false;
+/// What a failed turn says: the provider's error as a sentence, then that nothing changed. A
+/// server that is not there is named with everything a browser page should check (the URL,
+/// the server, and CORS, which a page cannot tell from a refused connection at all times).
+fn failure_text(error: &ProviderError) -> String {
+    let what = match error {
+        ProviderError::ConnectionRefused { url } => {
+            transport::unreached_sentence(url, transport::Unreached::NoAnswer)
+        }
+        other => transport::full_stop(other.to_string()),
+    };
+    format!("{what} Nothing was changed; your message can be sent again.")
+}
+
     options.tool_choice = ToolChoice::Auto;
     let request = LlmRequest {
         purpose: RequestPurpose::Summary {

@@ -31,6 +31,12 @@ struct BrowserHost {
     cell: Rc<RefCell<SessionCell>>,
     provider: Option<(ProviderConfig, Limits)>,
     signal: Option<AbortSignal>,
+    /// The failure of a request the browser refused to show this page by CORS. The engine
+    /// retries network failures, but a server that does not allow this page's origin refuses
+    /// every attempt alike: the attempts after it fail at once with the same error, without
+    /// a request or a wait, so the person reads the reason in a second rather than after
+    /// the whole retry schedule.
+    blocked: Option<ProviderError>,
 }
 
 impl TurnHost for BrowserHost {
@@ -50,13 +56,25 @@ impl TurnHost for BrowserHost {
         };
         // The transport passes deltas through a shared reference; the driver's observer
         // changes state, so it is reached through a cell.
+        if let Some(blocked) = &self.blocked {
+            return Err(blocked.clone());
+        }
         let on_delta = RefCell::new(on_delta);
         let forward = |delta: StreamDelta| (on_delta.borrow_mut())(delta);
-        send_with_limits(config, request, self.signal.as_ref(), *limits, &forward).await
+        let outcome =
+            send_with_limits(config, request, self.signal.as_ref(), *limits, &forward).await;
+        if let Err(error @ ProviderError::Network(message)) = &outcome {
+            if message.contains(crate::transport::CORS_MARK) {
+                self.blocked = Some(error.clone());
+            }
+        }
+        outcome
     }
 
     async fn sleep(&mut self, ms: u64) {
-        sleep(ms, self.signal.as_ref()).await;
+        if self.blocked.is_none() {
+            sleep(ms, self.signal.as_ref()).await;
+        }
     }
 
     async fn load_logs(&mut self, load: &LogLoad) -> Result<(), String> {
@@ -94,6 +112,7 @@ pub async fn drive(
         cell,
         provider,
         signal,
+        blocked: None,
     };
     match model {
         Model::Offline { word_pause_ms } => {

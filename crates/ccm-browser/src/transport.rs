@@ -115,15 +115,17 @@ pub async fn send_with_limits(
         if signal.is_some_and(AbortSignal::aborted) {
             ProviderError::Cancelled
         } else {
-            ProviderError::Network(js_message(&error))
+            ProviderError::Network(full_stop(js_message(&error)))
         }
     };
     let fetch_request = fetch_request_of(&http, signal, network)?;
     let headers_limit = tighter(limits.headers_ms, limits.total_ms);
-    let Some(response) = within(fetch_with_request(&fetch_request), headers_limit)
-        .await
-        .map_err(network)?
-    else {
+    let answer = match within(fetch_with_request(&fetch_request), headers_limit).await {
+        Ok(answer) => answer,
+        Err(error) if signal.is_some_and(AbortSignal::aborted) => return Err(network(error)),
+        Err(error) => return Err(unreached(&http.url, &error).await),
+    };
+    let Some(response) = answer else {
         return Err(ProviderError::Timeout {
             after_ms: headers_limit,
         });
@@ -218,6 +220,98 @@ pub async fn send_with_limits(
     stream.finish()
 }
 
+/// What a page can tell about a `fetch` that was rejected before any response came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreached {
+    /// Nothing answered at the address: no server is running there, the address is wrong,
+    /// or the network is down. Also what is reported outside a page, where there is no CORS.
+    NoAnswer,
+    /// A server answered, but the browser kept its answer from this page, because the server
+    /// does not allow requests from the page's origin (CORS).
+    Blocked,
+}
+
+/// The page's origin, for sentences about CORS; `None` outside a page (a worker or Node).
+pub fn page_origin() -> Option<String> {
+    let location = Reflect::get(&js_sys::global(), &"location".into()).ok()?;
+    let origin = Reflect::get(&location, &"origin".into()).ok()?;
+    origin.as_string().filter(|origin| origin != "null")
+}
+
+/// Tells a refused connection from a CORS refusal after a `fetch` of `url` was rejected (a
+/// page gets the same `TypeError` for both): a `no-cors` request is not subject to CORS, so
+/// it gets an (opaque) answer exactly when a server is listening. Outside a page, and when
+/// the check itself gets no answer within two seconds, nothing answered.
+pub async fn why_unreached(url: &str) -> Unreached {
+    if page_origin().is_none() {
+        return Unreached::NoAnswer;
+    }
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_mode(web_sys::RequestMode::NoCors);
+    init.set_cache(web_sys::RequestCache::NoStore);
+    init.set_credentials(web_sys::RequestCredentials::Omit);
+    let Ok(probe) = Request::new_with_str_and_init(url, &init) else {
+        return Unreached::NoAnswer;
+    };
+    match within(fetch_with_request(&probe), 2_000).await {
+        Ok(Some(_)) => Unreached::Blocked,
+        _ => Unreached::NoAnswer,
+    }
+}
+
+/// Words that only the sentence of a CORS refusal holds, by which the turn driver knows it
+/// (the error is a network failure, whose text is all it carries).
+pub(crate) const CORS_MARK: &str = "did not let this page read the answer";
+
+/// The sentence for a request to `url` that got no readable answer, saying what to check.
+pub fn unreached_sentence(url: &str, why: Unreached) -> String {
+    let origin = page_origin();
+    match (why, origin) {
+        (Unreached::Blocked, Some(origin)) => format!(
+            "The server at {url} answered, but the browser {CORS_MARK}: the server must allow \
+             requests from {origin} (CORS)."
+        ),
+        (Unreached::Blocked, None) => {
+            format!("The server at {url} answered, but its answer could not be read.")
+        }
+        (Unreached::NoAnswer, Some(origin)) => format!(
+            "Could not connect to {url}. Check the URL, that the server is running, and that \
+             it allows requests from {origin} (CORS)."
+        ),
+        (Unreached::NoAnswer, None) => {
+            format!("Could not connect to {url}. Check the URL and that the server is running.")
+        }
+    }
+}
+
+/// The error of a provider request whose `fetch` was rejected before any response came. A
+/// server that is not there is reported at once, since sending again only delays telling the
+/// person to start it or fix the URL (`ConnectionRefused` is never retried); one that answered
+/// but is refused by CORS is a network failure with a sentence naming the origin to allow.
+async fn unreached(url: &str, error: &JsValue) -> ProviderError {
+    // Outside a page there is no CORS and no probe: the runtime's own message is kept.
+    if page_origin().is_none() {
+        return ProviderError::Network(full_stop(js_message(error)));
+    }
+    match why_unreached(url).await {
+        Unreached::NoAnswer => ProviderError::ConnectionRefused {
+            url: url.to_string(),
+        },
+        Unreached::Blocked => ProviderError::Network(unreached_sentence(url, Unreached::Blocked)),
+    }
+}
+
+/// `text` ending with a full stop (or its own final punctuation), so that a sentence can follow.
+pub fn full_stop(text: String) -> String {
+    let text = text.trim_end().to_string();
+    if text.is_empty() || text.ends_with(['.', '!', '?']) {
+        text
+    } else {
+        format!("{text}.")
+    }
+}
+
 /// The fetch `Request` of a provider request: its method, headers and body, and the signal
 /// that cancels it. A header the browser refuses is a configuration error naming the header.
 fn fetch_request_of(
@@ -254,7 +348,7 @@ pub async fn post(
     context: &ccm_provider::ErrorContext,
     timeout_ms: u64,
 ) -> Result<String, ProviderError> {
-    let network = |error: JsValue| ProviderError::Network(js_message(&error));
+    let network = |error: JsValue| ProviderError::Network(full_stop(js_message(&error)));
     let fetch_request = fetch_request_of(http, None, network)?;
     let started = js_sys::Date::now();
     let Some(response) = within(fetch_with_request(&fetch_request), timeout_ms)
