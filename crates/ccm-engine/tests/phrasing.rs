@@ -14,8 +14,9 @@
 //! of 28, 20 of 25, 19 of 25 and 18 of 25 rows: 68 %, 80 %, 85 %, 80 %, 62 %, 93 %, 80 %, 76 %,
 //! 72 %; of the rows that must not trigger, one failed in the tenth batch and one in the ninth
 //! had a wrong expectation). An eleventh batch of 26 near misses alone passed 18 (69 %), a
-//! twelfth of 19 near misses and 6 others passed 23 of 25 (17 of the 19 near misses): unseen
-//! near misses are where the model is weakest. Those first results are the honest figure for
+//! twelfth of 19 near misses and 6 others passed 23 of 25 (17 of the 19 near misses), a
+//! thirteenth 19 of 25 (17 of its 20 near misses): unseen near misses are where the model is
+//! weakest. Those first results are the honest figure for
 //! unseen phrasing, not the table's total.
 
 mod common;
@@ -2027,6 +2028,65 @@ const TABLE: &[(Setup, &str, Expect)] = &[
         Recall("login"),
     ),
     (Empty, "I'm trying to plan my wedding.", Open("wedding")),
+    // A thirteenth batch, written after the twelfth round of changes and run before any change
+    // for it.
+    (
+        PartyThenLogin,
+        "Settled on lazy loading for the hero image.",
+        Nothing,
+    ),
+    (PartyThenLogin, "The cache settles after a minute.", Nothing),
+    (PartyThenLogin, "I'm working on it.", Nothing),
+    (PartyThenLogin, "We're working on the fonts now.", Nothing),
+    (PartyThenLogin, "Let's talk about what's left.", Nothing),
+    (PartyThenLogin, "The mobile menu is done in CSS.", Nothing),
+    (PartyThenLogin, "A fixed header would help.", Nothing),
+    (PartyThenLogin, "That's not it.", Nothing),
+    (PartyThenLogin, "Works on my machine.", Nothing),
+    (PartyThenLogin, "Nothing works.", Nothing),
+    (PartyThenLogin, "Back then it loaded in 1 s.", Nothing),
+    (
+        PartyThenLogin,
+        "The complete list of assets is in the repo.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Is everything all set on your side?",
+        Nothing,
+    ),
+    (Party, "The bowling alley closes at 9.", Nothing),
+    (Party, "I booked a table, not the whole alley.", Nothing),
+    (Party, "Sam wants a party that never ends.", Nothing),
+    (TaxGarden, "Let's finish this later.", Nothing),
+    (
+        TaxGarden,
+        "We can't close the tax return until Maria signs.",
+        Nothing,
+    ),
+    (TaxGarden, "The garden is done for the season.", Nothing),
+    (Empty, "I need a break.", Nothing),
+    (
+        PartyThenLogin,
+        "yep that did the trick, page is fast now",
+        Close("login"),
+    ),
+    (TaxGarden, "Tax return done and submitted!", Close("tax")),
+    (
+        LoginThenParty,
+        "Let's go back to what we were doing on the login page.",
+        Switch("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was our fix for the login page?",
+        Recall("login"),
+    ),
+    (
+        Party,
+        "I also need to plan a farewell lunch for Anna.",
+        Open("farewell lunch"),
+    ),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

@@ -1396,7 +1396,14 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
 fn headline_done(clause: &Clause) -> Option<(String, bool)> {
     const TRAILING: [&str; 6] = ["now", "finally", "at", "last", "too", "already"];
     let w = clause.w();
-    let end = w.len() - w.iter().rev().take_while(|x| TRAILING.contains(x)).count();
+    let mut end = w.len() - w.iter().rev().take_while(|x| TRAILING.contains(x)).count();
+    // "Tax return done and submitted": the first completion word is the one to read.
+    if end >= 3
+        && w[end - 2] == "and"
+        && (DONE_WORDS.contains(&w[end - 1]) || DOMAIN_DONE_WORDS.contains(&w[end - 1]))
+    {
+        end -= 2;
+    }
     let at = end.checked_sub(1)?;
     if at == 0 || !DONE_WORDS.contains(&w[at]) || copula_before(&w, at).is_some() {
         return None;
@@ -1544,7 +1551,10 @@ fn done_idiom(w: &[&str], at: usize) -> bool {
     match w[at] {
         // "done for", "done by Friday", "done loading", "done talking": not what we mean.
         "done" | "finished" | "completed" | "complete" => {
-            ["for", "by", "deal", "yet", "once", "before"].contains(&next)
+            [
+                "for", "by", "deal", "yet", "once", "before", "in", "using", "via",
+            ]
+            .contains(&next)
                 || (next.len() > 4 && next.ends_with("ing"))
         }
         "sorted" => ["by", "in", "into", "alphabetically", "once"].contains(&next),
@@ -1725,7 +1735,14 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
                 if clause.negated_before(at) {
                     return None;
                 }
-                let name = trim_name(&w[at + opener.len()..], MAX_NAME_WORDS);
+                // "Let's talk about what's left" names no new work.
+                let object = &w[at + opener.len()..];
+                if object.first().is_some_and(|x| {
+                    ["what", "how", "why", "where", "when", "which", "whether"].contains(x)
+                }) {
+                    continue;
+                }
+                let name = trim_name(object, MAX_NAME_WORDS);
                 if !name.is_empty() {
                     return Some((name, true));
                 }
@@ -1737,6 +1754,15 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
                     return None;
                 }
                 let mut rest = &w[at + opener.len()..];
+                // "I'm working on a cover letter" starts something; "we're working on the fonts
+                // now" reports progress on something already known.
+                if opener.contains(&"working")
+                    && rest.first().is_some_and(|x| {
+                        ["the", "it", "this", "that", "those", "these"].contains(x)
+                    })
+                {
+                    continue;
+                }
                 // "trying to figure out why…", "help me plan…": the verb says how, not what.
                 // "help organizing my garage": the gerund says how, not what.
                 if opener.last() == Some(&"help")
@@ -1793,6 +1819,12 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
             let object = &rest[verb.len()..];
             let name = if ["figure", "find", "work", "understand"].contains(&verb[0]) {
                 problem_name(object)
+            } else if object
+                .first()
+                .is_some_and(|x| ["what", "where", "which", "whether"].contains(x))
+            {
+                // "Let's talk about what's left" names no new work.
+                continue;
             } else {
                 trim_name(object, MAX_NAME_WORDS)
             };
@@ -1931,6 +1963,14 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
             .strip_prefix(&["work", "on"][..])
             .or_else(|| rest.strip_prefix(&["talking", "about"][..]))
             .unwrap_or(rest);
+        // "back to what we were doing on the login page", "to where we left off with …".
+        let rest = match rest.first() {
+            Some(&("what" | "where")) => rest
+                .iter()
+                .position(|x| ["on", "with", "about", "for"].contains(x))
+                .map_or(rest, |at| &rest[at + 1..]),
+            _ => rest,
+        };
         let target = trim_name(rest, MAX_PROBLEM_NAME_WORDS);
         if target.is_empty() || not_a_target(rest) {
             return None;
@@ -2172,6 +2212,20 @@ fn clauses(text: &str) -> Vec<Clause> {
                 if CLAUSE_BREAKS.contains(&word) {
                     flush(&mut out, &mut words, question);
                     contrasts.push(out.len());
+                    continue;
+                }
+                // Adverbs that stand between the words of a pattern ("I also need to plan…",
+                // "we just fixed it") and change nothing it means.
+                if [
+                    "also",
+                    "just",
+                    "really",
+                    "actually",
+                    "basically",
+                    "honestly",
+                ]
+                .contains(&word)
+                {
                     continue;
                 }
                 // "We've got an issue", "I've got to write…": "have got" says "have".
