@@ -59,7 +59,7 @@ test('the model picker lists the provider models; the window, compaction and cos
 
   // The provider's list fills the picker; free text stays possible.
   await page.getByTestId('load-models').click();
-  await page.getByTestId('models-message').filter({ hasText: '1 models listed' }).waitFor();
+  await page.getByTestId('models-message').filter({ hasText: '1 model listed' }).waitFor();
   assert.deepEqual(
     await page.locator('[data-testid=model-options] option').evaluateAll((o) => o.map((x) => x.value)),
     ['mock-model'],
@@ -185,22 +185,30 @@ test('attach a file to a message', async () => {
 });
 
 test('the losing tab stops, keeps the typed text, and offers the newer version or a branch', async () => {
-  // Two tabs of one browser profile on the same session.
+  // Two tabs of one browser profile on the same session, both on the mock provider.
   const { context, page: first, errors } = await newPage(browser, app.url);
   await first.goto(app.url);
   await waitReady(first);
+  await useMock(first, mock.url);
   const second = await context.newPage();
   second.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
   await second.goto(app.url);
   await waitReady(second);
+  const box = second.getByTestId('message-input');
 
-  await send(first, "Let's work on the auth bug: users get 401 errors after an hour.");
-  // The second tab still builds on the older revision: its turn cannot be saved.
-  await send(second, 'Hello from the second tab.');
+  // Tabs learn of each other's saves before they send, so only turns that overlap can
+  // collide: the second tab's reply is held back while the first tab takes and saves a turn.
+  const race = async (mine, theirs) => {
+    await mock.enqueue([{ text: 'A slow answer.', fault: { delay_ms: 2500 } }, { text: 'A quick answer.' }]);
+    await box.fill(mine);
+    await box.press('Enter');
+    await second.getByTestId('live-turn').waitFor();
+    await send(first, theirs);
+  };
+  await race('Hello from the second tab.', "Let's work on the auth bug: users get 401 errors after an hour.");
   const card = second.getByTestId('save-conflict');
   await card.waitFor();
   assert.match(await card.innerText(), /Another tab saved a newer version of this conversation/);
-  const box = second.getByTestId('message-input');
   await box.fill('Words I typed and do not want to lose.');
   assert.equal(await second.getByTestId('send').isDisabled(), true);
   await box.press('Enter');
@@ -208,23 +216,26 @@ test('the losing tab stops, keeps the typed text, and offers the newer version o
   assert.equal(await box.inputValue(), 'Words I typed and do not want to lose.');
   await screenshot(second, 'save-conflict');
 
-  // Load the newer version: the first tab's turn shows, the second tab's does not, the text stays.
+  // Load the newer version: the first tab's turn shows, the second tab's does not, and its
+  // message goes back into the box before what was typed since.
   await second.getByTestId('conflict-load-newer').click();
   await card.waitFor({ state: 'detached' });
   const newer = await transcriptOf(second);
   assert.ok(newer.some((m) => m.includes('401 errors')), JSON.stringify(newer));
   assert.ok(!newer.some((m) => m.includes('Hello from the second tab')), JSON.stringify(newer));
-  assert.equal(await box.inputValue(), 'Words I typed and do not want to lose.');
+  assert.equal(await box.inputValue(), 'Hello from the second tab.\n\nWords I typed and do not want to lose.');
 
   // Again, and this time keep the second tab's version as a branch.
-  await send(first, 'The refresh token TTL is 1h.');
-  await send(second, 'My own idea from the second tab.');
+  await box.fill('');
+  await race('My own idea from the second tab.', 'The refresh token TTL is 1h.');
   await card.waitFor();
+  await box.fill('Still typing here.');
   await second.getByTestId('conflict-keep-branch').click();
   await card.waitFor({ state: 'detached' });
   assert.match(await second.getByTestId('session-name').innerText(), /\(this tab's version\)$/);
   const mine = await transcriptOf(second);
   assert.ok(mine.some((m) => m.includes('My own idea from the second tab.')), JSON.stringify(mine));
+  assert.equal(await box.inputValue(), 'Still typing here.');
   // The branch takes turns again.
   await send(second, 'And one more.');
   assert.equal(await card.count(), 0);

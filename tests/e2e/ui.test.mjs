@@ -174,7 +174,7 @@ test('the first run explains CCM and its example messages walk through efforts',
 
   // The header says in plain words what the model is sent; the budget meter is its tooltip.
   const status = page.getByTestId('header-status');
-  assert.match(await status.innerText(), /^The model sees [\d.,]+k? of [\d.,]+k tokens · 1 effort open · 1 expanded$/);
+  assert.match(await status.innerText(), /^The model sees [\d.,]+k? of [\d.,]+k tokens, including [\d.,]+k? tokens of tool definitions · 1 effort open · 1 expanded$/);
   assert.match(await status.getAttribute('title'), /^CTX Light · \d+ auto items? · \+[\d.]+k? tokens · \d+% of budget/);
 
   // The welcome does not come back once there is a chat.

@@ -23,8 +23,10 @@ pub mod models;
 pub mod provider;
 pub mod state;
 pub mod sync;
+pub mod tabs;
 pub mod turn;
 pub mod view_model;
+pub mod words;
 
 /// Mounts the app into the page's `<body>`.
 pub fn mount() {

@@ -93,8 +93,19 @@ impl ProviderChoice {
         match self {
             ProviderChoice::Offline => "",
             ProviderChoice::Preset(preset) => preset.base_url(),
-            ProviderChoice::OpenAiCompatible => "http://127.0.0.1:8000/v1",
-            ProviderChoice::AnthropicCompatible => "http://127.0.0.1:8000/v1",
+            // A custom server's address is the person's to type: a real-looking value here
+            // would be taken for a working one (the field shows an example as its placeholder).
+            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => "",
+        }
+    }
+
+    /// What the base URL field shows while it is empty.
+    pub fn base_url_placeholder(self) -> &'static str {
+        match self {
+            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => {
+                "the server's base URL, e.g. http://localhost:8000/v1"
+            }
+            _ => "the provider's base URL",
         }
     }
 
@@ -107,8 +118,20 @@ impl ProviderChoice {
             ProviderChoice::Preset(Preset::OpenRouter) => "openai/gpt-4o-mini",
             ProviderChoice::Preset(Preset::Ollama) => "llama3.2",
             ProviderChoice::Preset(Preset::LmStudio) => "local-model",
-            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => "model",
+            // The server's own names are unknown until its list is loaded or one is typed.
+            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => "",
         }
+    }
+
+    /// Whether the provider cannot be used without an API key (ccm-provider decides).
+    pub fn needs_key(self) -> bool {
+        let choice = ccm_provider::ProviderChoice::new(self.name())
+            .with_base_url(Some(self.default_base_url().to_string()))
+            .with_api_key(None);
+        matches!(
+            ProviderConfig::from_choice(&choice),
+            Err(ProviderChoiceError::MissingApiKey { .. })
+        )
     }
 }
 

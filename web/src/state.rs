@@ -12,6 +12,7 @@ use crate::provider::ProviderSettings;
 use crate::view_model::{EffortAction, TurnBanners};
 use ccm_browser::{BackendChoice, BrowserError, BrowserSession, BrowserStore, SessionInfo};
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
+use ccm_core::tokens::Encoding;
 use ccm_core::{Config, Session as CoreSession};
 use ccm_engine::{RequestPurpose, TurnEvent};
 use ccm_provider::StreamDelta;
@@ -320,10 +321,22 @@ pub struct AppState {
     pub breakdown_open: RwSignal<bool>,
     /// What the chat shows of a session opened from storage beyond what is in memory.
     pub archive: RwSignal<crate::archive::ArchiveState>,
+    /// The request telemetry of the current session's turns that storage holds and the
+    /// session in memory does not (it opens without it), read in the background after opening
+    /// so that a turn's "tokens in" is counted the same way before and after a reload.
+    pub stored_telemetry: RwSignal<BTreeMap<u64, ccm_core::telemetry::TurnTelemetry>>,
     /// Set when a save of the current session was refused because another tab saved a newer
     /// revision: no turn is taken into it until the person loads the newer version or keeps
     /// this one as a branch.
     pub conflict: RwSignal<bool>,
+    /// The message of the turn whose save another tab's newer version refused: loading the
+    /// newer version puts it back into the message box, so that it is not lost.
+    pub unsaved_text: StoredValue<Option<String>>,
+    /// Set from the moment a message is sent until its turn is running: a newer version
+    /// announced meanwhile is left to the send's own check, which must not be raced.
+    pub sending: StoredValue<bool>,
+    /// Set while `catch_up` runs, so that two of them never load the session at once.
+    pub catching_up: StoredValue<bool>,
     /// The sampling temperature of the current session (`None`: the provider's default). Kept
     /// in this browser's localStorage by session id: it is how this app talks to the model,
     /// not part of the session's stored format.
@@ -407,6 +420,10 @@ impl AppState {
             open_log: RwSignal::new(None),
             breakdown_open: RwSignal::new(false),
             archive: RwSignal::new(crate::archive::ArchiveState::default()),
+            stored_telemetry: RwSignal::new(BTreeMap::new()),
+            unsaved_text: StoredValue::new(None),
+            sending: StoredValue::new(false),
+            catching_up: StoredValue::new(false),
             conflict: RwSignal::new(false),
             temperature: RwSignal::new(None),
             attachments: RwSignal::new(Vec::new()),
@@ -553,6 +570,68 @@ impl AppState {
         }
     }
 
+    /// Loads the stored version of the current session when another tab (or a sync) saved a
+    /// newer revision than this tab holds, and this tab has nothing unsaved of its own (no
+    /// turn running, no refused save). A failed turn's message goes back into the box, and
+    /// what is typed there stays. Says whether it loaded the newer version. `for_send` is the
+    /// check a send makes before its turn: it waits for a catch-up already running, where an
+    /// announcement's catch-up leaves a send (or another catch-up) alone.
+    pub async fn catch_up(&self, for_send: bool) -> bool {
+        if !for_send && (self.sending.get_value() || self.catching_up.get_value()) {
+            return false;
+        }
+        while self.catching_up.get_value() {
+            crate::js::timeout(20.0).await;
+        }
+        self.catching_up.set_value(true);
+        let loaded = self.catch_up_now(for_send).await;
+        self.catching_up.set_value(false);
+        loaded
+    }
+
+    async fn catch_up_now(&self, for_send: bool) -> bool {
+        let (Some(store), Some(id)) = (self.store.get_value(), self.session_id.get_untracked())
+        else {
+            return false;
+        };
+        // A send's own turn is already on screen while it checks; any other turn is not
+        // this tab's to interrupt.
+        if (self.in_turn() && !for_send) || self.conflict.get_untracked() {
+            return false;
+        }
+        let Some(ours) = self.with_core(|core| core.revision()) else {
+            return false;
+        };
+        let stored = match store.list().await {
+            Ok(list) => list
+                .iter()
+                .find(|info| info.id == id)
+                .map(|info| info.revision as u64),
+            Err(_) => None,
+        };
+        if stored.is_none_or(|stored| stored <= ours)
+            || (self.in_turn() && !for_send)
+            || self.session_id.get_untracked().as_deref() != Some(id.as_str())
+        {
+            return false;
+        }
+        let failed = self.failed.get_untracked().map(|failed| failed.user_text);
+        self.load_session(id, false).await;
+        if let Some(text) = failed {
+            self.draft
+                .update(|draft| *draft = crate::tabs::keep_both(&text, draft));
+        }
+        self.notify(
+            NoticeKind::Info,
+            if for_send {
+                "Another tab continued this conversation: your message follows its latest turn."
+            } else {
+                "Another tab continued this conversation: this tab now shows its latest version. Your text in the box is kept."
+            },
+        );
+        true
+    }
+
     /// Saves what changed in the current session. Failures are shown, and nothing stored is
     /// damaged by them (the store writes a turn in one transaction).
     pub async fn save(&self) {
@@ -575,6 +654,7 @@ impl AppState {
             // The save says how the session is listed now: no need to read the list again.
             Ok((report, batch)) => {
                 let id = report.session.id.clone();
+                crate::tabs::announce(&id);
                 self.sessions
                     .update(|sessions| list_saved(sessions, report.session));
                 if let Some(batch) = batch {
@@ -582,7 +662,12 @@ impl AppState {
                 }
             }
             Err(BrowserError::Conflict(_)) => {
-                // The conflict card explains it and offers the ways on.
+                // The conflict card explains it and offers the ways on; the message of the
+                // turn that could not be saved is kept for the box.
+                let text = self
+                    .live
+                    .with_untracked(|live| live.as_ref().map(|live| live.user_text.clone()));
+                self.unsaved_text.set_value(text);
                 self.conflict.set(true);
                 self.refresh_sessions().await;
             }
@@ -641,6 +726,42 @@ impl AppState {
         crate::archive::read_after_adopt(*self);
         self.changed();
         self.prepare_recall_in_background();
+        self.read_stored_telemetry();
+    }
+
+    /// Reads, in the background, the stored telemetry of the current session's turns that the
+    /// session in memory has none of (`stored_telemetry`).
+    fn read_stored_telemetry(&self) {
+        self.stored_telemetry.set(BTreeMap::new());
+        let (Some(store), Some(id)) = (self.store.get_value(), self.session_id.get_untracked())
+        else {
+            return;
+        };
+        let Some(missing) = self.with_core(|core| {
+            core.history()
+                .iter()
+                .map(|point| point.turn)
+                .filter(|turn| !core.telemetry().iter().any(|t| t.turn == *turn))
+                .collect::<Vec<u64>>()
+        }) else {
+            return;
+        };
+        if missing.is_empty() {
+            return;
+        }
+        let state = *self;
+        spawn_local(async move {
+            let mut read = BTreeMap::new();
+            for turn in missing {
+                // A turn whose telemetry cannot be read keeps its context size as its count.
+                if let Ok(Some(telemetry)) = store.turn_telemetry(&id, turn).await {
+                    read.insert(turn, telemetry);
+                }
+            }
+            if state.session_id.get_untracked().as_deref() == Some(id.as_str()) {
+                state.stored_telemetry.set(read);
+            }
+        });
     }
 
     /// Completes the recall index of a session just opened from storage, in the background:
@@ -830,6 +951,12 @@ impl AppState {
         if !self.may_replace_session() {
             return;
         }
+        self.load_session(id, sync_first).await;
+    }
+
+    /// Reads a stored session and makes it the current one (after `open_session`'s check, or
+    /// from a send's check for a newer version, whose turn has not begun in the session yet).
+    async fn load_session(&self, id: String, sync_first: bool) {
         let Some(store) = self.store.get_value() else {
             return;
         };
@@ -837,7 +964,11 @@ impl AppState {
         if sync_first {
             crate::sync::before_open(*self, &id).await;
         }
-        match store.load(&id, None).await {
+        let mut loaded = store.load(&id, None).await;
+        if self.load_table_for(&loaded).await {
+            loaded = store.load(&id, None).await;
+        }
+        match loaded {
             Ok(session) => self.adopt(session, Some(id)),
             Err(e) => self.notify(
                 NoticeKind::Error,
@@ -845,6 +976,42 @@ impl AppState {
             ),
         }
         self.busy.set(None);
+    }
+
+    /// When `outcome` failed because a rank table is not loaded (a session counted with
+    /// cl100k_base, which the app does not load on start), loads the missing table and says
+    /// whether it did, so the caller tries again; a table that cannot be loaded is reported.
+    async fn load_table_for<T>(&self, outcome: &Result<T, BrowserError>) -> bool {
+        if !matches!(outcome, Err(BrowserError::Counter(_))) {
+            return false;
+        }
+        let Some(encoding) = [Encoding::Cl100kBase, Encoding::O200kBase]
+            .into_iter()
+            .find(|e| ccm_tokens_wasm::ensure_tokenizer(e.tokenizer_encoding()).is_err())
+        else {
+            return false;
+        };
+        self.busy.set(Some(format!(
+            "Loading the {} tokenizer for this session…",
+            encoding.name()
+        )));
+        let url = crate::components::app::table_url(encoding);
+        match ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &url, &|_, _, _| {})
+            .await
+        {
+            Ok(()) => true,
+            Err(error) => {
+                self.notify(
+                    NoticeKind::Error,
+                    format!(
+                        "The {} tokenizer table could not be loaded ({}), so this session cannot open; check the connection and try again.",
+                        encoding.name(),
+                        crate::js::js_error_text(&error)
+                    ),
+                );
+                false
+            }
+        }
     }
 
     /// Renames a stored session.
@@ -914,10 +1081,13 @@ impl AppState {
         // Give the progress line a chance to paint before the (synchronous) recount.
         crate::js::timeout(0.0).await;
         let imported = match &source {
-            ImportSource::Document(json) => store
-                .import_document(json, &name, None)
-                .await
-                .map(|info| (info, Vec::new())),
+            ImportSource::Document(json) => {
+                let mut imported = store.import_document(json, &name, None).await;
+                if self.load_table_for(&imported).await {
+                    imported = store.import_document(json, &name, None).await;
+                }
+                imported.map(|info| (info, Vec::new()))
+            }
             ImportSource::CcmFiles(files) => {
                 let config = self
                     .with_core(|core| core.config().clone())
@@ -936,8 +1106,10 @@ impl AppState {
                 self.notify(
                     NoticeKind::Info,
                     format!(
-                        "Imported {} ({} turns, {} messages).",
-                        info.name, info.turn_count, info.message_count
+                        "Imported {} ({}, {}).",
+                        info.name,
+                        crate::words::turns(info.turn_count as usize),
+                        crate::words::messages(info.message_count as usize)
                     ),
                 );
                 for note in notes {

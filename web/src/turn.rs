@@ -66,6 +66,12 @@ pub fn send_message(state: AppState, text: String) {
     if state.blocked_now() {
         return;
     }
+    // The turn shows at once, with the text out of the box, while the check for another
+    // tab's newer version runs; the text goes back into the box if the turn cannot be taken.
+    state.sending.set_value(true);
+    state.failed.set(None);
+    state.draft.set(String::new());
+    state.live.set(Some(LiveTurn::new(text.clone())));
     spawn_local(drive(state, text));
 }
 
@@ -117,10 +123,30 @@ pub fn message_too_long(text: &str) -> Option<String> {
 }
 
 async fn drive(state: AppState, text: String) {
+    drive_sent(state, text).await;
+    state.sending.set_value(false);
+}
+
+/// Takes the turn `send_message` began showing: `state.live` holds it from the start, and
+/// every way out before the turn runs clears it (and puts the text back where it belongs).
+async fn drive_sent(state: AppState, text: String) {
+    // Another tab may have taken a turn in this session since this tab loaded it: answer
+    // from its latest version.
+    state.catch_up(true).await;
+    let back_in_box = |text: String| {
+        state.live.set(None);
+        state
+            .draft
+            .update(|draft| *draft = crate::tabs::keep_both(&text, draft));
+    };
+    if state.blocked_now() {
+        return back_in_box(text);
+    }
     let Some(session) = state.session.get_value() else {
-        return;
+        return back_in_box(text);
     };
     if let Some(error) = message_too_long(&text) {
+        state.live.set(None);
         state.failed.set(Some(FailedTurn {
             user_text: text,
             error,
@@ -131,6 +157,7 @@ async fn drive(state: AppState, text: String) {
     let model = match model_of(&settings, &state.api_key.get_untracked()) {
         Ok(model) => model,
         Err(error) => {
+            state.live.set(None);
             state.failed.set(Some(FailedTurn {
                 user_text: text,
                 error,
@@ -140,13 +167,14 @@ async fn drive(state: AppState, text: String) {
     };
     refresh_embeddings(state, &session, &settings, &text).await;
     let Ok(controller) = AbortController::new() else {
-        return;
+        return back_in_box(text);
     };
     let signal = controller.signal();
     state.abort.set_value(Some(controller));
-    state.failed.set(None);
-    state.draft.set(String::new());
+    // Still the turn `send_message` showed, restarted for the session it now runs in.
     state.live.set(Some(LiveTurn::new(text.clone())));
+    // The turn is running: announcements now wait for its save.
+    state.sending.set_value(false);
     let begun =
         session.with_core(|core| TurnEngine::begin(core, &text, now_ms(), state.engine_settings()));
     match begun {
@@ -264,6 +292,19 @@ async fn finish(state: AppState, outcome: Result<TurnResult, RunError>) {
     }
 }
 
+/// What a failed turn says: the provider's error as a sentence, then that nothing changed. A
+/// server that is not there is named with everything a browser page should check (the URL,
+/// the server, and CORS, which a page cannot tell from a refused connection at all times).
+fn failure_text(error: &ProviderError) -> String {
+    let what = match error {
+        ProviderError::ConnectionRefused { url } => {
+            transport::unreached_sentence(url, transport::Unreached::NoAnswer)
+        }
+        other => transport::full_stop(other.to_string()),
+    };
+    format!("{what} Nothing was changed; your message can be sent again.")
+}
+
 /// Asks the model for the summary of an open effort (the conclude dialog's "write it for me"),
 /// with the same prompt the engine uses when the model concludes an effort itself. `signal`
 /// cancels the request (the dialog aborts it when it closes).
@@ -292,19 +333,6 @@ pub async fn write_summary(
     let mut options = RequestOptions::new(settings.engine_settings().model);
     options.max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
     options.stream = false;
-/// What a failed turn says: the provider's error as a sentence, then that nothing changed. A
-/// server that is not there is named with everything a browser page should check (the URL,
-/// the server, and CORS, which a page cannot tell from a refused connection at all times).
-fn failure_text(error: &ProviderError) -> String {
-    let what = match error {
-        ProviderError::ConnectionRefused { url } => {
-            transport::unreached_sentence(url, transport::Unreached::NoAnswer)
-        }
-        other => transport::full_stop(other.to_string()),
-    };
-    format!("{what} Nothing was changed; your message can be sent again.")
-}
-
     options.tool_choice = ToolChoice::Auto;
     let request = LlmRequest {
         purpose: RequestPurpose::Summary {

@@ -201,7 +201,7 @@ pub fn tiers_with_plan(session: &Session, plan: &ContextPlan) -> TierSnapshot {
         summaries: pick(&[EffortState::Concluded]),
         manifest: session.efforts().iter().map(row).collect(),
         working_tokens: plan.totals.context_tokens,
-        naive_tokens: session.naive_tokens(),
+        naive_tokens: stored_tokens(session),
         ambient_in_memory: session.ambient_window().len(),
         evicted_count: status.evicted_count,
         decay_threshold: session.config().decay_threshold,
@@ -664,6 +664,17 @@ pub fn turn_groups(
     groups
 }
 
+/// Tokens of everything the session stores, the naive baseline that would send it all:
+/// its messages and its attachments' full texts (which working memory counts too).
+pub fn stored_tokens(session: &Session) -> u64 {
+    let attachments: u64 = session
+        .attachments()
+        .values()
+        .map(|a| u64::from(a.attachment.full_tokens))
+        .sum();
+    session.naive_tokens() + attachments
+}
+
 /// Tokens one turn sent and received.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TurnUsage {
@@ -676,21 +687,41 @@ pub struct TurnUsage {
     pub estimated: bool,
 }
 
-/// Tokens per turn. A turn taken in this tab has its requests' telemetry; a turn read from
-/// storage has only its context size, which stands in for one request's prompt.
-pub fn turn_usage(session: &Session, transcript: &Transcript) -> BTreeMap<u64, TurnUsage> {
+/// Tokens of the tool definitions every request of a turn carries (the engine sends the same
+/// definitions with each request and counts them the same way), counted with the session's
+/// counter.
+pub fn tool_definition_tokens(session: &Session) -> u64 {
+    let tools = ccm_engine::wire_tools(&ccm_core::tool_definitions());
+    u64::from(
+        session
+            .counter()
+            .count(&serde_json::to_string(&tools).unwrap_or_default()),
+    )
+}
+
+/// Tokens per turn, counted the same way whether the turn was taken in this tab or read
+/// from storage: each request's prompt as the provider reported it, or else its local
+/// estimate with the tool definitions sent along. The request telemetry is the session's
+/// for turns of this tab and `stored` (read after opening) for earlier ones; a turn with
+/// neither has its context size and the tool definitions as one request's prompt.
+pub fn turn_usage(
+    session: &Session,
+    transcript: &Transcript,
+    stored: &BTreeMap<u64, ccm_core::telemetry::TurnTelemetry>,
+) -> BTreeMap<u64, TurnUsage> {
+    let tools = tool_definition_tokens(session);
     let mut usage: BTreeMap<u64, TurnUsage> = BTreeMap::new();
     for point in session.history() {
         usage.insert(
             point.turn,
             TurnUsage {
-                input: point.context_tokens,
+                input: point.context_tokens + tools,
                 output: 0,
                 estimated: true,
             },
         );
     }
-    for record in session.telemetry() {
+    for record in stored.values().chain(session.telemetry()) {
         if record.requests.is_empty() {
             continue;
         }
@@ -699,7 +730,7 @@ pub fn turn_usage(session: &Session, transcript: &Transcript) -> BTreeMap<u64, T
             .iter()
             .map(|r| {
                 r.reported_prompt_tokens
-                    .unwrap_or(r.estimated_prompt_tokens)
+                    .unwrap_or(r.estimated_prompt_tokens + tools)
             })
             .sum();
         let estimated = record
@@ -1322,7 +1353,9 @@ mod tests {
     fn usage_counts_each_turn_and_prices_it() {
         let s = sample();
         let t = transcript(&s);
-        let usage = turn_usage(&s, &t);
+        let usage = turn_usage(&s, &t, &BTreeMap::new());
+        let tools = tool_definition_tokens(&s);
+        assert!(tools > 100, "the tool definitions are counted: {tools}");
         assert_eq!(usage.len(), 4);
         // Turns driven without a provider have no telemetry: their context size stands in.
         let first = usage[&1];
@@ -1346,8 +1379,11 @@ mod tests {
                 s.telemetry()
                     .iter()
                     .find(|t| t.turn == p.turn && !t.requests.is_empty())
-                    .map_or(p.context_tokens, |t| {
-                        t.requests.iter().map(|r| r.estimated_prompt_tokens).sum()
+                    .map_or(p.context_tokens + tools, |t| {
+                        t.requests
+                            .iter()
+                            .map(|r| r.estimated_prompt_tokens + tools)
+                            .sum()
                     })
             })
             .sum();

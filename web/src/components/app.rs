@@ -22,13 +22,15 @@ use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
 /// Where the app's server has the rank tables (Trunk copies them next to index.html).
-fn table_url(encoding: Encoding) -> String {
+pub fn table_url(encoding: Encoding) -> String {
     format!("{}.ccmt", encoding.name())
 }
 
 /// Loads the default encoding's rank table (download and parse progress in the header; the
 /// page stays responsive, so the message box takes text meanwhile), then opens storage and
-/// the last session, then loads the other encoding in the background for imported sessions.
+/// the last session. The other encoding's table (cl100k_base, a sixth of a first visit's
+/// bytes) is loaded only when a session counted with it is opened or imported
+/// (`state::load_table_for`), since the app's own sessions count with o200k_base.
 async fn start(state: AppState) {
     let started = js_sys::Date::now();
     let report = |done: usize, total: usize, phase: &str| {
@@ -55,22 +57,10 @@ async fn start(state: AppState) {
     state.startup.set(Startup::Storage);
     timeout(0.0).await;
     state.open_storage().await;
+    crate::tabs::listen(state);
     state.startup.set(Startup::Ready(format!(
         "Tokenizer o200k_base loaded in {took:.0} ms"
     )));
-    let other = Encoding::Cl100kBase;
-    if let Err(error) =
-        ccm_tokens_wasm::load_from_url(other.tokenizer_encoding(), &table_url(other), &|_, _, _| {})
-            .await
-    {
-        state.notify(
-            NoticeKind::Info,
-            format!(
-                "The cl100k_base table could not be loaded ({}); sessions that use it cannot open until a reload.",
-                js_error_text(&error)
-            ),
-        );
-    }
 }
 
 /// The header's status while the tokenizer loads: what is happening and how far along.
@@ -87,10 +77,12 @@ fn tokenizer_progress(phase: &str, done: usize, total: usize) -> String {
     }
 }
 
-/// The header's status in plain words: how much the model is sent against its budget, and
-/// how many efforts are open, expanded and summarised in its memory.
+/// The header's status in plain words: how much the model is sent against its budget (the
+/// context and the tool definitions that go with every request, which it names), and how many
+/// efforts are open, expanded and summarised in its memory.
 pub fn plain_status(
     context_tokens: u64,
+    tool_tokens: u64,
     request_budget: u64,
     open: usize,
     expanded: usize,
@@ -98,11 +90,18 @@ pub fn plain_status(
 ) -> String {
     let count =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let sent = format!(
+    let mut sent = format!(
         "The model sees {} of {} tokens",
-        format_tokens(context_tokens),
+        format_tokens(context_tokens + tool_tokens),
         format_tokens(request_budget)
     );
+    if tool_tokens > 0 {
+        let word = if tool_tokens == 1 { "token" } else { "tokens" };
+        sent.push_str(&format!(
+            ", including {} {word} of tool definitions",
+            format_tokens(tool_tokens)
+        ));
+    }
     let mut parts = vec![sent];
     if open + expanded + summaries == 0 {
         parts.push("no effort open".to_string());
@@ -253,13 +252,22 @@ pub fn App() -> impl IntoView {
     });
     // Until a session is open there is nothing to count: the header says it is loading rather
     // than "0 of 0 tokens".
+    // The tool definitions go with every request, so the header counts them with the context.
+    let tool_tokens = Memo::new(move |_| {
+        plan.track();
+        state
+            .derive(|core| view_model::tool_definition_tokens(core))
+            .unwrap_or_default()
+    });
     let status_line = Memo::new(move |_| {
         let Some((_, context, budget)) = plan_totals.get() else {
             return LOADING_STATUS.to_string();
         };
+        let tools = tool_tokens.get();
         tiers.with(|t| {
             plain_status(
                 context,
+                tools,
                 budget,
                 t.open.len(),
                 t.expanded.len(),
@@ -426,16 +434,16 @@ mod tests {
     #[test]
     fn the_plain_status_counts_what_the_model_sees() {
         assert_eq!(
-            plain_status(850, 126_976, 0, 0, 0),
+            plain_status(850, 0, 126_976, 0, 0, 0),
             "The model sees 850 of 127k tokens · no effort open"
         );
         assert_eq!(
-            plain_status(1_234, 7_168, 1, 0, 1),
-            "The model sees 1.2k of 7.2k tokens · 1 effort open · 1 summary"
+            plain_status(720, 514, 7_168, 1, 0, 1),
+            "The model sees 1.2k of 7.2k tokens, including 514 tokens of tool definitions · 1 effort open · 1 summary"
         );
         assert_eq!(
-            plain_status(5_000, 126_976, 2, 1, 3),
-            "The model sees 5k of 127k tokens · 2 efforts open · 1 expanded · 3 summaries"
+            plain_status(5_000, 1, 126_976, 2, 1, 3),
+            "The model sees 5k of 127k tokens, including 1 token of tool definitions · 2 efforts open · 1 expanded · 3 summaries"
         );
     }
 

@@ -253,14 +253,26 @@ fn entry_view(entry: ChatEntry, on_fold: Option<Callback<(String, bool)>>) -> An
             folded,
         } => {
             let label = if folded {
-                format!("Show the {count} messages of concluded effort {effort}")
+                format!(
+                    "Show the {} of concluded effort {effort}",
+                    crate::words::messages(count)
+                )
             } else {
-                format!("Fold the {count} messages of concluded effort {effort}")
+                format!(
+                    "Fold the {} of concluded effort {effort}",
+                    crate::words::messages(count)
+                )
             };
             let words = if folded {
-                format!("Effort {effort} (concluded) · {count} messages folded")
+                format!(
+                    "Effort {effort} (concluded) · {} folded",
+                    crate::words::messages(count)
+                )
             } else {
-                format!("Effort {effort} (concluded) · {count} messages")
+                format!(
+                    "Effort {effort} (concluded) · {}",
+                    crate::words::messages(count)
+                )
             };
             let id = effort.clone();
             view! {
@@ -405,7 +417,11 @@ pub fn ChatPanel() -> impl IntoView {
     // Tokens and cost per turn and for the session, priced for the model now chosen.
     let turn_usage = Memo::new(move |_| {
         transcript
-            .with(|t| state.derive(|core| view_model::turn_usage(core, t)))
+            .with(|t| {
+                state
+                    .stored_telemetry
+                    .with(|stored| state.derive(|core| view_model::turn_usage(core, t, stored)))
+            })
             .unwrap_or_default()
     });
     let price = Memo::new(move |_| state.provider.with(|p| p.model_info()));
@@ -441,6 +457,8 @@ pub fn ChatPanel() -> impl IntoView {
     });
     let ready = Signal::derive(move || matches!(state.startup.get(), Startup::Ready(_)));
     let textarea = NodeRef::<html::Textarea>::new();
+    let touch =
+        crate::components::media::media_query(crate::components::media::TOUCH_OR_NARROW_QUERY);
     let send = move || {
         let text = state.draft.get_untracked();
         if text.trim().is_empty() || !ready.get_untracked() || state.blocked_now() {
@@ -642,7 +660,7 @@ pub fn ChatPanel() -> impl IntoView {
                     data-testid="message-input"
                     node_ref=textarea
                     rows="2"
-                    placeholder="Message (Enter to send, Shift+Enter for a new line)"
+                    placeholder=move || if touch.get() { "Message" } else { "Message (Enter to send, Shift+Enter for a new line)" }
                     aria-keyshortcuts="/ Shift+Escape"
                     prop:value=move || state.draft.get()
                     on:input=move |ev| state.draft.set(event_target_value(&ev))

@@ -10,12 +10,19 @@ use ccm_core::LogState;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-/// Replaces this tab's session by the stored (newer) one.
+/// Replaces this tab's session by the stored (newer) one. The message of the turn that could
+/// not be saved goes back into the box, before whatever is typed there.
 pub async fn load_newer(state: AppState) {
     let Some(id) = state.session_id.get_untracked() else {
         return;
     };
     state.switch_session(id).await;
+    if let Some(text) = state.unsaved_text.get_value() {
+        state.unsaved_text.set_value(None);
+        state
+            .draft
+            .update(|draft| *draft = crate::tabs::keep_both(&text, draft));
+    }
 }
 
 /// Stores this tab's version of the session as a new session (a branch) and opens it. Every
@@ -109,7 +116,7 @@ pub fn ConflictCard() -> impl IntoView {
                 </p>
                 <p>
                     {pick(
-                        "Another tab saved a newer version of this conversation, so what this tab did last could not be saved. This tab sends nothing more into it until you choose. Your message in the box stays.",
+                        "Another tab saved a newer version of this conversation while this tab was answering, so this tab's last turn could not be saved. This tab sends nothing more into it until you choose. Loading the newer version puts this tab's last message back in the box; keeping this tab's version keeps it in the branch. What is typed in the box stays either way.",
                         "Another device sent turns to this conversation that this browser does not have, and this browser has turns the other device does not have. Choose which version to continue; the other is kept as a branch under Sessions. Your message in the box stays.",
                     )}
                 </p>

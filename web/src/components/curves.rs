@@ -53,12 +53,12 @@ pub fn TokenCurves(
         points.with(|p| match chart::savings(p) {
             None => "No turn yet: the curve starts with the first reply.".to_string(),
             Some(s) => format!(
-                "{:.0}% smaller than the naive context now ({} vs {} tokens) · {} tokens not sent over {} turns",
+                "{:.0}% smaller than the naive context now ({} vs {} tokens) · {} tokens not sent over {}",
                 s.percent_now,
                 format_tokens(s.context_now),
                 format_tokens(s.naive_now),
                 format_tokens(s.tokens_saved_total),
-                p.len(),
+                crate::words::turns(p.len()),
             ),
         })
     };

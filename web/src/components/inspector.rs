@@ -197,13 +197,13 @@ pub fn Inspector(
                     view! {
                         <li data-testid="compaction">
                             {format!(
-                                "Turn {}: level {} at {}% of the budget, {} → {} tokens, {} items moved",
+                                "Turn {}: level {} at {}% of the budget, {} → {} tokens, {} moved",
                                 c.turn,
                                 c.level,
                                 c.trigger_percent,
                                 c.tokens_before,
                                 c.tokens_after,
-                                c.items_moved,
+                                crate::words::count(c.items_moved as usize, "item", "items"),
                             )}
                         </li>
                     }
@@ -276,7 +276,7 @@ pub fn Inspector(
                     breakdown_open.set(open);
                 }
             >
-                <summary>{format!("Included: {} items · Excluded: {}", s.included.len(), s.excluded.len())}</summary>
+                <summary>{format!("Included: {} · Excluded: {}", crate::words::count(s.included.len(), "item", "items"), s.excluded.len())}</summary>
                 <h3>"Included, in context order"</h3>
                 <div class="table-wrap">
                     <table class="items" data-testid="included-items">

@@ -10,6 +10,10 @@ use wasm_bindgen::JsCast;
 /// width; keep the two equal.
 pub const PHONE_QUERY: &str = "(max-width: 800px)";
 
+/// A touch screen or a phone-wide window: no keyboard hints there (a phone has no
+/// Shift+Enter), the same query the stylesheet uses for its touch layout.
+pub const TOUCH_OR_NARROW_QUERY: &str = "(max-width: 800px), (pointer: coarse)";
+
 /// Whether the system asks for dark colours.
 pub const PREFERS_DARK_QUERY: &str = "(prefers-color-scheme: dark)";
 

@@ -237,7 +237,7 @@ pub fn SessionsPanel() -> impl IntoView {
                                                     <span class="badge damaged" data-testid="damaged-session" title=problem>"damaged: export to rescue it"</span>
                                                 }.into_any(),
                                                 None => view! {
-                                                    <span class="tokens">{format!("{} turns · {} messages", info.turn_count, info.message_count)}</span>
+                                                    <span class="tokens">{format!("{} · {}", crate::words::turns(info.turn_count as usize), crate::words::messages(info.message_count as usize))}</span>
                                                 }.into_any(),
                                             }}
                                         </div>

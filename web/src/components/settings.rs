@@ -155,6 +155,8 @@ pub fn SettingsPanel() -> impl IntoView {
     let embeddings_url = RwSignal::new(initial.embeddings_url.clone());
     let embeddings_model = RwSignal::new(initial.embeddings_model.clone());
     let provider_message = RwSignal::new(None::<(bool, String)>);
+    // What is wrong with the key, shown under the key field.
+    let key_message = RwSignal::new(None::<(bool, String)>);
     // The provider's model list, once asked for: names for the picker, windows where listed.
     let listed = RwSignal::new(Vec::<ListedModel>::new());
     let list_message = RwSignal::new(None::<(bool, String)>);
@@ -184,13 +186,15 @@ pub fn SettingsPanel() -> impl IntoView {
                     list_message.set(Some((
                         true,
                         format!(
-                            "{} models listed: pick one in the Model field, or type any name.",
-                            models.len()
+                            "{} listed: pick one in the Model field, or type any name.",
+                            crate::words::count(models.len(), "model", "models")
                         ),
                     )));
                     listed.set(models);
                 }
-                Err(e) => list_message.set(Some((false, format!("No model list: {e}")))),
+                Err(e) => {
+                    list_message.set(Some((false, format!("No model list. {}", sentence(&e)))))
+                }
             }
         });
     };
@@ -201,6 +205,34 @@ pub fn SettingsPanel() -> impl IntoView {
             Err(e) => return provider_message.set(Some((false, e))),
         };
         let key_text = key.get_untracked();
+        key_message.set(None);
+        // Said where the person is: next to the key field, and nothing is switched.
+        if settings.choice.needs_key() && key_text.trim().is_empty() {
+            let using = state.provider.with_untracked(|current| {
+                if current.is_offline() {
+                    "the offline demo model".to_string()
+                } else {
+                    current.short_label()
+                }
+            });
+            key_message.set(Some((
+                false,
+                format!(
+                    "{} needs an API key: paste it here, then save again.",
+                    settings.choice.label()
+                ),
+            )));
+            return provider_message.set(Some((
+                false,
+                format!("Not saved: the API key is missing. Replies still come from {using}."),
+            )));
+        }
+        if !settings.is_offline() && settings.model.is_empty() {
+            return provider_message.set(Some((
+                false,
+                "Not saved: type the model's name, or load the model list and pick one.".into(),
+            )));
+        }
         match settings.provider_config(Some(&key_text)) {
             Ok(_) => {
                 // The session's window follows the model: the provider's list first (it
@@ -295,11 +327,11 @@ pub fn SettingsPanel() -> impl IntoView {
                 }>
                     <label class="field">
                         <span>"Base URL"</span>
-                        <input data-testid="provider-url" prop:value=move || base_url.get() on:input=move |ev| base_url.set(event_target_value(&ev)) />
+                        <input data-testid="provider-url" inputmode="url" autocomplete="off" placeholder=move || choice.get().base_url_placeholder() prop:value=move || base_url.get() on:input=move |ev| base_url.set(event_target_value(&ev)) />
                     </label>
                     <label class="field">
                         <span>"Model"</span>
-                        <input data-testid="provider-model" list="model-options" autocomplete="off" prop:value=move || model.get() on:input=move |ev| model.set(event_target_value(&ev)) />
+                        <input data-testid="provider-model" list="model-options" autocomplete="off" placeholder="the model's name, as the provider lists it" prop:value=move || model.get() on:input=move |ev| model.set(event_target_value(&ev)) />
                         <datalist id="model-options" data-testid="model-options">
                             <For each=move || listed.get() key=|m| m.id.clone() let:m>
                                 <option value=m.id.clone()></option>
@@ -323,7 +355,8 @@ pub fn SettingsPanel() -> impl IntoView {
                     </label>
                     <label class="field">
                         <span>"API key"</span>
-                        <input type="password" autocomplete="off" data-testid="provider-key" prop:value=move || key.get() on:input=move |ev| key.set(event_target_value(&ev)) />
+                        <input type="password" autocomplete="off" data-testid="provider-key" placeholder=move || if choice.get().needs_key() { "required by this provider" } else { "optional for this provider" } prop:value=move || key.get() on:input=move |ev| { key.set(event_target_value(&ev)); key_message.set(None); } />
+                        {message_view_with_id(key_message, "key-message")}
                         <small class="hint">"Kept in memory for this tab only, unless you tick the box below. Never exported with a session."</small>
                     </label>
                     <label class="check">
@@ -337,7 +370,7 @@ pub fn SettingsPanel() -> impl IntoView {
                 </Show>
                 <label class="field">
                     <span>"Embeddings endpoint (optional)"</span>
-                    <input data-testid="embeddings-url" placeholder="e.g. http://localhost:11434/v1" prop:value=move || embeddings_url.get() on:input=move |ev| embeddings_url.set(event_target_value(&ev)) />
+                    <input data-testid="embeddings-url" placeholder="e.g. http://localhost:11434/v1 (empty: none)" prop:value=move || embeddings_url.get() on:input=move |ev| embeddings_url.set(event_target_value(&ev)) />
                     <small class="hint">"An OpenAI-compatible /embeddings server (Ollama, LM Studio, OpenAI). Searches of earlier messages then rank by meaning as well as by words. Empty: by words only."</small>
                 </label>
                 <label class="field">
@@ -406,12 +439,12 @@ fn SyncForm() -> impl IntoView {
             </p>
             <label class="field">
                 <span>"Sync server"</span>
-                <input data-testid="sync-url" inputmode="url" autocomplete="off" placeholder="the address scripts/serve-sync printed" prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
+                <input data-testid="sync-url" inputmode="url" autocomplete="off" placeholder="the sync server's address, e.g. https://sync.example.org" prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
                 <small class="hint">"A CCM sync server keeps your sessions so that they continue on every device. This browser keeps its own copy and works offline."</small>
             </label>
             <label class="field">
                 <span>"Token"</span>
-                <input type="password" autocomplete="off" data-testid="sync-token" placeholder="the token ccm-server token create printed" prop:value=move || token.get() on:input=move |ev| token.set(event_target_value(&ev)) />
+                <input type="password" autocomplete="off" data-testid="sync-token" placeholder="the token the sync server's owner gave you" prop:value=move || token.get() on:input=move |ev| token.set(event_target_value(&ev)) />
                 <small class="hint">"Kept in this browser. Only sessions and this token go to the sync server, never your model provider's API key."</small>
             </label>
             <div class="row">
@@ -650,6 +683,16 @@ fn parse_price(field: &str, text: &str) -> Result<Option<f64>, String> {
 /// The result line of a form.
 fn message_view(message: RwSignal<Option<(bool, String)>>) -> impl IntoView {
     message_view_with_id(message, "settings-message")
+}
+
+/// `text` as a sentence: a capital first letter and a full stop.
+fn sentence(text: &str) -> String {
+    let mut chars = text.trim().chars();
+    let capital: String = chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default();
+    ccm_browser::transport::full_stop(capital)
 }
 
 /// The result line of a form, with its own `data-testid`.

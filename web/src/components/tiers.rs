@@ -110,17 +110,20 @@ pub fn TierView(
             <section class="tier" data-testid="tier-working" aria-labelledby="tier-working-title">
                 <h2 id="tier-working-title">
                     "Working memory "
-                    <span class="tokens">{move || format!("{} tokens", format_tokens(tiers.with(|t| t.working_tokens)))}</span>
+                    <span class="tokens" data-testid="working-tokens">{move || format!("{} tokens", format_tokens(tiers.with(|t| t.working_tokens)))}</span>
                 </h2>
-                <p class="hint">
+                <p class="hint" data-testid="working-hint">
                     {move || {
                         tiers
                             .with(|t| {
                                 format!(
-                                    "Turn {}. Everything stored would be {} tokens; {} ambient messages are in the window.",
+                                    "Turn {}. Everything stored would be {} tokens; {} in the window.",
                                     t.turn,
                                     format_tokens(t.naive_tokens),
-                                    t.ambient_in_memory,
+                                    match t.ambient_in_memory {
+                                        1 => "1 ambient message is".to_string(),
+                                        n => format!("{n} ambient messages are"),
+                                    },
                                 )
                             })
                     }}
@@ -200,7 +203,7 @@ pub fn TierView(
             <section class="tier" data-testid="tier-manifest" aria-labelledby="tier-manifest-title">
                 <h2 id="tier-manifest-title">
                     "Manifest "
-                    <span class="tokens">{move || tiers.with(|t| format!("{} efforts, {} evicted", t.manifest.len(), t.evicted_count))}</span>
+                    <span class="tokens">{move || tiers.with(|t| format!("{}, {} evicted", crate::words::count(t.manifest.len(), "effort", "efforts"), t.evicted_count))}</span>
                 </h2>
                 <label class="search">
                     <span class="visually-hidden">"Search everything said"</span>
