@@ -1292,6 +1292,9 @@ impl AppState {
             .find(|s| s.id == id)
             .map(|s| s.name.clone())
             .unwrap_or_default();
+        // Any turn can be forked: recent ones exactly, earlier ones rebuilt from the stored
+        // messages. A session opened from storage holds its working set only, so a fork of it
+        // is taken from the stored document (what an export reads).
         let direct =
             self.with_core(|core| core.is_fully_loaded().then(|| core.fork(turn, &branch)));
         let forked = match direct.flatten() {
@@ -1430,9 +1433,6 @@ mod tests {
         // attempt showed, and nothing before.
         live.show(TurnEvent::Sending(&request(turn(2), 1)));
         text(&mut live, &turn(2), "Half an ans");
-        // Any turn can be forked: recent ones exactly, earlier ones rebuilt from the stored
-        // messages. A session opened from storage holds its working set only, so a fork of it
-        // is taken from the stored document (what an export reads).
         let wait = RetryWait {
             delay_ms: 1_500,
             failed_attempt: 1,

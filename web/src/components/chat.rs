@@ -558,6 +558,9 @@ pub fn ChatPanel() -> impl IntoView {
                 usage=usage_lines
                 on_fold=on_fold
                 live=state.live
+                versions=versions
+                redo=redo
+                on_turn=on_turn
                 empty=move || view! { <Welcome offline=offline on_pick=pick_example /> }
             />
             {move || {
@@ -576,9 +579,6 @@ pub fn ChatPanel() -> impl IntoView {
                                     state.failed.set(None);
                                     state.draft.set(text);
                                 })
-                versions=versions
-                redo=redo
-                on_turn=on_turn
                             />
                         }
                     })
