@@ -15,8 +15,9 @@
 //! 72 %; of the rows that must not trigger, one failed in the tenth batch and one in the ninth
 //! had a wrong expectation). An eleventh batch of 26 near misses alone passed 18 (69 %), a
 //! twelfth of 19 near misses and 6 others passed 23 of 25 (17 of the 19 near misses), a
-//! thirteenth 19 of 25 (17 of its 20 near misses): unseen near misses are where the model is
-//! weakest. Those first results are the honest figure for
+//! thirteenth 19 of 25 (17 of its 20 near misses), a fourteenth 18 of 25 (one of its rows,
+//! "Did we ever get the numbers from Anna?", was dropped: a question about the past that the
+//! model rightly searched for): unseen near misses are where the model is weakest. Those first results are the honest figure for
 //! unseen phrasing, not the table's total.
 
 mod common;
@@ -2087,6 +2088,84 @@ const TABLE: &[(Setup, &str, Expect)] = &[
         "I also need to plan a farewell lunch for Anna.",
         Open("farewell lunch"),
     ),
+    // A fourteenth batch, written after the thirteenth round of changes and run before any
+    // change for it.
+    (
+        Empty,
+        "I'm trying to get better at public speaking.",
+        Open("public speaking"),
+    ),
+    (
+        Party,
+        "We have to prepare the quarterly board deck.",
+        Open("board deck"),
+    ),
+    (
+        TaxGarden,
+        "Help me pick a name for my bakery.",
+        Open("bakery"),
+    ),
+    (
+        Empty,
+        "I keep getting a 500 error when I upload images.",
+        Open("500 error"),
+    ),
+    (
+        LoginThenParty,
+        "Moving back to the login page.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "On to the login page again.",
+        Switch("login"),
+    ),
+    (
+        TaxGarden,
+        "Let me go back to the tax return for a minute.",
+        Switch("tax"),
+    ),
+    (
+        PartyThenLogin,
+        "Page is fast now. Closing this out.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "We got it fixed!", Close("login")),
+    (Party, "Party planning complete.", Close("party")),
+    (
+        TaxGarden,
+        "The tax return is finally done, phew.",
+        Close("tax"),
+    ),
+    (
+        ConcludedLogin,
+        "Can you summarize what happened with the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "How much was the refund again?",
+        Recall("tax"),
+    ),
+    (Empty, "what does CCM stand for?", Help),
+    (PartyThenLogin, "Getting it fixed is the priority.", Nothing),
+    (PartyThenLogin, "I fixed my coffee.", Nothing),
+    (
+        PartyThenLogin,
+        "The design is finished but the code isn't.",
+        Nothing,
+    ),
+    (PartyThenLogin, "We're done for the week.", Nothing),
+    (
+        PartyThenLogin,
+        "Done reviewing the PR, a few comments left.",
+        Nothing,
+    ),
+    (Party, "Who's sorting the music?", Nothing),
+    (Party, "We sorted the guest list by age.", Nothing),
+    (Party, "The cake order is confirmed.", Nothing),
+    (TaxGarden, "The shed still needs paint.", Nothing),
+    (Empty, "Never mind.", Nothing),
     // Near misses of the headline style added with it.
     (Party, "Let's get the party sorted.", Nothing),
     (PartyThenLogin, "Get the login page fixed first.", Nothing),

@@ -346,7 +346,11 @@ const DONE_CLAUSES: [&[&str]; 10] = [
 
 /// Phrases that conclude wherever they stand in a clause ("lazy-loading the images did the
 /// trick", "that's everything for the tax return").
-const DONE_ANYWHERE: [&[&str]; 19] = [
+const DONE_ANYWHERE: [&[&str]; 23] = [
+    &["got", "it", "fixed"],
+    &["got", "it", "sorted"],
+    &["got", "it", "done"],
+    &["got", "it", "solved"],
     &["and", "it", "works"],
     &["and", "it", "worked"],
     &["got", "it", "working"],
@@ -453,7 +457,12 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 85] = [
+const PROBLEM_OPENERS: [&[&str]; 90] = [
+    &["i", "keep", "getting"],
+    &["we", "keep", "getting"],
+    &["i", "keep", "seeing"],
+    &["we", "keep", "seeing"],
+    &["i", "am", "getting", "an", "error"],
     &["i", "am", "having", "an", "issue", "with"],
     &["we", "are", "having", "an", "issue", "with"],
     &["i", "am", "having", "a", "problem", "with"],
@@ -580,7 +589,10 @@ const WORK_OPENERS: [&[&str]; 30] = [
 
 /// Verbs of new work after a [`WORK_OPENERS`] phrase, with their particle when they take one.
 /// Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
-const ACTION_VERBS: [&[&str]; 66] = [
+const ACTION_VERBS: [&[&str]; 69] = [
+    &["come", "up", "with"],
+    &["pick"],
+    &["find"],
     &["buy"],
     &["sell"],
     &["figure", "out"],
@@ -717,7 +729,9 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 49] = [
+const HELP_PHRASES: [&str; 51] = [
+    "what does ccm stand for",
+    "what does ccm mean",
     "how to use this",
     "how to use ccm",
     "what do i type",
@@ -1140,11 +1154,14 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     let asks = text.contains('?')
         || clauses.iter().any(Clause::starts_like_question)
         || ASKING_PHRASES.iter().any(|p| contains_phrase(&spelled, p));
-    let recalls = RECALL_PHRASES.iter().any(|p| {
-        contains_phrase(&spelled, p)
-            && !(p == &"remember" && contains_phrase(&spelled, "remember to"))
-            && !(p == &"remind me" && contains_phrase(&spelled, "remind me to"))
-    });
+    // "How much was the refund again?" asks to be reminded.
+    let reminded = text.trim_end().ends_with("again?");
+    let recalls = reminded
+        || RECALL_PHRASES.iter().any(|p| {
+            contains_phrase(&spelled, p)
+                && !(p == &"remember" && contains_phrase(&spelled, "remember to"))
+                && !(p == &"remind me" && contains_phrase(&spelled, "remind me to"))
+        });
     if open.is_none()
         && asks
         && recalls
@@ -1943,7 +1960,10 @@ fn problem_name(words: &[&str]) -> String {
         .copied()
         .filter(|x| !NAME_SKIPS.contains(x))
         .collect();
-    let kept = cut_at(&kept, &["and", "then", "before", "after", "as"]);
+    let kept = cut_at(
+        &kept,
+        &["and", "then", "before", "after", "as", "when", "whenever"],
+    );
     trim_name(kept, MAX_PROBLEM_NAME_WORDS)
 }
 

@@ -452,7 +452,16 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
             Intent::Close { mention, specific } => {
                 let open = still_open(&closing);
                 let target: Option<&EffortFact> = if *specific {
-                    match choose(mention, open.iter().copied(), 2) {
+                    // What is done must be named by the effort's name ("the shed is
+                    // finished"); words of its log are not enough ("the cake order is
+                    // confirmed" is one step of the party).
+                    let words = intent::topic_words(mention);
+                    let prepared = PreparedText::new(mention);
+                    let named = open
+                        .iter()
+                        .copied()
+                        .filter(|e| fit_parts(&words, &prepared, e).0 > 0);
+                    match choose_by(&words, &prepared, named, 2) {
                         Choice::One(effort) => Some(effort),
                         Choice::Tie(tied) => {
                             plan.ask = Some(close_question(&tied));
