@@ -163,38 +163,11 @@ fn turn_tools(
             .and_then(|i| list.get(i))
             .map(|v| v.id.clone());
         let next = list.get(at + 1).map(|v| v.id.clone());
-        let (has_previous, has_next) = (previous.is_some(), next.is_some());
         Some(view! {
             <span class="versions" data-testid="turn-versions" role="group" aria-label=format!("Versions of turn {turn}")>
-                <button
-                    type="button"
-                    class="secondary small"
-                    data-testid="previous-version"
-                    aria-label="Previous version"
-                    disabled=move || !has_previous || !redo.get()
-                    on:click=move |_| {
-                        if let Some(id) = previous.clone() {
-                            on_turn.run(TurnAction::Open(id));
-                        }
-                    }
-                >
-                    "‹"
-                </button>
+                {version_button("‹", "previous-version", "Previous version", previous, redo, on_turn)}
                 <span data-testid="version-position">{format!("{} / {}", at + 1, list.len())}</span>
-                <button
-                    type="button"
-                    class="secondary small"
-                    data-testid="next-version"
-                    aria-label="Next version"
-                    disabled=move || !has_next || !redo.get()
-                    on:click=move |_| {
-                        if let Some(id) = next.clone() {
-                            on_turn.run(TurnAction::Open(id));
-                        }
-                    }
-                >
-                    "›"
-                </button>
+                {version_button("›", "next-version", "Next version", next, redo, on_turn)}
             </span>
         })
     };
@@ -230,6 +203,35 @@ fn turn_tools(
         }
     });
     view! { <div class="turn-tools" data-testid="turn-tools">{switcher} {actions}</div> }
+}
+
+/// A button of the version switcher: opens `target`, disabled where there is none or while
+/// no turn can be redone.
+fn version_button(
+    arrow: &'static str,
+    test_id: &'static str,
+    label: &'static str,
+    target: Option<String>,
+    redo: Signal<bool>,
+    on_turn: Callback<TurnAction>,
+) -> impl IntoView {
+    let missing = target.is_none();
+    view! {
+        <button
+            type="button"
+            class="secondary small"
+            data-testid=test_id
+            aria-label=label
+            disabled=move || missing || !redo.get()
+            on:click=move |_| {
+                if let Some(id) = target.clone() {
+                    on_turn.run(TurnAction::Open(id));
+                }
+            }
+        >
+            {arrow}
+        </button>
+    }
 }
 
 /// A cheap fingerprint of a turn's entries, so a turn re-renders when a banner is added or a
