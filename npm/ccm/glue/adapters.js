@@ -296,7 +296,9 @@ Session.prototype.contextMessages = function (options) {
 // is refused there, synchronously, and a wrong option makes the first `next()` throw, with
 // runTurn's own message). The events come from runTurn's own callbacks (`onText`, `onRetry`,
 // `onToolCall`) as they happen; the turn's banners are known when it has ended, so they are
-// yielded then, before `done`. Leaving the loop early cancels the turn.
+// yielded then, before `done`. Leaving the loop early (`break`, `return()`, even before the
+// first `next()`) cancels a turn that is still running, and the loop exits once the session is
+// restored; a turn that has already ended when the loop is left stays.
 Session.prototype.streamTurn = function (userText, options) {
   if (typeof userText !== "string") {
     const what = userText === null ? "null" : Array.isArray(userText) ? "an array" : typeof userText === "bigint" ? "a BigInt" : `a ${typeof userText}`;
@@ -328,7 +330,7 @@ Session.prototype.streamTurn = function (userText, options) {
     else outer.addEventListener("abort", () => controller.abort(), { once: true });
   }
   let settled = false;
-  this.runTurn(userText, {
+  const turn = this.runTurn(userText, {
     ...options,
     signal: controller.signal,
     onText(text) {
@@ -354,7 +356,14 @@ Session.prototype.streamTurn = function (userText, options) {
       push({ type: "error", error });
     },
   );
-  return (async function* () {
+  // Cancels a turn still running and waits until runTurn has restored the session, so that
+  // when the loop is left (or `return()` resolves) the session is no longer in the turn.
+  const cancel = async () => {
+    if (settled) return;
+    controller.abort();
+    await turn.catch(() => {});
+  };
+  const events = (async function* () {
     try {
       for (;;) {
         while (queue.length > 0) {
@@ -368,7 +377,25 @@ Session.prototype.streamTurn = function (userText, options) {
         });
       }
     } finally {
-      if (!settled) controller.abort();
+      await cancel();
     }
   })();
+  // An async generator's `return()` before its first `next()` never runs its `finally`, so the
+  // iterator is wrapped: leaving it at any point, even before the first event, cancels.
+  return {
+    next: (value) => events.next(value),
+    async return(value) {
+      await cancel();
+      return events.return(value);
+    },
+    async throw(error) {
+      await cancel();
+      return events.throw(error);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    // `await using` (where the runtime has it) cancels like leaving the loop.
+    ...(typeof Symbol.asyncDispose === "symbol" ? { async [Symbol.asyncDispose]() { await this.return(); } } : {}),
+  };
 };

@@ -257,9 +257,19 @@ test("streamTurn against the mock provider: streamed deltas and a retry event", 
     assert.equal(event.type, "text");
     break;
   }
-  for (let i = 0; i < 100 && session.inTurn; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  // The loop exits only once the session is restored: no waiting needed.
   assert.equal(session.inTurn, false);
   assert.equal(session.turn, 1);
+
+  // return() before the first next() cancels too, and resolves once the session is restored.
+  await mock.enqueue([{ text: "one two three four five six seven eight", fault: { chunk_delay_ms: 150 } }]);
+  const unread = session.streamTurn("Never read.", { provider: "openai_compatible", baseUrl: `${mock.url}/v1`, model: "mock-model" });
+  const started = performance.now();
+  assert.deepEqual(await unread.return(), { done: true, value: undefined });
+  assert.ok(performance.now() - started < 5_000, "cancelled, not waited out");
+  assert.equal(session.inTurn, false);
+  assert.equal(session.turn, 1);
+  assert.deepEqual(await unread.next(), { done: true, value: undefined });
 });
 
 test("refreshEmbeddings: the mock endpoint's vectors make search rank by meaning as well as by words", async () => {
