@@ -12,7 +12,6 @@
 use crate::js::js_error_text;
 use crate::state::{AppState, NoticeKind, PendingAttachment};
 use crate::turn;
-use ccm_core::Session as CoreSession;
 use leptos::prelude::*;
 
 /// Largest file the app attaches, in bytes: a text file beyond this is rarely meant for a
@@ -84,25 +83,11 @@ pub fn can_redo(state: &AppState) -> bool {
         && state.with_core(|core| core.turn() > 0).unwrap_or(false)
 }
 
-/// The conversation's name and the stored session every version of it is grouped under.
-fn conversation_of(state: AppState, id: &str) -> String {
-    state
-        .sessions
-        .get_untracked()
-        .into_iter()
-        .find(|s| s.id == id)
-        .map_or_else(|| "Conversation".to_string(), |s| s.name)
-}
-
 /// Stores a new version of the conversation that holds everything before `turn` and opens
 /// it, so the caller can send that turn's message (the same or an edited one) there. The
 /// version the person was on stays stored as it was; the chat offers both at that turn
 /// (`crate::alternatives`).
 async fn branch_before(state: AppState, turn: u64, label: &str) -> Result<(), String> {
-    let store = state
-        .store
-        .get_value()
-        .ok_or("redoing a turn needs browser storage, which is unavailable")?;
     let id = state
         .session_id
         .get_untracked()
@@ -110,32 +95,14 @@ async fn branch_before(state: AppState, turn: u64, label: &str) -> Result<(), St
     if turn == 0 {
         return Err("there is no turn 0 to redo".to_string());
     }
-    let name = format!("{label} turn {turn}");
-    // A session opened from storage holds its working set only; a fork needs every log, so
-    // it is taken from the stored document then (what an export reads).
-    let direct = state
-        .with_core(|core| core.is_fully_loaded().then(|| core.fork(turn - 1, &name)))
-        .ok_or("no session is open")?;
-    let fork = match direct {
-        Some(fork) => fork.map_err(|e| e.to_string())?,
-        None => {
-            let json = state.export_session(&id).await?;
-            CoreSession::from_json(&json)
-                .map_err(|e| e.to_string())?
-                .fork(turn - 1, &name)
-                .map_err(|e| e.to_string())?
-        }
-    };
-    let mut session = fork.session;
-    session.set_branch_parent(&id);
-    let info = store
-        .import_core(&session, &conversation_of(state, &id))
-        .await
-        .map_err(|e| e.to_string())?;
-    crate::sync::push_new(state, info.id.clone());
-    state.refresh_sessions().await;
-    state.switch_session(info.id).await;
-    Ok(())
+    let mut fork = state
+        .fork_session(&id, turn - 1, &format!("{label} turn {turn}"))
+        .await?;
+    fork.set_branch_parent(&id);
+    let name = state
+        .session_name(&id)
+        .unwrap_or_else(|| "Conversation".to_string());
+    state.store_and_open(&fork, &name).await
 }
 
 /// Asks for the answer to turn `turn` again: a new version of the conversation holds every

@@ -1281,49 +1281,75 @@ impl AppState {
         if !self.may_replace_session() {
             return;
         }
-        let (Some(store), Some(id)) = (self.store.get_value(), self.session_id.get_untracked())
-        else {
+        let Some(id) = self.session_id.get_untracked() else {
             return;
         };
-        let base_name = self
-            .sessions
-            .get_untracked()
-            .iter()
-            .find(|s| s.id == id)
-            .map(|s| s.name.clone())
-            .unwrap_or_default();
-        // Any turn can be forked: recent ones exactly, earlier ones rebuilt from the stored
-        // messages. A session opened from storage holds its working set only, so a fork of it
-        // is taken from the stored document (what an export reads).
-        let direct =
-            self.with_core(|core| core.is_fully_loaded().then(|| core.fork(turn, &branch)));
-        let forked = match direct.flatten() {
-            Some(result) => result.map_err(|e| e.to_string()),
-            None => match self.export_session(&id).await {
-                Ok(json) => CoreSession::from_json(&json)
-                    .map_err(|e| e.to_string())
-                    .and_then(|core| core.fork(turn, &branch).map_err(|e| e.to_string())),
-                Err(e) => Err(e),
-            },
-        };
-        match forked.map(|fork| fork.session) {
-            Ok(fork) => {
-                let name = format!("{base_name} ⎇ {branch}");
-                match store.import_core(&fork, &name).await {
-                    Ok(info) => {
-                        crate::sync::push_new(*self, info.id.clone());
-                        self.refresh_sessions().await;
-                        self.switch_session(info.id).await;
-                        self.notify(
-                            NoticeKind::Info,
-                            format!("Forked “{base_name}” at turn {turn} as branch {branch}."),
-                        );
-                    }
-                    Err(e) => self.notify(NoticeKind::Error, e.to_string()),
-                }
-            }
-            Err(e) => self.notify(NoticeKind::Error, format!("Could not fork: {e}")),
+        if self.store.with_value(Option::is_none) {
+            return;
         }
+        let base_name = self.session_name(&id).unwrap_or_default();
+        let stored = match self.fork_session(&id, turn, &branch).await {
+            Ok(fork) => {
+                self.store_and_open(&fork, &format!("{base_name} ⎇ {branch}"))
+                    .await
+            }
+            Err(e) => {
+                self.notify(NoticeKind::Error, format!("Could not fork: {e}"));
+                return;
+            }
+        };
+        match stored {
+            Ok(()) => self.notify(
+                NoticeKind::Info,
+                format!("Forked “{base_name}” at turn {turn} as branch {branch}."),
+            ),
+            Err(e) => self.notify(NoticeKind::Error, e),
+        }
+    }
+
+    /// The name a stored session is listed under.
+    pub fn session_name(&self, id: &str) -> Option<String> {
+        self.sessions
+            .with_untracked(|list| list.iter().find(|s| s.id == id).map(|s| s.name.clone()))
+    }
+
+    /// A new branch `branch` of the open session `id` as it was at the end of `turn`. Any turn
+    /// can be forked: recent ones exactly, earlier ones rebuilt from the stored messages. A
+    /// session opened from storage holds its working set only, so a fork of it is taken from
+    /// the stored document (what an export reads).
+    pub async fn fork_session(
+        &self,
+        id: &str,
+        turn: u64,
+        branch: &str,
+    ) -> Result<CoreSession, String> {
+        let direct = self
+            .with_core(|core| core.is_fully_loaded().then(|| core.fork(turn, branch)))
+            .ok_or("no session is open")?;
+        let fork = match direct {
+            Some(fork) => fork,
+            None => CoreSession::from_json(&self.export_session(id).await?)
+                .map_err(|e| e.to_string())?
+                .fork(turn, branch),
+        };
+        fork.map(|fork| fork.session).map_err(|e| e.to_string())
+    }
+
+    /// Stores `session` as a new session named `name`, sends it to the sync server in the
+    /// background, and opens it.
+    pub async fn store_and_open(&self, session: &CoreSession, name: &str) -> Result<(), String> {
+        let store = self
+            .store
+            .get_value()
+            .ok_or("a fork needs browser storage, which is unavailable")?;
+        let info = store
+            .import_core(session, name)
+            .await
+            .map_err(|e| e.to_string())?;
+        crate::sync::push_new(*self, info.id.clone());
+        self.refresh_sessions().await;
+        self.switch_session(info.id).await;
+        Ok(())
     }
 }
 
