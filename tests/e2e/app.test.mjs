@@ -19,6 +19,7 @@ import {
   useMock,
   screenshot,
   unexpected,
+  transcriptOf,
 } from './harness.mjs';
 
 let app;
@@ -51,12 +52,6 @@ async function expectBanner(page, fragment) {
   assert.ok(
     all.some((b) => b.includes(fragment)),
     `expected a banner containing ${JSON.stringify(fragment)}, got ${JSON.stringify(all)}`,
-  );
-}
-
-async function transcriptOf(page) {
-  return page.getByTestId('message').evaluateAll((nodes) =>
-    nodes.map((n) => `${n.dataset.role}: ${n.querySelector('.rich').innerText.trim()}`),
   );
 }
 

@@ -19,6 +19,7 @@ import {
   screenshot,
   unexpected,
   waitReady,
+  transcriptOf,
 } from './harness.mjs';
 
 let app;
@@ -36,13 +37,6 @@ after(async () => {
   await mock?.stop();
   await app?.close();
 });
-
-/** The chat's messages as "role: text". */
-function transcriptOf(page) {
-  return page.getByTestId('message').evaluateAll((nodes) =>
-    nodes.map((n) => `${n.dataset.role}: ${n.querySelector('.rich').innerText.trim()}`),
-  );
-}
 
 /** The chat requests the mock served since `from` (its log index). */
 async function chatRequestsSince(from) {

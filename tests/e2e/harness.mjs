@@ -139,6 +139,13 @@ export async function send(page, text) {
   await page.getByTestId('live-turn').waitFor({ state: 'detached', timeout: 60_000 });
 }
 
+/** The chat's messages as "role: text". */
+export function transcriptOf(page) {
+  return page.getByTestId('message').evaluateAll((nodes) =>
+    nodes.map((n) => `${n.dataset.role}: ${n.querySelector('.rich').innerText.trim()}`),
+  );
+}
+
 /** Opens a side panel by its tab. */
 export async function openPanel(page, key) {
   await page.getByTestId(`tab-${key}`).click();

@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serveApp, startMock, launchBrowser, openApp, send, openPanel, useMock, screenshot, unexpected } from './harness.mjs';
+import { serveApp, startMock, launchBrowser, openApp, send, openPanel, useMock, screenshot, unexpected, transcriptOf } from './harness.mjs';
 
 let app;
 let mock;
@@ -22,13 +22,6 @@ after(async () => {
   await mock?.stop();
   await app?.close();
 });
-
-/** The chat's messages as "role: text". */
-function transcriptOf(page) {
-  return page.getByTestId('message').evaluateAll((nodes) =>
-    nodes.map((n) => `${n.dataset.role}: ${n.querySelector('.rich').innerText.trim()}`),
-  );
-}
 
 /** The tools of turn `turn` in the chat. */
 const toolsOf = (page, turn) => page.locator(`[data-testid=turn][data-turn="${turn}"] [data-testid=turn-tools]`);
