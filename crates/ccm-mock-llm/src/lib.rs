@@ -38,14 +38,15 @@
 //! | `POST …/chat/completions` | OpenAI Chat Completions under any prefix (`/v1`, `/api/v1`, …), `stream: true` for SSE, `stream_options.include_usage` for a usage chunk |
 //! | `POST …/messages` | Anthropic Messages under any prefix, `stream: true` for SSE with `event:` lines |
 //! | `POST …/embeddings` | OpenAI embeddings: `input` a string or an array of strings, optional `dimensions` (default 256) and `encoding_format` (`float` or `base64`) |
-//! | `GET …/models` | a one-model list |
+//! | `GET …/models` | the model list: `mock-model` unless `POST /__mock/models` set other names |
 //! | `OPTIONS` any path | CORS preflight: `204` with the allowed methods and headers |
 //! | `GET /__mock/health` | `{"ok", "queued", "requests", "uptime_ms"}` |
 //! | `GET /__mock/requests` | the request log, an array of [`RecordedRequest`] |
 //! | `GET /__mock/queue` | the replies still queued |
 //! | `POST /__mock/script` | replace the queue with the script in the body |
 //! | `POST /__mock/enqueue` | append the script in the body to the queue |
-//! | `POST /__mock/reset` | clear the queue and the request log |
+//! | `POST /__mock/reset` | clear the queue and the request log, and list `mock-model` again |
+//! | `POST /__mock/models` | replace the listed model names with the JSON array of names in the body |
 //! | `POST /__mock/shutdown` | answer, then stop |
 //!
 //! Every response carries `Access-Control-Allow-Origin: *`, exposes `Retry-After` and

@@ -22,7 +22,7 @@ usage: ccm-mock-llm [options]
 
 The first stdout line is `CCM_MOCK_LLM_LISTENING http://127.0.0.1:PORT`.
 Control endpoints: GET /__mock/health, /__mock/requests, /__mock/queue;
-POST /__mock/script, /__mock/enqueue, /__mock/reset, /__mock/shutdown.
+POST /__mock/script, /__mock/enqueue, /__mock/reset, /__mock/models, /__mock/shutdown.
 ";
 
 /// Parses a flag's numeric value, naming the flag when it is missing or wrong.

@@ -14,7 +14,7 @@ use crate::inspect::{chat_facts, ChatFacts, Protocol};
 use crate::record::{RecordedRequest, RequestKind};
 use crate::reply::{cut_in_half, PlannedReply, RenderContext, SseEvent};
 use crate::script::{script_from_value, Fault, ScriptedReply};
-use crate::server::Shared;
+use crate::server::{Shared, DEFAULT_MODEL};
 use crate::{anthropic, embeddings, openai};
 
 /// The request headers a browser may send cross-origin; preflights allow these and any
@@ -191,18 +191,22 @@ pub(crate) fn route(shared: &Shared, request: &Request, stream: &mut TcpStream) 
             let mut entry = record(request, kind);
             entry.status = Some(200);
             let seq = shared.push_log(entry);
-            let body = json!({
-                "object": "list",
-                "data": [{
-                    "id": "mock-model",
-                    "object": "model",
-                    "type": "model",
-                    "display_name": "CCM mock model",
-                    "created": 0,
-                    "owned_by": "ccm-mock-llm",
-                }],
-                "has_more": false,
-            });
+            let data: Vec<Value> = shared
+                .state()
+                .models
+                .iter()
+                .map(|id| {
+                    json!({
+                        "id": id,
+                        "object": "model",
+                        "type": "model",
+                        "display_name": id,
+                        "created": 0,
+                        "owned_by": "ccm-mock-llm",
+                    })
+                })
+                .collect();
+            let body = json!({"object": "list", "data": data, "has_more": false});
             finish(send_json(stream, 200, &body, &[], Some(seq)))
         }
         RequestKind::Preflight | RequestKind::Other => {
@@ -512,14 +516,31 @@ fn control(shared: &Shared, request: &Request, stream: &mut TcpStream) -> Ending
             let mut state = shared.state();
             state.queue.clear();
             state.log.clear();
+            state.models = vec![DEFAULT_MODEL.to_string()];
             (200, json!({"ok": true}), Ending::Graceful)
         }
+        ("POST", "models") => match parse_model_names(&request.body) {
+            Ok(models) => {
+                let body = json!({"ok": true, "models": models});
+                shared.state().models = models;
+                (200, body, Ending::Graceful)
+            }
+            Err(message) => (
+                400,
+                openai::simple_error(&message, "invalid_request_error"),
+                Ending::Graceful,
+            ),
+        },
         ("POST", "shutdown") => (
             200,
             json!({"ok": true, "stopping": true}),
             Ending::StopServer,
         ),
-        (_, "" | "health" | "requests" | "queue" | "script" | "enqueue" | "reset" | "shutdown") => {
+        (
+            _,
+            "" | "health" | "requests" | "queue" | "script" | "enqueue" | "reset" | "models"
+            | "shutdown",
+        ) => {
             let message = format!("/__mock/{action} does not accept {method}");
             (
                 405,
@@ -530,7 +551,8 @@ fn control(shared: &Shared, request: &Request, stream: &mut TcpStream) -> Ending
         _ => {
             let message = format!(
                 "unknown control endpoint {}: try GET /__mock/health, /__mock/requests, /__mock/queue \
-                 or POST /__mock/script, /__mock/enqueue, /__mock/reset, /__mock/shutdown",
+                 or POST /__mock/script, /__mock/enqueue, /__mock/reset, /__mock/models, \
+                 /__mock/shutdown",
                 request.path
             );
             (
@@ -546,6 +568,19 @@ fn control(shared: &Shared, request: &Request, stream: &mut TcpStream) -> Ending
         Err(_) if ending == Ending::StopServer => Ending::StopServer,
         Err(_) => Ending::Abort,
     }
+}
+
+/// The model names sent to `/__mock/models`: a JSON array of non-empty strings, so that a
+/// test can play a server with several models (a local Ollama, say) and check which one the
+/// client picks.
+fn parse_model_names(body: &[u8]) -> Result<Vec<String>, String> {
+    let names: Vec<String> = serde_json::from_slice(body).map_err(|e| {
+        format!("/__mock/models takes a JSON array of model names, like [\"llama3.2\"]: {e}")
+    })?;
+    if names.iter().any(|name| name.trim().is_empty()) {
+        return Err("/__mock/models: a model name is empty".to_string());
+    }
+    Ok(names)
 }
 
 /// A script sent to `/__mock/script` or `/__mock/enqueue`.

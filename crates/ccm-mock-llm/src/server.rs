@@ -103,6 +103,7 @@ impl MockServer {
             state: Mutex::new(State {
                 queue: config.script.into(),
                 log: Vec::new(),
+                models: vec![DEFAULT_MODEL.to_string()],
                 next_seq: 0,
             }),
             stopping: AtomicBool::new(false),
@@ -186,12 +187,14 @@ impl MockServer {
         self.shared.state().log.clone()
     }
 
-    /// Clears the queue and the request log (like `POST /__mock/reset`). Sequence numbers
-    /// keep counting, so ids stay unique across a reset.
+    /// Clears the queue and the request log and lists `mock-model` again (like
+    /// `POST /__mock/reset`). Sequence numbers keep counting, so ids stay unique across a
+    /// reset.
     pub fn reset(&self) {
         let mut state = self.shared.state();
         state.queue.clear();
         state.log.clear();
+        state.models = vec![DEFAULT_MODEL.to_string()];
     }
 
     /// Asks the server to stop accepting connections; requests in flight finish on their
@@ -260,8 +263,13 @@ pub(crate) struct Shared {
 pub(crate) struct State {
     pub queue: VecDeque<ScriptedReply>,
     pub log: Vec<RecordedRequest>,
+    /// The model names `GET …/models` lists (`POST /__mock/models` replaces them).
+    pub models: Vec<String>,
     next_seq: u64,
 }
+
+/// What `GET …/models` lists until a test sets its own names.
+pub(crate) const DEFAULT_MODEL: &str = "mock-model";
 
 /// Connection and activity bookkeeping for the idle limit, the connection limit and `wait`.
 struct Life {

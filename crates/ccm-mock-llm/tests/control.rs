@@ -410,3 +410,43 @@ fn an_idle_in_process_server_stops_by_itself() {
         "still running 5 s after a 300 ms idle limit"
     );
 }
+
+#[test]
+fn the_model_list_can_name_several_models_until_a_reset() {
+    let server = MockServer::start(MockConfig::default());
+    let ids = |response: common::Response| -> Vec<String> {
+        response.json()["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|model| model["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(get(server.addr(), "/v1/models")), ["mock-model"]);
+    let set = post_json(
+        server.addr(),
+        "/__mock/models",
+        &json!(["llama3.2:latest", "qwen2.5:7b"]),
+    );
+    assert_eq!(set.status, 200);
+    assert_eq!(
+        ids(get(server.addr(), "/v1/models")),
+        ["llama3.2:latest", "qwen2.5:7b"]
+    );
+    // Bad bodies are refused with what the endpoint takes, and change nothing.
+    let wrong = post_json(server.addr(), "/__mock/models", &json!({"models": 1}));
+    assert_eq!(wrong.status, 400);
+    assert!(
+        wrong.text().contains("JSON array of model names"),
+        "{}",
+        wrong.text()
+    );
+    let empty = post_json(server.addr(), "/__mock/models", &json!(["ok", " "]));
+    assert_eq!(empty.status, 400);
+    assert_eq!(ids(get(server.addr(), "/v1/models")).len(), 2);
+    assert_eq!(
+        post_json(server.addr(), "/__mock/reset", &json!({})).status,
+        200
+    );
+    assert_eq!(ids(get(server.addr(), "/v1/models")), ["mock-model"]);
+}
