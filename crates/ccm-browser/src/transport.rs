@@ -155,16 +155,38 @@ pub async fn send_with_limits(
         ));
     }
     let kind = config.kind;
-    if !request.options.stream {
-        let body = JsFuture::from(response.text().map_err(network)?)
-            .await
-            .map_err(network)?;
-        return ccm_provider::parse_response(kind, &body.as_string().unwrap_or_default());
-    }
     let Some(body) = response.body() else {
-        return ProviderStream::new(kind).finish();
+        return if request.options.stream {
+            ProviderStream::new(kind).finish()
+        } else {
+            ccm_provider::parse_response(kind, "")
+        };
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    // Stops the body's download; whatever the cancellation reports changes nothing.
+    let stop_reading = |reader: &ReadableStreamDefaultReader| {
+        let cancelled = reader.cancel();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = JsFuture::from(cancelled).await;
+        });
+    };
+    if !request.options.stream {
+        // Read piece by piece rather than with `text()`, so that a body larger than any answer
+        // within the output limits is given up on at that size instead of being held whole.
+        let mut bytes = Vec::new();
+        loop {
+            let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
+            let Some(piece) = chunk_bytes(&chunk) else {
+                break;
+            };
+            if bytes.len() + piece.len() > ccm_provider::MAX_RESPONSE_BODY_BYTES {
+                stop_reading(&reader);
+                return Err(ccm_provider::body_too_large());
+            }
+            bytes.extend_from_slice(&piece);
+        }
+        return ccm_provider::parse_response(kind, &String::from_utf8_lossy(&bytes));
+    }
     let mut stream = ProviderStream::new(kind);
     // `Content-Type` is readable cross-origin without being exposed, so an HTML page or any
     // other answer that is not an event stream is reported as what it is.
@@ -182,11 +204,7 @@ pub async fn send_with_limits(
             .await
             .map_err(network)?
         else {
-            // Stop the body's download; whatever the cancellation reports changes nothing.
-            let cancelled = reader.cancel();
-            wasm_bindgen_futures::spawn_local(async move {
-                let _ = JsFuture::from(cancelled).await;
-            });
+            stop_reading(&reader);
             let past_deadline = limits.total_ms != 0 && elapsed() >= limits.total_ms;
             return match (stream.bytes_received() > 0, past_deadline) {
                 (true, true) => stream.finish_past_deadline(limits.total_ms),
@@ -199,25 +217,37 @@ pub async fn send_with_limits(
                 }),
             };
         };
-        let done = Reflect::get(&chunk, &"done".into())
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
+        let Some(bytes) = chunk_bytes(&chunk) else {
             break;
-        }
-        let bytes = Reflect::get(&chunk, &"value".into())
-            .ok()
-            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
-            .map(|a| a.to_vec())
-            .unwrap_or_default();
-        for delta in stream.push(&bytes)? {
+        };
+        // An answer past an output limit (or any other error) ends the reading at once: the
+        // rest of the body, however long, is not downloaded.
+        let deltas = stream.push(&bytes).inspect_err(|_| stop_reading(&reader))?;
+        for delta in deltas {
             if show {
                 on_delta(delta);
             }
         }
     }
     stream.finish()
+}
+
+/// The bytes of one `read()` result, or `None` at the end of the body.
+fn chunk_bytes(chunk: &JsValue) -> Option<Vec<u8>> {
+    let done = Reflect::get(chunk, &"done".into())
+        .ok()
+        .and_then(|d| d.as_bool())
+        .unwrap_or(true);
+    if done {
+        return None;
+    }
+    Some(
+        Reflect::get(chunk, &"value".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
+            .map(|a| a.to_vec())
+            .unwrap_or_default(),
+    )
 }
 
 /// What a page can tell about a `fetch` that was rejected before any response came.

@@ -164,8 +164,8 @@ pub use inspect::estimate_prompt_tokens;
 pub use record::{RecordedRequest, ReplySource, RequestKind};
 pub use reply::ARGUMENT_FRAGMENT_BYTES;
 pub use script::{
-    load_script, parse_script, Fault, ReplyMatch, ScriptError, ScriptedReply, ScriptedToolCall,
-    ToolArguments,
+    load_script, parse_script, Fault, HugeField, HugeOutput, ReplyMatch, ScriptError,
+    ScriptedReply, ScriptedToolCall, ToolArguments,
 };
 pub use server::{MockConfig, MockServer};
 

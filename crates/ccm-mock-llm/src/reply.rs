@@ -144,16 +144,40 @@ pub(crate) fn cut_in_half(text: &str) -> &str {
     &text[..cut]
 }
 
+/// Stands in for the grown part of a [`HugeOutput`](crate::HugeOutput) while a reply is
+/// rendered: one private-use character, which JSON leaves unescaped and which is always a
+/// fragment of its own, so the event that carries it can be sent again and again with a block
+/// of letters in its place.
+pub(crate) const PLACEHOLDER: char = '\u{E000}';
+
 /// Streamed text pieces: each word with the whitespace after it, long words cut further.
 pub(crate) fn text_fragments(text: &str) -> Vec<&str> {
-    text.split_inclusive(char::is_whitespace)
-        .flat_map(|piece| split_by_bytes(piece, MAX_TEXT_FRAGMENT_BYTES))
-        .collect()
+    around_placeholders(text, |part| {
+        part.split_inclusive(char::is_whitespace)
+            .flat_map(|piece| split_by_bytes(piece, MAX_TEXT_FRAGMENT_BYTES))
+            .collect()
+    })
 }
 
 /// Streamed arguments pieces of [`ARGUMENT_FRAGMENT_BYTES`] bytes.
 pub(crate) fn argument_fragments(arguments: &str) -> Vec<&str> {
-    split_by_bytes(arguments, ARGUMENT_FRAGMENT_BYTES)
+    around_placeholders(arguments, |part| {
+        split_by_bytes(part, ARGUMENT_FRAGMENT_BYTES)
+    })
+}
+
+/// Cuts `text` with `cut`, but makes every [`PLACEHOLDER`] a piece of its own.
+fn around_placeholders<'a>(text: &'a str, cut: impl Fn(&'a str) -> Vec<&'a str>) -> Vec<&'a str> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(PLACEHOLDER) {
+        pieces.extend(cut(&rest[..at]));
+        let end = at + PLACEHOLDER.len_utf8();
+        pieces.push(&rest[at..end]);
+        rest = &rest[end..];
+    }
+    pieces.extend(cut(rest));
+    pieces
 }
 
 /// Splits into pieces of at most `max` bytes where possible, never inside a character.

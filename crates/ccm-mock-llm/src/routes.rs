@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use crate::http::{self, Request};
 use crate::inspect::{chat_facts, ChatFacts, Protocol};
 use crate::record::{RecordedRequest, RequestKind};
-use crate::reply::{cut_in_half, PlannedReply, RenderContext, SseEvent};
-use crate::script::{script_from_value, Fault, ScriptedReply};
+use crate::reply::{cut_in_half, PlannedReply, RenderContext, SseEvent, PLACEHOLDER};
+use crate::script::{script_from_value, Fault, HugeField, ScriptedReply, ToolArguments};
 use crate::server::{Shared, DEFAULT_MODEL};
 use crate::{anthropic, embeddings, openai};
 
@@ -363,6 +363,14 @@ fn serve(
             Some(seq),
         ));
     }
+    let grown;
+    let reply = match &reply.huge {
+        Some(huge) => {
+            grown = with_placeholder(reply, huge.field);
+            &grown
+        }
+        None => reply,
+    };
     let planned = PlannedReply::new(reply, seq, protocol);
     let ctx = RenderContext {
         id: match protocol {
@@ -381,6 +389,9 @@ fn serve(
             Protocol::OpenAi => openai::stream_events(&planned, &ctx),
             Protocol::Anthropic => anthropic::stream_events(&planned, &ctx),
         };
+        if let Some(huge) = &reply.huge {
+            return finish(stream_huge(stream, &events, huge.chars, seq));
+        }
         return stream_out(stream, &events, &fault, seq);
     }
     let body = match protocol {
@@ -388,6 +399,9 @@ fn serve(
         Protocol::Anthropic => anthropic::message(&planned, &ctx),
     }
     .to_string();
+    if let Some(huge) = &reply.huge {
+        return finish(send_huge_body(stream, &body, huge.chars, seq));
+    }
     let body = if fault.malformed_json || fault.malformed_chunk.is_some() {
         cut_in_half(&body)
     } else {
@@ -401,6 +415,86 @@ fn serve(
         &[],
         Some(seq),
     ))
+}
+
+/// The letters a grown field is made of, written this many at a time.
+const HUGE_BLOCK_CHARS: u64 = 64 * 1024;
+
+/// The reply with the field to grow set to the placeholder.
+fn with_placeholder(reply: &ScriptedReply, field: HugeField) -> ScriptedReply {
+    let mut reply = reply.clone();
+    match field {
+        HugeField::Text => reply.text = Some(PLACEHOLDER.to_string()),
+        HugeField::Arguments => {
+            if let Some(call) = reply.tool_calls.first_mut() {
+                call.arguments = ToolArguments::Raw(format!("{{\"data\":\"{PLACEHOLDER}\"}}"));
+            }
+        }
+    }
+    reply
+}
+
+/// Splits rendered bytes around the placeholder.
+fn around_placeholder(rendered: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut buffer = [0u8; 4];
+    let needle = PLACEHOLDER.encode_utf8(&mut buffer).as_bytes();
+    let at = rendered.windows(needle.len()).position(|w| w == needle)?;
+    Some((&rendered[..at], &rendered[at + needle.len()..]))
+}
+
+/// Writes `chars` letters in blocks, each block framed by `frame` (which writes the bytes
+/// before and after it).
+fn write_letters(chars: u64, mut frame: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+    let block = vec![b'x'; HUGE_BLOCK_CHARS as usize];
+    let mut left = chars;
+    while left > 0 {
+        let now = left.min(HUGE_BLOCK_CHARS);
+        frame(&block[..now as usize])?;
+        left -= now;
+    }
+    Ok(())
+}
+
+/// Streams the events of a grown reply: the event holding the placeholder is sent as many
+/// times as it takes, each time with a block of letters in its place.
+fn stream_huge(
+    stream: &mut TcpStream,
+    events: &[SseEvent],
+    chars: u64,
+    seq: u64,
+) -> io::Result<()> {
+    let mut headers = common_headers(Some(seq));
+    headers.push(header("Content-Type", "text/event-stream; charset=utf-8"));
+    headers.push(header("Cache-Control", "no-cache"));
+    headers.push(header("Transfer-Encoding", "chunked"));
+    http::write_head(stream, 200, &headers)?;
+    for event in events {
+        let bytes = event.encode(false);
+        match around_placeholder(&bytes) {
+            Some((before, after)) => write_letters(chars, |letters| {
+                let mut framed = Vec::with_capacity(before.len() + letters.len() + after.len());
+                framed.extend_from_slice(before);
+                framed.extend_from_slice(letters);
+                framed.extend_from_slice(after);
+                http::write_chunk(stream, &framed)
+            })?,
+            None => http::write_chunk(stream, &bytes)?,
+        }
+    }
+    http::write_last_chunk(stream)
+}
+
+/// Sends the JSON body of a grown reply, chunked, with the letters in the placeholder's place.
+fn send_huge_body(stream: &mut TcpStream, body: &str, chars: u64, seq: u64) -> io::Result<()> {
+    let mut headers = common_headers(Some(seq));
+    headers.push(header("Content-Type", "application/json"));
+    headers.push(header("Transfer-Encoding", "chunked"));
+    http::write_head(stream, 200, &headers)?;
+    let (before, after) = around_placeholder(body.as_bytes()).unwrap_or((body.as_bytes(), b""));
+    http::write_chunk(stream, before)?;
+    write_letters(chars, |letters| http::write_chunk(stream, letters))?;
+    http::write_chunk(stream, after)?;
+    http::write_last_chunk(stream)
 }
 
 /// Writes the events as a chunked SSE body, applying the stream faults.

@@ -43,6 +43,11 @@ pub struct ScriptedReply {
     /// A fault to inject while serving this reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// Grows one field of the reply to a given number of characters, written to the socket
+    /// as it is sent rather than built in memory, so a test can send an answer of hundreds of
+    /// millions of characters; see [`HugeOutput`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge: Option<HugeOutput>,
 }
 
 impl ScriptedReply {
@@ -97,6 +102,12 @@ impl ScriptedReply {
         self
     }
 
+    /// Grows `field` to `chars` characters when the reply is sent (see [`HugeOutput`]).
+    pub fn with_huge(mut self, field: HugeField, chars: u64) -> Self {
+        self.huge = Some(HugeOutput { field, chars });
+        self
+    }
+
     /// Sets the label shown in the request log.
     pub fn labelled(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
@@ -110,6 +121,18 @@ impl ScriptedReply {
                 return Err(format!("tool_calls[{i}]: the tool name is empty"));
             }
         }
+        if let Some(huge) = &self.huge {
+            if huge.field == HugeField::Arguments && self.tool_calls.is_empty() {
+                return Err("huge.field \"arguments\" needs a tool call to grow".to_string());
+            }
+            if huge.chars > HugeOutput::MAX_CHARS {
+                return Err(format!(
+                    "huge.chars {} is more than the {} a reply may be grown to",
+                    huge.chars,
+                    HugeOutput::MAX_CHARS
+                ));
+            }
+        }
         if let Some(fault) = &self.fault {
             if let Some(status) = fault.status {
                 if !(400..=599).contains(&status) {
@@ -121,6 +144,37 @@ impl ScriptedReply {
         }
         Ok(())
     }
+}
+
+/// One field of a reply grown to a size no test would want to build: the answer's text, or
+/// the first tool call's arguments, which become `{"data":"xxx…"}` with `chars` letters in
+/// the string. The letters are written in blocks as the response goes out (as many stream
+/// events as needed, or one chunked JSON body), so the server's memory stays small whatever
+/// the size. The faults that shape a stream (chunk delays, trickling, truncation, malformed
+/// JSON) do not apply to a grown reply; the others do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HugeOutput {
+    /// Which field grows.
+    pub field: HugeField,
+    /// How many characters the grown part has.
+    pub chars: u64,
+}
+
+impl HugeOutput {
+    /// The largest size a field may be grown to (a terabyte of letters would take hours to
+    /// send; a typo should fail at once instead).
+    pub const MAX_CHARS: u64 = 1 << 34;
+}
+
+/// The field a [`HugeOutput`] grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HugeField {
+    /// The answer's text.
+    Text,
+    /// The first tool call's arguments.
+    Arguments,
 }
 
 /// One scripted tool call.

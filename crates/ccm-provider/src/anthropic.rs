@@ -30,6 +30,7 @@
 use super::config::{ProviderConfig, RequestOptions, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::fragment::{Fragment, TextJoiner};
+use super::output::{check_output, OutputMeter};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
@@ -491,6 +492,8 @@ pub struct AnthropicStream {
     stopped: bool,
     events: usize,
     failure: Option<ProviderError>,
+    /// What arrived so far, against the limits of [`crate::output`].
+    meter: OutputMeter,
 }
 
 impl AnthropicStream {
@@ -546,6 +549,7 @@ impl AnthropicStream {
                     Some(block) if block.kind == "text" => {
                         let initial = self.pending.push(block.text.unwrap_or_default().as_bytes());
                         if !initial.is_empty() {
+                            self.meter.text(&initial)?;
                             self.text.push_str(&initial);
                             deltas.push(StreamDelta::Text(initial));
                         }
@@ -554,6 +558,12 @@ impl AnthropicStream {
                     Some(block) if block.kind == "tool_use" => {
                         let id = block.id.unwrap_or_default();
                         let name = block.name.unwrap_or_default();
+                        self.meter.call_started()?;
+                        self.meter.id(&id)?;
+                        self.meter.name(&name)?;
+                        // Not metered: it is only used when no fragment follows, and the
+                        // whole answer is checked at the end.
+                        let initial_input = input_text(block.input.as_ref());
                         deltas.push(StreamDelta::ToolCallStarted {
                             id: id.clone(),
                             name: name.clone(),
@@ -561,7 +571,7 @@ impl AnthropicStream {
                         PartialBlock::ToolUse {
                             id,
                             name,
-                            initial_input: input_text(block.input.as_ref()),
+                            initial_input,
                             json: String::new(),
                             pending: TextJoiner::default(),
                         }
@@ -578,6 +588,7 @@ impl AnthropicStream {
                     Some("text_delta") => {
                         let text = self.pending.push(&delta.text.unwrap_or_default().0);
                         if !text.is_empty() {
+                            self.meter.text(&text)?;
                             self.text.push_str(&text);
                             deltas.push(StreamDelta::Text(text));
                         }
@@ -587,7 +598,9 @@ impl AnthropicStream {
                         match self.blocks.get_mut(&index) {
                             Some(PartialBlock::ToolUse { json, pending, .. }) => {
                                 let fragment = delta.partial_json.unwrap_or_default();
-                                json.push_str(&pending.push(&fragment.0));
+                                let added = pending.push(&fragment.0);
+                                self.meter.arguments(&added)?;
+                                json.push_str(&added);
                             }
                             _ => {
                                 return Err(ProviderError::Protocol(format!(
@@ -688,12 +701,15 @@ impl AnthropicStream {
                 tool_calls: tool_calls.len(),
             });
         }
-        Ok(ProviderResponse {
+        let response = ProviderResponse {
             text: self.text,
             tool_calls,
             finish_reason: finish_reason(self.stop_reason.as_deref()),
             usage: self.usage.to_usage(),
-        })
+        };
+        // The pieces held back until the end were not metered; the whole answer is.
+        check_output(&response)?;
+        Ok(response)
     }
 }
 

@@ -196,6 +196,15 @@ pub enum ProviderError {
         /// The beginning of the offending text.
         snippet: String,
     },
+    /// The model's output passed one of the limits of [`crate::output`] (its answer, its
+    /// tool-call arguments, a tool name or id, the number of calls, or the body's size).
+    /// Reading stopped there; nothing of the answer is kept. Not retried by itself: the same
+    /// request would most likely bring the same answer.
+    #[error("{}", crate::output::too_large_message(*.field))]
+    OutputTooLarge {
+        /// The field that passed its limit.
+        field: crate::OutputField,
+    },
     /// The request was cancelled before it completed.
     #[error("The request was cancelled.")]
     Cancelled,

@@ -58,6 +58,7 @@ mod error;
 mod fragment;
 pub mod models;
 pub mod openai;
+pub mod output;
 mod retry;
 pub mod sse;
 mod usage;
@@ -71,6 +72,10 @@ pub use config::{
 };
 pub use embeddings::{EmbeddingsEndpoint, EmbeddingsEndpointError};
 pub use error::{ErrorContext, ProviderError};
+pub use output::{
+    check_output, OutputField, MAX_ANSWER_CHARS, MAX_RESPONSE_BODY_BYTES, MAX_TOOL_ARGUMENTS_CHARS,
+    MAX_TOOL_CALLS, MAX_TOOL_NAME_CHARS,
+};
 pub use retry::RetryPolicy;
 pub use sse::{SseDecoder, SseEnd, SseEvent};
 pub use usage::UsageReconciliation;
@@ -247,11 +252,25 @@ pub fn build_request(
 ///
 /// [`ProviderError::InvalidJson`] when the body is not the expected JSON,
 /// [`ProviderError::ApiError`] when the body is an error object despite a success status, and
-/// [`ProviderError::Protocol`] when it is JSON of the right shape with nothing usable in it.
+/// [`ProviderError::Protocol`] when it is JSON of the right shape with nothing usable in it,
+/// and [`ProviderError::OutputTooLarge`] when the body or the answer in it passes a limit of
+/// [`output`] (a transport should stop reading a body at [`MAX_RESPONSE_BODY_BYTES`] and
+/// report it with [`ProviderError::OutputTooLarge`] rather than read it whole).
 pub fn parse_response(kind: ProviderKind, body: &str) -> Result<ProviderResponse, ProviderError> {
-    match kind {
+    output::check_body_bytes(body.len())?;
+    let response = match kind {
         ProviderKind::OpenAiCompatible => openai::parse_response(body),
         ProviderKind::Anthropic => anthropic::parse_response(body),
+    }?;
+    check_output(&response)?;
+    Ok(response)
+}
+
+/// The error for a non-streamed body that grew past [`MAX_RESPONSE_BODY_BYTES`] while being
+/// read, for transports that count the bytes as they arrive and stop there.
+pub fn body_too_large() -> ProviderError {
+    ProviderError::OutputTooLarge {
+        field: OutputField::Body,
     }
 }
 
@@ -261,6 +280,9 @@ const PLAIN_BODY_LIMIT: usize = 1 << 20;
 
 /// How much of a larger body without events is kept, to quote its first words.
 const EXCERPT_BYTES: usize = 4096;
+
+/// The largest piece of a chunk [`ProviderStream::push`] decodes at once.
+const PUSH_SLICE_BYTES: usize = 64 << 10;
 
 /// How many characters of a body that is not a stream an error message quotes.
 const EXCERPT_CHARS: usize = 200;
@@ -294,6 +316,8 @@ pub struct ProviderStream {
     plain_body_cut: bool,
     /// The response's `Content-Type`, when the transport passed it on.
     content_type: Option<String>,
+    /// The first error [`push`](Self::push) reported; the stream is dead after it.
+    failure: Option<ProviderError>,
 }
 
 impl ProviderStream {
@@ -312,6 +336,7 @@ impl ProviderStream {
             plain_body: Vec::new(),
             plain_body_cut: false,
             content_type: None,
+            failure: None,
         }
     }
 
@@ -332,6 +357,25 @@ impl ProviderStream {
     /// ([`ProviderError::Protocol`]). After an error the stream is dead: later calls and
     /// [`finish`](Self::finish) return the same error.
     pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<StreamDelta>, ProviderError> {
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        // A transport's chunks are small, but one given many megabytes at once is fed in
+        // slices, so that an event that passes a limit is refused before the rest is decoded.
+        let mut deltas = Vec::new();
+        for slice in chunk.chunks(PUSH_SLICE_BYTES) {
+            match self.push_slice(slice) {
+                Ok(more) => deltas.extend(more),
+                Err(error) => {
+                    self.failure = Some(error.clone());
+                    return Err(error);
+                }
+            }
+        }
+        Ok(deltas)
+    }
+
+    fn push_slice(&mut self, chunk: &[u8]) -> Result<Vec<StreamDelta>, ProviderError> {
         self.bytes += chunk.len();
         if self.events > 0 {
             // Events are flowing: the body is a stream.
@@ -351,6 +395,9 @@ impl ProviderStream {
         for event in self.decoder.push(chunk) {
             self.accept(&event, &mut deltas)?;
         }
+        // One event that never ends (a data line of hundreds of megabytes) is held by the
+        // decoder until it does; it is refused once it is larger than any answer can be.
+        output::check_body_bytes(self.decoder.pending_bytes())?;
         Ok(deltas)
     }
 
@@ -385,6 +432,9 @@ impl ProviderStream {
     /// [`ProviderError::StreamTruncated`] when the end-of-stream marker (`data: [DONE]` or
     /// `message_stop`) never arrived, or any error [`push`](Self::push) reported.
     pub fn finish(mut self) -> Result<ProviderResponse, ProviderError> {
+        if let Some(failure) = self.failure {
+            return Err(failure);
+        }
         if let SseEnd::MidEvent {
             pending: Some(event),
         } = self.decoder.finish()

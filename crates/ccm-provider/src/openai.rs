@@ -9,6 +9,7 @@
 use super::config::{ProviderConfig, RequestOptions, TokenLimitField, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::fragment::{fragment_of, text_of, Fragment, TextJoiner};
+use super::output::{check_output, OutputMeter};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
@@ -439,6 +440,8 @@ pub struct OpenAiStream {
     done: bool,
     events: usize,
     failure: Option<ProviderError>,
+    /// What arrived so far, against the limits of [`crate::output`].
+    meter: OutputMeter,
 }
 
 impl OpenAiStream {
@@ -496,6 +499,7 @@ impl OpenAiStream {
                     .pending
                     .push(&content_fragment(delta.content.as_deref())?);
                 if !text.is_empty() {
+                    self.meter.text(&text)?;
                     self.text.push_str(&text);
                     deltas.push(StreamDelta::Text(text));
                 }
@@ -540,9 +544,13 @@ impl OpenAiStream {
                 (_, Some((last, _))) => *last,
             }
         });
+        if !self.calls.contains_key(&index) {
+            self.meter.call_started()?;
+        }
         let partial = self.calls.entry(index).or_default();
         if let Some(id) = id {
             if partial.id.is_empty() {
+                self.meter.id(&id)?;
                 partial.id = id;
             }
         }
@@ -551,11 +559,13 @@ impl OpenAiStream {
             // set once rather than appended.
             if let Some(name) = function.name.filter(|name| !name.is_empty()) {
                 if partial.name.is_empty() {
+                    self.meter.name(&name)?;
                     partial.name = name;
                 }
             }
             let fragment = arguments_fragment(function.arguments.as_deref())?;
             let arguments = partial.pending.push(&fragment);
+            self.meter.arguments(&arguments)?;
             partial.arguments.push_str(&arguments);
         }
         if !partial.announced && !partial.name.is_empty() {
@@ -615,12 +625,15 @@ impl OpenAiStream {
                 arguments: call.arguments,
             })
             .collect();
-        Ok(ProviderResponse {
+        let response = ProviderResponse {
             text: self.text,
             tool_calls,
             finish_reason: finish_reason(self.finish_reason.as_deref()),
             usage: self.usage,
-        })
+        };
+        // The pieces held back until the end were not metered; the whole answer is.
+        check_output(&response)?;
+        Ok(response)
     }
 }
 

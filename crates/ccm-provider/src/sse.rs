@@ -118,6 +118,12 @@ impl SseDecoder {
         events
     }
 
+    /// How many bytes of an event that has not ended yet are held: its unfinished line and
+    /// the data lines read so far.
+    pub fn pending_bytes(&self) -> usize {
+        self.line.len() + self.data.len()
+    }
+
     /// Feeds the next chunk of already decoded text.
     pub fn push_str(&mut self, chunk: &str) -> Vec<SseEvent> {
         self.push(chunk.as_bytes())
