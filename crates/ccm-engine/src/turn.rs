@@ -552,6 +552,10 @@ impl TurnEngine {
     /// Takes the outcome of the request [`next`](Self::next) returned. `at_ms` is when it
     /// arrived; the last answer's time is stored with the assistant message.
     ///
+    /// An answer over one of the output limits ([`ccm_provider::check_output`]) is taken as
+    /// the failure [`ProviderError::OutputTooLarge`]: the turn fails and the session is
+    /// restored, exactly as when the transport stopped reading it.
+    ///
     /// # Errors
     /// [`EngineError::NotAwaitingResponse`] when no request is out;
     /// [`EngineError::SessionOutOfStep`] when `session` is not in this engine's turn.
@@ -569,6 +573,13 @@ impl TurnEngine {
             unreachable!("checked above");
         };
         self.last_response_at_ms = at_ms;
+        // Transports built on ccm-provider's parsers stop reading at the output limits
+        // already; this check holds every other host (a responder, a JavaScript callback) to
+        // the same limits, so nothing the session could not load again is ever stored.
+        let outcome = outcome.and_then(|response| {
+            ccm_provider::check_output(&response)?;
+            Ok(response)
+        });
         match outcome {
             Ok(response) => self.accept(session, &request, response),
             Err(error) => self.fail(session, request, error),
