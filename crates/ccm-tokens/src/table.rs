@@ -4,42 +4,66 @@
 //! The tables are downloaded by browsers before the first token can be counted, so the format
 //! is shaped for the size of the *compressed* file first and decoding speed second. Almost every
 //! token of a byte-pair-encoding vocabulary is the concatenation of two lower-ranked tokens, so
-//! a token is stored as that pair of ranks instead of as bytes; only the tokens that have no
-//! such split (the 256 single bytes of tiktoken's tables) are stored as raw bytes. The ranks
-//! are split into byte planes (all high bytes, then all middle bytes, then all low bytes)
-//! because each plane has its own narrow distribution, which brotli models far better than
-//! interleaved three-byte numbers. Decoding is a single forward pass that copies the bytes of
+//! a token is stored as that pair instead of as bytes; only the tokens that have no such split
+//! (the 256 single bytes of tiktoken's tables) are stored as raw bytes.
+//!
+//! A pair does not name its two parts by rank but by their place in a list of the tokens
+//! decoded so far, ordered by how often each has been used as a part until then (one list for
+//! left parts, one for right parts). A few thousand tokens are the parts of most pairs, and
+//! they stay near the front of the lists, so the stored places are small numbers far more often
+//! than ranks are. Each number is then written as one byte that holds its magnitude and its
+//! three leading bits, which brotli models well, plus the remaining low bits, which are close to
+//! random and so are packed into a plain bit stream instead of being left for brotli to fail
+//! at. On tiktoken's `o200k_base` this is 7% smaller after brotli than version 1's three byte
+//! planes of plain ranks (651 KB against 698 KB). Decoding is a single forward pass that keeps
+//! the two lists in order in constant time per token (see [`UseOrder`]) and copies the bytes of
 //! the two already decoded parts, so it needs no lookup structure.
 //!
-//! # Layout (version 1)
+//! # Layout (version 2)
 //!
 //! All integers are little-endian.
 //!
 //! | bytes | field |
 //! |---|---|
 //! | 4 | magic `CCMT` |
-//! | 2 | format version, `1` |
+//! | 2 | format version, `2` |
 //! | 1 | length `L` of the encoding name |
 //! | `L` | encoding name, UTF-8 (e.g. `o200k_base`) |
 //! | 4 | token count `n` |
 //! | 4 | total token bytes (sum of all token lengths) |
 //! | 4 | length `R` of the raw byte stream |
+//! | 4 | length `B` of the low-bit stream |
 //! | 8 | checksum of everything else (see below) |
-//! | `3n` | left values: `n` high bytes, then `n` middle bytes, then `n` low bytes |
-//! | `3n` | right values, in the same three planes |
+//! | `B` | low bits of the values, most significant bit first, the last byte padded with zeros |
+//! | `n` | left value codes, one byte per token |
+//! | `n` | right value codes, one byte per token |
 //! | `R` | raw byte stream |
+//!
+//! Every token has a left and a right value, each stored as a code byte `c` and, for larger
+//! values, low bits. A code below 16 is the value itself. A code `c` from 16 to 183 stands for a
+//! value of `m = (c >> 3) + 3` significant bits whose top four bits are `8 | (c & 7)`; its other
+//! `m - 4` bits are the next ones in the low-bit stream (for each token the left value's bits,
+//! then the right value's). Larger codes are invalid.
 //!
 //! For the token of rank `r`, a left value of `0` means "raw": the right value is the token's
 //! length and its bytes are the next ones in the raw stream. Any other left value `l` means the
-//! token is token `l - 1` followed by token `right`, and both must be lower than `r`. An empty
-//! token (a raw token of length 0) is allowed, so a vocabulary with a gap in its ranks can still
-//! be written; tiktoken's `o200k_base` and `cl100k_base` have no gaps.
+//! token is the token at place `l - 1` of the left list followed by the token at place `right`
+//! of the right list. Both lists hold the tokens of ranks `0..r` (so both places must be below
+//! `r`), ordered by how many times each has been used as a left part (respectively right part)
+//! by the tokens before `r`, most used first. Within a count the order is the one [`UseOrder`]
+//! keeps: a token joins at the end with no use, and a token used once more swaps places with
+//! the first token of its old count. An empty token (a raw token of length 0) is allowed, so a
+//! vocabulary with a gap in its ranks can still be written; tiktoken's `o200k_base` and
+//! `cl100k_base` have no gaps.
 //!
 //! The checksum is FNV-1a 64 over the header bytes before the checksum field, used as the seed
 //! of four interleaved multiply-rotate lanes over the payload in 8-byte words (so that checking
 //! a table costs a fraction of a millisecond), finished with FNV-1a over the last bytes and a
 //! final mix. Every step is a bijection of the running state, so a change to any single 8-byte
 //! word of the payload is always detected.
+//!
+//! Version 1 stored the left and right values as plain ranks (a left value being a rank plus
+//! one) in three byte planes each and had no low-bit stream; this code reads only version 2.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -48,10 +72,10 @@ use std::fmt;
 pub const MAGIC: [u8; 4] = *b"CCMT";
 
 /// The only format version this code reads and writes.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
-/// The most tokens a table may hold. A left value is a rank plus one stored in 24 bits, and the
-/// highest rank a token can refer to is `n - 2`, so `n` may reach `2^24`.
+/// The most tokens a table may hold. It keeps every count within 32 bits and every value
+/// within what a code byte can describe, and it is far above any real vocabulary.
 pub const MAX_TOKENS: usize = 1 << 24;
 
 /// The most token bytes a table may hold in total. It is far above any real vocabulary (tiktoken's
@@ -59,7 +83,8 @@ pub const MAX_TOKENS: usize = 1 << 24;
 /// hostile header cannot make the decoder reserve gigabytes.
 pub const MAX_TOTAL_BYTES: usize = 64 << 20;
 
-/// The longest token that can be stored as raw bytes, because its length is a 24-bit right value.
+/// The longest token that can be stored as raw bytes (its length is a right value, kept as small
+/// as in version 1, where values had 24 bits).
 pub const MAX_RAW_TOKEN_LEN: usize = (1 << 24) - 1;
 
 /// The longest encoding name, because its length is stored in one byte.
@@ -70,10 +95,15 @@ pub const PROGRESS_INTERVAL: usize = 16_384;
 
 /// Bytes before the name: magic, version and name length.
 const PREFIX_LEN: usize = 4 + 2 + 1;
-/// Bytes after the name: token count, total bytes, raw length and checksum.
-const COUNTS_LEN: usize = 4 + 4 + 4 + 8;
-/// Bytes per token in the payload: a 24-bit left value and a 24-bit right value.
-const BYTES_PER_TOKEN: usize = 6;
+/// Bytes after the name: token count, total bytes, raw length, low-bit length and checksum.
+const COUNTS_LEN: usize = 4 + 4 + 4 + 4 + 8;
+/// Code bytes per token in the payload: one for the left value and one for the right value.
+const CODES_PER_TOKEN: usize = 2;
+/// Values below this are stored as their own code byte, with no low bits.
+const DIRECT_CODES: u32 = 16;
+/// The highest valid code byte: a value of 25 significant bits, more than any count or length
+/// within the limits above needs.
+const MAX_CODE: u8 = 183;
 
 /// A decoded table: every token's bytes, concatenated in rank order, and where each one starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,12 +192,20 @@ pub enum TableError {
         /// The checksum of the data as received.
         computed: u64,
     },
-    /// A token is built from a token that is not decoded yet (its own rank or a higher one).
+    /// A token refers to a place past the end of a list of the tokens decoded before it, that
+    /// is, to a token that is not decoded yet.
     ForwardReference {
         /// The rank of the token being decoded.
         rank: usize,
-        /// The rank it refers to.
-        referenced: usize,
+        /// The place it refers to.
+        place: usize,
+    },
+    /// A value's code byte is above the highest valid code.
+    InvalidCode {
+        /// The rank of the token being decoded.
+        rank: usize,
+        /// The code byte.
+        code: u8,
     },
     /// A raw token extends past the end of the raw byte stream.
     RawOverrun {
@@ -180,7 +218,7 @@ pub enum TableError {
     },
     /// The tokens do not add up to the byte counts in the header.
     ByteCountMismatch {
-        /// Which count disagrees: `token bytes` or `raw bytes`.
+        /// Which count disagrees: `token bytes`, `raw bytes` or `low-bit bytes`.
         what: &'static str,
         /// The count in the header.
         declared: u64,
@@ -226,9 +264,13 @@ impl fmt::Display for TableError {
                 f,
                 "table is corrupt: checksum {computed:016x} does not match the stored {stored:016x}"
             ),
-            Self::ForwardReference { rank, referenced } => write!(
+            Self::ForwardReference { rank, place } => write!(
                 f,
-                "table is corrupt: token {rank} is built from token {referenced}, which is not lower-ranked"
+                "table is corrupt: token {rank} is built from place {place} of a list of the {rank} tokens before it"
+            ),
+            Self::InvalidCode { rank, code } => write!(
+                f,
+                "table is corrupt: token {rank} has the value code {code}, above the highest valid code {MAX_CODE}"
             ),
             Self::RawOverrun {
                 rank,
@@ -280,43 +322,57 @@ pub fn encode_table(name: &str, tokens: &[Vec<u8>]) -> Vec<u8> {
 
     let splits = choose_splits(tokens);
     let n = tokens.len();
-    let mut left = Vec::with_capacity(n);
-    let mut right = Vec::with_capacity(n);
+    let mut left_codes = Vec::with_capacity(n);
+    let mut right_codes = Vec::with_capacity(n);
+    let mut low_bits = BitWriter::default();
     let mut raw = Vec::new();
-    for (token, split) in tokens.iter().zip(&splits) {
-        if let Some((a, b)) = *split {
-            left.push(a + 1);
-            right.push(b);
+    let mut left_order = UseOrder::tracking_places(n);
+    let mut right_order = UseOrder::tracking_places(n);
+    for (rank, (token, split)) in tokens.iter().zip(&splits).enumerate() {
+        let (left, right) = if let Some((a, b)) = *split {
+            (left_order.use_rank(a) + 1, right_order.use_rank(b))
         } else {
             assert!(
                 token.len() <= MAX_RAW_TOKEN_LEN,
                 "a raw token of {} bytes exceeds the limit of {MAX_RAW_TOKEN_LEN}",
                 token.len()
             );
-            left.push(0);
-            // The assert above keeps the length within 24 bits.
-            right.push(token.len() as u32);
             raw.extend_from_slice(token);
+            // The assert above keeps the length within 24 bits.
+            (0, token.len() as u32)
+        };
+        for (value, codes) in [(left, &mut left_codes), (right, &mut right_codes)] {
+            let (code, low_len) = value_code(value);
+            codes.push(code);
+            low_bits.write(value, low_len);
         }
+        // The assert on the token count keeps ranks within 32 bits.
+        left_order.push(rank as u32);
+        right_order.push(rank as u32);
     }
+    let low_bits = low_bits.finish();
 
-    let mut out = Vec::with_capacity(PREFIX_LEN + name.len() + COUNTS_LEN + 6 * n + raw.len());
+    let mut out = Vec::with_capacity(
+        PREFIX_LEN + name.len() + COUNTS_LEN + low_bits.len() + 2 * n + raw.len(),
+    );
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     // The asserts above keep the name length, the counts and the raw length within their
-    // fields: the raw stream is part of the token bytes.
+    // fields: the raw stream is part of the token bytes, and each token adds at most 50 low
+    // bits.
     out.push(name.len() as u8);
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(&(n as u32).to_le_bytes());
     out.extend_from_slice(&(total_bytes as u32).to_le_bytes());
     out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(low_bits.len() as u32).to_le_bytes());
     let checksum_at = out.len();
     out.extend_from_slice(&[0; 8]);
-    for values in [&left, &right] {
-        for shift in [16, 8, 0] {
-            out.extend(values.iter().map(|v| (v >> shift) as u8));
-        }
-    }
+    // The low bits first: they are nearly random, and brotli copes best with them in one block
+    // of their own, ahead of the code bytes it can model.
+    out.extend_from_slice(&low_bits);
+    out.extend_from_slice(&left_codes);
+    out.extend_from_slice(&right_codes);
     out.extend_from_slice(&raw);
 
     let (head, rest) = out.split_at(checksum_at);
@@ -350,10 +406,12 @@ pub fn decode_table_progress(
     let header = read_header(data)?;
     let n = header.token_count;
     let payload = &data[header.len..];
-    let (left, rest) = payload.split_at(3 * n);
-    let (right, raw) = rest.split_at(3 * n);
-    let (left_hi, left_mid, left_lo) = planes(left, n);
-    let (right_hi, right_mid, right_lo) = planes(right, n);
+    let (low_bits, rest) = payload.split_at(header.low_bits_len);
+    let (left_codes, rest) = rest.split_at(n);
+    let (right_codes, raw) = rest.split_at(n);
+    let mut low_bits = BitReader::new(low_bits);
+    let mut left_order = UseOrder::new(n);
+    let mut right_order = UseOrder::new(n);
     let total = header.total_bytes;
 
     let mut offsets: Vec<u32> = Vec::with_capacity(n + 1);
@@ -363,13 +421,13 @@ pub fn decode_table_progress(
     // the exact length at the end. The header's total is bounded by MAX_TOTAL_BYTES, but a
     // valid table needs little more output than input, so the buffer starts in proportion to
     // the input and grows, by doubling, only as far as the (checked) tokens really need.
-    let mut buf: Vec<u8> = vec![0; total.min(data.len().saturating_mul(2)) + COPY_SLACK];
+    let mut buf: Vec<u8> = vec![0; total.min(data.len().saturating_mul(4)) + COPY_SLACK];
     let mut pos = 0usize;
     let mut raw_pos = 0usize;
 
     for r in 0..n {
-        let left_value = u24(left_hi[r], left_mid[r], left_lo[r]);
-        let right_value = u24(right_hi[r], right_mid[r], right_lo[r]);
+        let left_value = read_value(left_codes[r], &mut low_bits, r, header.low_bits_len)?;
+        let right_value = read_value(right_codes[r], &mut low_bits, r, header.low_bits_len)?;
         if left_value == 0 {
             let len = right_value;
             let available = raw.len() - raw_pos;
@@ -385,28 +443,30 @@ pub fn decode_table_progress(
             pos += len;
             raw_pos += len;
         } else {
-            let a = left_value - 1;
-            let b = right_value;
-            for referenced in [a, b] {
-                if referenced >= r {
-                    return Err(TableError::ForwardReference {
-                        rank: r,
-                        referenced,
-                    });
-                }
-            }
-            // Both ranks are below r, so their offsets and bytes exist already.
+            let a = left_order.take(left_value - 1, r)?;
+            let b = right_order.take(right_value, r)?;
+            // Both lists hold only ranks below r, so their offsets and bytes exist already.
             let (a_start, a_end) = (offsets[a] as usize, offsets[a + 1] as usize);
             let (b_start, b_end) = (offsets[b] as usize, offsets[b + 1] as usize);
             reserve_output(&mut buf, pos, (a_end - a_start) + (b_end - b_start), total)?;
             pos = append_copy(&mut buf, a_start, a_end, pos);
             pos = append_copy(&mut buf, b_start, b_end, pos);
         }
-        // reserve_output keeps pos within MAX_TOTAL_BYTES, which fits in u32.
+        // reserve_output keeps pos within MAX_TOTAL_BYTES, which fits in u32, and read_header
+        // keeps r below MAX_TOKENS.
         offsets.push(pos as u32);
+        left_order.push(r as u32);
+        right_order.push(r as u32);
         if (r + 1) % PROGRESS_INTERVAL == 0 && r + 1 < n {
             on_progress(r + 1, n);
         }
+    }
+    if !low_bits.is_used_up() {
+        return Err(TableError::ByteCountMismatch {
+            what: "low-bit bytes",
+            declared: header.low_bits_len as u64,
+            actual: low_bits.bytes_read() as u64,
+        });
     }
     buf.truncate(pos);
     let bytes = buf;
@@ -438,6 +498,8 @@ struct Header {
     name: String,
     token_count: usize,
     total_bytes: usize,
+    /// The length of the low-bit stream, the first part of the payload.
+    low_bits_len: usize,
     /// Where the payload starts.
     len: usize,
 }
@@ -476,6 +538,7 @@ fn read_header(data: &[u8]) -> Result<Header, TableError> {
     let token_count = u32::from_le_bytes(reader.array(header_len)?);
     let total_bytes = u32::from_le_bytes(reader.array(header_len)?);
     let raw_len = u32::from_le_bytes(reader.array(header_len)?);
+    let low_bits_len = u32::from_le_bytes(reader.array(header_len)?);
     let checksum_at = reader.pos;
     let stored = u64::from_le_bytes(reader.array(header_len)?);
 
@@ -490,7 +553,9 @@ fn read_header(data: &[u8]) -> Result<Header, TableError> {
         });
     }
     // Computed in u64 so that no header can overflow it; the limits above keep it far below.
-    let expected = u64::from(token_count) * BYTES_PER_TOKEN as u64 + u64::from(raw_len);
+    let expected = u64::from(token_count) * CODES_PER_TOKEN as u64
+        + u64::from(raw_len)
+        + u64::from(low_bits_len);
     let found = (data.len() - header_len) as u64;
     if found < expected {
         return Err(TableError::Truncated { expected, found });
@@ -508,6 +573,7 @@ fn read_header(data: &[u8]) -> Result<Header, TableError> {
         name,
         token_count: token_count as usize,
         total_bytes: total_bytes as usize,
+        low_bits_len: low_bits_len as usize,
         len: header_len,
     })
 }
@@ -594,15 +660,216 @@ fn append_copy(buf: &mut [u8], start: usize, end: usize, pos: usize) -> usize {
     pos + len
 }
 
-/// Splits `3n` bytes into the high, middle and low byte planes of `n` values.
-fn planes(values: &[u8], n: usize) -> (&[u8], &[u8], &[u8]) {
-    let (hi, rest) = values.split_at(n);
-    let (mid, lo) = rest.split_at(n);
-    (hi, mid, lo)
+/// The code byte of `value` and how many of its low bits go to the low-bit stream (see the
+/// module documentation).
+fn value_code(value: u32) -> (u8, u32) {
+    if value < DIRECT_CODES {
+        // Below 16, so it fits.
+        return (value as u8, 0);
+    }
+    let significant = u32::BITS - value.leading_zeros();
+    let low_len = significant - 4;
+    let top = (value >> low_len) & 7;
+    // Values are below 2^25 (at most MAX_TOKENS or MAX_RAW_TOKEN_LEN), so the code is at most
+    // MAX_CODE.
+    ((((significant - 3) << 3) | top) as u8, low_len)
 }
 
-fn u24(hi: u8, mid: u8, lo: u8) -> usize {
-    (usize::from(hi) << 16) | (usize::from(mid) << 8) | usize::from(lo)
+/// Reads the value of `code` and its low bits, for the token of rank `rank`.
+fn read_value(
+    code: u8,
+    low_bits: &mut BitReader<'_>,
+    rank: usize,
+    low_bits_len: usize,
+) -> Result<usize, TableError> {
+    if u32::from(code) < DIRECT_CODES {
+        return Ok(usize::from(code));
+    }
+    if code > MAX_CODE {
+        return Err(TableError::InvalidCode { rank, code });
+    }
+    let low_len = u32::from(code >> 3) - 1;
+    let low = low_bits
+        .read(low_len)
+        .ok_or(TableError::ByteCountMismatch {
+            what: "low-bit bytes",
+            declared: low_bits_len as u64,
+            actual: low_bits_len as u64 + 1,
+        })?;
+    Ok(((8 | usize::from(code & 7)) << low_len) | low as usize)
+}
+
+/// Writes values' low bits, most significant first, into bytes.
+#[derive(Default)]
+struct BitWriter {
+    bytes: Vec<u8>,
+    /// Bits not yet written out, in the low `pending` bits.
+    buffer: u64,
+    pending: u32,
+}
+
+impl BitWriter {
+    /// Appends the low `len` bits of `value` (at most 32).
+    fn write(&mut self, value: u32, len: u32) {
+        if len == 0 {
+            return;
+        }
+        let mask = (1u64 << len) - 1;
+        self.buffer = (self.buffer << len) | (u64::from(value) & mask);
+        self.pending += len;
+        while self.pending >= 8 {
+            self.pending -= 8;
+            self.bytes.push((self.buffer >> self.pending) as u8);
+        }
+    }
+
+    /// The bytes, the last one padded with zero bits.
+    fn finish(mut self) -> Vec<u8> {
+        if self.pending > 0 {
+            self.bytes.push((self.buffer << (8 - self.pending)) as u8);
+        }
+        self.bytes
+    }
+}
+
+/// Reads what [`BitWriter`] wrote.
+struct BitReader<'a> {
+    bytes: &'a [u8],
+    /// How many bytes have been moved into `buffer`.
+    read: usize,
+    /// Bits not yet consumed, in the low `available` bits.
+    buffer: u64,
+    available: u32,
+}
+
+impl<'a> BitReader<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self {
+            bytes,
+            read: 0,
+            buffer: 0,
+            available: 0,
+        }
+    }
+
+    /// The next `len` bits (at most 32) as a number, or `None` if the stream ends first.
+    #[inline]
+    fn read(&mut self, len: u32) -> Option<u32> {
+        while self.available < len {
+            let byte = *self.bytes.get(self.read)?;
+            self.read += 1;
+            // Bits above `available + 8` are stale and masked off below; shifting them out of
+            // the top of the u64 is harmless.
+            self.buffer = (self.buffer << 8) | u64::from(byte);
+            self.available += 8;
+        }
+        self.available -= len;
+        Some(((self.buffer >> self.available) & ((1u64 << len) - 1)) as u32)
+    }
+
+    /// How many bytes of the stream the values have reached into.
+    fn bytes_read(&self) -> usize {
+        self.read
+    }
+
+    /// Whether every byte was read and the bits left over are the zero padding of the last one,
+    /// as the writer leaves it: anything else means the stream does not belong to these codes.
+    fn is_used_up(&self) -> bool {
+        self.read == self.bytes.len()
+            && self.available < 8
+            && self.buffer & ((1u64 << self.available) - 1) == 0
+    }
+}
+
+/// The tokens decoded so far, ordered by how often each has been used as a part, most used
+/// first: the list that a pair's place refers to (see the module documentation).
+///
+/// Keeping a list sorted by counts normally costs a search or a shift per change. Here a count
+/// only ever grows by one, so the token that is used swaps places with the first token of its
+/// old count, which then starts one place later; with the place where each count starts kept,
+/// every step is a constant number of array operations.
+struct UseOrder {
+    /// The ranks, in list order.
+    order: Vec<u32>,
+    /// How often each rank has been used.
+    uses: Vec<u32>,
+    /// For each count `c` up to the highest one, how many tokens were used more than `c`
+    /// times, which is the place of the first token used `c` times or fewer.
+    more_used_than: Vec<u32>,
+    /// Each rank's place, kept only by the encoder (the decoder reads places).
+    place_of: Option<Vec<u32>>,
+}
+
+impl UseOrder {
+    /// An empty list for up to `capacity` tokens, as the decoder needs it.
+    fn new(capacity: usize) -> Self {
+        Self {
+            order: Vec::with_capacity(capacity),
+            uses: Vec::with_capacity(capacity),
+            more_used_than: vec![0],
+            place_of: None,
+        }
+    }
+
+    /// An empty list that also knows where each rank is, as the encoder needs it.
+    fn tracking_places(capacity: usize) -> Self {
+        Self {
+            place_of: Some(Vec::with_capacity(capacity)),
+            ..Self::new(capacity)
+        }
+    }
+
+    /// Adds the next rank, unused, at the end.
+    fn push(&mut self, rank: u32) {
+        if let Some(place_of) = &mut self.place_of {
+            // The list never holds more than MAX_TOKENS ranks.
+            place_of.push(self.order.len() as u32);
+        }
+        self.order.push(rank);
+        self.uses.push(0);
+    }
+
+    /// The rank at `place`, which is then counted as used once more, for the token of rank
+    /// `rank` (whose decoding refers to it).
+    #[inline]
+    fn take(&mut self, place: usize, rank: usize) -> Result<usize, TableError> {
+        let Some(&taken) = self.order.get(place) else {
+            return Err(TableError::ForwardReference { rank, place });
+        };
+        self.record_use(taken, place);
+        Ok(taken as usize)
+    }
+
+    /// The place of `rank`, which is then counted as used once more (encoder only).
+    fn use_rank(&mut self, rank: u32) -> u32 {
+        let place = self
+            .place_of
+            .as_ref()
+            .expect("the encoder's list tracks places")[rank as usize];
+        self.record_use(rank, place as usize);
+        place
+    }
+
+    /// Counts one more use of `rank`, which is at `place`: it swaps with the first token of its
+    /// count, which stays sorted since all tokens before that one are used more often.
+    #[inline]
+    fn record_use(&mut self, rank: u32, place: usize) {
+        let count = self.uses[rank as usize] as usize;
+        let first = self.more_used_than[count] as usize;
+        let displaced = self.order[first];
+        self.order.swap(first, place);
+        if let Some(place_of) = &mut self.place_of {
+            // Both places are below MAX_TOKENS.
+            place_of[rank as usize] = first as u32;
+            place_of[displaced as usize] = place as u32;
+        }
+        self.more_used_than[count] += 1;
+        self.uses[rank as usize] += 1;
+        if self.more_used_than.len() == count + 1 {
+            // The first token used count + 1 times: none is used more.
+            self.more_used_than.push(0);
+        }
+    }
 }
 
 /// How many rounds of re-choosing splits by popularity the encoder runs. Each round lowers the
@@ -763,7 +1030,7 @@ mod tests {
     /// at instead of stopping at the checksum.
     fn reseal(data: &mut [u8]) {
         let name_len = usize::from(data[6]);
-        let checksum_at = PREFIX_LEN + name_len + 12;
+        let checksum_at = PREFIX_LEN + name_len + 16;
         let sum = checksum(&data[..checksum_at], &data[checksum_at + 8..]);
         data[checksum_at..checksum_at + 8].copy_from_slice(&sum.to_le_bytes());
     }
@@ -976,11 +1243,15 @@ mod tests {
             Err(TableError::TruncatedHeader { .. })
         ));
 
-        encoded[4..6].copy_from_slice(&2u16.to_le_bytes());
+        // A version 1 table (the format before the use-ordered lists) is refused by name.
+        encoded[4..6].copy_from_slice(&1u16.to_le_bytes());
         reseal(&mut encoded);
         let err = decode_table(&encoded).unwrap_err();
-        assert_eq!(err, TableError::UnsupportedVersion { found: 2 });
-        assert!(err.to_string().contains("version 2"), "{err}");
+        assert_eq!(err, TableError::UnsupportedVersion { found: 1 });
+        assert_eq!(
+            err.to_string(),
+            "unsupported CCMT table version 1: this build reads version 2; regenerate the table or update the code"
+        );
     }
 
     #[test]
@@ -1020,8 +1291,9 @@ mod tests {
         assert_eq!(
             err,
             TableError::Truncated {
-                expected: MAX_TOKENS as u64 * 6 + 1,
-                found: 7,
+                // Two code bytes per token and the one raw byte; the table holds three bytes.
+                expected: MAX_TOKENS as u64 * 2 + 1,
+                found: 3,
             }
         );
         let err = decode_table(&with(8, u32::MAX)).unwrap_err();
@@ -1030,13 +1302,14 @@ mod tests {
 
     #[test]
     fn refuses_inconsistent_content_with_a_valid_checksum() {
-        // Tokens 0 and 1 are raw, token 2 is the pair (0, 1).
+        // Tokens 0 and 1 are raw, token 2 is the pair (0, 1): place 0 of the left list and
+        // place 1 of the right list, values small enough to need no low bits.
         let tokens = [b"a".to_vec(), b"b".to_vec(), b"ab".to_vec()];
         let encoded = encode_table("t", &tokens);
         let payload_at = counts_at("t") + COUNTS_LEN;
         let n = 3;
-        // Plane byte `plane` (0..3 left hi/mid/lo, 3..6 right) of rank `rank`.
-        let at = |plane: usize, rank: usize| payload_at + plane * n + rank;
+        // The code byte of the left (side 0) or right (side 1) value of rank `rank`.
+        let at = |side: usize, rank: usize| payload_at + side * n + rank;
         let edited = |edits: &[(usize, u8)]| {
             let mut data = encoded.clone();
             for &(offset, value) in edits {
@@ -1046,26 +1319,35 @@ mod tests {
             decode_table(&data)
         };
         assert_eq!(
-            encoded[at(2, 2)],
-            1,
-            "token 2 refers to token 0 as left value 1"
+            (encoded[at(0, 2)], encoded[at(1, 2)]),
+            (1, 1),
+            "token 2 refers to place 0 on the left (left value 1) and place 1 on the right"
         );
         assert_eq!(
-            edited(&[(at(2, 2), 3)]),
-            Err(TableError::ForwardReference {
-                rank: 2,
-                referenced: 2
+            edited(&[(at(0, 2), 3)]),
+            Err(TableError::ForwardReference { rank: 2, place: 2 })
+        );
+        assert_eq!(
+            edited(&[(at(1, 2), 15)]),
+            Err(TableError::ForwardReference { rank: 2, place: 15 })
+        );
+        let err = edited(&[(at(1, 2), 200)]).unwrap_err();
+        assert_eq!(err, TableError::InvalidCode { rank: 2, code: 200 });
+        assert_eq!(
+            err.to_string(),
+            "table is corrupt: token 2 has the value code 200, above the highest valid code 183"
+        );
+        // A code that needs low bits, in a table that has none.
+        assert_eq!(
+            edited(&[(at(1, 2), 16)]),
+            Err(TableError::ByteCountMismatch {
+                what: "low-bit bytes",
+                declared: 0,
+                actual: 1
             })
         );
         assert_eq!(
-            edited(&[(at(5, 2), 200)]),
-            Err(TableError::ForwardReference {
-                rank: 2,
-                referenced: 200
-            })
-        );
-        assert_eq!(
-            edited(&[(at(5, 1), 5)]),
+            edited(&[(at(1, 1), 5)]),
             Err(TableError::RawOverrun {
                 rank: 1,
                 len: 5,
@@ -1074,7 +1356,7 @@ mod tests {
         );
         // Token 1 claims no raw bytes: one raw byte is left over.
         assert!(matches!(
-            edited(&[(at(5, 1), 0), (at(5, 2), 0)]),
+            edited(&[(at(1, 1), 0), (at(1, 2), 0)]),
             Err(TableError::ByteCountMismatch {
                 what: "raw bytes",
                 ..
@@ -1096,6 +1378,90 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn refuses_low_bits_that_the_codes_do_not_use() {
+        let encoded = encode_table("synthetic", &synthetic_tokens());
+        let low_len_at = counts_at("synthetic") + 12;
+        let low_len = u32::from_le_bytes(encoded[low_len_at..low_len_at + 4].try_into().unwrap());
+        assert!(low_len > 0, "places above 15 need low bits");
+        // One more byte of low bits than the codes read: the header and the length agree, so
+        // only the decoder can notice.
+        let low_end = counts_at("synthetic") + COUNTS_LEN + low_len as usize;
+        let mut longer = encoded[..low_end].to_vec();
+        longer.push(0);
+        longer.extend_from_slice(&encoded[low_end..]);
+        longer[low_len_at..low_len_at + 4].copy_from_slice(&(low_len + 1).to_le_bytes());
+        reseal(&mut longer);
+        assert_eq!(
+            decode_table(&longer),
+            Err(TableError::ByteCountMismatch {
+                what: "low-bit bytes",
+                declared: u64::from(low_len) + 1,
+                actual: u64::from(low_len),
+            })
+        );
+    }
+
+    #[test]
+    fn value_codes_round_trip_at_every_magnitude() {
+        let mut values: Vec<u32> = (0..64).collect();
+        for bits in 5..=25 {
+            let low = 1u32 << (bits - 1);
+            values.extend([low, low + 1, low | (low >> 1), (low << 1) - 1]);
+        }
+        let mut writer = BitWriter::default();
+        let mut codes = Vec::new();
+        for &value in &values {
+            let (code, low_len) = value_code(value);
+            assert!(code <= MAX_CODE, "{value} has code {code}");
+            assert_eq!(low_len == 0, value < DIRECT_CODES, "{value}");
+            codes.push(code);
+            writer.write(value, low_len);
+        }
+        let bytes = writer.finish();
+        let mut reader = BitReader::new(&bytes);
+        for (&value, &code) in values.iter().zip(&codes) {
+            let read = read_value(code, &mut reader, 0, bytes.len()).expect("decodes");
+            assert_eq!(read, value as usize, "code {code}");
+        }
+        assert!(reader.is_used_up());
+        assert_eq!(value_code((1 << 25) - 1).0, MAX_CODE);
+    }
+
+    #[test]
+    fn use_order_keeps_the_most_used_first() {
+        let mut order = UseOrder::tracking_places(8);
+        for rank in 0..5 {
+            order.push(rank);
+        }
+        // Rank 3 used once: it swaps with the first unused token, rank 0.
+        assert_eq!(order.use_rank(3), 3);
+        assert_eq!(order.order, [3, 1, 2, 0, 4]);
+        // Rank 4, then rank 3 again: 4 joins the tokens used once, 3 leads alone.
+        assert_eq!(order.use_rank(4), 4);
+        assert_eq!(order.order, [3, 4, 2, 0, 1]);
+        assert_eq!(order.use_rank(3), 0);
+        assert_eq!(order.order, [3, 4, 2, 0, 1]);
+        assert_eq!(order.use_rank(4), 1);
+        // Now used as often as 3, and once more: it passes 3.
+        assert_eq!(order.use_rank(4), 1);
+        assert_eq!(order.order, [4, 3, 2, 0, 1]);
+        assert_eq!(order.uses, [0, 0, 0, 2, 3]);
+        // The decoder's list, which reads places instead of ranks, follows the same steps.
+        let mut decoder = UseOrder::new(8);
+        for rank in 0..5 {
+            decoder.push(rank);
+        }
+        for place in [3, 4, 0, 1, 1] {
+            decoder.take(place, 9).expect("in the list");
+        }
+        assert_eq!(decoder.order, order.order);
+        assert_eq!(
+            decoder.take(5, 9),
+            Err(TableError::ForwardReference { rank: 9, place: 5 })
+        );
     }
 
     #[test]
