@@ -756,12 +756,25 @@ fn restore_effort(
         let tokens: u64 = u64::from(effort.header_tokens)
             + messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
         if messages.len() as u64 != record.message_count || tokens != effort.raw_tokens {
-            problems.push(format!(
-                "effort '{}': {} of {} messages could be read; the context shows the readable ones",
-                effort.id,
-                messages.len(),
-                record.message_count
-            ));
+            // Say what actually disagrees: "4 of 4 messages could be read" for a record whose
+            // token total was changed reads as if nothing were wrong.
+            let found = messages.len() as u64;
+            problems.push(if found < record.message_count {
+                format!(
+                    "effort '{}': {found} of {} messages could be read; the context shows the readable ones",
+                    effort.id, record.message_count
+                )
+            } else if found > record.message_count {
+                format!(
+                    "effort '{}': {found} messages were found where its record lists {}; the context shows all {found}",
+                    effort.id, record.message_count
+                )
+            } else {
+                format!(
+                    "effort '{}': its record says its log holds {} tokens, but its {found} messages hold {tokens} (the record was changed outside CCM); the totals follow the messages",
+                    effort.id, effort.raw_tokens
+                )
+            });
             // The totals follow what is actually in memory, so the plan never counts tokens
             // it cannot show.
             effort.raw_tokens = tokens;
