@@ -19,6 +19,30 @@
 //! "Did we ever get the numbers from Anna?", was dropped: a question about the past that the
 //! model rightly searched for): unseen near misses are where the model is weakest. Those first results are the honest figure for
 //! unseen phrasing, not the table's total.
+//!
+//! The fifteenth batch (a part of its own, [`FIFTEENTH_BATCH`]) is larger and written in the
+//! styles the earlier ones lacked. Its first run passed 206 of 277 rows (74 %): opening 28/45,
+//! switching 32/40, concluding 35/45, recalling 26/40, help 11/25, status 4/5, staying 5/5, and
+//! 65 of its 72 near misses (two of them concluded the active effort: "If it's fixed on Android
+//! too, we can close it." and "We fixed a similar problem last year on the signup page.").
+//! The changes after it read meaning more than wording (a completion under a condition or in
+//! the distant past, a reported question, a move put off, slips of the keyboard, chat
+//! shorthand, a subject left out, a bare name with "again", a question about how things were).
+//! Two of its rows still fail: "so the thing is our app crashes when people upload big photos"
+//! names the effort "app crashes", and "Could you pull up the login page effort?" quotes the
+//! login page's log instead of moving to it.
+//!
+//! The sixteenth batch ([`SIXTEENTH_BATCH`]), written after those changes, passed 81 of 107 on
+//! its first run (76 %): opening 8/18, switching 11/14, concluding 14/15, recalling 11/12, help
+//! 5/8, status 1/2, staying 2/2, and 29 of its 36 near misses. None of those seven concluded
+//! anything: two opened an effort ("We need help from design for the login button.", "Let's
+//! test it again tomorrow."), one quoted the party's log ("Did the party get sorted in the
+//! end?"); one was dropped ("Who fixed the header last time?", a question about the past that
+//! the model rightly searched for), and three had wrong expectations (marked where they stand).
+//! Concluding and recalling, which the changes for the fifteenth batch worked on most, carried
+//! over to it; opening did not, and is what the changes after it worked on (a problem stated
+//! with a call for ideas, help asked for in more ways, a label followed by "is", a verb of any
+//! kind with the person's own object).
 
 mod common;
 
@@ -81,8 +105,11 @@ enum Expect {
 use Expect::*;
 use Setup::*;
 
+/// One phrasing: the state it is said in, what is said, and what the turn must do.
+type Row = (Setup, &'static str, Expect);
+
 /// The phrasings. The issue's own examples come first, verbatim.
-const TABLE: &[(Setup, &str, Expect)] = &[
+const TABLE: &[Row] = &[
     // The issue's examples.
     (
         Empty,
@@ -2173,6 +2200,1451 @@ const TABLE: &[(Setup, &str, Expect)] = &[
     (TaxGarden, "Keep the receipts sorted.", Nothing),
 ];
 
+/// A fifteenth batch, written after the fourteenth round of changes and run before any change
+/// for it, in the styles the table lacked: terse and chatty messages, long ones of several
+/// clauses, lowercase without punctuation, typos, emoji, learners' English, British spelling,
+/// indirect requests, past-tense narration, questions about progress, and mentions of an
+/// effort that do not act on it.
+const FIFTEENTH_BATCH: &[Row] = &[
+    // Open.
+    (
+        Empty,
+        "need help w/ my visa application",
+        Open("visa application"),
+    ),
+    (
+        Party,
+        "ok so my car keeps making a grinding noise when i brake, can we figure that out",
+        Open("car"),
+    ),
+    (
+        Party,
+        "new thing: the wifi in the office drops every hour",
+        Open("wifi"),
+    ),
+    (
+        Empty,
+        "hey!! so I'm trying to write a wedding toast for my brother 😅",
+        Open("wedding toast"),
+    ),
+    (
+        Party,
+        "Hello, I want to prepare the presentation for the conference next month, please help me",
+        Open("presentation"),
+    ),
+    (
+        TaxGarden,
+        "can u help me plan a trip to lisbon",
+        Open("trip lisbon"),
+    ),
+    (
+        Party,
+        "I'd like to sort out my pension contributions.",
+        Open("pension"),
+    ),
+    (
+        Empty,
+        "Starting on the database migration today.",
+        Open("database migration"),
+    ),
+    (
+        Party,
+        "Let's tackle the flaky integration tests.",
+        Open("integration tests"),
+    ),
+    (
+        Party,
+        "Our newsletter signup form is broken on Firefox.",
+        Open("newsletter signup"),
+    ),
+    (
+        Empty,
+        "i need to organise my mum's 60th birthday",
+        Open("birthday"),
+    ),
+    (
+        TaxGarden,
+        "Got a new project: rebuilding the company website.",
+        Open("company website"),
+    ),
+    (
+        Party,
+        "The kitchen tap has been leaking since monday, I have to fix it",
+        Open("kitchen tap"),
+    ),
+    (
+        Empty,
+        "Could you help me figure out a budget for moving house?",
+        Open("moving"),
+    ),
+    (
+        Party,
+        "I'm stuck on a recursion exercise for my programming course.",
+        Open("recursion exercise"),
+    ),
+    (
+        Party,
+        "so the thing is our app crashes when people upload big photos",
+        Open("upload"),
+    ),
+    (
+        Empty,
+        "Plan: learn enough Spanish for the trip in August.",
+        Open("spanish"),
+    ),
+    (
+        TaxGarden,
+        "I want to start working on the grant proposal 📝",
+        Open("grant proposal"),
+    ),
+    (
+        Party,
+        "Next up, the onboarding emails for new customers.",
+        Open("onboarding emails"),
+    ),
+    (
+        Empty,
+        "I am having troubles with my printer, it prints only blank pages",
+        Open("printer"),
+    ),
+    (
+        Party,
+        "Let us begin to write the thesis introduction.",
+        Open("thesis introduction"),
+    ),
+    (
+        Empty,
+        "Im trying to get my sourdough to rise properly",
+        Open("sourdough"),
+    ),
+    (
+        Party,
+        "I've been asked to draft the new holiday policy for the team.",
+        Open("holiday policy"),
+    ),
+    (
+        TaxGarden,
+        "Another topic - the dog needs a vet appointment and vaccinations.",
+        Open("vet"),
+    ),
+    (
+        Party,
+        "We must migrate the servers to the new datacenter before december.",
+        Open("datacenter"),
+    ),
+    (
+        Empty,
+        "Help me choose a laptop for video editing, budget around 1500.",
+        Open("laptop"),
+    ),
+    (
+        Party,
+        "Switching gears: I need to renew my passport.",
+        Open("passport"),
+    ),
+    (
+        TaxGarden,
+        "There's a memory leak in the payment service that we need to track down.",
+        Open("memory leak"),
+    ),
+    (
+        Party,
+        "Ok new effort, kitchen renovation",
+        Open("kitchen renovation"),
+    ),
+    (
+        Empty,
+        "Can we look into why the build takes 20 minutes?",
+        Open("build"),
+    ),
+    (
+        Party,
+        "I'm going to write a cover letter for the Berlin job",
+        Open("cover letter"),
+    ),
+    (Empty, "my bike's gears keep slipping", Open("gears")),
+    (
+        Party,
+        "Could you give me a hand with the quarterly report?",
+        Open("quarterly report"),
+    ),
+    (
+        TaxGarden,
+        "time to sort out the insurance claim for the flood damage",
+        Open("insurance claim"),
+    ),
+    (
+        Party,
+        "I want to set up a home backup system for our photos.",
+        Open("backup"),
+    ),
+    (
+        Empty,
+        "Working on my running plan for the half marathon.",
+        Open("half marathon"),
+    ),
+    (
+        Party,
+        "Let's start planning the team retrospective.",
+        Open("retrospective"),
+    ),
+    (
+        Empty,
+        "Our customers complain the search results are wrong.",
+        Open("search results"),
+    ),
+    (
+        Party,
+        "i wanna redo the garden fence this weekend",
+        Open("fence"),
+    ),
+    (
+        TaxGarden,
+        "New problem: the basement smells of damp.",
+        Open("basement"),
+    ),
+    (
+        Party,
+        "We got a complaint about invoices being sent twice, I need to look into it.",
+        Open("invoices"),
+    ),
+    (
+        Empty,
+        "Please help me prepare for my job interview on Thursday.",
+        Open("job interview"),
+    ),
+    (
+        Party,
+        "I'll be working on the API rate limiting from now on.",
+        Open("rate limiting"),
+    ),
+    (
+        Party,
+        "Could we brainstorm names for the new product?",
+        Open("product"),
+    ),
+    (
+        Empty,
+        "The dishwasher won't drain, any ideas?",
+        Open("dishwasher"),
+    ),
+    // Switch.
+    (LoginThenParty, "back to login stuff", Switch("login")),
+    (
+        LoginThenParty,
+        "ok party is fine for now, lets go back to the login page",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Can we return to the mobile login issue?",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Let's pick up the login page again.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Resuming the login page work.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "where were we with the login page? let's continue",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Returning to the slow login page 🐢",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "lemme get back to the logn page",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Switch to the login problem please.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Now I want to continue with the login page performance.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Enough about the party — the login page again.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "I checked the bundle analyzer and the login page loads 3 MB of fonts.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Jumping back into the login page thing.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Could you pull up the login page effort?",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "re: login page — any more ideas on the bundle?",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Let's go back to the birthday party.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "party planning time again!",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "ok the login thing can wait, back to Sam's party",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Returning to the party: the bakery called about the cake.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Switching back to the birthday.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Let's continue with the party plans",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "The bowling alley has lanes free on Saturday at 2pm.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Can we talk about the birthday party again?",
+        Switch("party"),
+    ),
+    (PartyThenLogin, "back to the bday", Switch("party")),
+    (
+        PartyThenLogin,
+        "I'd like to get back to the party organisation.",
+        Switch("party"),
+    ),
+    (TaxGarden, "Back to taxes.", Switch("tax")),
+    (TaxGarden, "let's do the tax return now", Switch("tax")),
+    (
+        TaxGarden,
+        "Maria emailed, she needs the receipts from the blue folder.",
+        Switch("tax"),
+    ),
+    (
+        TaxGarden,
+        "Shed can wait, let's return to the tax stuff.",
+        Switch("tax"),
+    ),
+    (
+        TaxGarden,
+        "I want to continue working on my tax return.",
+        Switch("tax"),
+    ),
+    (TaxGarden, "Tax return again pls", Switch("tax")),
+    (
+        TaxGarden,
+        "Let me get back to the taxes before the April deadline.",
+        Switch("tax"),
+    ),
+    (TwoPages, "Back to the pricing page.", Switch("pricing")),
+    (
+        TwoPages,
+        "let's fix the pricing page now",
+        Switch("pricing"),
+    ),
+    (
+        TwoPages,
+        "The pricing page should show yearly prices for yearly plans, let's work on that.",
+        Switch("pricing"),
+    ),
+    (
+        TwoPages,
+        "Return to the login page on mobile.",
+        Switch("login"),
+    ),
+    (
+        TwoPages,
+        "Let's go on with the prices bug.",
+        Switch("pricing"),
+    ),
+    (
+        LoginThenParty,
+        "I'm back on the login page now.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "The party again — how many kids confirmed?",
+        Switch("party"),
+    ),
+    (
+        TaxGarden,
+        "Focus on the tax return for a bit.",
+        Switch("tax"),
+    ),
+    // Conclude.
+    (PartyThenLogin, "fixed it!!", Close("login")),
+    (PartyThenLogin, "ok its fixed now", Close("login")),
+    (
+        PartyThenLogin,
+        "The login page loads in 2 seconds now, so we can call this done.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "Problem solved 🎉", Close("login")),
+    (
+        PartyThenLogin,
+        "That's it for the login page, it works.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "yep that did it, login is fast now",
+        Close("login"),
+    ),
+    (PartyThenLogin, "We're done with this one.", Close("login")),
+    (
+        PartyThenLogin,
+        "Finally solved the login slowness: lazy loading the fonts.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "We can close the login page issue now, it's been fixed since the deploy.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Mark the login issue as resolved.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "the fix worked, closing this",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Job done, the bundle split made it load in 2s.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "It is solved now, thank you very much for the help.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Resolved: it was the fonts all along.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "all good now, the page is quick on my phone",
+        Close("login"),
+    ),
+    (PartyThenLogin, "fixd it", Close("login")),
+    (
+        PartyThenLogin,
+        "We shipped the fix yesterday and the login page is fast on mobile, so that's wrapped up.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "Wrapped up the login page.", Close("login")),
+    (
+        PartyThenLogin,
+        "Consider the login issue closed.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "Done and dusted.", Close("login")),
+    (PartyThenLogin, "Sorted, cheers!", Close("login")),
+    (
+        PartyThenLogin,
+        "Nailed it — 1.8 s on a Pixel.",
+        Close("login"),
+    ),
+    (
+        Party,
+        "The party's all organised, we went with bowling.",
+        Close("party"),
+    ),
+    (Party, "party is done, thanks", Close("party")),
+    (
+        LoginThenParty,
+        "Birthday party planned, everything is booked.",
+        Close("party"),
+    ),
+    (
+        Party,
+        "We finalised the party plan: bowling at 2, cake at 4.",
+        Close("party"),
+    ),
+    (
+        LoginThenParty,
+        "The party was yesterday and it went great, we can close it.",
+        Close("party"),
+    ),
+    (Party, "that's the party sorted then", Close("party")),
+    (
+        LoginThenParty,
+        "Oh btw the login page is fixed, the bundle split worked.",
+        Close("login"),
+    ),
+    (LoginThenParty, "login page: solved.", Close("login")),
+    (
+        LoginThenParty,
+        "The mobile login slowness is resolved now.",
+        Close("login"),
+    ),
+    (
+        TaxGarden,
+        "The shed roof is done, cedar shingles it was.",
+        Close("shed"),
+    ),
+    (TaxGarden, "Tax return is filed! 🙌", Close("tax")),
+    (
+        TaxGarden,
+        "I submitted the tax return this morning, so that's finished.",
+        Close("tax"),
+    ),
+    (TaxGarden, "finished the shed", Close("shed")),
+    (TaxGarden, "Shed: done.", Close("shed")),
+    (
+        TaxGarden,
+        "We have finished the tax declaration yesterday.",
+        Close("tax"),
+    ),
+    (
+        TaxGarden,
+        "Taxes are done and dusted for this year.",
+        Close("tax"),
+    ),
+    (
+        TaxGarden,
+        "Decided: we go with cedar shingles for the shed, that's settled.",
+        Close("shed"),
+    ),
+    (
+        TwoPages,
+        "The pricing page now shows the right yearly prices, done.",
+        Close("pricing"),
+    ),
+    (TwoPages, "pricing page fixed", Close("pricing")),
+    (PartyThenLogin, "This is resolved, closing.", Close("login")),
+    (
+        PartyThenLogin,
+        "ok that's that then. the login page works.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Ticket closed, the login page is fast again.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "It works now!", Close("login")),
+    // Recall.
+    (
+        ConcludedLogin,
+        "what was the login thing again",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "remind me what we did for the login page",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Could you pull up what we found on the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "how did the login page thing end up?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was the conclusion about the slow login?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "I forgot how we solved the login page problem.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Can you remind me how fast the login page got?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "what did we end up doing about the JS bundle",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Quick q: why was login slow on phones again?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Remind me pls what was the fix of login page",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What did we learn from the login page effort?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Look up the login page notes for me.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Do you still have the summary of the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Can you tell me again what the login page fix was?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "whats the story with the login page",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Bring back what we had on the mobile login.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Hey, recap of the login fix? 🙏",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "I need the details of how we sped up the login page.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was decided on the login page in the end?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Last time we worked on the login page, what did we conclude?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Search for the login page.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Show me the login page summary.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "what happend with the login page",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Didn't we fix the login page a while ago? What was it?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "How big was the bundle on the login page before we split it?",
+        Recall("login"),
+    ),
+    (ConcludedTax, "when did we file the taxes", Recall("tax")),
+    (ConcludedTax, "How much was the tax refund?", Recall("tax")),
+    (
+        ConcludedTax,
+        "Remind me who helped with the tax return.",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Can you pull up the tax return notes?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "What did Maria Lopez say about the refund?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "what was the outcome of the taxes",
+        Recall("tax"),
+    ),
+    (ConcludedTax, "Recall the tax return please.", Recall("tax")),
+    (
+        ConcludedTax,
+        "I don't remember how the tax return ended, can you tell me?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "What was our refund in the end? 💶",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Remind me of the tax filing date.",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "the tax return — how did that go?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Summarise the tax return for me.",
+        Recall("tax"),
+    ),
+    (ConcludedTax, "What do we have on the taxes?", Recall("tax")),
+    (
+        ConcludedTax,
+        "Tell me again about the tax return",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Did we get a refund from the tax return?",
+        Recall("tax"),
+    ),
+    // Help.
+    (Empty, "?", Help),
+    (Empty, "how does this thing work", Help),
+    (Party, "what are efforts?", Help),
+    (Empty, "Can you explain how to use this app please", Help),
+    (
+        Empty,
+        "I don't understand what I'm supposed to do here.",
+        Help,
+    ),
+    (Empty, "hello! what is this?", Help),
+    (Party, "How do I close an effort?", Help),
+    (Empty, "what can I say to you", Help),
+    (Party, "How do I switch between efforts?", Help),
+    (Empty, "Show me the commands.", Help),
+    (Empty, "Any tips on how to use this?", Help),
+    (Empty, "hlep", Help),
+    (Empty, "What does CCM do?", Help),
+    (Empty, "Could you tell me how this works?", Help),
+    (Party, "I'm confused, how does this work?", Help),
+    (Empty, "instructions please", Help),
+    (Empty, "Hi there 👋 what can you help me with?", Help),
+    (Party, "How do I start a new effort?", Help),
+    (Empty, "Is there a user guide?", Help),
+    (Empty, "how to use", Help),
+    (Empty, "What are you?", Help),
+    (Party, "how do i get back to an old topic?", Help),
+    (Empty, "Help me understand this tool.", Help),
+    (Empty, "first time here, how does it work", Help),
+    (Party, "What does this app remember?", Help),
+    // Status.
+    (TaxGarden, "what's open right now?", Status),
+    (TaxGarden, "Which efforts do I have?", Status),
+    (PartyThenLogin, "list my efforts", Status),
+    (TaxGarden, "where are we at with everything", Status),
+    (
+        PartyThenLogin,
+        "What am I working on at the moment?",
+        Status,
+    ),
+    // Stay.
+    (
+        Party,
+        "I called the bowling alley and they have space for 12 kids.",
+        Stay("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Lighthouse now shows 4 seconds on a mid-range phone.",
+        Stay("login"),
+    ),
+    (
+        TaxGarden,
+        "The roofer can come next Tuesday for the shed.",
+        Stay("shed"),
+    ),
+    (Party, "maybe we should do a piñata too", Stay("party")),
+    (
+        PartyThenLogin,
+        "tried gzip, shaved off 300 kb",
+        Stay("login"),
+    ),
+    // Must not trigger.
+    (PartyThenLogin, "is the login thing fixed or not", Nothing),
+    (PartyThenLogin, "not fixed 😞", Nothing),
+    (PartyThenLogin, "nope still slow", Nothing),
+    (
+        PartyThenLogin,
+        "I thought it was fixed but it's slow again.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "We fixed the header but the page is still slow.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Almost there, just the fonts left.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Let's not close it until QA signs off.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The ticket says resolved but I doubt it.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "My colleague says it's fixed, can you double-check?",
+        Nothing,
+    ),
+    (PartyThenLogin, "Will it be done by Monday?", Nothing),
+    (PartyThenLogin, "how long until it's done?", Nothing),
+    (
+        PartyThenLogin,
+        "What's left to do on the login page?",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I finished my coffee, now back at it.",
+        Nothing,
+    ),
+    (PartyThenLogin, "The build finished in 4 minutes.", Nothing),
+    (
+        PartyThenLogin,
+        "Clearing the cache didn't change anything.",
+        Nothing,
+    ),
+    (PartyThenLogin, "we decided nothing yet", Nothing),
+    (
+        PartyThenLogin,
+        "Haven't decided between lazy loading and code splitting.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Remind me to call the bakery tomorrow.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I'll come back to the party later.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The party is on Saturday, but first the login page.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Sam asked about the party, I said we're still planning.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Should I switch to the party? No, let's finish this first.",
+        Nothing,
+    ),
+    (PartyThenLogin, "done?", Nothing),
+    (PartyThenLogin, "are we there yet", Nothing),
+    (
+        PartyThenLogin,
+        "If it's fixed on Android too, we can close it.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "It's fixed on desktop, not on mobile yet.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "It was fixed in staging but prod is still slow.",
+        Nothing,
+    ),
+    (PartyThenLogin, "The fix is ready for review.", Nothing),
+    (PartyThenLogin, "Let's try to get this done today.", Nothing),
+    (PartyThenLogin, "Can't say it's solved yet.", Nothing),
+    (PartyThenLogin, "Solving this will take a while.", Nothing),
+    (
+        PartyThenLogin,
+        "There's a closed issue on GitHub about the same bug.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The docs say this was resolved in version 3.",
+        Nothing,
+    ),
+    (PartyThenLogin, "thx for the help so far", Nothing),
+    (PartyThenLogin, "lol ok", Nothing),
+    (PartyThenLogin, "brb", Nothing),
+    (PartyThenLogin, "I'm finished for the day.", Nothing),
+    (PartyThenLogin, "gotta go, talk later", Nothing),
+    (
+        PartyThenLogin,
+        "Sorry, I meant the mobile version.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "We fixed a similar problem last year on the signup page.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Remember that the CDN caches for an hour.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I don't remember the exact bundle size.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Do we need help from the backend team?",
+        Nothing,
+    ),
+    (PartyThenLogin, "The help page also loads slowly.", Nothing),
+    (PartyThenLogin, "The new font loader helped a bit.", Nothing),
+    (
+        PartyThenLogin,
+        "Opening the page in incognito is just as slow.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "We started the profiler and it shows long tasks.",
+        Nothing,
+    ),
+    (PartyThenLogin, "I'm working on it.", Nothing),
+    (PartyThenLogin, "Still working on the login page.", Nothing),
+    (
+        Party,
+        "the party's not sorted yet, still need a venue",
+        Nothing,
+    ),
+    (Party, "Is the cake sorted?", Nothing),
+    (Party, "We'll finalise the guest list tomorrow.", Nothing),
+    (Party, "The bakery finished the cake early.", Nothing),
+    (
+        Party,
+        "Bowling's booked but the party isn't done, we still need invitations.",
+        Nothing,
+    ),
+    (Party, "Party planning is going ok.", Nothing),
+    (TaxGarden, "I wish the taxes were done already.", Nothing),
+    (
+        TaxGarden,
+        "The tax return isn't filed yet and the shed is half painted.",
+        Nothing,
+    ),
+    (TaxGarden, "Did Maria finish the tax return?", Nothing),
+    (
+        TaxGarden,
+        "once the shed is finished I'll do the taxes",
+        Nothing,
+    ),
+    (TaxGarden, "Who decided on cedar shingles?", Nothing),
+    (TaxGarden, "The old shed was closed off years ago.", Nothing),
+    (TaxGarden, "I'm sick of taxes tbh", Nothing),
+    (TaxGarden, "Taxes are due April 15, right?", Nothing),
+    (
+        LoginThenParty,
+        "The login page can wait until Monday.",
+        Nothing,
+    ),
+    (
+        LoginThenParty,
+        "I still haven't fixed the login page, but today is all about the party.",
+        Nothing,
+    ),
+    (
+        LoginThenParty,
+        "My boss asked if the login page was done.",
+        Nothing,
+    ),
+    (Empty, "ok", Nothing),
+    (Empty, "hmm interesting", Nothing),
+    (Empty, "What time is it in Tokyo?", Nothing),
+    (PartyThenLogin, "The fix was reverted.", Nothing),
+    (
+        ConcludedLogin,
+        "The login page was fixed last month, now the party.",
+        Nothing,
+    ),
+    (
+        ConcludedLogin,
+        "I remember we fixed the login page.",
+        Nothing,
+    ),
+];
+
+/// A sixteenth batch, written after the changes for the fifteenth and run before any change for
+/// it.
+const SIXTEENTH_BATCH: &[Row] = &[
+    // Open.
+    (
+        Party,
+        "Could you help me sort my photo library? It's a total mess.",
+        Open("photo library"),
+    ),
+    (
+        Empty,
+        "my landlord wants to keep the deposit and I need to write him a letter",
+        Open("deposit"),
+    ),
+    (
+        Party,
+        "Right, next thing on my list is the car insurance renewal.",
+        Open("car insurance"),
+    ),
+    (
+        TaxGarden,
+        "We're getting lots of 500 errors from the checkout API since this morning.",
+        Open("checkout api"),
+    ),
+    (
+        Empty,
+        "Fancy helping me plan a vegetable patch?",
+        Open("vegetable patch"),
+    ),
+    (
+        Party,
+        "I have to put together a slide deck for Monday's board meeting.",
+        Open("slide deck"),
+    ),
+    (
+        Empty,
+        "Our CI pipeline keeps timing out on the integration stage.",
+        Open("ci pipeline"),
+    ),
+    (
+        Party,
+        "Let's look at why the newsletter open rate dropped.",
+        Open("newsletter"),
+    ),
+    (
+        TaxGarden,
+        "I'd love some help choosing a name for my bakery.",
+        Open("bakery"),
+    ),
+    (
+        Empty,
+        "Thinking about switching our email provider, can you help me weigh it up?",
+        Open("email provider"),
+    ),
+    (
+        Party,
+        "new project!! a recipe app for my mum 🍰",
+        Open("recipe app"),
+    ),
+    (
+        Empty,
+        "I must prepare the annual performance reviews for my team.",
+        Open("performance reviews"),
+    ),
+    (
+        Party,
+        "Okay so the garage door opener stopped working, I need to fix it",
+        Open("garage door"),
+    ),
+    (
+        TaxGarden,
+        "Can we start on the marketing plan for Q3?",
+        Open("marketing plan"),
+    ),
+    (
+        Empty,
+        "the laptop fan is super loud, any ideas what to do?",
+        Open("laptop fan"),
+    ),
+    (
+        Party,
+        "Help me with my German homework pls",
+        Open("german homework"),
+    ),
+    (
+        Empty,
+        "I want to learn to play the guitar this year.",
+        Open("guitar"),
+    ),
+    (
+        Party,
+        "The team asked me to organise the summer barbecue.",
+        Open("barbecue"),
+    ),
+    // Switch.
+    (LoginThenParty, "login page time", Switch("login")),
+    (
+        LoginThenParty,
+        "Let's jump over to the login page.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "could we look at the login issue again",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "OK, party stuff done for today. Login page now.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "I have new numbers for the login page: 5 seconds on 4G.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Can we go back to planning Sam's birthday?",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "let's swap to the party for a bit",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Picking the party back up: the cake needs to be gluten free.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Party: 14 kids now, not 12.",
+        Switch("party"),
+    ),
+    (TaxGarden, "Turning to the taxes now.", Switch("tax")),
+    (
+        TaxGarden,
+        "Meanwhile on the tax return, Maria found two missing receipts.",
+        Switch("tax"),
+    ),
+    (TaxGarden, "Let's resume the tax return.", Switch("tax")),
+    (TwoPages, "go back to pricing", Switch("pricing")),
+    (
+        TwoPages,
+        "The pricing page again please.",
+        Switch("pricing"),
+    ),
+    // Conclude.
+    (
+        PartyThenLogin,
+        "That's the login page finished.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "we're good here, its solved",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Closing this one out, lazy loading fixed the fonts.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Tested on three phones, all under 2 seconds. We're done with the login page.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Looks like that fixed it 👍",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Issue resolved, thanks for your help!",
+        Close("login"),
+    ),
+    (
+        Party,
+        "The party went really well, thats done now.",
+        Close("party"),
+    ),
+    (Party, "All done with the party planning.", Close("party")),
+    (
+        LoginThenParty,
+        "Login page issue is finally closed.",
+        Close("login"),
+    ),
+    (
+        TaxGarden,
+        "I finally filed my taxes, so the tax return is done.",
+        Close("tax"),
+    ),
+    (TaxGarden, "shed's finished!", Close("shed")),
+    (
+        TaxGarden,
+        "The garden shed is all done, new roof and everything.",
+        Close("shed"),
+    ),
+    (TwoPages, "The pricing page bug is fixed.", Close("pricing")),
+    (PartyThenLogin, "Great news: it's solved.", Close("login")),
+    (PartyThenLogin, "Mark this as done please.", Close("login")),
+    // Recall.
+    (
+        ConcludedLogin,
+        "Hey, how did we end up fixing the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "I can't remember what the login fix was.",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was the final load time for the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "remind me about the login page thing",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Can you give me the summary for the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "login page — what did we do in the end?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was it that made the login page slow?",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "When was the tax return filed?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "who was our accountant for the taxes again?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Could you look up the tax refund amount?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "What did we get back from the taxes?",
+        Recall("tax"),
+    ),
+    (ConcludedTax, "Taxes: what was the outcome?", Recall("tax")),
+    // Help.
+    (Empty, "what do i do here", Help),
+    (Empty, "Can you show me how this works?", Help),
+    (Party, "how do I see all my efforts?", Help),
+    (Empty, "Explain yourself please 🙂", Help),
+    (Empty, "What is this tool for?", Help),
+    (Empty, "help!!", Help),
+    (Party, "what can I ask you?", Help),
+    (Empty, "How does CCM work?", Help),
+    // Status.
+    (TaxGarden, "show me my efforts", Status),
+    (PartyThenLogin, "which efforts are open?", Status),
+    // Stay.
+    (Party, "Grandma is coming to the party too.", Stay("party")),
+    (
+        PartyThenLogin,
+        "I removed two fonts and it's down to 3 seconds.",
+        Stay("login"),
+    ),
+    // Must not trigger.
+    (
+        PartyThenLogin,
+        "I'm not sure we're done with this.",
+        Nothing,
+    ),
+    (PartyThenLogin, "it's kinda fixed? not really", Nothing),
+    (PartyThenLogin, "Do you think it's fixed?", Nothing),
+    (
+        PartyThenLogin,
+        "We'll call it done when QA is happy.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I'd love to say it's fixed, but it isn't.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Sorted the fonts by size, the big ones are the problem.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Closing time for me, bye!", Nothing),
+    (
+        PartyThenLogin,
+        "The close button is misaligned on the login page.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Resolution on the phone is 1080p.", Nothing),
+    (PartyThenLogin, "The finish line is close.", Nothing),
+    (
+        PartyThenLogin,
+        "Remember, the page must work offline too.",
+        Nothing,
+    ),
+    // Written as must-not-trigger rows, but news about another open effort is filed there by
+    // design (the model's table in `offline/mod.rs`), as in the fifteenth batch's "Maria
+    // emailed, she needs the receipts from the blue folder.".
+    (
+        PartyThenLogin,
+        "I recall Sam wanted pizza at the party.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Did the party get sorted in the end?",
+        Nothing,
+    ),
+    (PartyThenLogin, "the party is next week btw", Nothing),
+    (
+        PartyThenLogin,
+        "We need help from design for the login button.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Help text on the form is too long.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Switching the font to system-ui made no difference.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I'll switch to the party once this works.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Back in 5 min", Nothing),
+    (
+        PartyThenLogin,
+        "The back button is broken on the login page.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "There's a new version of the bundler out.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Let's test it again tomorrow.", Nothing),
+    (PartyThenLogin, "Maybe we're done, maybe not.", Nothing),
+    (PartyThenLogin, "ok cool", Nothing),
+    (
+        PartyThenLogin,
+        "What do you think about code splitting?",
+        Nothing,
+    ),
+    (Party, "We still need to sort out the party games.", Nothing),
+    (Party, "Is everything for the party sorted?", Nothing),
+    (
+        Party,
+        "The party planning is finished when the bowling is booked.",
+        Nothing,
+    ),
+    (
+        TaxGarden,
+        "The shed isn't finished, the door is missing.",
+        Nothing,
+    ),
+    (
+        TaxGarden,
+        "Maria said the tax return is almost done.",
+        Switch("tax"),
+    ),
+    (TaxGarden, "I hate doing taxes.", Nothing),
+    (
+        TaxGarden,
+        "Last time we painted the shed it took a weekend.",
+        Nothing,
+    ),
+    // Written as a must-not-trigger row; what it meant is that the turn stays where it is, which
+    // the model says in words of its own.
+    (
+        LoginThenParty,
+        "The login page is still slow, but let's focus on the party.",
+        Stay("party"),
+    ),
+    (
+        LoginThenParty,
+        "Sam's friend asked whether the login page works on his phone.",
+        Nothing,
+    ),
+    (Empty, "thanks, that's all for now", Nothing),
+];
+
+/// The table in the order its parts were written; the figures are printed for each part, so a
+/// batch's first run can be read off before the model is changed for it.
+const PARTS: &[(&str, &[Row])] = &[
+    ("table", TABLE),
+    ("fifteenth batch", FIFTEENTH_BATCH),
+    ("sixteenth batch", SIXTEENTH_BATCH),
+];
+
 /// One turn answered by the offline model.
 fn say(session: &mut Session, text: &str) -> TurnResult {
     let model = OfflineModel::new();
@@ -2431,37 +3903,71 @@ fn category(expect: Expect) -> &'static str {
     }
 }
 
+/// Rows and passes by category, in the order the categories first appear.
+#[derive(Default)]
+struct Tally {
+    per_category: Vec<(&'static str, usize, usize)>,
+}
+
+impl Tally {
+    fn count(&mut self, name: &'static str, passed: bool) {
+        let at = match self.per_category.iter().position(|(c, _, _)| *c == name) {
+            Some(at) => at,
+            None => {
+                self.per_category.push((name, 0, 0));
+                self.per_category.len() - 1
+            }
+        };
+        self.per_category[at].1 += 1;
+        if passed {
+            self.per_category[at].2 += 1;
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.per_category.iter().map(|(_, rows, _)| rows).sum()
+    }
+
+    fn passed(&self) -> usize {
+        self.per_category.iter().map(|(_, _, ok)| ok).sum()
+    }
+
+    fn print(&self, title: &str) {
+        let (rows, passed) = (self.rows(), self.passed());
+        println!(
+            "{title}: {passed}/{rows} ({:.1} %)",
+            100.0 * passed as f64 / rows as f64
+        );
+        for (name, rows, ok) in &self.per_category {
+            println!("  {name}: {ok}/{rows}");
+        }
+    }
+}
+
 portable_tests! {
     fn the_demo_model_understands_ordinary_phrasing() {
         let mut failures = Vec::new();
-        let mut per_category: Vec<(&str, usize, usize)> = Vec::new();
-        for &(setup, text, expect) in TABLE {
-            let failure = check(setup, text, expect);
-            let name = category(expect);
-            let at = match per_category.iter().position(|(c, _, _)| *c == name) {
-                Some(at) => at,
-                None => {
-                    per_category.push((name, 0, 0));
-                    per_category.len() - 1
+        let mut whole = Tally::default();
+        for (part, rows) in PARTS {
+            let mut tally = Tally::default();
+            for &(setup, text, expect) in *rows {
+                let failure = check(setup, text, expect);
+                let name = category(expect);
+                tally.count(name, failure.is_none());
+                whole.count(name, failure.is_none());
+                if let Some(why) = failure {
+                    failures.push(format!("[{part}] {setup:?} {text:?} → {expect:?}: {why}"));
                 }
-            };
-            per_category[at].1 += 1;
-            if let Some(why) = failure {
-                failures.push(format!("{setup:?} {text:?} → {expect:?}: {why}"));
-            } else {
-                per_category[at].2 += 1;
             }
+            tally.print(part);
         }
-        let total = TABLE.len();
-        let passed = total - failures.len();
-        println!("phrasing table: {passed}/{total} ({:.1} %)", 100.0 * passed as f64 / total as f64);
-        for (name, rows, ok) in &per_category {
-            println!("  {name}: {ok}/{rows}");
-        }
+        whole.print("phrasing table");
         for failure in &failures {
             println!("FAILED {failure}");
         }
-        let quiet = per_category
+        let (total, passed) = (whole.rows(), whole.passed());
+        let quiet = whole
+            .per_category
             .iter()
             .find(|(name, _, _)| *name == "must not trigger")
             .expect("the table has rows that must not trigger");

@@ -203,7 +203,7 @@ const DOMAIN_DONE_WORDS: [&str; 39] = [
 
 /// Verbs in the past whose object is what was finished: "splitting the bundle fixed it", "we
 /// finally cracked the login bug".
-const DONE_VERBS: [&str; 15] = [
+const DONE_VERBS: [&str; 16] = [
     "wrapped",
     "fixed",
     "solved",
@@ -219,6 +219,7 @@ const DONE_VERBS: [&str; 15] = [
     "shipped",
     "merged",
     "finalized",
+    "finalised",
 ];
 
 /// Words that may stand around a completion word in a clause that says nothing else ("ok, all
@@ -290,7 +291,7 @@ const BARE_FILLERS: [&str; 62] = [
 
 /// Generic subjects or objects: "it", "that one", "the problem". What they stand for is the
 /// effort being worked on.
-const GENERIC_NOUNS: [&str; 27] = [
+const GENERIC_NOUNS: [&str; 28] = [
     "fix",
     "solution",
     "patch",
@@ -318,6 +319,7 @@ const GENERIC_NOUNS: [&str; 27] = [
     "these",
     "both",
     "whole",
+    "ticket",
 ];
 
 /// Words that may stand before a copula without changing who is spoken of ("the", "our", "I
@@ -331,7 +333,7 @@ const SUBJECT_FILLERS: [&str; 30] = [
 /// Clauses that conclude by themselves when nothing but fillers surrounds them ("it works
 /// now!"); with more words around them they often describe rather than conclude ("it works
 /// like this").
-const DONE_CLAUSES: [&[&str]; 10] = [
+const DONE_CLAUSES: [&[&str]; 11] = [
     &["it", "worked"],
     &["fix", "worked"],
     &["fix", "works"],
@@ -342,6 +344,7 @@ const DONE_CLAUSES: [&[&str]; 10] = [
     &["all", "good"],
     &["that", "is", "a", "wrap"],
     &["that", "is", "it"],
+    &["that", "is", "that"],
 ];
 
 /// Phrases that conclude wherever they stand in a clause ("lazy-loading the images did the
@@ -417,7 +420,12 @@ const REQUEST_PREFIXES: [&[&str]; 24] = [
 ];
 
 /// Labels that name new work directly ("new task: hiring plan").
-const LABELS: [&[&str]; 7] = [
+const LABELS: [&[&str]; 12] = [
+    &["new", "thing"],
+    &["another", "thing"],
+    &["another", "topic"],
+    &["different", "topic"],
+    &["new", "issue"],
     &["new", "effort"],
     &["new", "task"],
     &["new", "topic"],
@@ -428,7 +436,10 @@ const LABELS: [&[&str]; 7] = [
 ];
 
 /// Phrases after which the named work is asked for directly.
-const EXPLICIT_OPENERS: [&[&str]; 24] = [
+const EXPLICIT_OPENERS: [&[&str]; 27] = [
+    &["starting", "on"],
+    &["starting", "work", "on"],
+    &["kicking", "off"],
     &["let", "us", "get", "started", "on"],
     &["let", "us", "get", "started", "with"],
     &["let", "us", "get", "going", "on"],
@@ -457,7 +468,21 @@ const EXPLICIT_OPENERS: [&[&str]; 24] = [
 
 /// First-person statements of a problem or an undertaking, followed by what it is about ("I'm
 /// trying to figure out why…", "we have a problem with…", "I'm planning a…").
-const PROBLEM_OPENERS: [&[&str]; 90] = [
+const PROBLEM_OPENERS: [&[&str]; 104] = [
+    &["i", "am", "thinking", "about"],
+    &["we", "are", "thinking", "about"],
+    &["i", "would", "love", "some", "help", "with"],
+    &["i", "would", "love", "some", "help"],
+    &["i", "would", "like", "some", "help"],
+    &["i", "could", "use", "some", "help"],
+    &["i", "am", "having", "troubles", "with"],
+    &["we", "are", "having", "troubles", "with"],
+    &["we", "got", "a", "complaint", "about"],
+    &["i", "got", "a", "complaint", "about"],
+    &["we", "got", "complaints", "about"],
+    &["we", "are", "getting", "complaints", "about"],
+    &["i", "will", "be", "working", "on"],
+    &["we", "will", "be", "working", "on"],
     &["i", "keep", "getting"],
     &["we", "keep", "getting"],
     &["i", "keep", "seeing"],
@@ -554,7 +579,12 @@ const PROBLEM_OPENERS: [&[&str]; 90] = [
 
 /// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
 /// offsite", "we need to fix the login").
-const WORK_OPENERS: [&[&str]; 30] = [
+const WORK_OPENERS: [&[&str]; 34] = [
+    &["helping", "me"],
+    &["helping", "us"],
+    &["asked", "me", "to"],
+    &["asked", "us", "to"],
+    &["i", "would", "love", "to"],
     &["i", "have", "been", "asked", "to"],
     &["we", "have", "been", "asked", "to"],
     &["i", "was", "asked", "to"],
@@ -582,14 +612,25 @@ const WORK_OPENERS: [&[&str]; 30] = [
     &["we", "are", "going", "to"],
     &["i", "plan", "to"],
     &["we", "plan", "to"],
-    &["i", "would", "love", "to"],
     &["we", "want", "to"],
     &["i", "am", "about", "to"],
 ];
 
 /// Verbs of new work after a [`WORK_OPENERS`] phrase, with their particle when they take one.
 /// Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
-const ACTION_VERBS: [&[&str]; 69] = [
+const ACTION_VERBS: [&[&str]; 81] = [
+    &["put", "together"],
+    &["look", "at"],
+    &["track", "down"],
+    &["apply", "for"],
+    &["renew"],
+    &["redo"],
+    &["replace"],
+    &["repair"],
+    &["paint"],
+    &["install"],
+    &["clean"],
+    &["cancel"],
     &["come", "up", "with"],
     &["pick"],
     &["find"],
@@ -662,7 +703,11 @@ const ACTION_VERBS: [&[&str]; 69] = [
 ];
 
 /// Switch cues that can only mean going back to a piece of work.
-const EXPLICIT_SWITCHES: [&[&str]; 14] = [
+const EXPLICIT_SWITCHES: [&[&str]; 18] = [
+    &["swap", "to"],
+    &["swap", "back", "to"],
+    &["swap", "over", "to"],
+    &["jump", "over", "to"],
     &["switch", "back", "to"],
     &["switch", "over", "to"],
     &["switch", "to"],
@@ -680,7 +725,12 @@ const EXPLICIT_SWITCHES: [&[&str]; 14] = [
 ];
 
 /// Softer switch cues: they switch only when what follows names an effort.
-const SOFT_SWITCHES: [&[&str]; 13] = [
+const SOFT_SWITCHES: [&[&str]; 18] = [
+    &["turning", "to"],
+    &["turn", "to"],
+    &["go", "on", "with"],
+    &["keep", "going", "with"],
+    &["get", "on", "with"],
     &["continue", "with"],
     &["continue", "on"],
     &["carry", "on", "with"],
@@ -703,7 +753,14 @@ const NOT_TARGETS: [&str; 14] = [
 ];
 
 /// Whole messages that ask what this is or how to use it.
-const HELP_MESSAGES: [&str; 22] = [
+const HELP_MESSAGES: [&str; 29] = [
+    "explain yourself",
+    "how to use",
+    "how to use this",
+    "show me the commands",
+    "the commands",
+    "user guide",
+    "guide",
     "help",
     "help me",
     "help please",
@@ -729,7 +786,24 @@ const HELP_MESSAGES: [&str; 22] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 51] = [
+const HELP_PHRASES: [&str; 68] = [
+    "what is this tool",
+    "what can i ask",
+    "what should i ask",
+    "what do i ask",
+    "i do not understand what",
+    "i do not understand how",
+    "what am i supposed to",
+    "what i am supposed to",
+    "how this works",
+    "how this app works",
+    "how this thing works",
+    "user guide",
+    "user manual",
+    "what does ccm",
+    "help me understand this",
+    "list of commands",
+    "what does this app",
     "what does ccm stand for",
     "what does ccm mean",
     "how to use this",
@@ -794,7 +868,12 @@ const COLLAPSE_PHRASES: [&str; 5] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 77] = [
+const RECALL_PHRASES: [&str; 81] = [
+    "the summary",
+    "the story with",
+    "what is the story",
+    "a while ago",
+    "tell me again",
     "when was",
     "when did",
     "what did",
@@ -807,7 +886,6 @@ const RECALL_PHRASES: [&str; 77] = [
     "where are we on",
     "where do we stand",
     "where did we leave",
-    "in the end",
     "what was wrong",
     "what went wrong",
     "what was the problem",
@@ -889,7 +967,7 @@ const ASKING_PHRASES: [&str; 10] = [
 ];
 
 /// First words of a question that is a request ("can you close it?").
-const REQUEST_STARTS: [&str; 4] = ["can", "could", "would", "will"];
+const REQUEST_STARTS: [&str; 6] = ["can", "could", "would", "will", "shall", "fancy"];
 
 const DETAIL_PHRASES: [&str; 7] = [
     "details",
@@ -901,7 +979,13 @@ const DETAIL_PHRASES: [&str; 7] = [
     "show me",
 ];
 
-const STATUS_PHRASES: [&str; 9] = [
+const STATUS_PHRASES: [&str; 15] = [
+    "show me my efforts",
+    "all my efforts",
+    "which efforts are",
+    "with everything",
+    "what is on my plate",
+    "an overview",
     "status",
     "what are we working on",
     "which efforts",
@@ -921,15 +1005,46 @@ const LEADING_FILLERS: [&str; 22] = [
 
 /// Words cut from the end of a name ("billing export next" → "billing export"), and words a
 /// cut-off name must not end on ("memory leak in the" → "memory leak").
-const TRAILING_FILLERS: [&str; 27] = [
-    "now", "next", "today", "please", "first", "then", "again", "effort", "the", "a", "an", "in",
-    "of", "for", "to", "at", "on", "with", "and", "from", "my", "our", "your", "their", "is",
-    "are", "problem",
+const TRAILING_FILLERS: [&str; 32] = [
+    "tomorrow",
+    "tonight",
+    "later",
+    "soon",
+    "yesterday",
+    "now",
+    "next",
+    "today",
+    "please",
+    "first",
+    "then",
+    "again",
+    "effort",
+    "the",
+    "a",
+    "an",
+    "in",
+    "of",
+    "for",
+    "to",
+    "at",
+    "on",
+    "with",
+    "and",
+    "from",
+    "my",
+    "our",
+    "your",
+    "their",
+    "is",
+    "are",
+    "problem",
 ];
 
 /// Words a problem statement's name leaves out ("why our login page is so slow" → "login page
 /// slow"): auxiliaries and intensifiers say nothing about which work it is.
-const NAME_SKIPS: [&str; 20] = [
+const NAME_SKIPS: [&str; 22] = [
+    "wants",
+    "wanted",
     "is",
     "are",
     "was",
@@ -976,6 +1091,9 @@ struct Clause {
     /// Whether a contrast with a negation follows it ("it's fixed on desktop, but not on
     /// mobile"), which makes what it says only partly true.
     qualified: bool,
+    /// Whether it is the last clause of its sentence, where a question mark belongs: in
+    /// "Thinking about a new provider, can you help me weigh it up?" the first clause states.
+    ends_sentence: bool,
 }
 
 impl Clause {
@@ -1037,12 +1155,29 @@ impl Clause {
             "fails",
             "regressed",
         ];
+        // "Fast again", "working again" are good news; "slow again" is not.
+        const RECOVERED: [&str; 11] = [
+            "fast",
+            "quick",
+            "working",
+            "works",
+            "fine",
+            "ok",
+            "okay",
+            "normal",
+            "good",
+            "stable",
+            "responsive",
+        ];
         self.words.iter().enumerate().any(|(i, w)| {
             let good_news = (w == "no" || w == "not")
                 && self.words.get(i + 1).is_some_and(|n| {
                     ["more", "longer", "problem", "worries"].contains(&n.as_str())
                 });
-            (NEGATORS.contains(&w.as_str()) && !good_news) || SETBACKS.contains(&w.as_str())
+            let recovered =
+                w == "again" && i > 0 && RECOVERED.contains(&self.words[i - 1].as_str());
+            (NEGATORS.contains(&w.as_str()) && !good_news)
+                || (SETBACKS.contains(&w.as_str()) && !recovered)
         })
     }
 
@@ -1056,30 +1191,45 @@ impl Clause {
     /// Whether the clause starts like a yes-or-no or a wh-question even without a mark.
     fn starts_like_question(&self) -> bool {
         let w = self.w();
-        matches!(
-            w.as_slice(),
-            [
-                "is" | "are" | "was" | "were" | "has" | "have" | "did" | "does" | "do",
-                "it" | "that" | "this" | "we" | "you" | "the" | "everything" | "anyone" | "anybody",
-                ..
-            ] | [
-                "what" | "how" | "why" | "when" | "where" | "which" | "who",
-                "did"
-                    | "do"
-                    | "does"
-                    | "was"
-                    | "were"
-                    | "is"
-                    | "are"
-                    | "have"
-                    | "had"
-                    | "has"
-                    | "should"
-                    | "can"
-                    | "could",
-                ..
-            ]
-        )
+        // "what happened with…", "who decided…": a question word and a verb in the past.
+        let wh_past = match w.as_slice() {
+            ["what" | "how" | "why" | "when" | "where" | "who" | "which", verb, ..] => {
+                verb.len() > 4 && verb.ends_with("ed")
+            }
+            _ => false,
+        };
+        wh_past
+            || matches!(
+                w.as_slice(),
+                [
+                    "is" | "are" | "was" | "were" | "has" | "have" | "did" | "does" | "do",
+                    "it" | "that"
+                        | "this"
+                        | "we"
+                        | "you"
+                        | "the"
+                        | "everything"
+                        | "anyone"
+                        | "anybody",
+                    ..
+                ] | [
+                    "what" | "how" | "why" | "when" | "where" | "which" | "who",
+                    "did"
+                        | "do"
+                        | "does"
+                        | "was"
+                        | "were"
+                        | "is"
+                        | "are"
+                        | "have"
+                        | "had"
+                        | "has"
+                        | "should"
+                        | "can"
+                        | "could",
+                    ..
+                ]
+            )
     }
 }
 
@@ -1108,12 +1258,19 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     let clauses = clauses(&text);
     let mut intents = Vec::new();
 
-    let close = clauses.iter().find_map(close_in);
+    // A headline of a finished step ("bowling alley booked") concludes only when no clause of
+    // the message says more plainly what is done ("…, party's done!").
+    let close = clauses
+        .iter()
+        .find_map(|c| close_in(c, false))
+        .or_else(|| clauses.iter().find_map(|c| close_in(c, true)));
     let open = open_in(&clauses);
     let switch = clauses
         .iter()
         .enumerate()
-        .find_map(|(i, clause)| switch_in(clause, i + 1 < clauses.len()));
+        .find_map(|(i, clause)| switch_in(clause, i + 1 < clauses.len()))
+        .or_else(|| marked_topic(&clauses))
+        .or_else(|| resumed(&clauses, message));
 
     if let Some((mention, specific)) = close {
         let mention = if specific {
@@ -1128,7 +1285,12 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
         intents.push(Intent::Switch { target, explicit });
     }
     if let Some((name, explicit)) = &open {
-        if !intents.iter().any(|i| matches!(i, Intent::Switch { .. })) {
+        // A soft cue ("let's turn to the budget") moves only to an effort it names; when it
+        // names none, the new work is what was asked for, so both go to the plan.
+        if !intents
+            .iter()
+            .any(|i| matches!(i, Intent::Switch { explicit: true, .. }))
+        {
             intents.push(Intent::Open {
                 name: name.clone(),
                 explicit: *explicit,
@@ -1151,16 +1313,44 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     // earlier"); opening it is what the person asked for, so recall is not read into it. And
     // a statement ("we decided to set it to 86400") reports a fact: only a question or a
     // request asks to recall one.
+    // "Tell me again about…", "remind me again what…": "again" stands inside the phrases.
+    let plain = spelled.replace(" again ", " ");
+    let fetches = clauses.first().is_some_and(fetch_request);
+    let forgot = clauses.iter().any(forgot_what);
     let asks = text.contains('?')
+        || fetches
+        || forgot
         || clauses.iter().any(Clause::starts_like_question)
-        || ASKING_PHRASES.iter().any(|p| contains_phrase(&spelled, p));
-    // "How much was the refund again?" asks to be reminded.
+        || ASKING_PHRASES.iter().any(|p| contains_phrase(&plain, p));
+    // "How much was the refund again?" asks to be reminded; so does any question about how
+    // things were ("how big was the bundle?", "who did the filing?").
     let reminded = text.trim_end().ends_with("again?");
+    // A "why didn't…" is a complaint about the work at hand, not a question about the past.
+    let about_the_past = clauses.iter().any(|c| {
+        c.question
+            && !c.words.iter().any(|x| NEGATORS.contains(&x.as_str()))
+            && matches!(
+                c.w().as_slice(),
+                [
+                    "what" | "how" | "when" | "where" | "who" | "which",
+                    "was" | "were" | "did" | "had",
+                    ..
+                ] | [
+                    "how",
+                    "much" | "many" | "big" | "long" | "fast" | "slow",
+                    "was" | "were" | "did",
+                    ..
+                ]
+            )
+    });
     let recalls = reminded
+        || about_the_past
+        || fetches
+        || forgot
         || RECALL_PHRASES.iter().any(|p| {
-            contains_phrase(&spelled, p)
-                && !(p == &"remember" && contains_phrase(&spelled, "remember to"))
-                && !(p == &"remind me" && contains_phrase(&spelled, "remind me to"))
+            contains_phrase(&plain, p)
+                && !(p == &"remember" && contains_phrase(&plain, "remember to"))
+                && !(p == &"remind me" && contains_phrase(&plain, "remind me to"))
         });
     if open.is_none()
         && asks
@@ -1173,6 +1363,8 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
         });
     }
     if STATUS_PHRASES.iter().any(|p| contains_phrase(&spelled, p)) {
+        // "Show me my efforts" asks for the list, not for a search of the past.
+        intents.retain(|i| !matches!(i, Intent::Recall { .. }));
         intents.push(Intent::Status);
     }
     // Asking for help with something ("help me with the import") is new work, handled above.
@@ -1185,11 +1377,44 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     let bare = bare
         .trim_start_matches("hi ")
         .trim_start_matches("hello ")
-        .trim_start_matches("hey ");
-    let asks_for_help = HELP_MESSAGES.contains(&bare)
+        .trim_start_matches("hey ")
+        .trim_start_matches("ok ");
+    let bare = bare
+        .trim_end_matches(" please")
+        .trim_end_matches(" thanks")
+        .trim_end_matches(" pls");
+    // A message of question marks alone asks what this is.
+    let puzzled = !message.trim().is_empty() && message.trim().chars().all(|c| c == '?');
+    // "How do I close an effort?", "how do I get back to an old topic?": how to use CCM.
+    let how_to_use = clauses.iter().any(|c| {
+        let w = c.w();
+        asks_how(&w)
+            && w.iter()
+                .any(|x| ["effort", "efforts", "topic", "topics", "ccm", "app", "tool"].contains(x))
+    });
+    // Asking about CCM itself wins over any other reading of the same words ("show me the
+    // commands" is no search, "help me understand this tool" no new work).
+    let about_ccm = puzzled
+        || how_to_use
+        || HELP_MESSAGES.contains(&bare)
+        || [
+            "help me understand this",
+            "what does this app",
+            "what does ccm",
+            "how this works",
+            "how this app works",
+        ]
+        .iter()
+        .any(|p| contains_phrase(&spelled, p));
+    let asks_for_help = about_ccm
+        || HELP_MESSAGES.contains(&bare)
         || HELP_PHRASES.iter().any(|p| contains_phrase(&spelled, p))
         || help_at_end(&clauses);
-    if open.is_none()
+    if about_ccm {
+        // Asking how to do something with efforts does none of it.
+        intents.clear();
+    }
+    if (open.is_none() || about_ccm)
         && asks_for_help
         && !intents.iter().any(|i| matches!(i, Intent::Switch { .. }))
     {
@@ -1198,19 +1423,107 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     intents
 }
 
+/// A topic marker standing alone before what it marks ("re: login page — any ideas?",
+/// "regarding: the party"): the next clause names the effort.
+fn marked_topic(clauses: &[Clause]) -> Option<(String, bool)> {
+    clauses.windows(2).find_map(|pair| {
+        let marker = matches!(
+            pair[0].w().as_slice(),
+            ["re"] | ["regarding"] | ["as", "for"] | ["about"] | ["topic"]
+        );
+        let target = trim_name(&pair[1].w(), MAX_PROBLEM_NAME_WORDS);
+        (marker && !target.is_empty()).then_some((target, false))
+    })
+}
+
+/// A bare cue to resume ("let's continue", "where were we?") beside words that name the work
+/// ("where were we with the login page? let's continue"): the whole message is the target, so
+/// the move happens only when it names an effort clearly.
+fn resumed(clauses: &[Clause], message: &str) -> Option<(String, bool)> {
+    let cue = clauses.iter().any(|c| {
+        let w = c.w();
+        let w: &[&str] = w.strip_prefix(&["let", "us"][..]).unwrap_or(&w);
+        let w: &[&str] = w.strip_prefix(&["ok"][..]).unwrap_or(w);
+        matches!(
+            w,
+            ["continue"]
+                | ["continue", "please"]
+                | ["carry", "on"]
+                | ["keep", "going"]
+                | ["resume"]
+                | ["proceed"]
+                | ["where", "were", "we"]
+                | ["where", "were", "we", "with" | "on", ..]
+        )
+    });
+    (cue && (clauses.len() > 1 || clauses.iter().any(|c| c.w().len() > 4)))
+        .then(|| (message.trim().to_string(), false))
+}
+
+/// Whether a clause asks to be shown something stored: "look up the login notes", "search for
+/// the tax return", "pull up the notes", "can you bring back what we had on…".
+fn fetch_request(clause: &Clause) -> bool {
+    let w = clause.w();
+    let mut rest: &[&str] = &w;
+    for prefix in [
+        &["please"][..],
+        &["can", "you"],
+        &["could", "you"],
+        &["would", "you"],
+        &["hey"],
+        &["ok"],
+    ] {
+        if let Some(more) = rest.strip_prefix(prefix) {
+            rest = more;
+        }
+    }
+    matches!(
+        rest,
+        ["recall" | "search" | "fetch" | "retrieve", ..]
+            | ["look" | "pull" | "bring" | "dig", "up" | "back" | "out", ..]
+            | ["find", "me" | "what" | "the", ..]
+            | ["show", "me", ..]
+            | ["give", "me", "the" | "a", ..]
+            | ["tell", "me", "again", ..]
+    )
+}
+
+/// Whether a clause says the person forgot something and asks for it: "I forgot how we solved
+/// it", "I don't remember how the tax return ended".
+fn forgot_what(clause: &Clause) -> bool {
+    let w = clause.w();
+    const WH: [&str; 7] = ["how", "what", "why", "when", "where", "who", "which"];
+    w.windows(2)
+        .any(|p| ["forgot", "forget", "forgotten"].contains(&p[0]) && WH.contains(&p[1]))
+        || w.windows(3).any(|p| {
+            ["do", "can", "did"].contains(&p[0])
+                && p[1] == "not"
+                && ["remember", "recall"].contains(&p[2])
+        }) && w
+            .iter()
+            .skip_while(|x| !["remember", "recall"].contains(x))
+            .nth(1)
+            .is_some_and(|x| WH.contains(x))
+}
+
 /// Whether the message turns down a change ("I don't want to work on the party today", "let's
-/// not go back to that"): such a message mentions another effort without asking to move there.
+/// not go back to that"), puts it off ("the login page can wait") or reports someone's question
+/// about it ("my boss asked if the login page was done"): such a message mentions another
+/// effort without asking to move there.
 pub(crate) fn declines(message: &str) -> bool {
     const CHANGES: [&str; 12] = [
         "work", "switch", "back", "close", "start", "talk", "open", "touch", "think", "bother",
         "deal", "worry",
     ];
     clauses(&normalise(message)).iter().any(|clause| {
-        clause
-            .words
-            .iter()
-            .enumerate()
-            .any(|(i, w)| CHANGES.contains(&w.as_str()) && clause.negated_before(i))
+        let w = clause.w();
+        defers(&w)
+            || reports_a_question(&w)
+            || clause
+                .words
+                .iter()
+                .enumerate()
+                .any(|(i, w)| CHANGES.contains(&w.as_str()) && clause.negated_before(i))
     })
 }
 
@@ -1249,7 +1562,9 @@ fn help_at_end(clauses: &[Clause]) -> bool {
 }
 
 /// The closing in a clause: what is done (the mention) and whether it is a noun of its own.
-fn close_in(clause: &Clause) -> Option<(String, bool)> {
+/// With `domain_headlines`, a headline may end on a word that finishes one kind of work
+/// ("birthday party planned").
+fn close_in(clause: &Clause, domain_headlines: bool) -> Option<(String, bool)> {
     // Words that make a completion partial or doubtful: "done with the first part", "all set
     // except the cake", "done in theory", "they say it's resolved".
     const PARTIAL: [&str; 16] = [
@@ -1279,6 +1594,12 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
     {
         return None;
     }
+    // A completion under a condition ("if it's fixed on Android too, we can close it", "close
+    // it once QA signs off") has not happened yet, and one placed in the distant past ("we
+    // fixed a similar bug last year") is history, not news about the work at hand.
+    if clause.conditional || w.iter().any(|x| CONDITIONS.contains(x)) || distant_past(&w) {
+        return None;
+    }
     if let Some(found) = close_request(clause) {
         return Some(found);
     }
@@ -1286,7 +1607,12 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
         return None;
     }
     // "Finished with this one", "done with the export": what follows "with" is what is done.
-    if let [first, "with", rest @ ..] = w.as_slice() {
+    // "All done with the party planning", "so finished with this one".
+    let lead = w
+        .iter()
+        .take_while(|x| ["all", "so", "ok", "okay", "and", "well", "now"].contains(*x))
+        .count();
+    if let [first, "with", rest @ ..] = &w[lead..] {
         if DONE_WORDS.contains(first) && !rest.is_empty() && !clause.negated_before(0) {
             let object = trim_subject(rest);
             if object.iter().all(|x| GENERIC_NOUNS.contains(x)) {
@@ -1339,7 +1665,7 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
         }
     }
     // Headline style, without a verb: "party sorted!", "that's the login page done".
-    if let Some(found) = headline_done(clause) {
+    if let Some(found) = headline_done(clause, domain_headlines) {
         return Some(found);
     }
     // "the login page is fixed now", "party is sorted", "we are done with the export".
@@ -1376,10 +1702,17 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
     }
     // "splitting the bundle fixed it", "we finally cracked the login bug".
     for (at, word) in w.iter().enumerate() {
-        if !DONE_VERBS.contains(word) || at == 0 {
+        // A diary-style report leaves out the "I": "finished the shed", "wrapped up the login
+        // page", "fixed it". At the start of a clause the verb needs an object that is plainly
+        // one ("fixed costs went up" describes costs).
+        let elided_subject = at == 0
+            && w.get(1).is_some_and(|next| {
+                ["the", "it", "this", "that", "my", "our", "up", "out"].contains(next)
+            });
+        if !DONE_VERBS.contains(word) || (at == 0 && !elided_subject) {
             continue;
         }
-        let before = w[at - 1];
+        let before = if at == 0 { "" } else { w[at - 1] };
         if [
             "the", "a", "an", "our", "my", "your", "its", "their", "is", "are", "was", "were",
             "be", "been", "get", "got",
@@ -1395,7 +1728,31 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
         if object.first().is_some_and(|x| ["out", "up"].contains(x)) {
             object = &object[1..];
         }
-        let object = cut_at(object, &["by", "with", "using", "after", "and"]);
+        // "We fixed a similar problem on the signup page", "we closed another ticket": what
+        // is finished is something other than the efforts, which have names of their own.
+        if object
+            .first()
+            .is_some_and(|x| ["a", "an", "another", "some", "similar", "one", "other"].contains(x))
+        {
+            continue;
+        }
+        // "We shipped the fix yesterday": when it happened is not what was finished.
+        let object = cut_at(
+            object,
+            &[
+                "by",
+                "with",
+                "using",
+                "after",
+                "and",
+                "yesterday",
+                "today",
+                "tonight",
+                "earlier",
+                "this",
+                "last",
+            ],
+        );
         if object.is_empty() {
             continue;
         }
@@ -1410,8 +1767,10 @@ fn close_in(clause: &Clause) -> Option<(String, bool)> {
 
 /// A closing in headline style: a noun, then a completion word that ends the clause ("party
 /// sorted", "login page fixed at last", "that's the export done").
-fn headline_done(clause: &Clause) -> Option<(String, bool)> {
-    const TRAILING: [&str; 6] = ["now", "finally", "at", "last", "too", "already"];
+fn headline_done(clause: &Clause, domain_headlines: bool) -> Option<(String, bool)> {
+    const TRAILING: [&str; 9] = [
+        "now", "finally", "at", "last", "too", "already", "then", "thanks", "cheers",
+    ];
     let w = clause.w();
     let mut end = w.len() - w.iter().rev().take_while(|x| TRAILING.contains(x)).count();
     // "Tax return done and submitted": the first completion word is the one to read.
@@ -1422,7 +1781,11 @@ fn headline_done(clause: &Clause) -> Option<(String, bool)> {
         end -= 2;
     }
     let at = end.checked_sub(1)?;
-    if at == 0 || !DONE_WORDS.contains(&w[at]) || copula_before(&w, at).is_some() {
+    // "Birthday party planned" finishes the party; "booked" or "planned" after "it" is only a
+    // step, which the generic subject below does not conclude.
+    let domain =
+        domain_headlines && DOMAIN_DONE_WORDS.contains(&w[at]) && !DONE_WORDS.contains(&w[at]);
+    if at == 0 || !(DONE_WORDS.contains(&w[at]) || domain) || copula_before(&w, at).is_some() {
         return None;
     }
     if clause.negated_before(at) || clause.irrealis_before(at) {
@@ -1450,9 +1813,17 @@ fn headline_done(clause: &Clause) -> Option<(String, bool)> {
         return None;
     }
     if subject.iter().all(|x| GENERIC_NOUNS.contains(x)) {
-        return Some((String::new(), false));
+        return (!domain).then(|| (String::new(), false));
     }
     Some((subject.join(" "), true))
+}
+
+/// Whether a clause places what it says in the distant past ("last year", "years ago").
+fn distant_past(w: &[&str]) -> bool {
+    w.iter().any(|x| ["ago", "years", "previously"].contains(x))
+        || find_seq(w, &["last", "year"]).is_some()
+        || find_seq(w, &["in", "the", "past"]).is_some()
+        || find_seq(w, &["back", "then"]).is_some()
 }
 
 /// A request to conclude: "close this", "let's wrap up the export", "can you mark it as done?",
@@ -1712,16 +2083,51 @@ fn has_content(text: &str) -> bool {
 
 /// The first new work named in the message, and whether it was asked for by name.
 fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
+    // Whether the person takes a problem on or asks for ideas about it ("I have to fix it",
+    // "any ideas?"): a thing that misbehaves is then a problem to work on, not a remark.
+    let takes_on = clauses.iter().any(|c| {
+        let w = c.w();
+        w.contains(&"ideas")
+            || find_seq(&w, &["any", "idea"]).is_some()
+            || w.windows(2).any(|p| {
+                p[0] == "to"
+                    && [
+                        "fix", "track", "find", "figure", "solve", "sort", "look", "deal", "repair",
+                    ]
+                    .contains(&p[1])
+            })
+            || find_seq(&w, &["what", "should", "i", "do"]).is_some()
+    });
     for (index, clause) in clauses.iter().enumerate() {
         let w = clause.w();
         // "New task: hiring plan" — the label is a clause of its own, the name the next one.
         // "Starting a new project: a recipe app" — the clause ends on the label.
-        if LABELS.iter().any(|label| w.ends_with(label)) {
+        // "Plan: learn Spanish", "Goal - a faster build": a lone label word is a label too.
+        let lone_label = matches!(
+            w.as_slice(),
+            ["plan" | "goal" | "task" | "project" | "todo" | "topic" | "idea"]
+        );
+        if lone_label || LABELS.iter().any(|label| w.ends_with(label)) {
             if let Some(next) = clauses.get(index + 1) {
                 let name = trim_name(&next.w(), MAX_NAME_WORDS);
                 if !name.is_empty() {
                     return Some((name, true));
                 }
+            }
+        }
+        // "Next thing on my list is the car insurance renewal": a label, then "is" and the name.
+        let listed = matches!(
+            w.as_slice(),
+            [
+                "next" | "new" | "another",
+                "thing" | "task" | "item" | "topic" | "project",
+                ..
+            ]
+        );
+        if let Some(is) = w.iter().position(|x| *x == "is").filter(|_| listed) {
+            let name = trim_name(&w[is + 1..], MAX_NAME_WORDS);
+            if !name.is_empty() {
+                return Some((name, true));
             }
         }
         if let Some(found) = LABELS.iter().find_map(|label| {
@@ -1737,13 +2143,16 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
         // A problem stated in a question's first clause ("my sourdough won't rise, any idea
         // why?") is still a problem of ours.
         if !clause.starts_like_question() {
-            if let Some(name) =
-                stated_problem(clause, index.checked_sub(1).and_then(|i| clauses.get(i)))
-            {
+            if let Some(name) = stated_problem(
+                clause,
+                index.checked_sub(1).and_then(|i| clauses.get(i)),
+                takes_on,
+            ) {
                 return Some((name, false));
             }
         }
-        let asks = clause.asks_not_requests() || clause.starts_like_question();
+        let asks =
+            (clause.asks_not_requests() && clause.ends_sentence) || clause.starts_like_question();
         if asks {
             continue;
         }
@@ -1766,14 +2175,31 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
             }
         }
         for opener in PROBLEM_OPENERS {
-            if let Some(at) = find_seq(&w, opener) {
+            // Chat and notes leave the subject out: "working on my running plan", "having
+            // trouble with the printer".
+            let subjectless = match opener {
+                ["i", "am", rest @ ..] | ["we", "are", rest @ ..] if !rest.is_empty() => {
+                    w.starts_with(rest).then_some(rest.len())
+                }
+                _ => None,
+            };
+            let found = find_seq(&w, opener)
+                .map(|at| (at, opener.len()))
+                .or(subjectless.map(|len| (0, len)));
+            if let Some((at, len)) = found {
                 if clause.negated_before(at) {
                     return None;
                 }
-                let mut rest = &w[at + opener.len()..];
+                let mut rest = &w[at + len..];
+                // "We need help from design" asks for someone's help, not for help with work.
+                if opener.last() == Some(&"help") && rest.first() == Some(&"from") {
+                    continue;
+                }
                 // "I'm working on a cover letter" starts something; "we're working on the fonts
-                // now" reports progress on something already known.
+                // now" reports progress on something already known. "I'll be working on the
+                // rate limiting from now on" announces it.
                 if opener.contains(&"working")
+                    && !opener.contains(&"will")
                     && rest.first().is_some_and(|x| {
                         ["the", "it", "this", "that", "those", "these"].contains(x)
                     })
@@ -1826,15 +2252,47 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
             let Some(at) = find_seq(&w, opener) else {
                 continue;
             };
-            let rest = &w[at + opener.len()..];
+            let mut rest = &w[at + opener.len()..];
+            // "Let us begin to write…", "I want to start planning…": the aspect is not the work.
+            if let ["begin" | "start" | "try" | "starting" | "beginning", "to", more @ ..] = rest {
+                rest = more;
+            }
             let Some(verb) = ACTION_VERBS.iter().find(|v| rest.starts_with(v)) else {
+                // "I need to renew my passport": any verb whose object is the person's own or
+                // new ("my", "our", "a") names work, where "the" often points at a detail of
+                // the work at hand ("we need to call the bakery").
+                let own = ["i", "we"].contains(&opener[0])
+                    && opener.len() > 1
+                    && ["need", "have", "must", "want", "would"].contains(&opener[1]);
+                // A particle may follow the verb ("put together a slide deck").
+                let object_at = if rest
+                    .get(1)
+                    .is_some_and(|x| ["together", "up", "out", "down", "off", "in"].contains(x))
+                {
+                    2
+                } else {
+                    1
+                };
+                if own
+                    && rest.len() > object_at + 1
+                    && rest[0].chars().all(|c| c.is_ascii_alphabetic())
+                    && ["my", "our", "a", "an"].contains(&rest[object_at])
+                    && !clause.negated_before(at)
+                {
+                    let name = trim_name(&rest[object_at + 1..], MAX_NAME_WORDS);
+                    if has_content(&name) {
+                        return Some((name, false));
+                    }
+                }
                 continue;
             };
             if clause.negated_before(at) {
                 return None;
             }
             let object = &rest[verb.len()..];
-            let name = if ["figure", "find", "work", "understand"].contains(&verb[0]) {
+            let name = if ["figure", "find", "work", "understand"].contains(&verb[0])
+                || verb == &["look", "at"]
+            {
                 problem_name(object)
             } else if object
                 .first()
@@ -1896,17 +2354,51 @@ fn undertaking(clause: &Clause) -> Option<String> {
 
 /// Words that say something of ours misbehaves ("my script crashes", "our cluster keeps running
 /// out of memory", "the deploy fails on main").
-const PROBLEM_WORDS: [&str; 32] = [
-    "keep", "kept", "crashes", "crashing", "crashed", "fails", "failing", "keeps", "broke",
-    "broken", "hangs", "hanging", "freezes", "froze", "frozen", "stopped", "stops", "leaks",
-    "leaking", "throws", "times", "slow", "down", "errors", "lags", "lagging", "flaky", "flickers",
-    "glitches", "wrong", "stuck", "takes",
+const PROBLEM_WORDS: [&str; 38] = [
+    "loud",
+    "noisy",
+    "overheating",
+    "dead",
+    "clogged",
+    "blocked",
+    "keep",
+    "kept",
+    "crashes",
+    "crashing",
+    "crashed",
+    "fails",
+    "failing",
+    "keeps",
+    "broke",
+    "broken",
+    "hangs",
+    "hanging",
+    "freezes",
+    "froze",
+    "frozen",
+    "stopped",
+    "stops",
+    "leaks",
+    "leaking",
+    "throws",
+    "times",
+    "slow",
+    "down",
+    "errors",
+    "lags",
+    "lagging",
+    "flaky",
+    "flickers",
+    "glitches",
+    "wrong",
+    "stuck",
+    "takes",
 ];
 
 /// A problem stated without an opener: a clause whose subject is ours ("my", "our") or that
 /// follows "we've got a problem", with a word of misbehaviour after it. Its name is the
 /// subject and what it does.
-fn stated_problem(clause: &Clause, before: Option<&Clause>) -> Option<String> {
+fn stated_problem(clause: &Clause, before: Option<&Clause>, takes_on: bool) -> Option<String> {
     let w = clause.w();
     let start = w.iter().position(|x| {
         ![
@@ -1924,13 +2416,104 @@ fn stated_problem(clause: &Clause, before: Option<&Clause>) -> Option<String> {
         .contains(x)
     })?;
     let w = &w[start..];
-    let announced = before.is_some_and(|b| {
-        let b = b.w();
-        b.last()
-            .is_some_and(|x| ["problem", "issue", "bug", "problems", "issues"].contains(x))
-            && b.iter()
-                .any(|x| ["i", "we", "have", "got", "new"].contains(x))
-    });
+    // "So the thing is our app crashes…", "turns out the printer…": a frame before the subject.
+    let w = match w {
+        ["the", "thing", "is", rest @ ..] | ["thing", "is", rest @ ..] => rest,
+        ["turns", "out", rest @ ..] | ["it", "turns", "out", rest @ ..] => rest,
+        _ => w,
+    };
+    // Where `w` starts in the clause, for the negation checks.
+    let start = clause.words.len() - w.len();
+    // "There is a memory leak in the payment service": a problem named by its noun.
+    if let (["there", "is", "a" | "an", rest @ ..], true) = (w, takes_on) {
+        const TROUBLE: [&str; 9] = [
+            "leak",
+            "bug",
+            "error",
+            "crash",
+            "problem",
+            "issue",
+            "outage",
+            "regression",
+            "glitch",
+        ];
+        if let Some(end) = rest.iter().take(3).position(|x| TROUBLE.contains(x)) {
+            if !clause.negated_before(start) {
+                let name = problem_name(cut_at(
+                    rest,
+                    &["that", "which", "we", "i", "when", "because", "since"],
+                ));
+                if end < rest.len() && !name.is_empty() {
+                    return Some(name);
+                }
+            }
+        }
+    }
+    // "We're getting lots of 500 errors from the checkout API": trouble the person sees, named
+    // by where it comes from.
+    if let ["i" | "we", "am" | "are", "getting" | "seeing" | "hitting", rest @ ..] = w {
+        const SYMPTOMS: [&str; 9] = [
+            "errors",
+            "error",
+            "crashes",
+            "timeouts",
+            "exceptions",
+            "complaints",
+            "warnings",
+            "failures",
+            "bugs",
+        ];
+        if let Some(at) = rest.iter().take(5).position(|x| SYMPTOMS.contains(x)) {
+            let source = match rest.get(at + 1) {
+                Some(&("from" | "in" | "on" | "with" | "when")) => trim_name(
+                    cut_at(&rest[at + 2..], &["since", "every", "because", "after"]),
+                    MAX_NAME_WORDS - 1,
+                ),
+                _ => String::new(),
+            };
+            if !clause.negated_before(start) {
+                return Some(if source.is_empty() {
+                    problem_name(&rest[..=at])
+                } else {
+                    format!("{source} {}", rest[at])
+                });
+            }
+        }
+    }
+    // "The kitchen tap has been leaking", "the dishwasher won't drain": a thing that plainly
+    // misbehaves is a problem whoever owns it.
+    const PLAINLY_WRONG: [&str; 19] = [
+        "leaking", "leaks", "crashes", "crashing", "crashed", "broken", "broke", "fails",
+        "failing", "hangs", "hanging", "freezes", "froze", "frozen", "stopped", "keeps", "kept",
+        "throws", "glitches",
+    ];
+    let the_subject = takes_on
+        && w.first() == Some(&"the")
+        && (w.iter().any(|x| PLAINLY_WRONG.contains(x))
+            || w.windows(2)
+                .any(|p| ["does", "will", "can", "would"].contains(&p[0]) && p[1] == "not"));
+    // "The laptop fan is super loud, any ideas?": with a call for ideas, any state of a thing
+    // of ours is the problem.
+    if takes_on && matches!(w.first(), Some(&("the" | "my" | "our"))) {
+        if let Some(is) = w
+            .iter()
+            .position(|x| ["is", "are"].contains(x))
+            .filter(|at| *at > 1)
+        {
+            let name = problem_name(cut_at(w, &["when", "whenever", "if", "because", "since"]));
+            if is + 1 < w.len() && !name.is_empty() && !clause.negated_before(start + is) {
+                return Some(name);
+            }
+        }
+    }
+    let announced = the_subject
+        || before.is_some_and(|b| {
+            let b = b.w();
+            b.last()
+                .is_some_and(|x| ["problem", "issue", "bug", "problems", "issues"].contains(x))
+                && b.iter()
+                    .any(|x| ["i", "we", "have", "got", "new"].contains(x))
+        });
     if !(announced || matches!(w.first(), Some(&"my") | Some(&"our"))) {
         return None;
     }
@@ -1970,11 +2553,25 @@ fn problem_name(words: &[&str]) -> String {
 /// A switch in a clause: the target and whether the cue can only mean a switch.
 fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
     let w = clause.w();
+    // "How do I get back to an old topic?" asks how, it does not go anywhere; "I'll come back to
+    // the party later" puts the move off.
+    if asks_how(&w) {
+        return None;
+    }
+    // Whether the move is put off: by words before its cue, or after its target unless they
+    // are a reason of their own ("back to the party now that the login is on hold").
+    let deferred = |at: usize| {
+        let after = &w[at..];
+        defers(&w[..at]) || defers(cut_at(after, &["that", "since", "because", "as", "while"]))
+    };
     for cue in EXPLICIT_SWITCHES {
         let Some(at) = find_seq(&w, cue) else {
             continue;
         };
         if clause.negated_before(at) {
+            return None;
+        }
+        if deferred(at) {
             return None;
         }
         // "the load time is back to 2 s" or "I'll get back to you" are no switches.
@@ -2009,9 +2606,20 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
             &["could", "we"],
             &["we", "should"],
             &["i", "want", "to"],
+            &["i", "would", "like", "to"],
+            &["let", "me"],
         ]
         .iter()
         .any(|p| w[..at].ends_with(p));
+        // "Should I switch to the party?" asks for advice, "I will come back to it" promises:
+        // neither moves now. A request ("can we go back to…?") does.
+        let advice = clause.question
+            && !w
+                .first()
+                .is_some_and(|f| REQUEST_STARTS.contains(f) || ["shall", "why"].contains(f));
+        if !asked && (advice || clause.irrealis_before(at)) {
+            return None;
+        }
         let explicit = asked && !["going", "getting"].contains(&cue[0]);
         return Some((target, explicit));
     }
@@ -2025,7 +2633,8 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
             ]
             .contains(x)
         });
-        if !target.is_empty() && !not_a_target(rest) && !clause.negated_before(at) {
+        if !target.is_empty() && !not_a_target(rest) && !clause.negated_before(at) && !deferred(at)
+        {
             return Some((target, leads));
         }
     }
@@ -2047,6 +2656,52 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
             if !target.is_empty() && !clause.negated_before(at) {
                 return Some((target, false));
             }
+        }
+    }
+    // "The login page again.", "party planning time again!", "tax return again please": a
+    // bare name with "again" turns back to it. Anything that reads as a verb ("it's slow
+    // again", "works again") or a question word makes it a statement or a question instead.
+    let bare: &[&str] = match w.as_slice() {
+        [head @ .., "again", "please" | "now" | "then"] | [head @ .., "again"] => head,
+        // "Login page now.": a short name with "now" alone.
+        [head @ .., "now"] if head.len() <= 3 => head,
+        _ => &[],
+    };
+    const NOT_A_NAME: [&str; 24] = [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "works",
+        "worked",
+        "working",
+        "broke",
+        "broken",
+        "slow",
+        "failing",
+        "fails",
+        "not",
+        "still",
+        "happened",
+        "happening",
+        "what",
+        "why",
+        "how",
+        "when",
+        "where",
+    ];
+    if !bare.is_empty()
+        && bare.len() <= MAX_PROBLEM_NAME_WORDS
+        && !bare
+            .iter()
+            .any(|x| NOT_A_NAME.contains(x) || VERBISH.contains(x) || DONE_WORDS.contains(x))
+    {
+        let target = trim_name(bare, MAX_PROBLEM_NAME_WORDS);
+        if !target.is_empty() {
+            return Some((target, false));
         }
     }
     for cue in SOFT_SWITCHES {
@@ -2081,6 +2736,54 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
         }
     }
     None
+}
+
+/// Words that make a clause a report of something happening rather than a bare name.
+const VERBISH: [&str; 12] = [
+    "tried", "try", "did", "do", "does", "made", "make", "went", "go", "got", "get", "said",
+];
+
+/// Whether a clause asks how to do something ("how do I switch…", "how to close…").
+fn asks_how(w: &[&str]) -> bool {
+    matches!(
+        w,
+        [
+            "how",
+            "do" | "can" | "should" | "would",
+            "i" | "we" | "you",
+            ..
+        ] | ["how", "to", ..]
+    )
+}
+
+/// Whether a clause puts something off ("I'll come back to it later", "the login page can
+/// wait", "some other time").
+fn defers(w: &[&str]) -> bool {
+    w.iter()
+        .any(|x| ["later", "afterwards", "tomorrow", "someday"].contains(x))
+        || find_seq(w, &["can", "wait"]).is_some()
+        || find_seq(w, &["on", "hold"]).is_some()
+        || find_seq(w, &["other", "time"]).is_some()
+        || find_seq(w, &["another", "time"]).is_some()
+        || find_seq(w, &["next", "week"]).is_some()
+}
+
+/// Whether a clause reports someone else's question ("my boss asked if it was done", "Sam
+/// asked about the party"): it tells of the question, it does not ask to act on it.
+fn reports_a_question(w: &[&str]) -> bool {
+    w.windows(2).any(|p| {
+        [
+            "asked",
+            "asks",
+            "asking",
+            "wondered",
+            "wondering",
+            "wonders",
+        ]
+        .contains(&p[0])
+            && ["if", "whether", "about", "when", "how", "what", "why"].contains(&p[1])
+    }) || find_seq(w, &["wants", "to", "know"]).is_some()
+        || find_seq(w, &["wanted", "to", "know"]).is_some()
 }
 
 /// Whether what follows "back to" is no effort: a pronoun ("I'll get back to you"), a number
@@ -2176,6 +2879,15 @@ fn expand(word: &str) -> Vec<String> {
         "pls" | "plz" => return whole(&["please"]),
         "thx" => return whole(&["thanks"]),
         "ive" => return whole(&["i", "have"]),
+        "wanna" => return whole(&["want", "to"]),
+        "gonna" => return whole(&["going", "to"]),
+        "gotta" => return whole(&["got", "to"]),
+        "lemme" => return whole(&["let", "me"]),
+        "dunno" => return whole(&["do", "not", "know"]),
+        "bday" => return whole(&["birthday"]),
+        "tmrw" | "tmr" => return whole(&["tomorrow"]),
+        "youre" => return whole(&["you", "are"]),
+        "theyre" => return whole(&["they", "are"]),
         "thats" => return whole(&["that", "is"]),
         "whats" => return whole(&["what", "is"]),
         "dont" | "doesnt" | "didnt" | "isnt" | "arent" | "wasnt" | "werent" | "havent"
@@ -2199,7 +2911,89 @@ fn expand(word: &str) -> Vec<String> {
             }
         }
     }
-    vec![word.to_string()]
+    vec![corrected(word).unwrap_or(word).to_string()]
+}
+
+/// The words every reading hangs on, which a typo in would hide the whole message: the
+/// completion, recall, help and steering vocabulary.
+const VOCABULARY: [&str; 40] = [
+    "done",
+    "fixed",
+    "finished",
+    "solved",
+    "resolved",
+    "sorted",
+    "closed",
+    "concluded",
+    "settled",
+    "working",
+    "happened",
+    "remember",
+    "remind",
+    "recall",
+    "summary",
+    "summarise",
+    "summarize",
+    "help",
+    "switch",
+    "switching",
+    "back",
+    "again",
+    "effort",
+    "efforts",
+    "status",
+    "what",
+    "which",
+    "about",
+    "continue",
+    "return",
+    "returning",
+    "decided",
+    "figured",
+    "wrapped",
+    "please",
+    "problem",
+    "issue",
+    "finally",
+    "think",
+    "forgot",
+];
+
+/// Real words one slip away from a word of [`VOCABULARY`], which are never corrected.
+const REAL_NEAR_VOCABULARY: [&str; 5] = ["stats", "abut", "soled", "sored", "tink"];
+
+/// The word of [`VOCABULARY`] that `word` is a slip of the keyboard for, when it is one: two
+/// neighbouring letters swapped ("hlep", "resloved"), or a letter left out inside a word of
+/// five letters or more ("fixd", "happend"). A letter left out at either end often makes
+/// another real word ("close" → "lose"), so only inner ones count.
+fn corrected(word: &str) -> Option<&'static str> {
+    if word.len() < 4
+        || !word.chars().all(|c| c.is_ascii_lowercase())
+        || REAL_NEAR_VOCABULARY.contains(&word)
+    {
+        return None;
+    }
+    VOCABULARY
+        .iter()
+        .copied()
+        .find(|known| word != *known && slip_of(word, known))
+}
+
+/// Whether `typed` is `meant` with two neighbouring letters swapped or an inner letter left
+/// out. Both must be ASCII.
+pub(crate) fn slip_of(typed: &str, meant: &str) -> bool {
+    let (t, m) = (typed.as_bytes(), meant.as_bytes());
+    if t.len() == m.len() && t.len() >= 4 {
+        let differ: Vec<usize> = (0..t.len()).filter(|&i| t[i] != m[i]).collect();
+        return matches!(differ.as_slice(), [a, b] if *b == a + 1 && t[*a] == m[*b] && t[*b] == m[*a]);
+    }
+    if t.len() + 1 == m.len() && m.len() >= 5 {
+        let Some(gap) = (0..t.len()).find(|&i| t[i] != m[i]) else {
+            return false;
+        };
+        return gap > 0 && t[gap..] == m[gap + 1..];
+    }
+    false
 }
 
 /// The clauses of a normalised message.
@@ -2259,6 +3053,9 @@ fn clauses(text: &str) -> Vec<Clause> {
         for clause in &mut out[start..] {
             clause.conditional = conditional;
         }
+        if let Some(last) = out[start..].last_mut() {
+            last.ends_sentence = true;
+        }
         // "It was fixed once, then it broke again", "they say it's resolved, I'm not
         // convinced": a setback later in the sentence takes back what came before it.
         for at in start..out.len() {
@@ -2296,12 +3093,31 @@ fn clauses(text: &str) -> Vec<Clause> {
 }
 
 fn flush(out: &mut Vec<Clause>, words: &mut Vec<String>, question: bool) {
+    // "its fixed now", "its not done": written without the apostrophe, "its" before a state
+    // says "it is" ("its summary" stays a possessive).
+    let mut at = 0;
+    while at + 1 < words.len() {
+        let next = words[at + 1].as_str();
+        let state = DONE_WORDS.contains(&next)
+            || DOMAIN_DONE_WORDS.contains(&next)
+            || [
+                "not", "all", "been", "fine", "ok", "okay", "still", "now", "finally", "already",
+                "broken", "slow", "fast", "good", "over", "sorted",
+            ]
+            .contains(&next);
+        if words[at] == "its" && state {
+            words[at] = "it".to_string();
+            words.insert(at + 1, "is".to_string());
+        }
+        at += 1;
+    }
     if !words.is_empty() {
         out.push(Clause {
             words: std::mem::take(words),
             question,
             conditional: false,
             qualified: false,
+            ends_sentence: false,
         });
     }
 }
@@ -2347,6 +3163,19 @@ fn trim_name(words: &[&str], max: usize) -> String {
     let mut words: Vec<&str> = words.to_vec();
     while words.first().is_some_and(|w| LEADING_FILLERS.contains(w)) {
         words.remove(0);
+    }
+    // An article inside the kept words that starts a phrase the cut would break ("servers to
+    // the new | datacenter") is dropped, with the others, so that the phrase fits; one that would
+    // be the last kept word goes with its phrase ("memory leak in the | worker" → "memory
+    // leak").
+    let is_article = |w: &&str| ["the", "a", "an"].contains(w);
+    let broken = words.len() > max
+        && words[..max]
+            .iter()
+            .rposition(is_article)
+            .is_some_and(|at| at + 1 < max);
+    if broken {
+        words.retain(|w| !is_article(w));
     }
     words.truncate(max);
     while words.len() > 1 && words.last().is_some_and(|w| TRAILING_FILLERS.contains(w)) {
@@ -2530,6 +3359,116 @@ mod tests {
         );
         assert_eq!(intents("What's the status?"), vec![Intent::Status]);
         assert_eq!(intents("The logs show a timeout at 30 s."), vec![]);
+    }
+
+    fn switches(text: &str) -> bool {
+        intents(text)
+            .iter()
+            .any(|i| matches!(i, Intent::Switch { .. }))
+    }
+
+    fn recalls(text: &str) -> bool {
+        intents(text)
+            .iter()
+            .any(|i| matches!(i, Intent::Recall { .. }))
+    }
+
+    #[test]
+    fn completions_are_read_by_meaning() {
+        // Slips, shorthand, a subject left out, a headline with a trailing word.
+        for text in [
+            "ok its fixed now",
+            "fixd it",
+            "finished the shed",
+            "Wrapped up the login page.",
+            "that's the party sorted then",
+            "Ticket closed, the login page is fast again.",
+            "Birthday party planned, everything is booked.",
+        ] {
+            assert!(closes(text), "{text}: {:?}", intents(text));
+        }
+        // A condition, the distant past, something other than the work, a slower page.
+        for text in [
+            "If it's fixed on Android too, we can close it.",
+            "We can close it once QA signs off.",
+            "We fixed a similar problem last year on the signup page.",
+            "We closed another ticket about fonts.",
+            "Ticket closed, but the login page is slow again.",
+            "Finished my coffee, now back at it.",
+        ] {
+            let found = intents(text);
+            assert!(
+                !found.iter().any(|i| matches!(
+                    i,
+                    Intent::Close {
+                        specific: false,
+                        ..
+                    }
+                )),
+                "{text}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn moves_are_told_from_mentions() {
+        for text in [
+            "The login page again.",
+            "party planning time again!",
+            "re: login page — any ideas on the bundle?",
+            "where were we with the login page? let's continue",
+            "I'd like to get back to the party organisation.",
+        ] {
+            assert!(switches(text), "{text}: {:?}", intents(text));
+        }
+        for text in [
+            "I'll come back to the party later.",
+            "Should I switch to the party?",
+            "It's slow again.",
+            "Back to the party tomorrow.",
+        ] {
+            assert!(!switches(text), "{text}: {:?}", intents(text));
+        }
+        assert_eq!(
+            intents("How do I get back to an old topic?"),
+            [Intent::Help]
+        );
+        assert!(declines("My boss asked if the login page was done."));
+        assert!(declines("The login page can wait until Monday."));
+        assert!(!declines("The login page loads in 3 seconds."));
+    }
+
+    #[test]
+    fn questions_about_how_things_were_recall() {
+        for text in [
+            "I forgot how we solved the login page problem.",
+            "How much was the tax refund?",
+            "Tell me again about the tax return",
+            "Look up the login page notes for me.",
+            "what happend with the login page",
+        ] {
+            assert!(recalls(text), "{text}: {:?}", intents(text));
+        }
+        for text in [
+            "Why did splitting the bundle not fix it?",
+            "I don't remember the exact bundle size.",
+            "Remind me to call the bakery.",
+        ] {
+            assert!(!recalls(text), "{text}: {:?}", intents(text));
+        }
+    }
+
+    #[test]
+    fn slips_of_the_keyboard_are_read_as_meant() {
+        assert!(slip_of("hlep", "help"));
+        assert!(slip_of("fixd", "fixed"));
+        assert!(slip_of("logn", "login"));
+        // A letter missing at either end, or two letters changed, is another word.
+        assert!(!slip_of("lose", "close"));
+        assert!(!slip_of("solve", "solved"));
+        assert!(!slip_of("hepp", "help"));
+        assert_eq!(corrected("stats"), None);
+        assert_eq!(corrected("happend"), Some("happened"));
     }
 
     #[test]

@@ -345,7 +345,16 @@ fn fit_parts(
     effort: &EffortFact,
 ) -> (usize, usize) {
     let name = intent::topic_words(&effort.name);
-    let mut by_name = words.intersection(&name).count();
+    // A word of the name typed with a slip ("logn page") still names it.
+    let mut by_name = words
+        .iter()
+        .filter(|w| {
+            name.contains(*w)
+                || name
+                    .iter()
+                    .any(|n| n.is_ascii() && w.is_ascii() && intent::slip_of(w, n))
+        })
+        .count();
     if prepared.mentions_id_as_words(&effort.id) {
         by_name = by_name.max(name.len().max(1));
     }
@@ -438,6 +447,10 @@ fn either(efforts: &[&EffortFact]) -> String {
 /// The plan for the person's message, given what the session holds.
 fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
     let mut plan = Plan::default();
+    let asks_about_the_past = intents.iter().any(|i| matches!(i, Intent::Recall { .. }));
+    // Whether a switch of this message found its effort: new work it also names is then that
+    // effort's, not another one.
+    let mut moved = false;
     let mut closing: Vec<String> = Vec::new();
     let mut active = facts.active.clone();
     let still_open = |closing: &[String]| -> Vec<&EffortFact> {
@@ -499,6 +512,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                         plan.calls
                             .push(("switch_effort", json!({ "id": effort.id })));
                         active = Some(effort.id.clone());
+                        moved = true;
                     }
                     Choice::Tie(tied) => {
                         plan.ask = Some(format!(
@@ -506,11 +520,16 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                             either(&tied)
                         ));
                     }
+                    // "Where were we with the tax return?" about a concluded effort asks what
+                    // came of it; a move that is also a question about the past only goes
+                    // between open efforts.
+                    Choice::Neither if !*explicit && asks_about_the_past => {}
                     Choice::Neither => match choose(target, &facts.concluded, min) {
                         Choice::One(effort) => {
                             plan.calls
                                 .push(("reopen_effort", json!({ "id": effort.id })));
                             active = Some(effort.id.clone());
+                            moved = true;
                         }
                         Choice::Tie(tied) => {
                             plan.ask = Some(format!(
@@ -527,6 +546,9 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                 }
             }
             Intent::Open { name, explicit } => {
+                if moved || plan.ask.is_some() {
+                    continue;
+                }
                 let id = text::slugify(name);
                 let open = still_open(&closing);
                 let same = open.iter().find(|e| e.id == id).copied().or_else(|| {
@@ -628,7 +650,21 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
             Intent::Help => {}
         }
     }
-    if intents.is_empty() {
+    // A soft cue that named no effort ("14 kids now") leaves the message to be filed like any
+    // other.
+    let unresolved = plan.calls.is_empty()
+        && plan.ask.is_none()
+        && plan.notes.is_empty()
+        && intents.iter().all(|i| {
+            matches!(
+                i,
+                Intent::Switch {
+                    explicit: false,
+                    ..
+                }
+            )
+        });
+    if intents.is_empty() || unresolved {
         file_where_it_belongs(facts, user_text, &mut plan);
     }
     plan
