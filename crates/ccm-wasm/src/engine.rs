@@ -332,11 +332,48 @@ fn turn_failure(failure: &TurnFailure) -> Failure {
         .with("cancelled", failure.was_cancelled())
 }
 
-/// Runs one turn; see `Session.runTurn`.
+/// The session as it was before a turn, kept so that a turn that has ended can be taken back
+/// as if it had never run (`streamTurn` left before its `done` event). It is the whole core
+/// session, so it holds as much memory as the session while it is kept: it lives from the start
+/// of the turn until the host takes the turn back, accepts it, or changes the session.
+pub(crate) struct TurnUndo {
+    /// The core session before the turn began.
+    before: ccm_core::Session,
+    /// The cell's load problems before the turn (a turn may read stored records and add some).
+    load_problems: Vec<String>,
+}
+
+/// Where a turn keeps its [`TurnUndo`]: the session object's slot, shared with the turn's future.
+pub(crate) type UndoSlot = Rc<RefCell<Option<TurnUndo>>>;
+
+/// Puts the session back as it was before the turn `slot` holds, if that turn has ended and
+/// nothing has changed the session since (no save, no other turn): returns whether it did. The
+/// slot is emptied either way.
+pub(crate) fn take_back_turn(cell: &RefCell<SessionCell>, slot: &UndoSlot) -> bool {
+    let Some(undo) = slot.borrow_mut().take() else {
+        return false;
+    };
+    let Ok(mut state) = cell.try_borrow_mut() else {
+        return false;
+    };
+    let unchanged_since = state.busy.is_none()
+        && !state.core.in_turn()
+        && state.core.turn() == undo.before.turn() + 1
+        && state.core.revision() == undo.before.revision();
+    if unchanged_since {
+        state.core = undo.before;
+        state.load_problems = undo.load_problems;
+    }
+    unchanged_since
+}
+
+/// Runs one turn; see `Session.runTurn`. With `undo`, the session before the turn is kept in it
+/// (see [`TurnUndo`]) and dropped again if the turn fails, which restores the session itself.
 pub(crate) async fn run_turn(
     cell: Rc<RefCell<SessionCell>>,
     user_text: String,
     options: TurnOptions,
+    undo: Option<UndoSlot>,
 ) -> Result<JsTurnResult, Failure> {
     let model = options.transport()?;
     let settings = options.settings(matches!(model, Model::Offline { .. }))?;
@@ -348,7 +385,22 @@ pub(crate) async fn run_turn(
                 format!("{busy} of this session is in progress; await it first"),
             ));
         }
-        let engine = TurnEngine::begin(&mut state.core, &user_text, now_ms(), settings)?;
+        if let Some(slot) = &undo {
+            *slot.borrow_mut() = Some(TurnUndo {
+                before: state.core.clone(),
+                load_problems: state.load_problems.clone(),
+            });
+        }
+        let engine = TurnEngine::begin(&mut state.core, &user_text, now_ms(), settings);
+        let engine = match engine {
+            Ok(engine) => engine,
+            Err(error) => {
+                if let Some(slot) = &undo {
+                    slot.borrow_mut().take();
+                }
+                return Err(error.into());
+            }
+        };
         state.busy = Some("a turn");
         engine
     };
@@ -361,6 +413,12 @@ pub(crate) async fn run_turn(
         &mut |event| notify(&options, event),
     )
     .await;
+    if outcome.is_err() {
+        // The engine has restored the session: there is nothing to take back.
+        if let Some(slot) = &undo {
+            slot.borrow_mut().take();
+        }
+    }
     match outcome {
         Ok(result) => crate::types::to_js(&result),
         Err(RunError::Failed(failure)) => Err(turn_failure(&failure)),

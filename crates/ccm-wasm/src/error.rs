@@ -56,6 +56,9 @@ pub(crate) enum Code {
     Attachment,
     /// A text over its size limit (see `SessionOptions.maxMessageChars`); nothing was copied.
     TooLarge,
+    /// A change that would take a session over its memory budget, or the module's memory
+    /// near its end (see `memory.rs`); nothing was changed.
+    MemoryBudget,
 }
 
 impl Code {
@@ -82,6 +85,7 @@ impl Code {
             Code::Branch => "branch",
             Code::Attachment => "attachment",
             Code::TooLarge => "too_large",
+            Code::MemoryBudget => "memory_budget",
         }
     }
 }

@@ -28,6 +28,7 @@ mod args;
 mod counter;
 mod engine;
 mod error;
+mod memory;
 mod options;
 mod planning;
 mod session;
@@ -37,6 +38,7 @@ mod types;
 pub use adapters::tool_definitions;
 pub use counter::JsTokenCounter;
 pub use engine::{JsTurnResult, TurnOptions};
+pub use memory::{memory_usage, set_default_memory_budget, JsMemoryFootprint, JsMemoryUsage};
 pub use options::SessionOptions;
 pub use session::{CloseEffortArgs, JsDocumentInput, Session};
 pub use store::{

@@ -166,6 +166,10 @@ impl Session {
                 )))
             }
         };
+        self.check_room(
+            "attach",
+            text.len() + summary.as_ref().map_or(0, String::len),
+        )?;
         self.change(|s| s.attach(&name, kind, &text, summary.as_deref()))
     }
 

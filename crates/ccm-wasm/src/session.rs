@@ -5,8 +5,9 @@
 
 use crate::args::{arg, check_document_values, counter_arg, Limits, Size};
 use crate::counter::{check_counter, counter_for};
-use crate::engine::{self, JsTurnResult};
+use crate::engine::{self, JsTurnResult, UndoSlot};
 use crate::error::{fail, Code, Failure, JsResult};
+use crate::memory::JsMemoryFootprint;
 use crate::options::SessionOptions;
 use crate::types::*;
 use ccm_browser::{BrowserSession, SessionCell};
@@ -62,6 +63,11 @@ pub struct Session {
     pub(crate) inner: BrowserSession,
     /// The size limits of texts given to this object (session options, not stored).
     limits: Cell<Limits>,
+    /// This session's memory budget in bytes; `None` follows `setDefaultMemoryBudget`.
+    memory_budget: Cell<Option<u64>>,
+    /// The session before the last turn `streamTurn` ran, until its loop accepts or takes back
+    /// the turn, or anything changes the session (see `engine::TurnUndo`).
+    pub(crate) turn_undo: UndoSlot,
 }
 
 impl Session {
@@ -70,7 +76,31 @@ impl Session {
         Session {
             inner,
             limits: Cell::new(Limits::default()),
+            memory_budget: Cell::new(None),
+            turn_undo: UndoSlot::default(),
         }
+    }
+
+    /// This session's memory budget in bytes.
+    pub(crate) fn memory_budget(&self) -> u64 {
+        self.memory_budget
+            .get()
+            .unwrap_or_else(crate::memory::default_session_budget)
+    }
+
+    /// Refuses a change that would store about `text_bytes` bytes of new text in a session
+    /// whose memory would then exceed its budget (or in a module whose memory is nearly used
+    /// up), before anything changes: `function` names the call in the message.
+    pub(crate) fn check_room(&self, function: &str, text_bytes: usize) -> JsResult<()> {
+        let holding = self.read(|s| s.memory_footprint().total)?;
+        // While a turn's undo record is kept, the session is held twice.
+        let holding = if self.turn_undo.borrow().is_some() {
+            holding.saturating_mul(2)
+        } else {
+            holding
+        };
+        let adding = (text_bytes as u64).saturating_mul(crate::memory::STORED_BYTES_PER_TEXT_BYTE);
+        crate::memory::check_room(function, holding, adding, self.memory_budget()).map_err(fail)
     }
 
     /// The size limits of this session's texts.
@@ -139,6 +169,9 @@ impl Session {
                 ),
             )));
         }
+        // A change after a streamed turn accepts that turn: taking it back now would undo this
+        // change too.
+        self.turn_undo.borrow_mut().take();
         let outcome = operation(&mut cell.core).map_err(|e| fail(e.into()));
         check_counter().map_err(fail)?;
         outcome
@@ -253,6 +286,16 @@ impl Session {
     ) -> JsResult<Session> {
         let counter = counter_arg(arg("Session.fromJSON", "counter"), &counter).map_err(fail)?;
         let text = document_text("Session.fromJSON", &json).map_err(fail)?;
+        // A session holds about as many bytes as its document has (the texts once, their
+        // index and records in place of the JSON's syntax): a document over the default budget
+        // is refused before it is read.
+        crate::memory::check_room(
+            "Session.fromJSON",
+            0,
+            text.len() as u64,
+            crate::memory::default_session_budget(),
+        )
+        .map_err(fail)?;
         let counter = counter_for(&document_config(&text), counter).map_err(fail)?;
         let core = CoreSession::from_json_with_counter(&text, counter).map_err(fail)?;
         check_counter().map_err(fail)?;
@@ -278,6 +321,10 @@ impl Session {
         let name = self.text("openEffort", "name", &name, Size::Name)?;
         let description =
             self.optional_text("openEffort", "description", &description, Size::Message)?;
+        self.check_room(
+            "openEffort",
+            name.len() + description.as_ref().map_or(0, String::len),
+        )?;
         let opened = self.change(|s| s.open_effort(&name, description.as_deref()))?;
         to_js(&opened).map_err(fail)
     }
@@ -502,6 +549,7 @@ impl Session {
         #[wasm_bindgen(js_name = userText, unchecked_param_type = "string")] user_text: JsValue,
     ) -> JsResult<f64> {
         let user_text = self.text("beginTurn", "userText", &user_text, Size::Message)?;
+        self.check_room("beginTurn", user_text.len())?;
         self.change(|s| s.begin_turn(&user_text, now_ms()))
             .map(|t| t as f64)
     }
@@ -517,6 +565,7 @@ impl Session {
     ) -> JsResult<JsTurnReport> {
         let assistant_text =
             self.text("endTurn", "assistantText", &assistant_text, Size::Message)?;
+        self.check_room("endTurn", assistant_text.len())?;
         let report = self.change(|s| s.end_turn(&assistant_text, now_ms()))?;
         to_js(&report).map_err(fail)
     }
@@ -670,13 +719,107 @@ impl Session {
         #[wasm_bindgen(js_name = userText, unchecked_param_type = "string")] user_text: JsValue,
         #[wasm_bindgen(unchecked_param_type = "TurnOptions")] options: JsValue,
     ) -> Promise {
+        self.start_turn("runTurn", user_text, options, None)
+    }
+
+    /// `runTurn` for `streamTurn` (npm/ccm/glue/adapters.js): the session before the turn is
+    /// kept until `__ccmSettleStreamedTurn` takes the turn back or accepts it, so that leaving
+    /// the loop before its `done` event undoes a turn that had already ended. Not public API.
+    #[doc(hidden)]
+    #[wasm_bindgen(
+        js_name = __ccmRunStreamedTurn,
+        unchecked_return_type = "Promise<TurnResult>",
+        skip_typescript
+    )]
+    pub fn run_streamed_turn(
+        &self,
+        #[wasm_bindgen(js_name = userText, unchecked_param_type = "string")] user_text: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TurnOptions")] options: JsValue,
+    ) -> Promise {
+        self.start_turn(
+            "streamTurn",
+            user_text,
+            options,
+            Some(self.turn_undo.clone()),
+        )
+    }
+
+    /// Ends what `__ccmRunStreamedTurn` kept: with `takeBack`, the session is put back as it
+    /// was before the turn, if nothing has changed it since (returns whether it was); without,
+    /// the turn stays. Either way the copy of the session is released. Not public API.
+    #[doc(hidden)]
+    #[wasm_bindgen(js_name = __ccmSettleStreamedTurn, skip_typescript)]
+    pub fn settle_streamed_turn(&self, take_back: bool) -> bool {
+        if take_back {
+            engine::take_back_turn(self.inner.cell(), &self.turn_undo)
+        } else {
+            self.turn_undo.borrow_mut().take();
+            false
+        }
+    }
+
+    /// The memory this session holds, estimated in bytes (`texts`, `indexes`, `records` and
+    /// their `total`), and its `budget`. A session opened from a store holds its working set
+    /// only; stored history read for a tool call counts from then on.
+    #[wasm_bindgen(js_name = memoryFootprint)]
+    pub fn memory_footprint(&self) -> JsResult<JsMemoryFootprint> {
+        let footprint = self.read(|s| s.memory_footprint())?;
+        to_js(&crate::memory::FootprintWithBudget {
+            texts: footprint.texts as f64,
+            indexes: footprint.indexes as f64,
+            records: footprint.records as f64,
+            total: footprint.total as f64,
+            budget: self.memory_budget() as f64,
+        })
+        .map_err(fail)
+    }
+
+    /// This session's memory budget in bytes: its own (`setMemoryBudget`) or the default
+    /// (`setDefaultMemoryBudget`, 256 MiB unless changed).
+    #[wasm_bindgen(getter, js_name = memoryBudget)]
+    pub fn memory_budget_js(&self) -> f64 {
+        self.memory_budget() as f64
+    }
+
+    /// Sets this session's memory budget in bytes, from 1 MiB up to 4 GiB (the module's whole
+    /// memory, which leaves the session only the module's limit). A change that would take the
+    /// session over it is refused with `code: "memory_budget"` before anything changes. The
+    /// budget belongs to this object, like the size limits: a session opened again from a
+    /// store starts with the default (`setDefaultMemoryBudget`).
+    #[wasm_bindgen(js_name = setMemoryBudget)]
+    pub fn set_memory_budget(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] bytes: JsValue,
+    ) -> JsResult<()> {
+        let bytes = crate::memory::budget_arg("setMemoryBudget", &bytes).map_err(fail)?;
+        self.memory_budget.set(Some(bytes));
+        Ok(())
+    }
+}
+
+impl Session {
+    /// Starts `runTurn` (or `streamTurn`'s turn, with `undo`): the arguments are checked and the
+    /// budget is applied now, and the turn runs in the returned promise.
+    fn start_turn(
+        &self,
+        function: &str,
+        user_text: JsValue,
+        options: JsValue,
+        undo: Option<UndoSlot>,
+    ) -> Promise {
         let cell = self.inner.cell().clone();
-        let user_text = self.text("runTurn", "userText", &user_text, Size::Message);
+        let user_text = self
+            .text(function, "userText", &user_text, Size::Message)
+            .and_then(|text| self.check_room(function, text.len()).map(|()| text));
         let options = engine::turn_options(&options);
+        if undo.is_some() {
+            // A new streamed turn replaces what an earlier one kept.
+            self.turn_undo.borrow_mut().take();
+        }
         wasm_bindgen_futures::future_to_promise(async move {
             let user_text = user_text?;
             let options = options.map_err(fail)?;
-            let result: JsTurnResult = engine::run_turn(cell, user_text, options)
+            let result: JsTurnResult = engine::run_turn(cell, user_text, options, undo)
                 .await
                 .map_err(fail)?;
             Ok(result.into())

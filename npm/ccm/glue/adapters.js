@@ -296,9 +296,11 @@ Session.prototype.contextMessages = function (options) {
 // is refused there, synchronously, and a wrong option makes the first `next()` throw, with
 // runTurn's own message). The events come from runTurn's own callbacks (`onText`, `onRetry`,
 // `onToolCall`) as they happen; the turn's banners are known when it has ended, so they are
-// yielded then, before `done`. Leaving the loop early (`break`, `return()`, even before the
-// first `next()`) cancels a turn that is still running, and the loop exits once the session is
-// restored; a turn that has already ended when the loop is left stays.
+// yielded then, before `done`. Leaving the loop before its `done` event (`break`, `return()`,
+// `throw()`, even before the first `next()`) cancels the turn: one still running is aborted, and
+// one that has already ended inside the module (the offline model answers at once) is taken
+// back, as if it had never run: the session, its records to save and its revision are as before
+// the turn. The loop exits once the session is restored. A turn whose `done` was yielded stays.
 Session.prototype.streamTurn = function (userText, options) {
   if (typeof userText !== "string") {
     const what = userText === null ? "null" : Array.isArray(userText) ? "an array" : typeof userText === "bigint" ? "a BigInt" : `a ${typeof userText}`;
@@ -307,6 +309,9 @@ Session.prototype.streamTurn = function (userText, options) {
   if (options !== undefined && (options === null || typeof options !== "object" || Array.isArray(options))) {
     const what = options === null ? "null" : Array.isArray(options) ? "an array" : typeof options === "bigint" ? "a BigInt" : `a ${typeof options}`;
     throw ccmArgumentError(`streamTurn: options must be an object, got ${what}`);
+  }
+  if (__ccmIsFreed(this)) {
+    throw __ccmCodedError("freed", "streamTurn: this Session was freed (free() was called on it), so it can no longer be used");
   }
   options = options ?? {};
   for (const callback of ["onText", "onRetry", "onToolCall"]) {
@@ -330,7 +335,14 @@ Session.prototype.streamTurn = function (userText, options) {
     else outer.addEventListener("abort", () => controller.abort(), { once: true });
   }
   let settled = false;
-  const turn = this.runTurn(userText, {
+  // Whether the turn ended with a result, and whether its `done` event reached the loop: a turn
+  // that ended but was never delivered is taken back when the loop is left.
+  let succeeded = false;
+  let delivered = false;
+  const session = this;
+  // `__ccmRunStreamedTurn` is runTurn keeping a copy of the session from before the turn until
+  // `__ccmSettleStreamedTurn` takes the turn back or accepts it (npm/ccm's session.rs).
+  const turn = this.__ccmRunStreamedTurn(userText, {
     ...options,
     signal: controller.signal,
     onText(text) {
@@ -348,6 +360,7 @@ Session.prototype.streamTurn = function (userText, options) {
   }).then(
     (result) => {
       settled = true;
+      succeeded = true;
       for (const banner of result.report.banners) push({ type: "banner", banner });
       push({ type: "done", result });
     },
@@ -356,12 +369,22 @@ Session.prototype.streamTurn = function (userText, options) {
       push({ type: "error", error });
     },
   );
-  // Cancels a turn still running and waits until runTurn has restored the session, so that
-  // when the loop is left (or `return()` resolves) the session is no longer in the turn.
+  // Leaving the loop: a turn still running is aborted, and the loop waits until runTurn has
+  // restored the session; a turn that has ended but whose `done` was not delivered is taken
+  // back. Either way the copy of the session kept for it is released, so that when the loop is
+  // left (or `return()` resolves) the session is as before the turn and holds no extra memory.
+  let finished = false;
   const cancel = async () => {
-    if (settled) return;
-    controller.abort();
+    if (finished) return;
+    finished = true;
+    if (!settled) controller.abort();
     await turn.catch(() => {});
+    try {
+      if (!__ccmIsFreed(session)) session.__ccmSettleStreamedTurn(succeeded && !delivered);
+    } catch {
+      // The module stopped (reload_required) while the turn ran: the turn's own error, or the
+      // next call, says so; leaving the loop must not throw a second time.
+    }
   };
   const events = (async function* () {
     try {
@@ -369,6 +392,11 @@ Session.prototype.streamTurn = function (userText, options) {
         while (queue.length > 0) {
           const event = queue.shift();
           if (event.type === "error") throw event.error;
+          if (event.type === "done") {
+            // The turn is the loop's once `done` is handed over, even if the loop stops there.
+            delivered = true;
+            session.__ccmSettleStreamedTurn(false);
+          }
           yield event;
           if (event.type === "done") return;
         }

@@ -114,7 +114,9 @@ function __ccmGuardFunction(fn, where, className) {
 function __ccmGuardClass(cls) {
   const name = cls.name;
   for (const key of Object.getOwnPropertyNames(cls.prototype)) {
-    if (key === "constructor" || key.startsWith("__")) continue;
+    // wasm-bindgen's own `__` members are left alone; the package's internal `__ccm` methods
+    // (streamTurn's) are guarded like any other.
+    if (key === "constructor" || (key.startsWith("__") && !key.startsWith("__ccm"))) continue;
     const descriptor = Object.getOwnPropertyDescriptor(cls.prototype, key);
     const where = key;
     if (key === "free") {

@@ -41,6 +41,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::components::efforts::Expansion;
+pub use footprint::MemoryFootprint;
 pub use recall::{
     Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest,
     RecallEmbeddingBatch, Recalled, AUTO_MAX_MESSAGES_PER_WORD, INDEX_CHUNK,
@@ -50,6 +51,7 @@ pub(crate) use turn::{TurnDelta, TurnState};
 
 mod compaction_hooks;
 mod efforts;
+mod footprint;
 mod pins;
 mod planning;
 mod rebuild;
