@@ -419,18 +419,44 @@ impl LocalBackend {
         undo.set(self.session_key(id, "row"), row)
     }
 
-    fn log_seqs(&self, id: &str, log: &LogRef, from: u64, to: u64) -> Result<Vec<u64>, StoreError> {
+    /// One log chunk's sequence numbers: empty when the chunk is not stored, `None` when it is
+    /// stored but cannot be read (its messages are still stored, each under its own key).
+    fn log_chunk(&self, key: &str) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(match self.get(key)? {
+            None => Some(Vec::new()),
+            Some(text) => serde_json::from_str(&text).ok(),
+        })
+    }
+
+    /// The sequence numbers of positions `from..to` of a log. A chunk that cannot be read is
+    /// described in `unreadable`: its messages are stored (and exported), but this read cannot
+    /// find them, which is different from their being missing.
+    fn log_seqs(
+        &self,
+        id: &str,
+        log: &LogRef,
+        (from, to): (u64, u64),
+        unreadable: &mut Vec<String>,
+    ) -> Result<Vec<u64>, StoreError> {
         let mut seqs = Vec::new();
         if from >= to {
             return Ok(seqs);
         }
         for chunk in from / CHUNK..=(to - 1) / CHUNK {
-            let key = self.session_key(id, &format!("l/{}/{chunk}", log_key(log)));
-            let list: Vec<u64> = self
-                .get(&key)?
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default();
+            let suffix = format!("l/{}/{chunk}", log_key(log));
             let start = chunk * CHUNK;
+            let Some(list) = self.log_chunk(&self.session_key(id, &suffix))? else {
+                let whose = match log {
+                    LogRef::Ambient => "the ambient messages".to_string(),
+                    LogRef::Effort(effort) => format!("the messages of effort '{effort}'"),
+                };
+                unreadable.push(format!(
+                    "the index of {whose} at positions {} to {} (the localStorage record {suffix}) cannot be read: those messages are still stored, and an export holds them, but this session was opened without them",
+                    start.max(from),
+                    (start + CHUNK).min(to) - 1
+                ));
+                continue;
+            };
             for (i, seq) in list.into_iter().enumerate() {
                 let position = start + i as u64;
                 if position >= from && position < to {
@@ -486,6 +512,7 @@ impl LocalBackend {
             .filter_map(|key| key.strip_prefix(&prefix).map(str::to_string))
             .collect();
         let mut sizes = BTreeMap::new();
+        let mut damaged = std::collections::BTreeSet::new();
         for key in keys.iter().filter(|key| key.starts_with("l/")) {
             let Some((log_part, _chunk)) = key["l/".len()..].rsplit_once('/') else {
                 continue;
@@ -495,17 +522,32 @@ impl LocalBackend {
                 None if log_part == "ambient" => LogRef::Ambient,
                 None => continue,
             };
-            // A chunk that cannot be read lists nothing: its messages count as missing, which
-            // is what a reader of that log finds too.
-            let seqs: Vec<u64> = self
-                .get(&self.session_key(id, key))?
-                .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or_default();
+            // A chunk that cannot be read does not make its messages missing: they are stored
+            // under their own keys, and an export holds them. That log is counted from the
+            // message records below instead, and the load reports the damaged index itself.
+            let Some(seqs) = self.log_chunk(&self.session_key(id, key))? else {
+                damaged.insert(log);
+                continue;
+            };
             let present = seqs
                 .iter()
                 .filter(|seq| keys.contains(&format!("m/{seq}")))
                 .count() as u64;
             *sizes.entry(log).or_insert(0) += present;
+        }
+        if !damaged.is_empty() {
+            // Only after damage: every message record is read to learn its log.
+            for log in &damaged {
+                sizes.insert(log.clone(), 0);
+            }
+            for key in keys.iter().filter(|key| key.starts_with("m/")) {
+                let text = self.get(&self.session_key(id, key))?;
+                if let Ok(stored) = decode::<StoredMessage>("", text.as_deref()) {
+                    if damaged.contains(&stored.log) {
+                        *sizes.entry(stored.log).or_insert(0) += 1;
+                    }
+                }
+            }
         }
         Ok(sizes)
     }
@@ -530,14 +572,22 @@ impl LocalBackend {
                 .iter()
                 .find(|r| &r.effort.id == effort)
                 .map_or(0, |r| r.message_count);
-            let seqs = self.log_seqs(id, &LogRef::Effort(effort.clone()), 0, size)?;
+            let seqs = self.log_seqs(
+                id,
+                &LogRef::Effort(effort.clone()),
+                (0, size),
+                &mut unreadable,
+            )?;
             effort_logs.insert(effort.clone(), self.messages(id, &seqs, &mut unreadable)?);
         }
         let ambient_seqs = self.log_seqs(
             id,
             &LogRef::Ambient,
-            header.ambient_messages - plan.ambient_tail,
-            header.ambient_messages,
+            (
+                header.ambient_messages - plan.ambient_tail,
+                header.ambient_messages,
+            ),
+            &mut unreadable,
         )?;
         let ambient_tail = self.messages(id, &ambient_seqs, &mut unreadable)?;
         let mut texts = Vec::new();
@@ -583,7 +633,12 @@ impl LocalBackend {
                 }
             }
         }
-        let seqs = self.log_seqs(id, &LogRef::Effort(effort.to_string()), 0, size)?;
+        let seqs = self.log_seqs(
+            id,
+            &LogRef::Effort(effort.to_string()),
+            (0, size),
+            &mut unreadable,
+        )?;
         let messages = self.messages(id, &seqs, &mut unreadable)?;
         Ok((messages, unreadable))
     }
