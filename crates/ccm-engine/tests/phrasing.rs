@@ -43,6 +43,19 @@
 //! over to it; opening did not, and is what the changes after it worked on (a problem stated
 //! with a call for ideas, help asked for in more ways, a label followed by "is", a verb of any
 //! kind with the person's own object).
+//!
+//! The seventeenth batch ([`SEVENTEENTH_BATCH`]), written after those, passed 79 of 104 on its
+//! first run (76 %): opening 4/18, switching 13/14, concluding 14/15, recalling 10/12, help 7/8,
+//! status 2/2, staying 2/2, and 27 of its 33 near misses. One of those concluded the active
+//! effort ("We should wrap up by Friday."), one quoted the party's log ("Remind me later about
+//! the party."), one searched ("What did you just do?"), one moved to the login page
+//! ("Someone asked me about the login page again."); one was dropped ("Do you remember anything
+//! about fonts?", a question about the past that the model rightly searched for) and one had a
+//! wrong expectation. Opening failed on the same things again: new work named without any of
+//! the opening patterns. So the model now opens, as a last reading, what a message that asks for
+//! help or states an intention is about, when no effort it knows shares a word with the
+//! message (`new_work` in `offline/intent.rs`). One of its rows still fails: "I'm
+//! hoping to get my novel's first chapter into shape this month." names the effort "novel".
 
 mod common;
 
@@ -3637,12 +3650,131 @@ const SIXTEENTH_BATCH: &[Row] = &[
     (Empty, "thanks, that's all for now", Nothing),
 ];
 
+/// A seventeenth batch, written after the changes for the sixteenth and run before any change
+/// for it.
+const SEVENTEENTH_BATCH: &[Row] = &[
+    // Open.
+    (Party, "So I've been meaning to sort out a proper budget spreadsheet for the household, can we do that?", Open("budget spreadsheet")),
+    (Empty, "Quick one: need a packing list for a week of camping.", Open("packing list")),
+    (Party, "We should really do something about the onboarding docs, they're way out of date.", Open("onboarding docs")),
+    (TaxGarden, "hiya, my cat has stopped eating and I'm worried", Open("cat")),
+    (Empty, "Is it possible to help me prepare a toast for my parents' anniversary?", Open("toast")),
+    (Party, "Our Android app drains the battery like crazy.", Open("android app")),
+    (Empty, "I'm hoping to get my novel's first chapter into shape this month.", Open("first chapter")),
+    (Party, "Can I get your help with a complaint letter to the airline?", Open("complaint letter")),
+    (TaxGarden, "Let me tell you about a new thing — the neighbour's tree is hanging over our fence.", Open("tree")),
+    (Empty, "the wedding seating plan is doing my head in, help", Open("seating plan")),
+    (Party, "The client wants a proposal for the website redesign by Friday; I need to get on it.", Open("proposal")),
+    (Empty, "Could we set up a weekly meal plan?", Open("meal plan")),
+    (Party, "I'm looking at buying an electric bike and can't decide between two models.", Open("electric bike")),
+    (TaxGarden, "Our wifi router reboots itself every night around 2am.", Open("wifi router")),
+    (Empty, "Task for today: clean up the old git branches.", Open("git branches")),
+    (Party, "I'd like us to work out a rota for the school run.", Open("rota")),
+    (Empty, "Need to get ready for the driving test next week.", Open("driving test")),
+    (Party, "hey can we figure out why the heating keeps turning off", Open("heating")),
+    // Switch.
+    (LoginThenParty, "login page please", Switch("login")),
+    (LoginThenParty, "Right, where were we on the login page?", Switch("login")),
+    (LoginThenParty, "Moving back to the login page problem.", Switch("login")),
+    (LoginThenParty, "Can we continue the login page work?", Switch("login")),
+    (LoginThenParty, "Let's get back on the slow login page.", Switch("login")),
+    (PartyThenLogin, "Onto the party now.", Switch("party")),
+    (PartyThenLogin, "Time for party planning again.", Switch("party")),
+    (PartyThenLogin, "Can we pick the birthday party back up?", Switch("party")),
+    (PartyThenLogin, "About Sam's party: the bakery needs the order confirmed by Thursday.", Switch("party")),
+    (TaxGarden, "Right, tax return time.", Switch("tax")),
+    (TaxGarden, "let's get the tax return going again", Switch("tax")),
+    (TaxGarden, "Could we switch over to the taxes?", Switch("tax")),
+    (TwoPages, "now the pricing page", Switch("pricing")),
+    (TwoPages, "Pricing page — let's get going on it.", Switch("pricing")),
+    // Conclude.
+    (PartyThenLogin, "I think that's it, the login page is sorted.", Close("login")),
+    (PartyThenLogin, "yay it works!!", Close("login")),
+    (PartyThenLogin, "So yeah, it's fixed, we can move on.", Close("login")),
+    (PartyThenLogin, "The page loads in 1.9 seconds now, I'm calling it done.", Close("login")),
+    (PartyThenLogin, "Everything's working on mobile now, this one is closed.", Close("login")),
+    (PartyThenLogin, "ok fixed. thanks", Close("login")),
+    (Party, "Party sorted! Bowling at 2, everyone invited.", Close("party")),
+    (Party, "The birthday party's been and gone, it was lovely — we can wrap it up.", Close("party")),
+    (LoginThenParty, "Forgot to say: the login page got fixed yesterday.", Close("login")),
+    (TaxGarden, "Right, the tax return is sent off.", Close("tax")),
+    (TaxGarden, "Shed roof finished this weekend, looks great.", Close("shed")),
+    (TaxGarden, "We've completed the garden shed.", Close("shed")),
+    (TwoPages, "The pricing page is sorted now.", Close("pricing")),
+    (PartyThenLogin, "It's resolved — turned out to be the web fonts.", Close("login")),
+    (PartyThenLogin, "Okay we're done here.", Close("login")),
+    // Recall.
+    (ConcludedLogin, "What did the login page fix end up being?", Recall("login")),
+    (ConcludedLogin, "Tell me what we found about the login page.", Recall("login")),
+    (ConcludedLogin, "i forget, why was the login page slow?", Recall("login")),
+    (ConcludedLogin, "Pull up the login page summary please.", Recall("login")),
+    (ConcludedLogin, "Could you remind me of the login page outcome?", Recall("login")),
+    (ConcludedLogin, "What was the verdict on the login page?", Recall("login")),
+    (ConcludedLogin, "how long did the login page take to load before?", Recall("login")),
+    (ConcludedTax, "What did we end up filing for the taxes?", Recall("tax")),
+    (ConcludedTax, "Who helped us with the tax return last time?", Recall("tax")),
+    (ConcludedTax, "Remind me how much we got back from the tax return.", Recall("tax")),
+    (ConcludedTax, "Any notes about the tax return?", Recall("tax")),
+    (ConcludedTax, "Show me what we decided on the taxes.", Recall("tax")),
+    // Help.
+    (Empty, "What's this?", Help),
+    (Empty, "hi, how do I use you?", Help),
+    (Party, "What are you able to do for me?", Help),
+    (Empty, "so what is CCM exactly", Help),
+    (Empty, "can u explain how this works", Help),
+    (Party, "how do I finish an effort?", Help),
+    (Empty, "help pls", Help),
+    (Empty, "Where do I begin?", Help),
+    // Status.
+    (TaxGarden, "what am i working on", Status),
+    (PartyThenLogin, "Give me the status.", Status),
+    // Stay.
+    (Party, "Sam wants a dinosaur cake now.", Stay("party")),
+    (PartyThenLogin, "The bundle is now 900 KB after removing moment.js.", Stay("login")),
+    // Must not trigger.
+    (PartyThenLogin, "I doubt it's fixed.", Nothing),
+    (PartyThenLogin, "Might be fixed, no idea.", Nothing),
+    (PartyThenLogin, "Fixing it now.", Nothing),
+    (PartyThenLogin, "Working on the fix.", Nothing),
+    (PartyThenLogin, "That didn't solve it, sadly.", Nothing),
+    (PartyThenLogin, "We were so close to done yesterday.", Nothing),
+    (PartyThenLogin, "Can you tell me if it's fixed?", Nothing),
+    (PartyThenLogin, "The bug tracker says closed, but users still complain.", Nothing),
+    (PartyThenLogin, "We should wrap up by Friday.", Nothing),
+    // Written as a must-not-trigger row; what it meant is that the turn stays in the login
+    // page, which the model says in words of its own.
+    (PartyThenLogin, "Done with lunch, back to the bundle.", Stay("login")),
+    (PartyThenLogin, "The sorting algorithm was the slow part.", Nothing),
+    (PartyThenLogin, "Let's finish the bundle analysis first.", Nothing),
+    (PartyThenLogin, "I won't call it done until it's under 2 seconds.", Nothing),
+    (PartyThenLogin, "Remind me later about the party.", Nothing),
+    (PartyThenLogin, "What did you just do?", Nothing),
+    (PartyThenLogin, "My laptop died, give me a minute.", Nothing),
+    (PartyThenLogin, "Helping a colleague, back soon.", Nothing),
+    (PartyThenLogin, "We could switch to a different CDN.", Nothing),
+    (PartyThenLogin, "Should we open a ticket for this?", Nothing),
+    (PartyThenLogin, "Started the profiler again.", Nothing),
+    (PartyThenLogin, "It's fixed for some users but not all.", Nothing),
+    (PartyThenLogin, "The party will have to wait.", Nothing),
+    (PartyThenLogin, "Nobody has resolved it yet.", Nothing),
+    (Party, "Party's not sorted, the venue cancelled.", Nothing),
+    (Party, "Did Sam like the idea of bowling?", Nothing),
+    (Party, "We almost finished the guest list.", Nothing),
+    (TaxGarden, "Taxes can wait till next month.", Nothing),
+    (TaxGarden, "The shed will be finished once the paint dries.", Nothing),
+    (TaxGarden, "Is the tax return done yet?", Nothing),
+    (LoginThenParty, "Someone asked me about the login page again.", Nothing),
+    (Empty, "lol", Nothing),
+    (Empty, "Good night!", Nothing),
+];
+
 /// The table in the order its parts were written; the figures are printed for each part, so a
 /// batch's first run can be read off before the model is changed for it.
 const PARTS: &[(&str, &[Row])] = &[
     ("table", TABLE),
     ("fifteenth batch", FIFTEENTH_BATCH),
     ("sixteenth batch", SIXTEENTH_BATCH),
+    ("seventeenth batch", SEVENTEENTH_BATCH),
 ];
 
 /// One turn answered by the offline model.

@@ -579,7 +579,9 @@ const PROBLEM_OPENERS: [&[&str]; 104] = [
 
 /// Openings that lead into new work when one of [`ACTION_VERBS`] follows ("let's plan the
 /// offsite", "we need to fix the login").
-const WORK_OPENERS: [&[&str]; 34] = [
+const WORK_OPENERS: [&[&str]; 36] = [
+    &["i", "would", "like", "us", "to"],
+    &["i", "want", "us", "to"],
     &["helping", "me"],
     &["helping", "us"],
     &["asked", "me", "to"],
@@ -618,7 +620,9 @@ const WORK_OPENERS: [&[&str]; 34] = [
 
 /// Verbs of new work after a [`WORK_OPENERS`] phrase, with their particle when they take one.
 /// Verbs that steer the conversation ("go back", "continue", "wrap up") are not here.
-const ACTION_VERBS: [&[&str]; 81] = [
+const ACTION_VERBS: [&[&str]; 83] = [
+    &["get", "ready", "for"],
+    &["prepare", "for"],
     &["put", "together"],
     &["look", "at"],
     &["track", "down"],
@@ -725,7 +729,7 @@ const EXPLICIT_SWITCHES: [&[&str]; 18] = [
 ];
 
 /// Softer switch cues: they switch only when what follows names an effort.
-const SOFT_SWITCHES: [&[&str]; 18] = [
+const SOFT_SWITCHES: [&[&str]; 19] = [
     &["turning", "to"],
     &["turn", "to"],
     &["go", "on", "with"],
@@ -734,6 +738,7 @@ const SOFT_SWITCHES: [&[&str]; 18] = [
     &["continue", "with"],
     &["continue", "on"],
     &["carry", "on", "with"],
+    &["continue"],
     &["resume"],
     &["pick", "up"],
     &["revisit"],
@@ -786,7 +791,10 @@ const HELP_MESSAGES: [&str; 29] = [
 ];
 
 /// Phrases that ask what CCM is or what the model understands, anywhere in a message.
-const HELP_PHRASES: [&str; 68] = [
+const HELP_PHRASES: [&str; 71] = [
+    "where do i begin",
+    "where should i start",
+    "where should i begin",
     "what is this tool",
     "what can i ask",
     "what should i ask",
@@ -868,7 +876,9 @@ const COLLAPSE_PHRASES: [&str; 5] = [
 ];
 
 /// Phrases that ask about earlier work.
-const RECALL_PHRASES: [&str; 81] = [
+const RECALL_PHRASES: [&str; 83] = [
+    "notes about",
+    "notes for",
     "the summary",
     "the story with",
     "what is the story",
@@ -1316,7 +1326,10 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     // "Tell me again about…", "remind me again what…": "again" stands inside the phrases.
     let plain = spelled.replace(" again ", " ");
     let fetches = clauses.first().is_some_and(fetch_request);
-    let forgot = clauses.iter().any(forgot_what);
+    // "I forgot how we solved it"; "i forget, why was it slow?".
+    let forgot = clauses.iter().any(forgot_what)
+        || (text.contains('?')
+            && (contains_phrase(&spelled, "i forget") || contains_phrase(&spelled, "i forgot")));
     let asks = text.contains('?')
         || fetches
         || forgot
@@ -1325,6 +1338,13 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
     // "How much was the refund again?" asks to be reminded; so does any question about how
     // things were ("how big was the bundle?", "who did the filing?").
     let reminded = text.trim_end().ends_with("again?");
+    // "Remind me to call the bakery", "remind me later about the party": a reminder to set,
+    // not a question about the past.
+    let reminder = [
+        "to", "later", "tomorrow", "in", "at", "on", "next", "tonight",
+    ]
+    .iter()
+    .any(|x| contains_phrase(&plain, &format!("remind me {x}")));
     // A "why didn't…" is a complaint about the work at hand, not a question about the past.
     let about_the_past = clauses.iter().any(|c| {
         c.question
@@ -1350,8 +1370,16 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
         || RECALL_PHRASES.iter().any(|p| {
             contains_phrase(&plain, p)
                 && !(p == &"remember" && contains_phrase(&plain, "remember to"))
-                && !(p == &"remind me" && contains_phrase(&plain, "remind me to"))
+                && !(p == &"remind me" && reminder)
         });
+    // "What did you just do?" asks about the model's own last step, not about stored work.
+    let about_itself = clauses.iter().any(|c| {
+        let w = c.w();
+        w.windows(2)
+            .any(|p| ["did", "do", "are", "were"].contains(&p[0]) && p[1] == "you")
+            && (w.contains(&"just") || w.last() == Some(&"do"))
+    });
+    let recalls = recalls && !about_itself;
     if open.is_none()
         && asks
         && recalls
@@ -1458,6 +1486,113 @@ fn resumed(clauses: &[Clause], message: &str) -> Option<(String, bool)> {
     });
     (cue && (clauses.len() > 1 || clauses.iter().any(|c| c.w().len() > 4)))
         .then(|| (message.trim().to_string(), false))
+}
+
+/// New work named in a message that no pattern above reads, when the message asks for help or
+/// says the person means to take something on ("need a packing list for camping", "we should
+/// do something about the onboarding docs", "the seating plan is doing my head in, help"):
+/// the name of the thing it is about. The model opens it only when it fits no effort it knows
+/// ([`detect_intents`] found nothing, and the name shares no word with any effort), since
+/// details of the work at hand are worded the same way.
+pub(crate) fn new_work(message: &str) -> Option<String> {
+    let clauses = clauses(&normalise(message));
+    // What says the person wants something done, in any clause.
+    // Where the signal ends in a clause, unless a negation before it cancels it.
+    let signal_at = |c: &Clause| -> Option<usize> {
+        let w = c.w();
+        // A call for help: "help me", "help with", "need help", "…, help", not "it would
+        // help" or "help the team understand".
+        let at = w
+            .iter()
+            .enumerate()
+            .find(|(i, x)| {
+                **x == "help"
+                    && (w.len() == 1
+                        || w.get(i + 1)
+                            .is_some_and(|n| ["me", "us", "with", "please", "pls"].contains(n))
+                        || i.checked_sub(1).and_then(|b| w.get(b)).is_some_and(|b| {
+                            ["need", "want", "some", "your", "any", "get"].contains(b)
+                        }))
+            })
+            .map(|(i, _)| (i, i))
+            .or_else(|| {
+                [
+                    &["meaning", "to"][..],
+                    &["hoping", "to"],
+                    &["something", "about"],
+                    &["can", "not", "decide"],
+                    &["any", "ideas"],
+                    &["any", "idea"],
+                    &["need", "a"],
+                    &["need", "an"],
+                    &["need", "to"],
+                    &["get", "on", "it"],
+                    &["doing", "my", "head", "in"],
+                ]
+                .iter()
+                .find_map(|p| find_seq(&w, p).map(|at| (at, at + p.len() - 1)))
+            })?;
+        // The negation inside "can not decide" is part of the signal, so only words before
+        // it count.
+        let (start, end) = at;
+        (!w[..start].iter().any(|x| NEGATORS.contains(x))).then_some(end)
+    };
+    // A yes-or-no question ("should we open a ticket for this?") asks for advice, and "too"
+    // or "also" adds to the work at hand.
+    if clauses.iter().all(|c| signal_at(c).is_none())
+        || clauses
+            .iter()
+            .any(|c| c.words.iter().any(|x| x == "too") || (c.question && c.starts_like_question()))
+        || normalise(message).contains(" also ")
+    {
+        return None;
+    }
+    // The thing named: first one introduced with "a" or "an" (new), then the subject of a
+    // clause ("the seating plan is…", "our router…"), then one of the person's own ("my"),
+    // then one introduced with "the".
+    const ENDS: [&str; 26] = [
+        "for", "to", "of", "in", "on", "at", "by", "with", "from", "about", "and", "or", "but",
+        "is", "are", "was", "were", "that", "which", "this", "next", "by", "into", "can", "i",
+        "we",
+    ];
+    let run_after = |w: &[&str], at: usize| -> String {
+        let run: Vec<&str> = w[at + 1..]
+            .iter()
+            .copied()
+            .take_while(|x| !ENDS.contains(x) && x.chars().all(|c| c.is_ascii_alphanumeric()))
+            .collect();
+        trim_name(&run, MAX_NAME_WORDS)
+    };
+    let mut found: [Option<String>; 4] = [None, None, None, None];
+    for clause in &clauses {
+        let w = clause.w();
+        for (at, word) in w.iter().enumerate() {
+            let rank = match *word {
+                "a" | "an" => 0,
+                "the" | "my" | "our" if at == 0 => 1,
+                "my" | "our" | "your" => 2,
+                "the" => 3,
+                _ => continue,
+            };
+            if found[rank].is_none() {
+                let name = run_after(&w, at);
+                if has_content(&name) {
+                    found[rank] = Some(name);
+                }
+            }
+        }
+    }
+    // "I need a break" names no work: a thing needed is new work when it has a name of more
+    // than one word ("a packing list").
+    let needs_only = clauses.iter().all(|c| {
+        let w = c.w();
+        signal_at(c).is_none_or(|at| at > 0 && w[at - 1] == "need" && ["a", "an"].contains(&w[at]))
+    });
+    found
+        .into_iter()
+        .flatten()
+        .next()
+        .filter(|name| !needs_only || name.contains(' '))
 }
 
 /// Whether a clause asks to be shown something stored: "look up the login notes", "search for
@@ -1597,7 +1732,11 @@ fn close_in(clause: &Clause, domain_headlines: bool) -> Option<(String, bool)> {
     // A completion under a condition ("if it's fixed on Android too, we can close it", "close
     // it once QA signs off") has not happened yet, and one placed in the distant past ("we
     // fixed a similar bug last year") is history, not news about the work at hand.
-    if clause.conditional || w.iter().any(|x| CONDITIONS.contains(x)) || distant_past(&w) {
+    if clause.conditional
+        || w.iter().any(|x| CONDITIONS.contains(x))
+        || distant_past(&w)
+        || deadline(&w)
+    {
         return None;
     }
     if let Some(found) = close_request(clause) {
@@ -1768,8 +1907,23 @@ fn close_in(clause: &Clause, domain_headlines: bool) -> Option<(String, bool)> {
 /// A closing in headline style: a noun, then a completion word that ends the clause ("party
 /// sorted", "login page fixed at last", "that's the export done").
 fn headline_done(clause: &Clause, domain_headlines: bool) -> Option<(String, bool)> {
-    const TRAILING: [&str; 9] = [
-        "now", "finally", "at", "last", "too", "already", "then", "thanks", "cheers",
+    const TRAILING: [&str; 16] = [
+        "now",
+        "finally",
+        "at",
+        "last",
+        "too",
+        "already",
+        "then",
+        "thanks",
+        "cheers",
+        "today",
+        "yesterday",
+        "this",
+        "weekend",
+        "week",
+        "morning",
+        "tonight",
     ];
     let w = clause.w();
     let mut end = w.len() - w.iter().rev().take_while(|x| TRAILING.contains(x)).count();
@@ -1816,6 +1970,28 @@ fn headline_done(clause: &Clause, domain_headlines: bool) -> Option<(String, boo
         return (!domain).then(|| (String::new(), false));
     }
     Some((subject.join(" "), true))
+}
+
+/// Whether a clause sets a time by which something is to be done ("we should wrap up by
+/// Friday", "done by the end of the week"): what it speaks of is still ahead.
+fn deadline(w: &[&str]) -> bool {
+    const WHEN: [&str; 12] = [
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "tomorrow",
+        "tonight",
+        "next",
+        "noon",
+        "eod",
+    ];
+    w.windows(2).any(|p| p[0] == "by" && WHEN.contains(&p[1]))
+        || w.windows(3)
+            .any(|p| p[0] == "by" && p[1] == "the" && ["end", "weekend"].contains(&p[2]))
 }
 
 /// Whether a clause places what it says in the distant past ("last year", "years ago").
@@ -2106,10 +2282,23 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
         let lone_label = matches!(
             w.as_slice(),
             ["plan" | "goal" | "task" | "project" | "todo" | "topic" | "idea"]
+                | [
+                    "plan" | "goal" | "task" | "project" | "todo",
+                    "for",
+                    "today" | "tomorrow" | "now" | "this",
+                    ..
+                ]
         );
         if lone_label || LABELS.iter().any(|label| w.ends_with(label)) {
             if let Some(next) = clauses.get(index + 1) {
-                let name = trim_name(&next.w(), MAX_NAME_WORDS);
+                // "Task for today: clean up the old git branches" names the branches.
+                let next = next.w();
+                // The verb goes only when the name would otherwise be cut short.
+                let object = ACTION_VERBS
+                    .iter()
+                    .find(|v| next.starts_with(v) && next.len() > MAX_NAME_WORDS)
+                    .map_or(&next[..], |v| &next[v.len()..]);
+                let name = trim_name(object, MAX_NAME_WORDS);
                 if !name.is_empty() {
                     return Some((name, true));
                 }
@@ -2249,8 +2438,19 @@ fn open_in(clauses: &[Clause]) -> Option<(String, bool)> {
             return Some((name, false));
         }
         for opener in WORK_OPENERS {
-            let Some(at) = find_seq(&w, opener) else {
+            // "Need to get ready for the driving test": notes leave the "I" out.
+            let subjectless = match opener {
+                ["i" | "we", rest @ ..] if rest.len() >= 2 && w.starts_with(rest) => {
+                    Some(rest.len())
+                }
+                _ => None,
+            };
+            let Some(at) = find_seq(&w, opener).or(subjectless.map(|_| 0)) else {
                 continue;
+            };
+            let opener: &[&str] = match subjectless {
+                Some(len) if find_seq(&w, opener).is_none() => &opener[opener.len() - len..],
+                _ => opener,
             };
             let mut rest = &w[at + opener.len()..];
             // "Let us begin to write…", "I want to start planning…": the aspect is not the work.
@@ -2354,7 +2554,13 @@ fn undertaking(clause: &Clause) -> Option<String> {
 
 /// Words that say something of ours misbehaves ("my script crashes", "our cluster keeps running
 /// out of memory", "the deploy fails on main").
-const PROBLEM_WORDS: [&str; 38] = [
+const PROBLEM_WORDS: [&str; 44] = [
+    "drains",
+    "reboots",
+    "restarts",
+    "disconnects",
+    "drops",
+    "overheats",
     "loud",
     "noisy",
     "overheating",
@@ -2555,7 +2761,7 @@ fn switch_in(clause: &Clause, followed: bool) -> Option<(String, bool)> {
     let w = clause.w();
     // "How do I get back to an old topic?" asks how, it does not go anywhere; "I'll come back to
     // the party later" puts the move off.
-    if asks_how(&w) {
+    if asks_how(&w) || reports_a_question(&w) {
         return None;
     }
     // Whether the move is put off: by words before its cue, or after its target unless they
@@ -2771,18 +2977,23 @@ fn defers(w: &[&str]) -> bool {
 /// Whether a clause reports someone else's question ("my boss asked if it was done", "Sam
 /// asked about the party"): it tells of the question, it does not ask to act on it.
 fn reports_a_question(w: &[&str]) -> bool {
-    w.windows(2).any(|p| {
-        [
-            "asked",
-            "asks",
-            "asking",
-            "wondered",
-            "wondering",
-            "wonders",
-        ]
-        .contains(&p[0])
-            && ["if", "whether", "about", "when", "how", "what", "why"].contains(&p[1])
-    }) || find_seq(w, &["wants", "to", "know"]).is_some()
+    const ASKING: [&str; 6] = [
+        "asked",
+        "asks",
+        "asking",
+        "wondered",
+        "wondering",
+        "wonders",
+    ];
+    const ABOUT: [&str; 7] = ["if", "whether", "about", "when", "how", "what", "why"];
+    w.windows(2)
+        .any(|p| ASKING.contains(&p[0]) && ABOUT.contains(&p[1]))
+        || w.windows(3).any(|p| {
+            ASKING.contains(&p[0])
+                && ["me", "us", "him", "her", "them"].contains(&p[1])
+                && ABOUT.contains(&p[2])
+        })
+        || find_seq(w, &["wants", "to", "know"]).is_some()
         || find_seq(w, &["wanted", "to", "know"]).is_some()
 }
 
@@ -3095,6 +3306,20 @@ fn clauses(text: &str) -> Vec<Clause> {
 fn flush(out: &mut Vec<Clause>, words: &mut Vec<String>, question: bool) {
     // "its fixed now", "its not done": written without the apostrophe, "its" before a state
     // says "it is" ("its summary" stays a possessive).
+    // "Is it possible to help me…", "would it be possible to…" ask as "can you" does.
+    for polite in [
+        &["is", "it", "possible", "to"][..],
+        &["would", "it", "be", "possible", "to"],
+    ] {
+        if words
+            .iter()
+            .map(String::as_str)
+            .take(polite.len())
+            .eq(polite.iter().copied())
+        {
+            words.splice(..polite.len(), ["can".to_string(), "you".to_string()]);
+        }
+    }
     let mut at = 0;
     while at + 1 < words.len() {
         let next = words[at + 1].as_str();
@@ -3391,6 +3616,7 @@ mod tests {
         for text in [
             "If it's fixed on Android too, we can close it.",
             "We can close it once QA signs off.",
+            "We should wrap up by Friday.",
             "We fixed a similar problem last year on the signup page.",
             "We closed another ticket about fonts.",
             "Ticket closed, but the login page is slow again.",
@@ -3455,6 +3681,40 @@ mod tests {
             "Remind me to call the bakery.",
         ] {
             assert!(!recalls(text), "{text}: {:?}", intents(text));
+        }
+    }
+
+    #[test]
+    fn new_work_is_named_by_what_it_is_about() {
+        for (text, name) in [
+            (
+                "Quick one: need a packing list for a week of camping.",
+                "packing list",
+            ),
+            (
+                "We should really do something about the onboarding docs, they're out of date.",
+                "onboarding docs",
+            ),
+            (
+                "the wedding seating plan is doing my head in, help",
+                "wedding seating plan",
+            ),
+            (
+                "I'm looking at buying an electric bike and can't decide between two models.",
+                "electric bike",
+            ),
+        ] {
+            assert_eq!(new_work(text).as_deref(), Some(name), "{text}");
+        }
+        for text in [
+            "I need a break.",
+            "A fixed header would help.",
+            "Help the team understand the new process.",
+            "Should we open a ticket for this?",
+            "Maybe we should do a piñata too, any ideas?",
+            "I don't need help with the slides.",
+        ] {
+            assert_eq!(new_work(text), None, "{text}");
         }
     }
 

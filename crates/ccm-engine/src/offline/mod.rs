@@ -667,6 +667,9 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
     if intents.is_empty() || unresolved {
         file_where_it_belongs(facts, user_text, &mut plan);
     }
+    if intents.is_empty() && plan.calls.is_empty() && plan.ask.is_none() {
+        open_new_work(facts, user_text, &mut plan);
+    }
     plan
 }
 
@@ -799,6 +802,24 @@ fn file_where_it_belongs(facts: &SessionFacts, user_text: &str, plan: &mut Plan)
             ));
         }
         Choice::Neither => {}
+    }
+}
+
+/// New work that only a call for help or an intention marks ([`intent::new_work`]) is opened
+/// when nothing the session knows shares a word with it: "we should do a piñata too" while
+/// planning the party is a detail of the party, "need a packing list for camping" is new.
+fn open_new_work(facts: &SessionFacts, user_text: &str, plan: &mut Plan) {
+    let Some(name) = intent::new_work(user_text) else {
+        return;
+    };
+    let words = intent::topic_words(user_text);
+    let prepared = PreparedText::new(user_text);
+    let known = facts.open.iter().chain(&facts.concluded).any(|e| {
+        let (by_name, by_log) = fit_parts(&words, &prepared, e);
+        by_name + by_log > 0
+    });
+    if !known && !intent::topic_words(&name).is_empty() {
+        plan.calls.push(("open_effort", json!({ "name": name })));
     }
 }
 
