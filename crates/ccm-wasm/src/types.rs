@@ -433,15 +433,19 @@ export type ErrorCode =
     | "config" | "effort" | "turn" | "snapshot" | "conflict" | "quota" | "blocked"
     | "version_change" | "unavailable" | "not_found" | "storage" | "busy" | "counter"
     | "argument" | "provider" | "cancelled" | "import" | "pin" | "branch" | "attachment"
-    | "table" | "network" | "too_large" | "freed" | "reload_required";
+    | "table" | "network" | "too_large" | "freed" | "reload_required" | "memory_budget";
 /**
  * The errors the package throws: an `Error` with a `code` to branch on. A failed `runTurn`
- * also carries the person's text in `userText` (and `cancelled`), so it can be sent again.
+ * also carries the person's text in `userText` (and `cancelled`), so it can be sent again. A
+ * `memory_budget` refusal carries the budget it enforced (`budget`, in bytes) and what the
+ * session (or, for the module's own limit, every session together) held (`footprint`).
  */
 export interface CcmError extends Error {
     code: ErrorCode;
     userText?: string;
     cancelled?: boolean;
+    budget?: number;
+    footprint?: number;
 }
 /** One branch of `branches()`. */
 export interface BranchInfo { name: string; parent?: string; fork_turn?: number; }

@@ -111,8 +111,12 @@ export interface Session {
     runToolCalls(response: ProviderResponse, options?: RunToolCallsOptions): Promise<ToolCallsResult<OpenAIMessage | AnthropicMessage | AiSdkMessage>>;
     /**
      * `runTurn` as an async iterator of events: text as it streams, retries, then the turn's
-     * tool calls and banners, and `done` with the result. The turn starts at the call. Leaving the loop early cancels the
-     * turn (the session is then as before it); a failed turn throws from the loop.
+     * tool calls and banners, and `done` with the result. The turn starts at the call. Leaving
+     * the loop before `done` (`break`, `return()`, `throw()`, at any event or before the first)
+     * cancels the turn, even one that has already ended inside the module: the loop exits with
+     * the session, what its next save writes and its revision as before the turn. A turn whose
+     * `done` was delivered stays, and so does one the session was changed after. A failed turn
+     * throws from the loop.
      */
     streamTurn(userText: string, options: TurnOptions): AsyncGenerator<TurnStreamEvent, void, undefined>;
 }
