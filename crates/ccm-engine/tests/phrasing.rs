@@ -56,6 +56,28 @@
 //! help or states an intention is about, when no effort it knows shares a word with the
 //! message (`new_work` in `offline/intent.rs`). One of its rows still fails: "I'm
 //! hoping to get my novel's first chapter into shape this month." names the effort "novel".
+//!
+//! The eighteenth batch ([`EIGHTEENTH_BATCH`], 113 rows) was written after every change and run
+//! once; its first run is the estimate for phrasings the model was not tuned on: 93 of 113
+//! (82 %), opening 11/20, switching 14/16, concluding 17/18, recalling 13/15, help 3/8, status
+//! 3/3, staying 3/3, and 29 of its 30 near misses (none concluded anything). The one near miss
+//! that failed, "Status code is 200 but the page is blank." (it listed the efforts), was then
+//! fixed, since no row that must not trigger may fail; nothing else changed after it. Its other
+//! nineteen rows still fail, and are left failing as they were written:
+//! - opening: "We're moving house in March and I need to organise everything.", "okay so i got
+//!   a parking fine i think is unfair, how do i appeal it", "Next: the Q4 sales forecast.",
+//!   "Our support inbox is overflowing and we can't keep up.", "Me and my sister are planning a
+//!   surprise trip for our dad's 70th.", "The printer in the office jams every time someone
+//!   prints double-sided, can we fix that?", "Let's get the conference talk slides going.",
+//!   "Started looking into solar panels for the roof.", "I have an exam in statistics next month
+//!   and need a study plan.";
+//! - switching: "OK the party can wait, login page please.", "Can we do some party planning
+//!   now?";
+//! - concluding: "Yes! The login page is finally fast.";
+//! - recalling: "Summary of the tax return please.", "Did we ever decide on the shingle
+//!   colour?" (it searched instead of answering from the shed's log);
+//! - help: "How am I supposed to use this?", "What can this app do?", "help me out here, what
+//!   is this", "Can you tell me what you do?", "first time using this, any tips?".
 
 mod common;
 
@@ -3768,6 +3790,432 @@ const SEVENTEENTH_BATCH: &[Row] = &[
     (Empty, "Good night!", Nothing),
 ];
 
+/// The eighteenth and last batch, written after every change and run once, with no change
+/// after it: its result is the estimate for phrasings the model was not tuned on.
+const EIGHTEENTH_BATCH: &[Row] = &[
+    // Open.
+    (
+        Party,
+        "Hey, different subject: my phone won't charge anymore.",
+        Open("phone"),
+    ),
+    (
+        Empty,
+        "I want to redesign my personal website this summer.",
+        Open("personal website"),
+    ),
+    (
+        TaxGarden,
+        "Could you help me draft an email to my landlord about the broken heating?",
+        Open("email"),
+    ),
+    (
+        Party,
+        "We're moving house in March and I need to organise everything.",
+        Open("moving house"),
+    ),
+    (
+        Empty,
+        "okay so i got a parking fine i think is unfair, how do i appeal it",
+        Open("parking fine"),
+    ),
+    (
+        Party,
+        "Next: the Q4 sales forecast.",
+        Open("sales forecast"),
+    ),
+    (
+        Empty,
+        "Our support inbox is overflowing and we can't keep up.",
+        Open("support inbox"),
+    ),
+    (
+        TaxGarden,
+        "I'd like to set up a savings plan for the kids.",
+        Open("savings plan"),
+    ),
+    (
+        Party,
+        "Me and my sister are planning a surprise trip for our dad's 70th.",
+        Open("surprise trip"),
+    ),
+    (
+        Empty,
+        "The printer in the office jams every time someone prints double-sided, can we fix that?",
+        Open("printer"),
+    ),
+    (
+        Party,
+        "Can you give me a hand writing my wedding vows?",
+        Open("wedding vows"),
+    ),
+    (
+        Empty,
+        "Let's get the conference talk slides going.",
+        Open("conference talk"),
+    ),
+    (
+        TaxGarden,
+        "My knee hurts after running, I want to plan some rehab exercises.",
+        Open("rehab exercises"),
+    ),
+    (
+        Party,
+        "I'm trying to choose a new health insurance plan.",
+        Open("health insurance"),
+    ),
+    (
+        Empty,
+        "we need a better onboarding checklist for new hires",
+        Open("onboarding checklist"),
+    ),
+    (
+        Party,
+        "there's a bug in the export where dates come out in the wrong timezone",
+        Open("export"),
+    ),
+    (
+        Empty,
+        "Time to tackle the garage clear-out.",
+        Open("garage"),
+    ),
+    (
+        TaxGarden,
+        "Started looking into solar panels for the roof.",
+        Open("solar panels"),
+    ),
+    (
+        Party,
+        "I have an exam in statistics next month and need a study plan.",
+        Open("study plan"),
+    ),
+    (
+        Empty,
+        "help me pick a birthday present for my dad",
+        Open("birthday present"),
+    ),
+    // Switch.
+    (
+        LoginThenParty,
+        "back to that login page thing",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Let's return to the mobile login slowness.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Shall we carry on with the login page?",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "Login page: tried preloading the fonts, no change.",
+        Switch("login"),
+    ),
+    (
+        LoginThenParty,
+        "OK the party can wait, login page please.",
+        Switch("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Quick switch to the birthday party.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Let's get back to Sam's birthday.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Back on the party: we need 3 more chairs.",
+        Switch("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Can we do some party planning now?",
+        Switch("party"),
+    ),
+    (TaxGarden, "OK, taxes again.", Switch("tax")),
+    (
+        TaxGarden,
+        "Going back to the tax return for a minute.",
+        Switch("tax"),
+    ),
+    (
+        TaxGarden,
+        "The accountant Maria Lopez wants the receipts by Friday.",
+        Switch("tax"),
+    ),
+    (TaxGarden, "switch to tax return", Switch("tax")),
+    (
+        TwoPages,
+        "Let's go back to the pricing page issue.",
+        Switch("pricing"),
+    ),
+    (
+        TwoPages,
+        "Pricing page again — the yearly plans still show monthly prices.",
+        Switch("pricing"),
+    ),
+    (TwoPages, "Let's do the login page now.", Switch("login")),
+    // Conclude.
+    (
+        PartyThenLogin,
+        "Yes! The login page is finally fast.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "done done done", Close("login")),
+    (
+        PartyThenLogin,
+        "solved it, it was the web fonts",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "We can mark the login page as fixed.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "That was the last thing, the login page is complete.",
+        Close("login"),
+    ),
+    (
+        PartyThenLogin,
+        "Ok I'm happy with it, let's close the login page effort.",
+        Close("login"),
+    ),
+    (PartyThenLogin, "Login issue: resolved ✅", Close("login")),
+    (
+        PartyThenLogin,
+        "It's all working now, cheers for the help.",
+        Close("login"),
+    ),
+    (
+        Party,
+        "We've sorted the party, it's all booked.",
+        Close("party"),
+    ),
+    (Party, "The birthday party is wrapped up.", Close("party")),
+    (
+        LoginThenParty,
+        "btw the login page is solved, split bundle did it",
+        Close("login"),
+    ),
+    (
+        LoginThenParty,
+        "The party is over and it was a success — close it please.",
+        Close("party"),
+    ),
+    (
+        TaxGarden,
+        "The tax return has been filed and accepted.",
+        Close("tax"),
+    ),
+    (TaxGarden, "Shed's done, finally!", Close("shed")),
+    (TaxGarden, "Garden shed completed.", Close("shed")),
+    (
+        TwoPages,
+        "The pricing page is done, yearly prices show correctly.",
+        Close("pricing"),
+    ),
+    (PartyThenLogin, "Finished! 1.7 s on mobile.", Close("login")),
+    (PartyThenLogin, "This one's sorted.", Close("login")),
+    // Recall.
+    (
+        ConcludedLogin,
+        "What did we do to make the login page faster?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "remind me what the login page issue was about",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "How was the login page problem solved in the end?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Can you look up what we concluded about the login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "What was the root cause of the slow login page?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "I don't recall how we fixed the login page, can you remind me?",
+        Recall("login"),
+    ),
+    (
+        ConcludedLogin,
+        "Recap the login page effort for me please.",
+        Recall("login"),
+    ),
+    (
+        ConcludedTax,
+        "When did we send the tax return?",
+        Recall("tax"),
+    ),
+    (ConcludedTax, "How big was our tax refund?", Recall("tax")),
+    (
+        ConcludedTax,
+        "What happened with the taxes in the end?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "remind me who our accountant was for the tax return",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Can you tell me about the tax return we did?",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "Summary of the tax return please.",
+        Recall("tax"),
+    ),
+    (
+        ConcludedTax,
+        "What was the deal with the tax return again?",
+        Recall("tax"),
+    ),
+    // Help.
+    (Empty, "What's CCM?", Help),
+    (Empty, "How am I supposed to use this?", Help),
+    (Party, "What can this app do?", Help),
+    (Empty, "help me out here, what is this", Help),
+    (Empty, "Can you tell me what you do?", Help),
+    (Party, "How do I go back to an earlier effort?", Help),
+    (Empty, "I'm not sure how this works.", Help),
+    (Empty, "first time using this, any tips?", Help),
+    // Status.
+    (TaxGarden, "What efforts are open?", Status),
+    (PartyThenLogin, "status please", Status),
+    (TaxGarden, "list the efforts", Status),
+    // Stay.
+    (
+        Party,
+        "The bakery says the cake will be ready Friday afternoon.",
+        Stay("party"),
+    ),
+    (
+        PartyThenLogin,
+        "Removing the analytics script saved another 400 ms.",
+        Stay("login"),
+    ),
+    (
+        TaxGarden,
+        "The roofer quoted 800 euros for the shed roof.",
+        Stay("shed"),
+    ),
+    // Must not trigger.
+    (PartyThenLogin, "Not quite fixed yet.", Nothing),
+    (
+        PartyThenLogin,
+        "Is this resolved or should I keep testing?",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "I'll close it once the numbers hold for a week.",
+        Nothing,
+    ),
+    (PartyThenLogin, "We're nowhere near done.", Nothing),
+    (
+        PartyThenLogin,
+        "It worked on my phone but not on my wife's.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The CEO thinks it's fixed, I'm not convinced.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Hopefully done by the weekend.", Nothing),
+    (
+        PartyThenLogin,
+        "Closed the laptop, will pick this up tomorrow.",
+        Nothing,
+    ),
+    (PartyThenLogin, "The fix got reverted by accident.", Nothing),
+    (PartyThenLogin, "We sorted the requests by size.", Nothing),
+    (PartyThenLogin, "Done yet?", Nothing),
+    (PartyThenLogin, "Let me check whether it's fixed.", Nothing),
+    (
+        PartyThenLogin,
+        "I remember the old page was even slower.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Remind me to tell the team about the bundle.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Back from my break.", Nothing),
+    (
+        PartyThenLogin,
+        "Don't switch to the party, I'm still on this.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "The party is a separate topic, ignore it for now.",
+        Nothing,
+    ),
+    (PartyThenLogin, "Sam says hi.", Nothing),
+    (PartyThenLogin, "I need more coffee.", Nothing),
+    (PartyThenLogin, "What do you mean?", Nothing),
+    (
+        PartyThenLogin,
+        "The help article about caching was useful.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Status code is 200 but the page is blank.",
+        Nothing,
+    ),
+    (
+        PartyThenLogin,
+        "Who wrote the original login code?",
+        Nothing,
+    ),
+    (
+        Party,
+        "The party isn't planned yet, we still need a date.",
+        Nothing,
+    ),
+    (Party, "Should we cancel the party?", Nothing),
+    (TaxGarden, "The tax office closed early today.", Nothing),
+    (TaxGarden, "I'll finish the shed after the taxes.", Nothing),
+    (
+        TaxGarden,
+        "Did we ever decide on the shingle colour?",
+        Recall("garden"),
+    ),
+    (
+        LoginThenParty,
+        "The login page is on hold while we plan the party.",
+        Nothing,
+    ),
+    (Empty, "hello", Nothing),
+    (Empty, "Thanks, bye!", Nothing),
+];
+
 /// The table in the order its parts were written; the figures are printed for each part, so a
 /// batch's first run can be read off before the model is changed for it.
 const PARTS: &[(&str, &[Row])] = &[
@@ -3775,6 +4223,7 @@ const PARTS: &[(&str, &[Row])] = &[
     ("fifteenth batch", FIFTEENTH_BATCH),
     ("sixteenth batch", SIXTEENTH_BATCH),
     ("seventeenth batch", SEVENTEENTH_BATCH),
+    ("eighteenth batch", EIGHTEENTH_BATCH),
 ];
 
 /// One turn answered by the offline model.

@@ -1390,7 +1390,23 @@ pub fn detect_intents(message: &str) -> Vec<Intent> {
             details: DETAIL_PHRASES.iter().any(|p| contains_phrase(&spelled, p)),
         });
     }
-    if STATUS_PHRASES.iter().any(|p| contains_phrase(&spelled, p)) {
+    // "Status code is 200", "the status bar": "status" before a noun of its own names another
+    // thing's status, not the efforts'.
+    let other_status = clauses.iter().any(|c| {
+        let w = c.w();
+        w.iter().enumerate().any(|(i, x)| {
+            *x == "status"
+                && w.get(i + 1).is_some_and(|next| {
+                    next.chars().all(|c| c.is_ascii_alphabetic())
+                        && !["please", "of", "update", "report", "check", "now", "again"]
+                            .contains(next)
+                })
+        })
+    });
+    if STATUS_PHRASES
+        .iter()
+        .any(|p| contains_phrase(&spelled, p) && !(*p == "status" && other_status))
+    {
         // "Show me my efforts" asks for the list, not for a search of the past.
         intents.retain(|i| !matches!(i, Intent::Recall { .. }));
         intents.push(Intent::Status);
@@ -3583,6 +3599,8 @@ mod tests {
                 .contains(&Intent::Collapse)
         );
         assert_eq!(intents("What's the status?"), vec![Intent::Status]);
+        assert_eq!(intents("status please"), vec![Intent::Status]);
+        assert_eq!(intents("Status code is 200 but the page is blank."), vec![]);
         assert_eq!(intents("The logs show a timeout at 30 s."), vec![]);
     }
 
