@@ -9,6 +9,12 @@
 //! same clause cancels it. Questions ask about a state ("is it done?") and change nothing,
 //! unless they are requests ("can you close this?"). Statements of what will or might happen
 //! ("it should be fixed by Friday", "once it's done") are not statements of what happened.
+//!
+//! People write fast: chat shorthand is spelled out ("wanna", "bday", "its fixed"), and a slip
+//! of the keyboard in a word the readings hang on ("fixd", "hlep", "happend") is read as the
+//! word meant. Notes leave the subject out ("finished the shed", "working on my running
+//! plan"), and that reads as "I". When no pattern reads new work, a message that asks for help
+//! or states an intention still names it ([`new_work`]).
 
 use serde::Serialize;
 use std::collections::BTreeSet;

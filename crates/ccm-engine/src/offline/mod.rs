@@ -8,6 +8,7 @@
 //! | the person says | the model calls |
 //! |---|---|
 //! | "let's work on …", "I'm trying to figure out why …", "we have a problem with …", "my … keeps crashing" | `open_effort`; `switch_effort` if an open effort is already about it; nothing if the active one is |
+//! | a call for help or an intention about something no effort shares a word with ("need a packing list for camping", "the seating plan is doing my head in, help") | `open_effort` named by what it is about |
 //! | "done", "party's sorted", "splitting the bundle fixed it", "close this" | `close_effort` on the effort named or talked about, else the active one (after `switch_effort` when it is another, so the message joins its log), without a summary of its own, so the engine asks for one |
 //! | "back to …", "let's get back to the … problem", "re the …", "about the … again" | `switch_effort` to the open effort named, `reopen_effort` for a concluded one |
 //! | a statement clearly about another open effort (its name, or words of its latest messages, and nothing of the active one's) | `switch_effort` to it, and it says why |
@@ -20,9 +21,12 @@
 //! | a question it has no reading for | nothing: it says it could not tell what is wanted, and where the message was kept |
 //!
 //! Names are matched by content words, lightly stemmed, so "the login page problem" finds the
-//! effort "login page slow on mobile". Negations ("it's not fixed yet", "don't close this"),
-//! questions ("is it done?"), and what is only expected, wished or reported ("it should be
-//! done by Friday", "remind me how we fixed it") trigger nothing.
+//! effort "login page slow on mobile", and a slip of the keyboard ("logn page") still names
+//! it. Negations ("it's not fixed yet", "don't close this"), questions ("is it done?"), and
+//! what is only expected, wished, conditional, due by a deadline, long past or reported ("it
+//! should be done by Friday", "if it's fixed on Android we can close it", "we fixed a similar
+//! bug last year", "remind me how we fixed it", "my boss asked if it was done") trigger
+//! nothing; a move put off ("the login page can wait") does not move.
 //!
 //! After the tool results come back it writes a short plain answer saying what it did (and,
 //! for recall, what the summary or the expanded log says). It answers summary requests with a
