@@ -92,13 +92,24 @@ impl Session {
     /// whose memory would then exceed its budget (or in a module whose memory is nearly used
     /// up), before anything changes: `function` names the call in the message.
     pub(crate) fn check_room(&self, function: &str, text_bytes: usize) -> JsResult<()> {
-        let holding = self.read(|s| s.memory_footprint().total)?;
-        // While a turn's undo record is kept, the session is held twice.
-        let holding = if self.turn_undo.borrow().is_some() {
-            holding.saturating_mul(2)
+        let copies = if self.turn_undo.borrow().is_some() {
+            2
         } else {
-            holding
+            1
         };
+        self.check_room_for_copies(function, text_bytes, copies)
+    }
+
+    /// [`check_room`](Session::check_room) for a session held `copies` times: twice while a
+    /// streamed turn keeps the session from before it (see `engine::TurnUndo`).
+    fn check_room_for_copies(
+        &self,
+        function: &str,
+        text_bytes: usize,
+        copies: u64,
+    ) -> JsResult<()> {
+        let holding = self.read(|s| s.memory_footprint().total)?;
+        let holding = holding.saturating_mul(copies);
         let adding = (text_bytes as u64).saturating_mul(crate::memory::STORED_BYTES_PER_TEXT_BYTE);
         crate::memory::check_room(function, holding, adding, self.memory_budget()).map_err(fail)
     }
@@ -808,14 +819,19 @@ impl Session {
         undo: Option<UndoSlot>,
     ) -> Promise {
         let cell = self.inner.cell().clone();
-        let user_text = self
-            .text(function, "userText", &user_text, Size::Message)
-            .and_then(|text| self.check_room(function, text.len()).map(|()| text));
-        let options = engine::turn_options(&options);
         if undo.is_some() {
             // A new streamed turn replaces what an earlier one kept.
             self.turn_undo.borrow_mut().take();
         }
+        // A streamed turn keeps a copy of the session while it runs, so it needs room for two.
+        let copies = if undo.is_some() { 2 } else { 1 };
+        let user_text = self
+            .text(function, "userText", &user_text, Size::Message)
+            .and_then(|text| {
+                self.check_room_for_copies(function, text.len(), copies)
+                    .map(|()| text)
+            });
+        let options = engine::turn_options(&options);
         wasm_bindgen_futures::future_to_promise(async move {
             let user_text = user_text?;
             let options = options.map_err(fail)?;
