@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod counter;
+pub mod document;
 pub mod driver;
 pub mod embeddings;
 mod error;

@@ -336,7 +336,8 @@ impl BrowserStore {
         .await
     }
 
-    /// Stores a session restored from its document (JSON text) as a new session.
+    /// Stores a session restored from its document (JSON text) as a new session. The document
+    /// passes the same checks as the library's (`crate::document`) first.
     ///
     /// # Errors
     /// An invalid document (nothing is stored then), a failing counter, or a storage failure.
@@ -346,6 +347,8 @@ impl BrowserStore {
         name: &str,
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<SessionInfo, BrowserError> {
+        crate::document::check_document_text(json)
+            .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
         let counter = counter_for(&document_config(json), counter)?;
         let core = CoreSession::from_json_with_counter(json, counter)?;
         check_counter()?;
@@ -366,6 +369,8 @@ impl BrowserStore {
         (created_ms, updated_ms): (f64, f64),
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<SessionInfo, BrowserError> {
+        crate::document::check_document_text(json)
+            .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
         let counter = counter_for(&document_config(json), counter)?;
         let core = CoreSession::from_json_with_counter(json, counter)?;
         check_counter()?;

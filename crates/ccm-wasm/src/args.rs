@@ -42,8 +42,9 @@ pub(crate) const DEFAULT_NAME_CHARS: u32 = 1_000;
 pub(crate) const DEFAULT_ATTACHMENT_CHARS: u32 = 4_000_000;
 /// No limit can be set above this: counting a text of one repeated character needs tens of
 /// bytes of working memory per character, and 16 million characters is what the module's
-/// memory can hold with room to spare (160 million aborted it).
-pub(crate) const MAX_LIMIT_CHARS: u32 = 16_000_000;
+/// memory can hold with room to spare (160 million aborted it). It is the longest text a
+/// session document may hold (`ccm_browser::document`), so it is defined there once.
+pub(crate) const MAX_LIMIT_CHARS: u32 = ccm_browser::document::MAX_TEXT_CHARS as u32;
 
 impl Default for Limits {
     fn default() -> Limits {
@@ -80,7 +81,7 @@ impl Size {
 }
 
 /// The largest integer JavaScript holds exactly (2^53 - 1).
-pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE_INTEGER: u64 = ccm_browser::document::MAX_SAFE_INTEGER;
 
 /// How a value's type reads in an error message: "a number", "null", "an array", ... (the
 /// tokens module's wording, shared so both modules say it alike).
@@ -369,82 +370,15 @@ pub(crate) fn counter_arg(
 
 pub(crate) use ccm_core::compaction::report::thousands;
 
-/// Refuses a session document with an integer JavaScript cannot hold exactly (beyond 2^53):
-/// JSON text may carry one, but every number the session later hands to JavaScript must be
-/// exact, and one that is not would fail only after a change was made. Also refuses one with
-/// a text longer than any limit allows ([`MAX_LIMIT_CHARS`]): a document counted with another
-/// rule is recounted, and counting one such text could take more memory than the module has.
+/// Refuses a session document with an integer JavaScript cannot hold exactly (beyond 2^53),
+/// or with a text longer than any limit allows ([`MAX_LIMIT_CHARS`]): the checks of
+/// `ccm_browser::document`, which the app's import runs too, so both refuse alike.
 pub(crate) fn check_document_values(document: &serde_json::Value) -> Result<(), Failure> {
-    walk_document(document, &mut Vec::new())
-}
-
-/// Where in a document `path` points, for messages.
-fn document_place(path: &[String]) -> String {
-    if path.is_empty() {
-        "the top level".to_string()
-    } else {
-        path.join(".")
-    }
-}
-
-/// [`check_document_values`] for one value at `path` and everything in it.
-fn walk_document(value: &serde_json::Value, path: &mut Vec<String>) -> Result<(), Failure> {
-    match value {
-        serde_json::Value::String(text) => {
-            // UTF-16 units never outnumber UTF-8 bytes, so short texts need no count.
-            if text.len() <= MAX_LIMIT_CHARS as usize {
-                return Ok(());
-            }
-            let units: usize = text.chars().map(char::len_utf16).sum();
-            if units <= MAX_LIMIT_CHARS as usize {
-                return Ok(());
-            }
-            Err(Failure::new(
-                Code::TooLarge,
-                format!(
-                    "the session document cannot be used: the text at {} is {} characters long, more than the {} any one text may have; nothing was changed",
-                    document_place(path),
-                    thousands(units as u64),
-                    thousands(u64::from(MAX_LIMIT_CHARS)),
-                ),
-            ))
-        }
-        serde_json::Value::Number(number) => {
-            let too_big = match (number.as_u64(), number.as_i64()) {
-                (Some(n), _) => n > MAX_SAFE_INTEGER,
-                (None, Some(n)) => n.unsigned_abs() > MAX_SAFE_INTEGER,
-                // A float: exact or not, JavaScript reads it as JSON does.
-                (None, None) => false,
-            };
-            if too_big {
-                return Err(Failure::new(
-                    Code::Snapshot,
-                    format!(
-                        "the session document cannot be used: the number {number} at {} is larger than JavaScript can hold exactly (2^53); nothing was changed",
-                        document_place(path)
-                    ),
-                ));
-            }
-            Ok(())
-        }
-        serde_json::Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                path.push(index.to_string());
-                walk_document(item, path)?;
-                path.pop();
-            }
-            Ok(())
-        }
-        serde_json::Value::Object(fields) => {
-            for (key, item) in fields {
-                path.push(key.clone());
-                walk_document(item, path)?;
-                path.pop();
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
+    use ccm_browser::document::DocumentRefusal;
+    ccm_browser::document::check_document_values(document).map_err(|refusal| match refusal {
+        DocumentRefusal::TooLarge(message) => Failure::new(Code::TooLarge, message),
+        DocumentRefusal::UnsafeNumber(message) => Failure::new(Code::Snapshot, message),
+    })
 }
 
 #[cfg(test)]
