@@ -48,7 +48,9 @@ export interface FilePrimitives {
      * reader; taking every lock exclusively is fine), waiting for it, and returns its handle.
      * `create` makes the lock file when missing; without it a missing lock file is `null`.
      * Processes that share a directory must honour one protocol: the owner file that
-     * `FileSessionStore` and the CLI use is described in glue/filestore.cjs.js.
+     * `FileSessionStore` and the CLI use is described in glue/filestore.cjs.js. The store holds
+     * a lock only inside one synchronous call, so `FileSessionStore`'s primitives let go, as soon
+     * as the event loop runs again, of a lock that a call stopped by a WebAssembly trap left.
      */
     lock(path: string, exclusive: boolean, create: boolean): number | null;
     /** Lets go of a lock `lock` returned. */
