@@ -159,6 +159,7 @@ test("race_turns + check_after_race, with kills: two racing processes, one kille
     const created = await store.create("Raced and killed");
     const id = created.storeId;
     const acked = [];
+    const parentAcked = [];
     const errors = [];
     let labels = 0;
     // A worker for each racing slot; a killed one is replaced by a spare started beforehand, so
@@ -177,17 +178,31 @@ test("race_turns + check_after_race, with kills: two racing processes, one kille
       return worker;
     };
     const racing = [await launch(await spawnReady()), await launch(await spawnReady())];
-    let spare = spawnReady();
+    // A spare that fails to start fails the test where it is awaited, not as a stray rejection.
+    const spareOf = () => {
+      const pending = spawnReady();
+      pending.catch(() => {});
+      return pending;
+    };
+    let spare = spareOf();
     let slowest = 0;
     for (let round = 0; round < ROUNDS; round++) {
       await sleep(5 + Math.floor(Math.random() * 40));
       const slot = Math.floor(Math.random() * racing.length);
       const victim = racing[slot];
       victim.child.kill("SIGKILL");
-      // At once, before the kill is even reaped: this process opens the session itself, as a
-      // server would, and the other racer goes on. Neither may wait for the dead one's lock.
+      // At once, before the kill is even reaped: this process takes a turn itself, as a server
+      // would, and the other racer goes on. Neither may wait for the dead one's lock.
       const started = Date.now();
       const loaded = await store.load(id);
+      const text = `parent turn ${round}`;
+      loaded.beginTurn(text);
+      loaded.endTurn(`ack ${text}`);
+      try {
+        parentAcked.push({ kind: "acked", label: "parent", text, revision: (await store.save(loaded)).revision });
+      } catch (error) {
+        if (error.code !== "conflict") throw error;
+      }
       loaded.free();
       const other = racing[1 - slot];
       const before = other.messages.filter((m) => m.kind === "acked").length;
@@ -206,7 +221,7 @@ test("race_turns + check_after_race, with kills: two racing processes, one kille
       slowest = Math.max(slowest, Date.now() - started);
       await victim.exit;
       racing[slot] = await launch(await spare);
-      spare = spawnReady();
+      spare = spareOf();
     }
     for (const worker of racing) {
       const from = worker.messages.length;
@@ -214,6 +229,7 @@ test("race_turns + check_after_race, with kills: two racing processes, one kille
       await nextMessage(worker, "stopped", from);
     }
     (await spare).child.send({ kind: "exit" });
+    acked.push(...parentAcked);
     for (const worker of workers) {
       for (const m of worker.messages) {
         if (m.kind === "acked") acked.push(m);
