@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import { Session, FileSessionStore, memoryUsage } from "cognitive-context";
 
 const RUNAWAY_BUDGET = 4 * 2 ** 20;
@@ -141,4 +143,31 @@ test("sessions that are not freed hold their memory until the garbage collector 
   for (const session of kept) session.free();
   const left = memoryUsage().liveBytes - base;
   assert.ok(left < holding / 20, `after free(): ${left} of ${holding} bytes still held`);
+});
+
+test("a worker thread has a module and a WebAssembly memory of its own, given back when the worker ends (the README's recycle)", async () => {
+  const entry = createRequire(import.meta.url).resolve("cognitive-context");
+  const before = memoryUsage();
+  const worker = new Worker(`
+    const { parentPort, workerData } = require("node:worker_threads");
+    const { Session, memoryUsage } = require(workerData.entry);
+    const sessions = [];
+    for (let n = 0; n < 20; n++) {
+      const session = new Session();
+      session.beginTurn(("A long paste, number " + n + ". ").repeat(20_000));
+      session.endTurn("Noted.");
+      sessions.push(session);
+    }
+    parentPort.postMessage(memoryUsage());
+  `, { eval: true, workerData: { entry } });
+  const inWorker = await new Promise((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+  // The worker's sessions filled its own memory; the main thread's module did not grow.
+  assert.ok(inWorker.liveBytes > 20 * 500_000, `the worker holds ${inWorker.liveBytes} bytes`);
+  assert.ok(inWorker.memoryBytes > before.memoryBytes, JSON.stringify({ inWorker, before }));
+  const after = memoryUsage();
+  assert.ok(after.memoryBytes === before.memoryBytes, `the main module grew from ${before.memoryBytes} to ${after.memoryBytes}`);
+  await worker.terminate();
 });
