@@ -145,7 +145,7 @@ test("sessions that are not freed hold their memory until the garbage collector 
   assert.ok(left < holding / 20, `after free(): ${left} of ${holding} bytes still held`);
 });
 
-test("a worker thread has a module and a WebAssembly memory of its own, given back when the worker ends (the README's recycle)", async () => {
+test("a worker thread has a module and a WebAssembly memory of its own, apart from the main thread's (the README's recycle)", async () => {
   const entry = createRequire(import.meta.url).resolve("cognitive-context");
   const before = memoryUsage();
   const worker = new Worker(`
