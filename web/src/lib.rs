@@ -17,6 +17,7 @@ pub mod chat_controls;
 pub mod components;
 pub mod import;
 pub mod js;
+pub mod local_servers;
 pub mod markdown;
 pub mod model_fetch;
 pub mod models;

@@ -12,6 +12,7 @@ pub mod conflict;
 pub mod curves;
 pub mod dialogs;
 pub mod inspector;
+pub mod local_offer;
 pub mod media;
 pub mod modal;
 pub mod rich_text;

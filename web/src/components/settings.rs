@@ -2,6 +2,7 @@
 //! name and the API key (in memory for the tab unless the person asks to remember it), and the
 //! current session's thresholds, budget, context mode and compaction preset; the sync server.
 
+use crate::components::local_offer::LocalServerSearch;
 use crate::model_fetch::fetch_models;
 use crate::models::ListedModel;
 use crate::provider::{ProviderChoice, ProviderSettings};
@@ -264,6 +265,23 @@ pub fn SettingsPanel() -> impl IntoView {
             Err(e) => provider_message.set(Some((false, e))),
         }
     };
+    // The form follows settings saved elsewhere (the welcome's offer of a model server on this
+    // computer), so that a later save here keeps them instead of restoring what it showed.
+    Effect::new(move |seen: Option<()>| {
+        let saved = state.provider.get();
+        if seen.is_some() {
+            choice.set(saved.choice);
+            base_url.set(saved.base_url);
+            model.set(saved.model);
+            stream.set(saved.stream);
+            remember.set(saved.remember_key);
+            input_price.set(price_text(saved.input_price));
+            output_price.set(price_text(saved.output_price));
+            embeddings_url.set(saved.embeddings_url);
+            embeddings_model.set(saved.embeddings_model);
+            key.set(state.api_key.get_untracked());
+        }
+    });
     let model_facts = move || {
         let settings = ProviderSettings {
             model: model.get(),
@@ -322,6 +340,8 @@ pub fn SettingsPanel() -> impl IntoView {
                             .collect_view()}
                     </select>
                 </label>
+                // The fields follow the server used through the effect above.
+                <LocalServerSearch on_used=Callback::new(move |_| provider_message.set(None)) />
                 <Show when=move || choice.get() != ProviderChoice::Offline fallback=|| view! {
                     <p class="hint">"The offline demo model is deterministic and needs no key or network: it opens, switches, concludes, expands and searches efforts when you say so (“let's work on …”, “back to …”, “that's resolved”, “remind me exactly …”)."</p>
                 }>

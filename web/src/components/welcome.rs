@@ -6,6 +6,7 @@
 //! The examples are phrased the way the offline demo model understands; a test below plays
 //! them through that model, so a change to it that breaks the tour fails here.
 
+use crate::components::local_offer::FirstRunOffer;
 use leptos::prelude::*;
 
 /// One example message of the tour.
@@ -54,6 +55,7 @@ pub fn Welcome(
     view! {
         <section class="welcome" data-testid="welcome" aria-labelledby="welcome-title">
             <h2 id="welcome-title">"Chat with a model that keeps its memory tidy"</h2>
+            <FirstRunOffer />
             <p>
                 "CCM splits a conversation into "
                 <strong>"efforts"</strong>
