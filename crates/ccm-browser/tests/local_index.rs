@@ -49,9 +49,9 @@ async fn a_damaged_ambient_index_chunk_is_reported_as_damage_not_as_missing_mess
         "the messages are stored, not missing: {problems}"
     );
     assert!(
-        problems.contains(&format!(
+        problems.contains(
             "the index of the ambient messages at positions 0 to 5 (the localStorage record l/ambient/0) cannot be read: those messages are still stored"
-        )),
+        ),
         "{problems}"
     );
     // The export reads every message record, so all six are there.
