@@ -58,6 +58,7 @@ async function keep(s, session) {
 const mb = (bytes) => (bytes / 1e6).toFixed(1);
 const samples = [];
 let runawayRefusal = null;
+let runawayRefusals = 0;
 let runawayTurns = 0;
 let otherTurns = 0;
 let otherFailures = 0;
@@ -77,6 +78,7 @@ for (let t = 0; t < turns; t++) {
           } catch (error) {
             if (error.code !== "memory_budget") throw error;
             runawayRefusal ??= error;
+            runawayRefusals++;
             break;
           }
         }
@@ -104,7 +106,9 @@ for (let t = 0; t < turns; t++) {
 const [first, last] = [samples[0], samples.at(-1)];
 const growth = (key) => `${((last[key] / first[key] - 1) * 100).toFixed(1)}%`;
 console.log(`first to last tenth: live heap ${growth("live")}, wasm memory ${growth("memory")}, rss ${growth("rss")}`);
-console.log(`runaway: ${runawayTurns} turns, then ${runawayRefusal ? `refused (${runawayRefusal.code}): ${runawayRefusal.message}` : "never refused"}`);
+// A session reopened from a store holds only its working set, so with `--store files` the
+// runaway may get a turn in again after a refusal; in memory it is refused on every turn.
+console.log(`runaway: ${runawayTurns} turns, refused ${runawayRefusals} times${runawayRefusal ? `; the first refusal (${runawayRefusal.code}): ${runawayRefusal.message}` : ""}`);
 console.log(`other sessions: ${otherTurns} of ${(sessions - 1) * turns} turns went through, ${otherFailures} failed`);
 console.log(`turns per second: ${((otherTurns + runawayTurns) / ((performance.now() - started) / 1000)).toFixed(0)}`);
 if (directory) rmSync(directory, { recursive: true, force: true });
