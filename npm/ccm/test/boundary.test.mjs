@@ -73,6 +73,7 @@ const KINDS = {
 const offline = { provider: "offline" };
 const SESSION_METHODS = {
   openEffort: [["string", "billing export"], ["optionalString", "the CSV export"]],
+  setMemoryBudget: [["number", 64 * 2 ** 20]],
   closeEffort: [["options", { summary: "done" }]],
   reopenEffort: [["string", "billing-export"]],
   expandEffort: [["string", "billing-export"]],
@@ -154,9 +155,10 @@ const FUNCTIONS = {
   loadEncodingFrom: [["string", "o200k_base"], ["string", "http://127.0.0.1:9/none.ccmt"], ["optionalFunction", () => {}]],
   loadEncoding: [["string", "o200k_base"], ["options", {}]],
   setTableLoader: [["function", () => new Uint8Array(0)]],
+  setDefaultMemoryBudget: [["number", 256 * 2 ** 20]],
 };
 // Functions without parameters: nothing to check but that they exist.
-const NO_PARAMETERS = new Set(["toolDefinitions", "hasExactTokenCounts"]);
+const NO_PARAMETERS = new Set(["toolDefinitions", "hasExactTokenCounts", "memoryUsage"]);
 
 // The methods a class defines (not getters, not `free`), as the package exports them.
 function methodsOf(target) {
