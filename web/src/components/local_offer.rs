@@ -242,7 +242,7 @@ pub fn FirstRunOffer() -> impl IntoView {
 /// In Settings: "Look for a model server on this computer", with what was found or why not.
 #[component]
 pub fn LocalServerSearch(
-    /// Called with the settings once a server is used, so the form shows them.
+    /// Called with the settings once a server is used (they are saved already).
     on_used: Callback<ProviderSettings>,
 ) -> impl IntoView {
     let shown = RwSignal::new(Shown::Nothing);
