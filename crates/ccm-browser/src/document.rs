@@ -21,7 +21,7 @@ pub const MAX_TEXT_CHARS: usize = 16_000_000;
 /// The longest session document accepted as text, in characters: a session of a thousand
 /// turns of long messages is a few megabytes, and anything near the module's memory would
 /// abort it rather than load.
-pub const MAX_DOCUMENT_CHARS: usize = 64_000_000;
+pub const MAX_DOCUMENT_CHARS: usize = ccm_core::compaction::MAX_IMPORT_DOCUMENT_CHARS;
 
 /// The largest integer JavaScript holds exactly (2^53 - 1).
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;

@@ -98,7 +98,33 @@ pub enum AttachmentError {
         /// The id as given.
         id: String,
     },
+    /// The session's attachments would pass [`MAX_SESSION_ATTACHMENT_CHARS`]: its export
+    /// could then be longer than an import accepts.
+    #[error(
+        "attachment '{name}' would bring this session's attachments to {} characters, more than the {} one session may hold (so that its export stays within the {} characters an import accepts); nothing was attached. Start a new session for more documents, or attach a shorter excerpt",
+        super::report::thousands(*.total as u64),
+        super::report::thousands(MAX_SESSION_ATTACHMENT_CHARS as u64),
+        super::report::thousands(MAX_IMPORT_DOCUMENT_CHARS as u64)
+    )]
+    SessionFull {
+        /// The attachment's name.
+        name: String,
+        /// The attachments' characters with this one, as JavaScript counts them.
+        total: usize,
+    },
 }
+
+/// The longest session document an import accepts, in characters (the library's
+/// `Session.fromJSON` and `importSession`, and the app's import). Reading one that long takes
+/// about 15 seconds and 750 MB in the npm package (measured at 62 million characters), so the
+/// limit is not raised; a session is kept from growing past it instead.
+pub const MAX_IMPORT_DOCUMENT_CHARS: usize = 64_000_000;
+
+/// The most characters of attachment text one session may hold: the import limit less
+/// 16,000,000 characters for the conversation, its summaries and the document's structure.
+/// Attachments are what grows a session fastest (four million characters each by default),
+/// and every attachment is in memory, so this is checked where one is added.
+pub const MAX_SESSION_ATTACHMENT_CHARS: usize = 48_000_000;
 
 /// Why relevance scores could not be turned into a selection.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -112,7 +112,7 @@ pub use attachments::{
 };
 pub use error::{
     AttachmentError, CompactionConfigError, CompactionError, EmbeddingError, RelevanceError,
-    RollingSummaryError, UsageError,
+    RollingSummaryError, UsageError, MAX_IMPORT_DOCUMENT_CHARS, MAX_SESSION_ATTACHMENT_CHARS,
 };
 pub use planner::{
     plan_compaction, CompactionInput, CompactionOutcome, CompactionPlan, ItemKind, Relevance,

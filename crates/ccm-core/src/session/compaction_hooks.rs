@@ -83,8 +83,10 @@ impl Session {
     /// is made) and is what the context shows when the attachment is compressed.
     ///
     /// # Errors
-    /// [`AttachmentError::NoTurn`] outside a turn; the attachment's own errors for an empty
-    /// name or summary.
+    /// [`AttachmentError::NoTurn`] outside a turn; [`AttachmentError::SessionFull`] when the
+    /// session's attachments would pass
+    /// [`MAX_SESSION_ATTACHMENT_CHARS`](crate::compaction::MAX_SESSION_ATTACHMENT_CHARS); the
+    /// attachment's own errors for an empty name or summary.
     pub fn attach(
         &mut self,
         name: &str,
@@ -95,6 +97,23 @@ impl Session {
         let Some((_, _)) = self.pending_user_message() else {
             return Err(AttachmentError::NoTurn);
         };
+        // Every attachment is in memory (a stored session loads them all), so the session's
+        // total is known here, where it grows fastest: past it, the export could no longer be
+        // imported.
+        let js_length = |text: &str| text.chars().map(char::len_utf16).sum::<usize>();
+        let total = js_length(text)
+            + self
+                .attachments
+                .by_id
+                .values()
+                .map(|stored| js_length(&stored.attachment.full_text))
+                .sum::<usize>();
+        if total > crate::compaction::MAX_SESSION_ATTACHMENT_CHARS {
+            return Err(AttachmentError::SessionFull {
+                name: name.to_string(),
+                total,
+            });
+        }
         let id = format!("att-{}", self.attachments.next_id);
         let attachment = Attachment::new(
             NewAttachment {
