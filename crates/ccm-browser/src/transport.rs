@@ -193,6 +193,7 @@ pub async fn send_with_limits(
     let content_type = response.headers().get("content-type").ok().flatten();
     stream.set_content_type(content_type.as_deref());
     let show = request.purpose.is_answer();
+    let aborted = signal.map(rejected_on_abort);
     loop {
         // The next read may wait for the idle timeout, or for what is left of the total
         // deadline if that is sooner (at least a millisecond, so 0 keeps meaning no limit).
@@ -200,10 +201,22 @@ pub async fn send_with_limits(
             0 => 0,
             total => total.saturating_sub(elapsed()).max(1),
         };
-        let Some(chunk) = within(reader.read(), tighter(limits.idle_ms, left))
+        // A Stop ends the wait at once. Aborting the fetch's signal should also fail a pending
+        // read, but Node's fetch leaves the read of a body it has finished receiving pending
+        // until the idle timeout (measured: 60 s after a Stop at the last text piece).
+        let read = match &aborted {
+            Some(aborted) => Promise::race(&Array::of2(&reader.read(), aborted)),
+            None => reader.read(),
+        };
+        let chunk = within(read, tighter(limits.idle_ms, left))
             .await
-            .map_err(network)?
-        else {
+            .map_err(|error| {
+                if signal.is_some_and(AbortSignal::aborted) {
+                    stop_reading(&reader);
+                }
+                network(error)
+            })?;
+        let Some(chunk) = chunk else {
             stop_reading(&reader);
             let past_deadline = limits.total_ms != 0 && elapsed() >= limits.total_ms;
             return match (stream.bytes_received() > 0, past_deadline) {
@@ -431,6 +444,21 @@ pub(crate) async fn within(promise: Promise, timeout_ms: u64) -> Result<Option<J
     clear_timeout(&timer);
     let value = first?;
     Ok((!value.is_undefined()).then_some(value))
+}
+
+/// A promise that is rejected when `signal` aborts (at once if it already has) and otherwise
+/// stays pending, for racing a wait against a Stop.
+fn rejected_on_abort(signal: &AbortSignal) -> Promise {
+    if signal.aborted() {
+        return Promise::reject(&"aborted".into());
+    }
+    let promise = Promise::new(&mut |_, reject| {
+        // The reject function itself is the listener, so no closure has to be kept alive.
+        let _ = signal.add_event_listener_with_callback("abort", &reject);
+    });
+    // The promise joins a race in the same tick it is made, so its rejection always has a
+    // handler and is never reported as unhandled.
+    promise
 }
 
 /// Waits `ms` milliseconds, or less when `signal` aborts (checked every 50 ms, so a Stop
