@@ -260,10 +260,10 @@ pub(crate) fn document_text(function: &str, input: &JsValue) -> Result<String, F
     Ok(text)
 }
 
-/// The longest session document accepted as text, in characters: a session of a thousand
-/// turns of long messages is a few megabytes, and anything near the module's memory would
-/// abort it rather than load.
-pub(crate) const MAX_DOCUMENT_CHARS: u32 = 64_000_000;
+/// The longest session document accepted as text, in characters: the limit the app's import
+/// and the core's session-size checks share (`ccm_browser::document`), so what one surface
+/// stores another can import.
+pub(crate) const MAX_DOCUMENT_CHARS: u32 = ccm_browser::document::MAX_DOCUMENT_CHARS as u32;
 
 /// The configuration a document declares, for choosing its counter.
 pub(crate) use ccm_browser::document_config;
@@ -701,9 +701,32 @@ impl Session {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
         #[wasm_bindgen(js_name = argsJson, unchecked_param_type = "string")] args_json: JsValue,
     ) -> Promise {
+        self.load_logs_for_call("loadLogsForTool", &name, &args_json)
+    }
+
+    /// `loadLogsForTool` for `runToolCalls` (npm/ccm/glue/adapters.js), so that its errors name
+    /// the function the caller called rather than an internal step of it. Not public API.
+    #[doc(hidden)]
+    #[wasm_bindgen(js_name = __ccmLoadLogsForCall, unchecked_return_type = "Promise<void>")]
+    pub fn load_logs_for_named_call(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] caller: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+        #[wasm_bindgen(js_name = argsJson, unchecked_param_type = "string")] args_json: JsValue,
+    ) -> Promise {
+        // The caller's name only labels messages; anything unexpected falls back to the
+        // public name rather than failing the call.
+        let caller = caller
+            .as_string()
+            .filter(|caller| caller == "runToolCalls")
+            .unwrap_or_else(|| "loadLogsForTool".to_owned());
+        self.load_logs_for_call(&caller, &name, &args_json)
+    }
+
+    fn load_logs_for_call(&self, function: &str, name: &JsValue, args_json: &JsValue) -> Promise {
         let session = self.inner.clone();
-        let name = self.text("loadLogsForTool", "name", &name, Size::Name);
-        let args_json = self.text("loadLogsForTool", "argsJson", &args_json, Size::Message);
+        let name = self.text(function, "name", name, Size::Name);
+        let args_json = self.text(function, "argsJson", args_json, Size::Message);
         wasm_bindgen_futures::future_to_promise(async move {
             // A call over a size limit needs nothing loaded: `executeTool` answers it with an
             // error result, so a model's oversized call never makes `runToolCalls` throw.

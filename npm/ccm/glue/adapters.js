@@ -161,10 +161,13 @@ Session.prototype.runToolCalls = async function (response, options) {
   const results = [];
   const outcomes = [];
   for (const call of calls) {
+    // A name that is not text is the model's mistake in this one call: it is answered as an
+    // unknown tool (an error result), and the other calls of the response still run.
+    const name = typeof call.name === "string" ? call.name : "";
     // A stored session reads the raw log an expansion or a reopening needs first.
-    await this.loadLogsForTool(call.name, call.text);
+    await this.__ccmLoadLogsForCall("runToolCalls", name, call.text);
     let outcome;
-    if (call.name === "close_effort" && summarize) {
+    if (name === "close_effort" && summarize) {
       const args = call.input;
       outcome = await this.closeEffortWith({
         id: typeof args.id === "string" ? args.id : undefined,
@@ -172,7 +175,7 @@ Session.prototype.runToolCalls = async function (response, options) {
         summarize,
       });
     } else {
-      outcome = this.executeTool(call.name, call.text);
+      outcome = this.executeTool(name, call.text);
     }
     outcomes.push(outcome);
     results.push({ id: call.id, name: call.name, ok: outcome.ok, value: outcome.result, content: JSON.stringify(outcome.result) });

@@ -52,16 +52,19 @@ test("runToolCalls answers each bad call on its own: the valid calls of the resp
           { id: "huge", type: "function", function: { name: "open_effort", arguments: JSON.stringify({ name: "x".repeat(2_000_000) }) } },
           { id: "long-name", type: "function", function: { name: "open_effort", arguments: { name: "n".repeat(5_000) } } },
           { id: "status", type: "function", function: { name: "effort_status", arguments: "{}" } },
+          { id: "nameless", type: "function", function: { name: 7, arguments: "{}" } },
         ],
       },
     }],
   };
   const { outcomes, messages } = await s.runToolCalls(response);
-  assert.deepEqual(outcomes.map((o) => o.ok), [true, false, false, false, true]);
+  assert.deepEqual(outcomes.map((o) => o.ok), [true, false, false, false, true, false]);
   assert.match(outcomes[1].result.error, /JSON object/);
   assert.match(outcomes[2].result.error, /more than the limit of 1,000,000 \(the session option maxMessageChars\)/);
   assert.match(outcomes[3].result.error, /more than the limit of 1,000 for names/);
-  assert.deepEqual(messages.map((m) => m.tool_call_id), ["good", "number", "huge", "long-name", "status"]);
+  // A name that is not text is answered as an unknown tool, in the public vocabulary.
+  assert.doesNotMatch(outcomes[5].result.error, /loadLogsForTool|argsJson/);
+  assert.deepEqual(messages.map((m) => m.tool_call_id), ["good", "number", "huge", "long-name", "status", "nameless"]);
   assert.equal(s.activeEffort, "login-page");
   s.endTurn("Started.");
 });
