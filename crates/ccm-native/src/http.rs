@@ -22,7 +22,7 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// The largest non-streaming body (or error body) read; a provider answer is far smaller, so
 /// anything beyond is a misconfigured endpoint, not an answer.
-const MAX_BODY_BYTES: usize = 32 << 20;
+const MAX_BODY_BYTES: usize = ccm_provider::output::MAX_RESPONSE_BODY_BYTES;
 
 /// How long a request may take in each phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,10 +294,17 @@ impl Reception<'_> {
                     }
                     _ => {
                         if body.len() + bytes.len() > MAX_BODY_BYTES {
-                            return Err(ProviderError::Protocol(format!(
-                                "the response body is larger than {} MiB",
-                                MAX_BODY_BYTES >> 20
-                            )));
+                            // A successful body is the model's answer and gets the same message
+                            // as every other host's (what the limit is and what to ask for);
+                            // an error page that large is the server's fault, not the model's.
+                            return Err(if success {
+                                ccm_provider::body_too_large()
+                            } else {
+                                ProviderError::Protocol(format!(
+                                    "the error response body is larger than {} MiB",
+                                    MAX_BODY_BYTES >> 20
+                                ))
+                            });
                         }
                         body.extend_from_slice(&bytes);
                     }
