@@ -29,24 +29,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { serveDirectory } from '../../web/serve.mjs';
+// The local-server probes' refused requests are expected, not errors of the app.
+import { isLocalServerProbe } from '../../web/local-probes.mjs';
 
-/**
- * A page served from this computer looks for a model server on it (Ollama, LM Studio:
- * web/src/local_servers.rs) on a first visit, and Chromium logs each refused request as a
- * console error although the app expects the refusal. Those requests, and only they, are not
- * errors of the app (tests/e2e/harness.mjs allows the same ones).
- */
-const LOCAL_SERVER_PROBES = ['http://127.0.0.1:11434/v1/models', 'http://127.0.0.1:1234/v1/models'];
-
-function isLocalServerProbe(message) {
-  const text = message.text();
-  const url = message.location()?.url;
-  return LOCAL_SERVER_PROBES.some(
-    (probe) =>
-      (url === probe && text.startsWith('Failed to load resource: ')) ||
-      text.startsWith(`Access to fetch at '${probe}' from origin `),
-  );
-}
 
 const CHROMIUM = process.env.CCM_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [

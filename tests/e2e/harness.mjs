@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serveDirectory } from '../../web/serve.mjs';
+import { isLocalServerProbe } from '../../web/local-probes.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '../..');
@@ -127,31 +128,6 @@ export async function newPage(browser, appUrl, { viewport = { width: 1440, heigh
   return { context, page, errors };
 }
 
-/**
- * The addresses at which the app looks for a model server on this computer (Ollama, LM Studio)
- * on its first run, by itself (web/src/local_servers.rs, `well_known`). Where nothing listens,
- * Chromium writes a console error for the refused request, as it does for every failed
- * request, although the app expects the refusal and shows nothing; a page cannot ask for a
- * request without that log line. Every test's first run makes these requests, so these exact
- * ones, and only they, are not counted as errors; any other failed request still fails its
- * test.
- */
-export const LOCAL_SERVER_PROBES = ['http://127.0.0.1:11434/v1/models', 'http://127.0.0.1:1234/v1/models'];
-
-/**
- * Whether a console error is the browser's note on a local-server probe: a request to one of
- * LOCAL_SERVER_PROBES that failed (refused, offline, or an HTTP error from another program on
- * the port), or one that a server there kept from the page by CORS.
- */
-function isLocalServerProbe(message) {
-  const text = message.text();
-  const url = message.location()?.url;
-  return LOCAL_SERVER_PROBES.some(
-    (probe) =>
-      (url === probe && text.startsWith('Failed to load resource: ')) ||
-      text.startsWith(`Access to fetch at '${probe}' from origin `),
-  );
-}
 
 /**
  * A console error as text. Chromium's note on a failed request names the request only in its
