@@ -170,12 +170,27 @@ pub async fn send_with_limits(
             let _ = JsFuture::from(cancelled).await;
         });
     };
+    // A Stop ends the wait for the next piece at once. Aborting the fetch's signal should also
+    // fail a pending read, but Node's fetch leaves the read of a body it has finished receiving
+    // pending until the idle timeout (measured: 60 s after a Stop at the last text piece).
+    let aborted = signal.map(rejected_on_abort);
+    let next_piece = || match &aborted {
+        Some(aborted) => Promise::race(&Array::of2(&reader.read(), aborted)),
+        None => reader.read(),
+    };
+    // A read that failed because of a Stop also stops the download.
+    let failed_read = |error: JsValue| {
+        if signal.is_some_and(AbortSignal::aborted) {
+            stop_reading(&reader);
+        }
+        network(error)
+    };
     if !request.options.stream {
         // Read piece by piece rather than with `text()`, so that a body larger than any answer
         // within the output limits is given up on at that size instead of being held whole.
         let mut bytes = Vec::new();
         loop {
-            let chunk = JsFuture::from(reader.read()).await.map_err(network)?;
+            let chunk = JsFuture::from(next_piece()).await.map_err(failed_read)?;
             let Some(piece) = chunk_bytes(&chunk) else {
                 break;
             };
@@ -193,7 +208,6 @@ pub async fn send_with_limits(
     let content_type = response.headers().get("content-type").ok().flatten();
     stream.set_content_type(content_type.as_deref());
     let show = request.purpose.is_answer();
-    let aborted = signal.map(rejected_on_abort);
     loop {
         // The next read may wait for the idle timeout, or for what is left of the total
         // deadline if that is sooner (at least a millisecond, so 0 keeps meaning no limit).
@@ -201,21 +215,9 @@ pub async fn send_with_limits(
             0 => 0,
             total => total.saturating_sub(elapsed()).max(1),
         };
-        // A Stop ends the wait at once. Aborting the fetch's signal should also fail a pending
-        // read, but Node's fetch leaves the read of a body it has finished receiving pending
-        // until the idle timeout (measured: 60 s after a Stop at the last text piece).
-        let read = match &aborted {
-            Some(aborted) => Promise::race(&Array::of2(&reader.read(), aborted)),
-            None => reader.read(),
-        };
-        let chunk = within(read, tighter(limits.idle_ms, left))
+        let chunk = within(next_piece(), tighter(limits.idle_ms, left))
             .await
-            .map_err(|error| {
-                if signal.is_some_and(AbortSignal::aborted) {
-                    stop_reading(&reader);
-                }
-                network(error)
-            })?;
+            .map_err(failed_read)?;
         let Some(chunk) = chunk else {
             stop_reading(&reader);
             let past_deadline = limits.total_ms != 0 && elapsed() >= limits.total_ms;
