@@ -10,12 +10,11 @@
 use crate::js::js_error_text;
 use crate::provider::ProviderSettings;
 use crate::view_model::{EffortAction, TurnBanners};
+use ccm_browser::turn::{RequestPurpose, StreamDelta, TurnEvent};
 use ccm_browser::{BackendChoice, BrowserError, BrowserSession, BrowserStore, SessionInfo};
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::tokens::Encoding;
 use ccm_core::{Config, Session as CoreSession};
-use ccm_engine::{RequestPurpose, TurnEvent};
-use ccm_provider::StreamDelta;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::collections::{BTreeMap, BTreeSet};
@@ -526,7 +525,7 @@ impl AppState {
     }
 
     /// The engine settings of the next turn: the provider's, with this session's temperature.
-    pub fn engine_settings(&self) -> ccm_engine::EngineSettings {
+    pub fn engine_settings(&self) -> ccm_browser::turn::EngineSettings {
         let mut settings = self.provider.with_untracked(|p| p.engine_settings());
         settings.temperature = self.temperature.get_untracked();
         settings
@@ -1399,8 +1398,7 @@ pub(crate) fn sized_for_window(mut config: Config, window: u32) -> Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccm_engine::{LlmRequest, PromptEstimate, RetryWait};
-    use ccm_provider::RequestOptions;
+    use ccm_browser::turn::{LlmRequest, PromptEstimate, RequestOptions, RetryWait};
 
     fn request(purpose: RequestPurpose, attempt: u32) -> LlmRequest {
         LlmRequest {
