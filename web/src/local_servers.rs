@@ -163,7 +163,9 @@ impl Found {
     /// dropping prices entered for another model.
     pub fn settings(&self, current: &ProviderSettings, model: &str) -> ProviderSettings {
         ProviderSettings {
-            choice: ProviderChoice::OpenAiCompatible,
+            choice: ProviderChoice::Compatible(
+                ccm_browser::provider::ProviderKind::OpenAiCompatible,
+            ),
             base_url: self.server.base_url(),
             model: model.to_string(),
             input_price: None,
@@ -409,7 +411,10 @@ mod tests {
             ..ProviderSettings::default()
         };
         let settings = found.settings(&current, "llama3.2:latest");
-        assert_eq!(settings.choice, ProviderChoice::OpenAiCompatible);
+        assert_eq!(
+            settings.choice,
+            ProviderChoice::Compatible(ccm_browser::provider::ProviderKind::OpenAiCompatible)
+        );
         assert_eq!(settings.model, "llama3.2:latest");
         assert!(!settings.stream && settings.embeddings_url == current.embeddings_url);
         assert_eq!(settings.input_price, None);

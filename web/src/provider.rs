@@ -6,7 +6,9 @@
 //! memory for the tab and is stored only when the person asks (see `state::KeyStore`).
 
 use crate::models::{known_model, ModelInfo};
-use ccm_browser::provider::{Preset, ProviderChoiceError, ProviderConfig, ProviderName};
+use ccm_browser::provider::{
+    Preset, ProviderChoiceError, ProviderConfig, ProviderKind, ProviderName,
+};
 use ccm_browser::turn::{EngineSettings, RetryPolicy, OFFLINE_MODEL_NAME};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -18,10 +20,9 @@ pub enum ProviderChoice {
     Offline,
     /// A well-known provider.
     Preset(Preset),
-    /// Any OpenAI-compatible endpoint at a base URL.
-    OpenAiCompatible,
-    /// Any Anthropic-compatible endpoint at a base URL.
-    AnthropicCompatible,
+    /// Any endpoint at a base URL that speaks one of ccm-provider's protocols: every protocol
+    /// of its table is offered, so a new one is listed without a change here.
+    Compatible(ProviderKind),
 }
 
 impl From<ProviderName> for ProviderChoice {
@@ -29,8 +30,7 @@ impl From<ProviderName> for ProviderChoice {
         match name {
             ProviderName::Offline => ProviderChoice::Offline,
             ProviderName::Preset(preset) => ProviderChoice::Preset(preset),
-            ProviderName::OpenAiCompatible => ProviderChoice::OpenAiCompatible,
-            ProviderName::AnthropicCompatible => ProviderChoice::AnthropicCompatible,
+            ProviderName::Compatible(kind) => ProviderChoice::Compatible(kind),
         }
     }
 }
@@ -40,8 +40,7 @@ impl From<ProviderChoice> for ProviderName {
         match choice {
             ProviderChoice::Offline => ProviderName::Offline,
             ProviderChoice::Preset(preset) => ProviderName::Preset(preset),
-            ProviderChoice::OpenAiCompatible => ProviderName::OpenAiCompatible,
-            ProviderChoice::AnthropicCompatible => ProviderName::AnthropicCompatible,
+            ProviderChoice::Compatible(kind) => ProviderName::Compatible(kind),
         }
     }
 }
@@ -49,7 +48,7 @@ impl From<ProviderChoice> for ProviderName {
 impl ProviderChoice {
     /// Every choice, in the order the settings list them (ccm-provider's order).
     pub fn all() -> Vec<ProviderChoice> {
-        ProviderName::ALL
+        ProviderName::all()
             .into_iter()
             .map(ProviderChoice::from)
             .collect()
@@ -61,14 +60,14 @@ impl ProviderChoice {
     }
 
     /// The value of the `<option>` and the suffix of the localStorage entry that remembers the
-    /// choice's API key: the provider's [`name`](ProviderName::name), except that the two
-    /// `*_compatible` choices keep `custom_openai` and `custom_anthropic`, under which earlier
-    /// versions remembered their keys (ccm-provider accepts both as aliases).
-    pub fn key(self) -> &'static str {
+    /// choice's API key: the provider's [`name`](ProviderName::name), except that the
+    /// `*_compatible` choices keep `custom_` and the protocol's name (`custom_openai`,
+    /// `custom_anthropic`), under which earlier versions remembered their keys (ccm-provider
+    /// accepts them as aliases).
+    pub fn key(self) -> String {
         match self {
-            ProviderChoice::OpenAiCompatible => "custom_openai",
-            ProviderChoice::AnthropicCompatible => "custom_anthropic",
-            other => other.name().name(),
+            ProviderChoice::Compatible(kind) => format!("custom_{}", kind.protocol().name),
+            other => other.name().name().to_string(),
         }
     }
 
@@ -78,12 +77,13 @@ impl ProviderChoice {
         ProviderName::from_name(key).map(ProviderChoice::from)
     }
     /// The name shown to people.
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> String {
         match self {
-            ProviderChoice::Offline => "Offline demo model (no key, no network)",
-            ProviderChoice::Preset(preset) => preset.label(),
-            ProviderChoice::OpenAiCompatible => "Custom OpenAI-compatible URL",
-            ProviderChoice::AnthropicCompatible => "Custom Anthropic-compatible URL",
+            ProviderChoice::Offline => "Offline demo model (no key, no network)".to_string(),
+            ProviderChoice::Preset(preset) => preset.label().to_string(),
+            ProviderChoice::Compatible(kind) => {
+                format!("Custom {}-compatible URL", kind.protocol().label)
+            }
         }
     }
 
@@ -94,16 +94,14 @@ impl ProviderChoice {
             ProviderChoice::Preset(preset) => preset.base_url(),
             // A custom server's address is the person's to type: a real-looking value here
             // would be taken for a working one (the field shows an example as its placeholder).
-            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => "",
+            ProviderChoice::Compatible(_) => "",
         }
     }
 
     /// What the base URL field shows while it is empty.
     pub fn base_url_placeholder(self) -> &'static str {
         match self {
-            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => {
-                "the server's base URL, e.g. http://localhost:8000/v1"
-            }
+            ProviderChoice::Compatible(_) => "the server's base URL, e.g. http://localhost:8000/v1",
             _ => "the provider's base URL",
         }
     }
@@ -118,7 +116,7 @@ impl ProviderChoice {
             ProviderChoice::Preset(Preset::Ollama) => "llama3.2",
             ProviderChoice::Preset(Preset::LmStudio) => "local-model",
             // The server's own names are unknown until its list is loaded or one is typed.
-            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => "",
+            ProviderChoice::Compatible(_) => "",
         }
     }
 
@@ -224,7 +222,7 @@ impl ProviderSettings {
         let origin = |url: &str| url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
         let same_server = !self.is_offline() && origin(url) == origin(self.base_url.trim());
         let choice = ccm_browser::provider::ProviderChoice {
-            provider: ccm_browser::provider::ProviderName::OpenAiCompatible,
+            provider: ProviderName::Compatible(ProviderKind::OpenAiCompatible),
             base_url: Some(url.to_string()),
             api_key: same_server.then(|| api_key.to_string()),
             headers: Vec::new(),
@@ -313,7 +311,7 @@ impl ProviderSettings {
         match self.choice {
             ProviderChoice::Offline => "Offline demo model".to_string(),
             ProviderChoice::Preset(preset) => format!("{} · {}", preset.label(), self.model),
-            ProviderChoice::OpenAiCompatible | ProviderChoice::AnthropicCompatible => {
+            ProviderChoice::Compatible(_) => {
                 format!("{} · {}", self.base_url, self.model)
             }
         }
@@ -353,7 +351,6 @@ mod tests {
     }
 
     use super::*;
-    use ccm_browser::provider::ProviderKind;
 
     #[test]
     fn the_default_is_the_offline_model() {
@@ -367,7 +364,7 @@ mod tests {
     #[test]
     fn every_choice_round_trips_through_its_key() {
         for choice in ProviderChoice::all() {
-            assert_eq!(ProviderChoice::from_key(choice.key()), Some(choice));
+            assert_eq!(ProviderChoice::from_key(&choice.key()), Some(choice));
         }
         assert_eq!(ProviderChoice::all().len(), 8);
     }
@@ -391,7 +388,9 @@ mod tests {
 
     #[test]
     fn custom_urls_are_normalised_and_checked() {
-        let mut custom = ProviderSettings::for_choice(ProviderChoice::OpenAiCompatible);
+        let mut custom = ProviderSettings::for_choice(ProviderChoice::Compatible(
+            ProviderKind::OpenAiCompatible,
+        ));
         custom.base_url = "http://127.0.0.1:9999/v1/".into();
         let config = custom.provider_config(None).unwrap().unwrap();
         assert_eq!(
@@ -400,7 +399,8 @@ mod tests {
         );
         custom.base_url = "not a url".into();
         assert!(custom.provider_config(None).is_err());
-        let mut anthropic = ProviderSettings::for_choice(ProviderChoice::AnthropicCompatible);
+        let mut anthropic =
+            ProviderSettings::for_choice(ProviderChoice::Compatible(ProviderKind::Anthropic));
         anthropic.base_url = "http://127.0.0.1:9999/v1".into();
         let config = anthropic.provider_config(Some("k")).unwrap().unwrap();
         assert_eq!(config.kind, ProviderKind::Anthropic);
@@ -408,7 +408,9 @@ mod tests {
 
     #[test]
     fn prices_come_from_the_table_unless_the_person_sets_them() {
-        let mut settings = ProviderSettings::for_choice(ProviderChoice::OpenAiCompatible);
+        let mut settings = ProviderSettings::for_choice(ProviderChoice::Compatible(
+            ProviderKind::OpenAiCompatible,
+        ));
         settings.model = "gpt-4".into();
         let info = settings.model_info().unwrap();
         assert_eq!(info.context_window, 8_192);
@@ -486,8 +488,14 @@ mod tests {
                 r#"{"preset":"lm_studio"}"#,
                 ProviderChoice::Preset(Preset::LmStudio),
             ),
-            (r#""custom_openai""#, ProviderChoice::OpenAiCompatible),
-            (r#""custom_anthropic""#, ProviderChoice::AnthropicCompatible),
+            (
+                r#""custom_openai""#,
+                ProviderChoice::Compatible(ProviderKind::OpenAiCompatible),
+            ),
+            (
+                r#""custom_anthropic""#,
+                ProviderChoice::Compatible(ProviderKind::Anthropic),
+            ),
         ];
         for (choice, expected) in cases {
             let settings: ProviderSettings = serde_json::from_str(&stored(choice))
@@ -498,9 +506,12 @@ mod tests {
             assert_eq!(settings.output_price, Some(2.5));
         }
         // The API keys those versions remembered stay under the same localStorage names.
-        assert_eq!(ProviderChoice::OpenAiCompatible.key(), "custom_openai");
         assert_eq!(
-            ProviderChoice::AnthropicCompatible.key(),
+            ProviderChoice::Compatible(ProviderKind::OpenAiCompatible).key(),
+            "custom_openai"
+        );
+        assert_eq!(
+            ProviderChoice::Compatible(ProviderKind::Anthropic).key(),
             "custom_anthropic"
         );
         assert_eq!(ProviderChoice::Preset(Preset::LmStudio).key(), "lmstudio");
@@ -510,7 +521,8 @@ mod tests {
 
     #[test]
     fn mistakes_are_sentences_for_the_person() {
-        let mut custom = ProviderSettings::for_choice(ProviderChoice::AnthropicCompatible);
+        let mut custom =
+            ProviderSettings::for_choice(ProviderChoice::Compatible(ProviderKind::Anthropic));
         custom.base_url = " ".into();
         assert_eq!(
             custom.provider_config(None).unwrap_err(),

@@ -1,7 +1,7 @@
 //! `ccm chat`: an interactive conversation on stdin with any provider, or with the offline
 //! demo model.
 
-use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
+use crate::provider_args::{provider_usage, ProviderArgs, API_KEY_VARIABLE};
 use crate::session_args::{SessionArgs, SESSION_USAGE};
 use crate::store_args::{CliStore, STORE_USAGE};
 use ccm_core::Session;
@@ -15,12 +15,13 @@ pub const EMBEDDINGS_KEY_VARIABLE: &str = "CCM_EMBEDDINGS_KEY";
 
 /// The usage of `ccm chat`.
 pub fn usage() -> String {
+    let provider_usage = provider_usage();
     format!(
         "ccm chat [provider options] [session options] [--embeddings-url URL --embeddings-model NAME]
   Reads one message per line from stdin and prints the reply with its effort banners.
   /status shows the efforts, /search WORDS the stored messages that best match (verbatim,
   with their date), /quit ends; after a failed turn an empty line sends the message again.
-{PROVIDER_USAGE}
+{provider_usage}
 {SESSION_USAGE}
 {STORE_USAGE}
   --embeddings-url URL  an OpenAI-compatible embeddings endpoint (its base URL, e.g.
@@ -142,7 +143,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         (None, None) => None,
         (Some(url), Some(model)) => {
             let choice = ccm_provider::ProviderChoice {
-                provider: ccm_provider::ProviderName::OpenAiCompatible,
+                provider: ccm_provider::ProviderName::Compatible(
+                    ccm_provider::ProviderKind::OpenAiCompatible,
+                ),
                 base_url: Some(url),
                 api_key: std::env::var(EMBEDDINGS_KEY_VARIABLE).ok(),
                 headers: Vec::new(),

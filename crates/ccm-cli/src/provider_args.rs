@@ -3,26 +3,66 @@
 use ccm_engine::offline::OFFLINE_MODEL_NAME;
 use ccm_engine::EngineSettings;
 use ccm_native::{HttpTransport, OfflineResponder, Responder};
-use ccm_provider::{ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderName};
+use ccm_provider::{
+    ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderKind, ProviderName,
+};
 
 /// The environment variable the API key is read from. A key is never taken from the command
 /// line, where it would end up in the shell history and the process list.
 pub const API_KEY_VARIABLE: &str = "CCM_API_KEY";
 
-/// The usage lines of the provider options. The names are ccm-provider's `ProviderName`s, the
-/// same the npm package and the browser app accept.
-pub const PROVIDER_USAGE: &str = "\
-  --provider NAME       offline (the default), openai, anthropic, openrouter, ollama, lmstudio,
-                        openai_compatible or anthropic_compatible (these two need --base-url);
+/// The usage lines of the provider options. The names are ccm-provider's `ProviderName`s and
+/// the protocols its table's (`ProviderKind::ALL`), the same the npm package and the browser app
+/// accept, so a new protocol is listed here without a change to this file.
+pub fn provider_usage() -> String {
+    let names = ProviderName::all();
+    let presets: Vec<&str> = names
+        .iter()
+        .filter(|name| matches!(name, ProviderName::Preset(_)))
+        .map(|name| name.name())
+        .collect();
+    let compatible: Vec<&str> = names
+        .iter()
+        .filter(|name| name.needs_base_url())
+        .map(|name| name.name())
+        .collect();
+    let these = if compatible.len() == 2 {
+        "these two"
+    } else {
+        "these"
+    };
+    let protocols: Vec<&str> = ProviderKind::ALL
+        .iter()
+        .map(|kind| kind.protocol().name)
+        .collect();
+    let default_protocol = ProviderKind::OpenAiCompatible.protocol().name;
+    format!(
+        "\
+  --provider NAME       offline (the default), {presets},
+                        {compatible} ({these} need --base-url);
                         case, '-' and '_' do not matter (openai-compatible), and custom,
                         from earlier versions, means openai_compatible
   --base-url URL        the provider's base URL (required for the *_compatible ones; replaces a
                         preset's, for example with a proxy's)
-  --protocol openai|anthropic   the protocol of the server at --base-url, as earlier
-                        versions chose it for --provider custom (default: openai)
+  --protocol {protocols}   the protocol of the server at --base-url, as earlier
+                        versions chose it for --provider custom (default: {default_protocol})
   --model NAME          the model name (required except for offline)
   --stream              ask for streamed answers
-  The API key is read from the CCM_API_KEY environment variable.";
+  The API key is read from the CCM_API_KEY environment variable.",
+        presets = presets.join(", "),
+        compatible = or_list(&compatible),
+        protocols = protocols.join("|"),
+    )
+}
+
+/// `a`, `a or b`, `a, b or c`: a list as a sentence gives it.
+fn or_list(items: &[&str]) -> String {
+    match items.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// Which provider to talk to, as given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -93,21 +133,27 @@ impl ProviderArgs {
             // Anthropic-compatible server; the protocol only chooses between the two names that
             // take a base URL.
             if !name.needs_base_url() {
+                let mut takers: Vec<&str> = ProviderName::all()
+                    .iter()
+                    .filter(|name| name.needs_base_url())
+                    .map(|name| name.name())
+                    .collect();
+                takers.push("custom");
                 return Err(format!(
-                    "--protocol is only for a server at --base-url (openai_compatible, \
-                     anthropic_compatible or custom); {} speaks its own",
+                    "--protocol is only for a server at --base-url ({}); {} speaks its own",
+                    or_list(&takers),
                     name.label()
                 ));
             }
-            name = match protocol.trim().to_ascii_lowercase().as_str() {
-                "openai" => ProviderName::OpenAiCompatible,
-                "anthropic" => ProviderName::AnthropicCompatible,
-                other => {
-                    return Err(format!(
-                        "unknown protocol '{other}'; expected openai or anthropic"
-                    ))
-                }
-            };
+            // The protocols are ccm-provider's table: a new one is accepted here as it is added.
+            let kind = ProviderKind::from_protocol_name(protocol).ok_or_else(|| {
+                format!(
+                    "unknown protocol '{}'; expected {}",
+                    protocol.trim().to_ascii_lowercase(),
+                    ProviderKind::protocol_names()
+                )
+            })?;
+            name = ProviderName::Compatible(kind);
         }
         let choice = ProviderChoice::new(name)
             .with_base_url(self.base_url.clone())
@@ -254,13 +300,38 @@ mod tests {
         assert_eq!(responder.label(), "http://127.0.0.1:9/v1");
     }
 
+    /// `--protocol` reads ccm-provider's table: every protocol in it is accepted by its name
+    /// and selects the server at the base URL that speaks it.
     #[test]
-    fn the_usage_lists_every_provider_name() {
-        for name in ProviderName::ALL {
+    fn every_protocol_of_the_table_is_accepted_by_protocol() {
+        for kind in ccm_provider::ProviderKind::ALL {
+            let name = kind.protocol().name;
+            let (responder, _) = parse(&[
+                "--provider",
+                "custom",
+                "--protocol",
+                name,
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+            ])
+            .unwrap()
+            .connect(None)
+            .unwrap();
+            assert_eq!(responder.label(), "http://127.0.0.1:9/v1", "{name}");
             assert!(
-                PROVIDER_USAGE.contains(name.name()),
+                provider_usage().contains(name),
                 "{name} is not in the usage"
             );
+        }
+    }
+
+    #[test]
+    fn the_usage_lists_every_provider_name() {
+        let usage = provider_usage();
+        for name in ProviderName::all() {
+            assert!(usage.contains(name.name()), "{name} is not in the usage");
         }
     }
 

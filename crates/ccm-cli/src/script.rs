@@ -1,7 +1,7 @@
 //! `ccm script`: replays a conversation file through a provider (the offline demo model by
 //! default) and writes the per-turn metrics as JSON or CSV.
 
-use crate::provider_args::{ProviderArgs, API_KEY_VARIABLE, PROVIDER_USAGE};
+use crate::provider_args::{provider_usage, ProviderArgs, API_KEY_VARIABLE};
 use crate::session_args::{SessionArgs, SESSION_USAGE};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::Session;
@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The usage of `ccm script`.
 pub fn usage() -> String {
+    let provider_usage = provider_usage();
     format!(
         "ccm script <conversation-file> [--out metrics.json|metrics.csv] [provider options]
            [session options]
@@ -18,7 +19,7 @@ pub fn usage() -> String {
   (context tokens, naive tokens, savings, efforts). Without --out, CSV goes to stdout.
   The file is either a JSON array of strings, or plain text with one user message per
   line (blank lines and lines starting with # are skipped).
-{PROVIDER_USAGE}
+{provider_usage}
 {SESSION_USAGE}"
     )
 }

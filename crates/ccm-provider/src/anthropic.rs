@@ -31,6 +31,7 @@ use super::config::{ProviderConfig, RequestOptions, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::fragment::{Fragment, TextJoiner};
 use super::output::{check_output, OutputMeter};
+use super::protocol::{Protocol, StreamAccumulator};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
@@ -82,6 +83,37 @@ pub fn build_request(
         headers: request_headers(headers, &config.extra_headers),
         body,
     })
+}
+
+/// This protocol's entry in the table of protocols.
+pub(crate) const PROTOCOL: Protocol = Protocol {
+    name: "anthropic",
+    label: "Anthropic",
+    compatible_name: "anthropic_compatible",
+    compatible_label: "Anthropic-compatible server",
+    endpoint_path: "/messages",
+    auth_headers,
+    build_request,
+    parse_response,
+    new_stream: || Box::new(AnthropicStream::new()),
+};
+
+impl StreamAccumulator for AnthropicStream {
+    fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
+        AnthropicStream::push(self, event)
+    }
+
+    fn text(&self) -> &str {
+        AnthropicStream::text(self)
+    }
+
+    fn finish(self: Box<Self>) -> Result<ProviderResponse, ProviderError> {
+        AnthropicStream::finish(*self)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn StreamAccumulator> {
+        Box::new(self.clone())
+    }
 }
 
 /// The headers every request of this protocol carries besides its content type: `x-api-key`

@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A provider as a person names it: the offline demo model, a well-known preset, or any server
-/// that speaks one of the two protocols at a base URL.
+/// that speaks one of the protocols of [`ProviderKind::ALL`] at a base URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ProviderName {
     /// The deterministic offline demo model: no network, no key (`offline`).
@@ -23,26 +23,22 @@ pub enum ProviderName {
     /// A well-known provider with its own base URL (`openai`, `anthropic`, `openrouter`,
     /// `ollama`, `lmstudio`).
     Preset(Preset),
-    /// Any server speaking the OpenAI Chat Completions API at a base URL
-    /// (`openai_compatible`).
-    OpenAiCompatible,
-    /// Any server speaking the Anthropic Messages API at a base URL (`anthropic_compatible`).
-    AnthropicCompatible,
+    /// Any server speaking a protocol at a base URL (`openai_compatible` for the OpenAI Chat
+    /// Completions API, `anthropic_compatible` for the Anthropic Messages API): the protocol
+    /// table's `compatible_name`.
+    Compatible(ProviderKind),
 }
 
 impl ProviderName {
     /// Every name, in the order lists and error messages give them: the offline model, the
-    /// presets in [`Preset::ALL`]'s order, then the two that need a base URL.
-    pub const ALL: [ProviderName; 8] = [
-        ProviderName::Offline,
-        ProviderName::Preset(Preset::OpenAi),
-        ProviderName::Preset(Preset::Anthropic),
-        ProviderName::Preset(Preset::OpenRouter),
-        ProviderName::Preset(Preset::Ollama),
-        ProviderName::Preset(Preset::LmStudio),
-        ProviderName::OpenAiCompatible,
-        ProviderName::AnthropicCompatible,
-    ];
+    /// presets in [`Preset::ALL`]'s order, then one that needs a base URL for each protocol of
+    /// [`ProviderKind::ALL`].
+    pub fn all() -> Vec<ProviderName> {
+        std::iter::once(ProviderName::Offline)
+            .chain(Preset::ALL.map(ProviderName::Preset))
+            .chain(ProviderKind::ALL.map(ProviderName::Compatible))
+            .collect()
+    }
 
     /// The canonical name: `offline`, a preset's [`name`](Preset::name), `openai_compatible`
     /// or `anthropic_compatible`. This is the spelling every front end writes and lists.
@@ -50,8 +46,7 @@ impl ProviderName {
         match self {
             ProviderName::Offline => "offline",
             ProviderName::Preset(preset) => preset.name(),
-            ProviderName::OpenAiCompatible => "openai_compatible",
-            ProviderName::AnthropicCompatible => "anthropic_compatible",
+            ProviderName::Compatible(kind) => kind.protocol().compatible_name,
         }
     }
 
@@ -60,8 +55,7 @@ impl ProviderName {
         match self {
             ProviderName::Offline => "Offline demo model",
             ProviderName::Preset(preset) => preset.label(),
-            ProviderName::OpenAiCompatible => "OpenAI-compatible server",
-            ProviderName::AnthropicCompatible => "Anthropic-compatible server",
+            ProviderName::Compatible(kind) => kind.protocol().compatible_label,
         }
     }
 
@@ -71,8 +65,8 @@ impl ProviderName {
     ///
     /// * `custom`: the command line's `--provider custom`, an OpenAI-compatible server unless
     ///   its `--protocol anthropic` says otherwise;
-    /// * `custom_openai` and `custom_anthropic`: the browser app's names, still found in the
-    ///   settings it stored in localStorage.
+    /// * `custom_openai` and `custom_anthropic` (`custom_` and any protocol's name): the browser
+    ///   app's names, still found in the settings it stored in localStorage.
     pub fn from_name(name: &str) -> Option<ProviderName> {
         let folded: String = name
             .trim()
@@ -80,11 +74,19 @@ impl ProviderName {
             .filter(|c| !matches!(c, '-' | '_' | ' '))
             .flat_map(char::to_lowercase)
             .collect();
+        let fold = |name: &str| name.replace('_', "");
         match folded.as_str() {
             "offline" => Some(ProviderName::Offline),
-            "openaicompatible" | "custom" | "customopenai" => Some(ProviderName::OpenAiCompatible),
-            "anthropiccompatible" | "customanthropic" => Some(ProviderName::AnthropicCompatible),
-            _ => Preset::from_name(&folded).map(ProviderName::Preset),
+            "custom" => Some(ProviderName::Compatible(ProviderKind::OpenAiCompatible)),
+            _ => ProviderKind::ALL
+                .into_iter()
+                .find(|kind| {
+                    let protocol = kind.protocol();
+                    folded == fold(protocol.compatible_name)
+                        || folded == format!("custom{}", fold(protocol.name))
+                })
+                .map(ProviderName::Compatible)
+                .or_else(|| Preset::from_name(&folded).map(ProviderName::Preset)),
         }
     }
 
@@ -93,24 +95,20 @@ impl ProviderName {
         match self {
             ProviderName::Offline => None,
             ProviderName::Preset(preset) => Some(preset.kind()),
-            ProviderName::OpenAiCompatible => Some(ProviderKind::OpenAiCompatible),
-            ProviderName::AnthropicCompatible => Some(ProviderKind::Anthropic),
+            ProviderName::Compatible(kind) => Some(kind),
         }
     }
 
     /// Whether a base URL must be given: only the presets know where their servers are.
     pub fn needs_base_url(self) -> bool {
-        matches!(
-            self,
-            ProviderName::OpenAiCompatible | ProviderName::AnthropicCompatible
-        )
+        matches!(self, ProviderName::Compatible(_))
     }
 
     /// Every accepted name as error messages list them, the ones that need a base URL marked:
     /// `offline, openai, …, openai_compatible (with a base URL), anthropic_compatible (with a
     /// base URL)`.
     pub fn accepted_names() -> String {
-        ProviderName::ALL
+        ProviderName::all()
             .iter()
             .map(|name| {
                 if name.needs_base_url() {
@@ -217,7 +215,7 @@ impl ProviderChoice {
 /// choice; a front end may add how to fix it in its own terms (a flag, a field of a form).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProviderChoiceError {
-    /// The name is none of [`ProviderName::ALL`] nor an alias.
+    /// The name is none of [`ProviderName::all`] nor an alias.
     UnknownProvider {
         /// The name as given, without surrounding blanks.
         given: String,
@@ -320,15 +318,10 @@ impl ProviderConfig {
                 }
                 config
             }
-            ProviderName::OpenAiCompatible | ProviderName::AnthropicCompatible => {
+            ProviderName::Compatible(kind) => {
                 let url = base_url.ok_or(ProviderChoiceError::MissingBaseUrl {
                     provider: choice.provider,
                 })?;
-                let kind = if choice.provider == ProviderName::AnthropicCompatible {
-                    ProviderKind::Anthropic
-                } else {
-                    ProviderKind::OpenAiCompatible
-                };
                 ProviderConfig::custom(kind, url, api_key)
             }
         };
@@ -364,21 +357,21 @@ mod tests {
 
     #[test]
     fn every_name_round_trips_and_all_lists_each_once() {
-        for name in ProviderName::ALL {
+        for name in ProviderName::all() {
             assert_eq!(ProviderName::from_name(name.name()), Some(name));
             assert_eq!(name.name().parse::<ProviderName>(), Ok(name));
             assert_eq!(name.to_string(), name.name());
         }
         let presets: Vec<ProviderName> = Preset::ALL.map(ProviderName::Preset).to_vec();
         assert_eq!(
-            ProviderName::ALL[1..6],
+            ProviderName::all()[1..6],
             presets[..],
             "the presets, in order"
         );
-        let mut names: Vec<&str> = ProviderName::ALL.iter().map(|n| n.name()).collect();
+        let mut names: Vec<&str> = ProviderName::all().iter().map(|n| n.name()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ProviderName::ALL.len());
+        assert_eq!(names.len(), ProviderName::all().len());
     }
 
     #[test]
@@ -390,21 +383,39 @@ mod tests {
             ("LM Studio", ProviderName::Preset(Preset::LmStudio)),
             ("lm_studio", ProviderName::Preset(Preset::LmStudio)),
             ("open_router", ProviderName::Preset(Preset::OpenRouter)),
-            ("openai-compatible", ProviderName::OpenAiCompatible),
-            ("OpenAI Compatible", ProviderName::OpenAiCompatible),
-            ("anthropic-compatible", ProviderName::AnthropicCompatible),
+            (
+                "openai-compatible",
+                ProviderName::Compatible(ProviderKind::OpenAiCompatible),
+            ),
+            (
+                "OpenAI Compatible",
+                ProviderName::Compatible(ProviderKind::OpenAiCompatible),
+            ),
+            (
+                "anthropic-compatible",
+                ProviderName::Compatible(ProviderKind::Anthropic),
+            ),
             // The command line's `--provider custom`.
-            ("custom", ProviderName::OpenAiCompatible),
+            (
+                "custom",
+                ProviderName::Compatible(ProviderKind::OpenAiCompatible),
+            ),
             // The browser app's names, in settings it stored before.
-            ("custom_openai", ProviderName::OpenAiCompatible),
-            ("custom_anthropic", ProviderName::AnthropicCompatible),
+            (
+                "custom_openai",
+                ProviderName::Compatible(ProviderKind::OpenAiCompatible),
+            ),
+            (
+                "custom_anthropic",
+                ProviderName::Compatible(ProviderKind::Anthropic),
+            ),
         ];
         for (given, expected) in cases {
             assert_eq!(ProviderName::from_name(given), Some(expected), "{given:?}");
         }
         assert_eq!(
             serde_json::from_str::<ProviderName>("\"custom_openai\"").unwrap(),
-            ProviderName::OpenAiCompatible
+            ProviderName::Compatible(ProviderKind::OpenAiCompatible)
         );
         assert_eq!(
             serde_json::to_string(&ProviderName::Preset(Preset::LmStudio)).unwrap(),
@@ -501,7 +512,7 @@ mod tests {
 
     #[test]
     fn compatible_servers_need_a_base_url_which_is_normalised() {
-        let openai = ProviderChoice::new(ProviderName::OpenAiCompatible)
+        let openai = ProviderChoice::new(ProviderName::Compatible(ProviderKind::OpenAiCompatible))
             .with_base_url(Some("http://gpu:8000/v1/chat/completions/".into()))
             .with_api_key(Some(" sk-1 ".into()))
             .with_header("x-team", "ml");
@@ -514,7 +525,7 @@ mod tests {
             vec![("x-team".to_string(), "ml".to_string())]
         );
         let anthropic = config(
-            ProviderChoice::new(ProviderName::AnthropicCompatible)
+            ProviderChoice::new(ProviderName::Compatible(ProviderKind::Anthropic))
                 .with_base_url(Some("https://proxy.example/v1/messages".into())),
         );
         assert_eq!(anthropic.kind, ProviderKind::Anthropic);
@@ -524,8 +535,8 @@ mod tests {
         );
 
         for provider in [
-            ProviderName::OpenAiCompatible,
-            ProviderName::AnthropicCompatible,
+            ProviderName::Compatible(ProviderKind::OpenAiCompatible),
+            ProviderName::Compatible(ProviderKind::Anthropic),
         ] {
             for missing in [None, Some(String::new()), Some(" ".to_string())] {
                 let choice = ProviderChoice::new(provider).with_base_url(missing);
@@ -536,7 +547,9 @@ mod tests {
             }
         }
         assert_eq!(
-            refusal(ProviderChoice::new(ProviderName::OpenAiCompatible)),
+            refusal(ProviderChoice::new(ProviderName::Compatible(
+                ProviderKind::OpenAiCompatible
+            ))),
             "the provider 'openai_compatible' needs a base URL, such as http://localhost:8000/v1"
         );
     }
@@ -552,8 +565,8 @@ mod tests {
         ] {
             for provider in [
                 ProviderName::Preset(Preset::Ollama),
-                ProviderName::OpenAiCompatible,
-                ProviderName::AnthropicCompatible,
+                ProviderName::Compatible(ProviderKind::OpenAiCompatible),
+                ProviderName::Compatible(ProviderKind::Anthropic),
             ] {
                 let choice = ProviderChoice::new(provider).with_base_url(Some(format!(" {bad} ")));
                 assert_eq!(
@@ -567,7 +580,7 @@ mod tests {
         }
         assert_eq!(
             refusal(
-                ProviderChoice::new(ProviderName::OpenAiCompatible)
+                ProviderChoice::new(ProviderName::Compatible(ProviderKind::OpenAiCompatible))
                     .with_base_url(Some("localhost:8000".into()))
             ),
             "the base URL 'localhost:8000' must start with http:// or https:// followed by a \
@@ -577,7 +590,7 @@ mod tests {
 
     #[test]
     fn debug_output_hides_the_key_and_header_values() {
-        let choice = ProviderChoice::new(ProviderName::OpenAiCompatible)
+        let choice = ProviderChoice::new(ProviderName::Compatible(ProviderKind::OpenAiCompatible))
             .with_api_key(Some("sk-secret".into()))
             .with_header("authorization", "Bearer sk-other");
         let shown = format!("{choice:?}");

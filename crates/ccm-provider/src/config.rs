@@ -1,6 +1,7 @@
 //! Which provider to talk to, where it lives, and how to ask it.
 
 use super::error::ProviderError;
+use super::protocol::Protocol;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -16,21 +17,13 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The path appended to the base URL to reach the completion endpoint.
-    pub fn endpoint_path(self) -> &'static str {
+    /// The protocol's entry in the table (see [`crate::protocol`]): the one place that maps a
+    /// kind to its module. A new protocol adds its variant above, to `ProviderKind::ALL`, and
+    /// its arm here.
+    pub fn protocol(self) -> &'static Protocol {
         match self {
-            ProviderKind::OpenAiCompatible => "/chat/completions",
-            ProviderKind::Anthropic => "/messages",
-        }
-    }
-
-    /// The headers that authenticate (and, for Anthropic, version) every request of the
-    /// protocol, the model list's included: completion requests and model lists must send
-    /// the same ones, so they are written in the protocol's module only.
-    pub fn auth_headers(self, api_key: Option<&str>) -> Vec<(String, String)> {
-        match self {
-            ProviderKind::OpenAiCompatible => super::openai::auth_headers(api_key),
-            ProviderKind::Anthropic => super::anthropic::auth_headers(api_key),
+            ProviderKind::OpenAiCompatible => &super::openai::PROTOCOL,
+            ProviderKind::Anthropic => &super::anthropic::PROTOCOL,
         }
     }
 }

@@ -59,6 +59,7 @@ mod fragment;
 pub mod models;
 pub mod openai;
 pub mod output;
+pub mod protocol;
 mod retry;
 pub mod sse;
 mod usage;
@@ -76,6 +77,7 @@ pub use output::{
     check_output, OutputField, MAX_ANSWER_CHARS, MAX_RESPONSE_BODY_BYTES, MAX_TOOL_ARGUMENTS_CHARS,
     MAX_TOOL_CALLS, MAX_TOOL_NAME_CHARS,
 };
+pub use protocol::{Protocol, StreamAccumulator};
 pub use retry::RetryPolicy;
 pub use sse::{SseDecoder, SseEnd, SseEvent};
 pub use usage::UsageReconciliation;
@@ -245,10 +247,7 @@ pub fn build_request(
     messages: &[WireMessage],
     tools: &[WireTool],
 ) -> Result<HttpRequest, ProviderError> {
-    match config.kind {
-        ProviderKind::OpenAiCompatible => openai::build_request(config, options, messages, tools),
-        ProviderKind::Anthropic => anthropic::build_request(config, options, messages, tools),
-    }
+    (config.kind.protocol().build_request)(config, options, messages, tools)
 }
 
 /// Parses a complete (non-streaming) success body of `kind`'s protocol.
@@ -263,10 +262,7 @@ pub fn build_request(
 /// report it with [`ProviderError::OutputTooLarge`] rather than read it whole).
 pub fn parse_response(kind: ProviderKind, body: &str) -> Result<ProviderResponse, ProviderError> {
     output::check_body_bytes(body.len())?;
-    let response = match kind {
-        ProviderKind::OpenAiCompatible => openai::parse_response(body),
-        ProviderKind::Anthropic => anthropic::parse_response(body),
-    }?;
+    let response = (kind.protocol().parse_response)(body)?;
     check_output(&response)?;
     Ok(response)
 }
@@ -292,12 +288,6 @@ const PUSH_SLICE_BYTES: usize = 64 << 10;
 /// How many characters of a body that is not a stream an error message quotes.
 const EXCERPT_CHARS: usize = 200;
 
-#[derive(Debug, Clone)]
-enum Accumulator {
-    OpenAi(openai::OpenAiStream),
-    Anthropic(anthropic::AnthropicStream),
-}
-
 /// A streaming response being received: raw body bytes in, text deltas out, one
 /// [`ProviderResponse`] at the end.
 ///
@@ -308,7 +298,7 @@ enum Accumulator {
 pub struct ProviderStream {
     kind: ProviderKind,
     decoder: SseDecoder,
-    accumulator: Accumulator,
+    accumulator: Box<dyn StreamAccumulator>,
     bytes: usize,
     events: usize,
     /// The body so far, kept only until the first event arrives (and at most
@@ -328,10 +318,7 @@ pub struct ProviderStream {
 impl ProviderStream {
     /// Starts receiving a stream of `kind`'s protocol.
     pub fn new(kind: ProviderKind) -> Self {
-        let accumulator = match kind {
-            ProviderKind::OpenAiCompatible => Accumulator::OpenAi(openai::OpenAiStream::new()),
-            ProviderKind::Anthropic => Accumulator::Anthropic(anthropic::AnthropicStream::new()),
-        };
+        let accumulator = (kind.protocol().new_stream)();
         ProviderStream {
             kind,
             decoder: SseDecoder::new(),
@@ -412,10 +399,7 @@ impl ProviderStream {
         deltas: &mut Vec<StreamDelta>,
     ) -> Result<(), ProviderError> {
         self.events += 1;
-        let produced = match &mut self.accumulator {
-            Accumulator::OpenAi(stream) => stream.push(event)?,
-            Accumulator::Anthropic(stream) => stream.push(event)?,
-        };
+        let produced = self.accumulator.push(event)?;
         deltas.extend(produced);
         Ok(())
     }
@@ -462,10 +446,7 @@ impl ProviderStream {
                 return Err(error);
             }
         }
-        match self.accumulator {
-            Accumulator::OpenAi(stream) => stream.finish(),
-            Accumulator::Anthropic(stream) => stream.finish(),
-        }
+        self.accumulator.finish()
     }
 
     /// Ends a stream whose body stopped arriving for `after_ms` milliseconds (the transport's
@@ -527,10 +508,7 @@ impl ProviderStream {
 
     /// The answer text received so far; useful to keep what arrived when a stream breaks.
     pub fn text(&self) -> &str {
-        match &self.accumulator {
-            Accumulator::OpenAi(stream) => stream.text(),
-            Accumulator::Anthropic(stream) => stream.text(),
-        }
+        self.accumulator.text()
     }
 }
 

@@ -10,6 +10,7 @@ use super::config::{ProviderConfig, RequestOptions, TokenLimitField, ToolChoice}
 use super::error::{ErrorDetails, ProviderError};
 use super::fragment::{fragment_of, text_of, Fragment, TextJoiner};
 use super::output::{check_output, OutputMeter};
+use super::protocol::{Protocol, StreamAccumulator};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
 use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
@@ -50,6 +51,37 @@ pub fn build_request(
         headers: request_headers(headers, &config.extra_headers),
         body,
     })
+}
+
+/// This protocol's entry in the table of protocols.
+pub(crate) const PROTOCOL: Protocol = Protocol {
+    name: "openai",
+    label: "OpenAI",
+    compatible_name: "openai_compatible",
+    compatible_label: "OpenAI-compatible server",
+    endpoint_path: "/chat/completions",
+    auth_headers,
+    build_request,
+    parse_response,
+    new_stream: || Box::new(OpenAiStream::new()),
+};
+
+impl StreamAccumulator for OpenAiStream {
+    fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
+        OpenAiStream::push(self, event)
+    }
+
+    fn text(&self) -> &str {
+        OpenAiStream::text(self)
+    }
+
+    fn finish(self: Box<Self>) -> Result<ProviderResponse, ProviderError> {
+        OpenAiStream::finish(*self)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn StreamAccumulator> {
+        Box::new(self.clone())
+    }
 }
 
 /// The headers that authenticate a request of this protocol: `authorization: Bearer …`, and

@@ -11,7 +11,8 @@
 use crate::args::Field;
 use crate::error::{Code, Failure};
 use ccm_browser::provider::{
-    EmbeddingsEndpoint, ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderName,
+    EmbeddingsEndpoint, ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderKind,
+    ProviderName,
 };
 use ccm_browser::transport::Limits;
 use ccm_browser::turn::{
@@ -416,7 +417,7 @@ mod tests {
         let union = &declaration[declaration.find("export type Provider =").unwrap()..];
         let union = &union[..union.find(';').unwrap()];
         let typed: Vec<&str> = union.split('"').skip(1).step_by(2).collect();
-        let listed: Vec<&str> = ProviderName::ALL.iter().map(|name| name.name()).collect();
+        let listed: Vec<&str> = ProviderName::all().iter().map(|name| name.name()).collect();
         assert_eq!(typed, listed, "the Provider type and ccm-provider's names");
         for name in listed {
             assert!(
@@ -491,7 +492,7 @@ pub(crate) fn embeddings_options(
         .to_rust()
         .map_err(|e| invalid(format!("invalid refreshEmbeddings options: {e}")))?;
     let choice = ProviderChoice {
-        provider: ProviderName::OpenAiCompatible,
+        provider: ProviderName::Compatible(ProviderKind::OpenAiCompatible),
         base_url: Some(parsed.base_url.clone()),
         api_key: parsed.api_key.clone(),
         headers: Vec::new(),
