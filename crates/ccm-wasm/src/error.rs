@@ -305,13 +305,12 @@ impl From<BrowserError> for Failure {
                     .with("userText", user_text)
                     .with("cancelled", false)
             }
-            BrowserError::Cancelled { message, user_text } => {
-                return Failure::new(Code::Cancelled, message)
-                    .with("userText", user_text)
-                    .with("cancelled", true)
-            }
             BrowserError::Config(error) => return error.into(),
             BrowserError::Turn(error) => return error.into(),
+            // The engine's refusals read like the core's turn errors, in JavaScript's words.
+            BrowserError::Engine(error) => {
+                return Failure::new(Code::Turn, in_js_words(&error.to_string()))
+            }
             BrowserError::Effort(error) => return error.into(),
             BrowserError::Snapshot(error) => return error.into(),
             BrowserError::Import(error) => return error.into(),
