@@ -255,15 +255,6 @@ impl From<ccm_core::TurnError> for Failure {
     }
 }
 
-impl From<ccm_engine::EngineError> for Failure {
-    fn from(error: ccm_engine::EngineError) -> Failure {
-        match error {
-            ccm_engine::EngineError::Turn(turn) => turn.into(),
-            other => Failure::new(Code::Turn, in_js_words(&other.to_string())),
-        }
-    }
-}
-
 impl From<ccm_core::compaction::AttachmentError> for Failure {
     fn from(error: ccm_core::compaction::AttachmentError) -> Failure {
         match error {
@@ -308,6 +299,9 @@ impl From<BrowserError> for Failure {
             BrowserError::Config(error) => return error.into(),
             BrowserError::Turn(error) => return error.into(),
             // The engine's refusals read like the core's turn errors, in JavaScript's words.
+            BrowserError::Engine(ccm_browser::turn::EngineError::Turn(error)) => {
+                return error.into()
+            }
             BrowserError::Engine(error) => {
                 return Failure::new(Code::Turn, in_js_words(&error.to_string()))
             }
