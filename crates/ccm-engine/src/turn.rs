@@ -268,6 +268,21 @@ pub struct HostToolCall {
     pub arguments: String,
 }
 
+/// Tokens of the tool definitions every request of a turn carries, counted with `session`'s
+/// counter: what the engine adds to each request's estimate, and what a host shows beside the
+/// context plan.
+pub fn tool_definition_tokens(session: &Session) -> u64 {
+    count_tool_definitions(session, &wire_tools(&ccm_core::tool_definitions()))
+}
+
+fn count_tool_definitions(session: &Session, tools: &[WireTool]) -> u64 {
+    u64::from(
+        session
+            .counter()
+            .count(&serde_json::to_string(tools).unwrap_or_default()),
+    )
+}
+
 /// A misuse of the engine by its caller. Provider failures are not errors of this kind: they
 /// end the turn with [`Step::Failed`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -468,7 +483,7 @@ impl TurnEngine {
         let turn = session.begin_turn(user_text, at_ms)?;
         let table = Tools::builtin();
         let tools = wire_tools(&table.definitions());
-        let tool_definition_tokens = tool_tokens(session, &tools);
+        let tool_definition_tokens = count_tool_definitions(session, &tools);
         Ok(TurnEngine {
             settings,
             turn,
@@ -499,7 +514,7 @@ impl TurnEngine {
     /// ([`Step::RunTool`]). Call it before the first [`next`](Self::next).
     pub fn with_tools(mut self, session: &Session, tools: Tools) -> TurnEngine {
         self.tools = wire_tools(&tools.definitions());
-        self.tool_definition_tokens = tool_tokens(session, &self.tools);
+        self.tool_definition_tokens = count_tool_definitions(session, &self.tools);
         self.table = tools;
         self
     }
@@ -1176,15 +1191,6 @@ impl TurnEngine {
         self.phase = Phase::Finished(step.clone());
         step
     }
-}
-
-/// The tokens the tool definitions take in every request.
-fn tool_tokens(session: &Session, tools: &[WireTool]) -> u64 {
-    u64::from(
-        session
-            .counter()
-            .count(&serde_json::to_string(tools).unwrap_or_default()),
-    )
 }
 
 /// Concludes `id` with `summary` through the `close_effort` tool, so the conclusion is executed
