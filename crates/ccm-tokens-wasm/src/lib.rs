@@ -334,8 +334,22 @@ pub async fn load_encoding_from(
     .await
 }
 
+/// Whether `text` can be counted exactly for `encoding` with the tables installed now. A host
+/// may install the common-scripts part of a table first (see `ccm_tokens::coverage`); text in
+/// other scripts then needs the whole table.
+pub fn counts_exactly(encoding: Encoding, text: &str) -> bool {
+    ccm_tokens::tokenizer_for(encoding, text).is_some()
+}
+
+/// Whether the whole table of `encoding` is installed or compiled in.
+pub fn whole_table_loaded(encoding: Encoding) -> bool {
+    ccm_tokens::tokenizer(encoding).is_some()
+}
+
 /// [`load_encoding_from`] for Rust callers (the app): downloads `encoding`'s table from `url`
-/// and installs it, reporting `(done, total, phase)` as it goes.
+/// and installs it, reporting `(done, total, phase)` as it goes. The file may be the whole
+/// table or its common-scripts part (its header says which); nothing is downloaded once the
+/// whole table is installed.
 ///
 /// # Errors
 /// As [`load_encoding_from`]: a JavaScript `Error` with `code` `network` or `table`.
