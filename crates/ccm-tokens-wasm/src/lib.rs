@@ -216,6 +216,19 @@ pub fn ensure_tokenizer(encoding: Encoding) -> Result<&'static Tokenizer, String
     ccm_tokens::install(encoding, &bytes.to_vec()).map_err(|e| table_problem(encoding, &e))
 }
 
+/// Makes sure a session can count with `encoding`: the whole table or its common-scripts part
+/// is installed (a host that installs only the part loads the whole table before it hands over
+/// text in other scripts), else the whole table is loaded as [`ensure_tokenizer`] does.
+///
+/// # Errors
+/// As [`ensure_tokenizer`].
+pub fn ensure_counting_table(encoding: Encoding) -> Result<(), String> {
+    if ccm_tokens::best_tokenizer(encoding).is_some() {
+        return Ok(());
+    }
+    ensure_tokenizer(encoding).map(|_| ())
+}
+
 /// A short description of a thrown or returned JavaScript value for an error message.
 fn describe(value: &JsValue) -> String {
     if let Some(error) = value.dyn_ref::<js_sys::Error>() {
