@@ -11,7 +11,6 @@
 #![deny(missing_docs)]
 
 pub mod alternatives;
-pub mod archive;
 pub mod chart;
 pub mod chat_controls;
 pub mod components;

@@ -80,7 +80,7 @@ async fn load_whole_table() -> Result<(), String> {
 /// Starts loading the whole table in the background when the chosen model is a real one, so
 /// that its first turn does not wait for it.
 pub fn preload_for_model(state: AppState) {
-    if state.provider.get_untracked().is_offline() || whole_table_loaded() {
+    if state.settings.provider().get_untracked().is_offline() || whole_table_loaded() {
         return;
     }
     leptos::task::spawn_local(async move {
@@ -97,16 +97,16 @@ pub async fn ready_to_count(state: AppState, texts: &[&str], real_model: bool) -
     if whole_table_loaded() || (!real_model && texts.iter().all(|text| counts_exactly(text))) {
         return true;
     }
-    let shown_before = state.busy.get_untracked();
-    state.busy.set(Some(
+    let shown_before = state.notices.busy().get_untracked();
+    state.notices.set_busy(Some(
         "Loading the tokenizer for all scripts (650 kB, once)…".to_string(),
     ));
     let loaded = load_whole_table().await;
-    state.busy.set(shown_before);
+    state.notices.set_busy(shown_before);
     match loaded {
         Ok(()) => true,
         Err(error) => {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Error,
                 format!(
                     "The tokenizer table for all scripts could not be loaded ({error}), so nothing was sent or imported; check the connection and try again."

@@ -141,7 +141,8 @@ pub use record::{
     ToolTraceEntry, TurnFailure, TurnResult,
 };
 pub use turn::{
-    rolling_summary_request, run_turn, EngineError, EngineSettings, LlmRequest, LogLoad, RetryWait,
-    RunError, Step, SummaryPolicy, TurnEngine, DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_SUMMARY_MAX_TOKENS,
+    rolling_summary_request, run_turn, tool_definition_tokens, EngineError, EngineSettings,
+    LlmRequest, LogLoad, RetryWait, RunError, Step, SummaryPolicy, TurnEngine,
+    DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_SUMMARY_MAX_TOKENS,
 };
 pub use wire::{wire_messages, wire_tools};

@@ -252,6 +252,21 @@ impl LogLoad {
     }
 }
 
+/// Tokens of the tool definitions every request of a turn carries, counted with `session`'s
+/// counter: what the engine adds to each request's estimate, and what a host shows beside the
+/// context plan.
+pub fn tool_definition_tokens(session: &Session) -> u64 {
+    count_tool_definitions(session, &wire_tools(&ccm_core::tool_definitions()))
+}
+
+fn count_tool_definitions(session: &Session, tools: &[WireTool]) -> u64 {
+    u64::from(
+        session
+            .counter()
+            .count(&serde_json::to_string(tools).unwrap_or_default()),
+    )
+}
+
 /// A misuse of the engine by its caller. Provider failures are not errors of this kind: they
 /// end the turn with [`Step::Failed`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -442,11 +457,7 @@ impl TurnEngine {
     ) -> Result<TurnEngine, EngineError> {
         let turn = session.begin_turn(user_text, at_ms)?;
         let tools = wire_tools(&ccm_core::tool_definitions());
-        let tool_definition_tokens = u64::from(
-            session
-                .counter()
-                .count(&serde_json::to_string(&tools).unwrap_or_default()),
-        );
+        let tool_definition_tokens = count_tool_definitions(session, &tools);
         Ok(TurnEngine {
             settings,
             turn,

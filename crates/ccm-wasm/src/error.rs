@@ -228,7 +228,6 @@ core_failure! {
     ccm_core::EffortError => Code::Effort, js_words: true;
     ccm_core::TurnError => Code::Turn, js_words: true;
     ccm_core::SnapshotError => Code::Snapshot, js_words: false;
-    ccm_engine::EngineError => Code::Turn, js_words: true;
     ccm_import::ImportError => Code::Import, js_words: false;
     ccm_core::pins::PinError => Code::Pin, js_words: false;
     ccm_core::branch::BranchError => Code::Branch, js_words: false;
@@ -267,13 +266,12 @@ impl From<BrowserError> for Failure {
                     .with("userText", user_text)
                     .with("cancelled", false)
             }
-            BrowserError::Cancelled { message, user_text } => {
-                return Failure::new(Code::Cancelled, message)
-                    .with("userText", user_text)
-                    .with("cancelled", true)
-            }
             BrowserError::Config(error) => return error.into(),
             BrowserError::Turn(error) => return error.into(),
+            // The engine's refusals read like the core's turn errors, in JavaScript's words.
+            BrowserError::Engine(error) => {
+                return Failure::new(Code::Turn, in_js_words(&error.to_string()))
+            }
             BrowserError::Effort(error) => return error.into(),
             BrowserError::Snapshot(error) => return error.into(),
             BrowserError::Import(error) => return error.into(),
