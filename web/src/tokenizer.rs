@@ -9,8 +9,8 @@
 
 use crate::js::js_error_text;
 use crate::state::{AppState, NoticeKind};
-use leptos::prelude::*;
 use ccm_core::tokens::Encoding;
+use leptos::prelude::*;
 use std::cell::RefCell;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;

@@ -41,7 +41,9 @@ fn the_committed_part_holds_the_common_tokens_at_their_ranks_and_nothing_else() 
     assert_eq!(table.len(), 199_998);
     let mut kept = 0;
     for rank in 0..table.len() {
-        let ours = table.token(rank).expect("every rank has a token, maybe empty");
+        let ours = table
+            .token(rank)
+            .expect("every rank has a token, maybe empty");
         let theirs = tiktoken()
             .decode_bytes(&[rank as Rank])
             .unwrap_or_else(|e| panic!("tiktoken-rs has no token at rank {rank}: {e}"));
@@ -79,7 +81,11 @@ fn assert_counted_exactly(text: &str) {
     assert!(common().counts_exactly(text));
     let expected = tiktoken().encode_ordinary(text).len();
     assert_eq!(common().count(text), expected, "count of {text:?}");
-    assert_eq!(common().encode(text).len(), expected, "encoding of {text:?}");
+    assert_eq!(
+        common().encode(text).len(),
+        expected,
+        "encoding of {text:?}"
+    );
 }
 
 proptest! {
