@@ -105,6 +105,19 @@ pub enum ToolError {
     /// A pin or unpin was refused.
     #[error(transparent)]
     Pin(#[from] crate::pins::PinError),
+    /// The session was asked to run a tool whose calls the host runs (its table entry says
+    /// `Runs::Host`).
+    #[error("the tool '{name}' is run by the host, not the session; hand its call to the host (the turn engine does, with Step::RunTool)")]
+    RunsInHost {
+        /// The tool's name.
+        name: String,
+    },
+    /// A tool was added to a table that already offers one of that name.
+    #[error("a tool named '{name}' is already offered; give the new tool another name")]
+    NameTaken {
+        /// The name both tools have.
+        name: String,
+    },
 }
 
 /// Why a turn could not begin or end.

@@ -490,10 +490,11 @@ impl Session {
         )))
     }
 
-    /// Efforts whose raw logs a tool call needs but are not loaded. A host that opened the
-    /// session from a store reads these logs and attaches them before executing the call.
+    /// Efforts whose raw logs a tool call needs but are not loaded (for a tool whose table
+    /// entry needs [`Needs::EffortLog`](crate::tools::Needs::EffortLog)). A host that opened
+    /// the session from a store reads these logs and attaches them before executing the call.
     pub fn logs_needed_for_tool(&self, name: &str, args_json: &str) -> Vec<String> {
-        if !matches!(name, "expand_effort" | "reopen_effort") {
+        if crate::tools::needs_of(name) != crate::tools::Needs::EffortLog {
             return Vec::new();
         }
         let id = serde_json::from_str::<serde_json::Value>(args_json)

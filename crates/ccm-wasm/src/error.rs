@@ -8,6 +8,7 @@
 //! Keeping this in one file is what keeps the messages consistent.
 
 use ccm_browser::BrowserError;
+use ccm_core::tools::name as tool;
 use std::fmt;
 use wasm_bindgen::JsValue;
 
@@ -147,12 +148,14 @@ const JS_NAMES: [(&str, &str); 22] = [
     ("begin_turn", "beginTurn"),
     ("end_turn", "endTurn"),
     ("abort_turn", "abortTurn"),
-    ("open_effort", "openEffort"),
-    ("close_effort", "closeEffort"),
-    ("switch_effort", "switchEffort"),
-    ("reopen_effort", "reopenEffort"),
-    ("expand_effort", "expandEffort"),
-    ("collapse_effort", "collapseEffort"),
+    // The effort operations are named after their tools, and the core's errors name the tool
+    // (an effort whose log is not loaded says which operation needed it).
+    (tool::OPEN_EFFORT, "openEffort"),
+    (tool::CLOSE_EFFORT, "closeEffort"),
+    (tool::SWITCH_EFFORT, "switchEffort"),
+    (tool::REOPEN_EFFORT, "reopenEffort"),
+    (tool::EXPAND_EFFORT, "expandEffort"),
+    (tool::COLLAPSE_EFFORT, "collapseEffort"),
     ("decay_threshold", "decayThreshold"),
     ("summary_eviction_threshold", "summaryEvictionThreshold"),
     ("ambient_window", "ambientWindow"),
