@@ -3,14 +3,13 @@
 //! session is driven here, and after each the kept plan must equal one built from scratch, and
 //! differ from the plan before wherever the change shows in the context.
 
-mod common;
-
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::plan::builds_on_this_thread;
 use ccm_core::{Config, ContextMode, Session};
-use common::memory_store::MemoryStore;
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -67,7 +66,7 @@ fn with_open_effort() -> Session {
 fn long_session() -> Session {
     let mut s = session();
     for t in 0..30 {
-        let text = common::synthetic_document(t, 300);
+        let text = ccm_test_support::synthetic_document(t, 300);
         turn(
             &mut s,
             &format!("Question {t}: {text}"),
@@ -148,7 +147,7 @@ portable_tests! {
             s.unpin("effort:auth-bug", PinOrigin::User).unwrap();
         }));
         s.begin_turn("Please review the attached notes.", 1).unwrap();
-        let notes = common::synthetic_document(7, 400);
+        let notes = ccm_test_support::synthetic_document(7, 400);
         let mut id = String::new();
         assert!(changes_plan(&mut s, "attach", |s| {
             id = s.attach("notes.md", AttachmentKind::File, &notes, None).unwrap();
@@ -206,6 +205,18 @@ portable_tests! {
             assert!(s.report_usage(&request.plan_id, 1_234));
         }));
         assert_eq!(builds_on_this_thread() - builds, 4, "only the plans built from scratch");
+    }
+
+    fn a_host_tool_result_keeps_the_plan() {
+        // A tool the host runs changes nothing the planner reads: its result is traced only.
+        let mut s = with_history();
+        s.begin_turn("What time is it?", 1).unwrap();
+        assert!(!changes_plan(&mut s, "record_host_tool_result", |s| {
+            let ok = s.record_host_tool_result("read_clock", "{}", Ok(serde_json::json!({"time": "12:00"})));
+            assert!(ok.ok);
+            let failed = s.record_host_tool_result("read_clock", "{}", Err("no clock".into()));
+            assert_eq!(failed.result, serde_json::json!({"error": "no clock"}));
+        }));
     }
 
     fn recall_and_the_rebuilt_index_never_leave_a_stale_plan() {
@@ -307,13 +318,14 @@ fn every_public_mutation_is_driven_by_a_test_here() {
         "index_stored_messages",
         "attach_recalled_messages",
         "absorb_recall_embeddings",
+        "record_host_tool_result",
     ];
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files: Vec<_> = std::fs::read_dir(src.join("session"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
-    files.extend(["store.rs", "tools.rs", "snapshot.rs", "state.rs"].map(|f| src.join(f)));
+    files.extend(["store.rs", "tools/mod.rs", "snapshot.rs", "state.rs"].map(|f| src.join(f)));
     let mut missing = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
