@@ -132,6 +132,10 @@ pub enum TurnError {
     /// `end_turn` or `abort_turn` without `begin_turn`.
     #[error("no turn is in progress; call begin_turn first")]
     NotInTurn,
+    /// The turn's text would take the session past the most it may store; the turn did not
+    /// begin (or, for an answer checked with `Session::room_for_answer`, is still open).
+    #[error(transparent)]
+    SessionFull(#[from] crate::compaction::SessionFull),
 }
 
 /// A configuration value outside its valid range.

@@ -60,6 +60,9 @@ pub(crate) enum Code {
     /// A change that would take a session over its memory budget, or the module's memory
     /// near its end (see `memory.rs`); nothing was changed.
     MemoryBudget,
+    /// A change that would take what a session stores past the most an export of it may
+    /// hold and still be imported; nothing was changed.
+    SessionFull,
 }
 
 impl Code {
@@ -87,6 +90,7 @@ impl Code {
             Code::Attachment => "attachment",
             Code::TooLarge => "too_large",
             Code::MemoryBudget => "memory_budget",
+            Code::SessionFull => "session_full",
         }
     }
 }
@@ -229,12 +233,38 @@ macro_rules! core_failure {
 core_failure! {
     ccm_core::ConfigError => Code::Config, js_words: true;
     ccm_core::EffortError => Code::Effort, js_words: true;
-    ccm_core::TurnError => Code::Turn, js_words: true;
     ccm_core::SnapshotError => Code::Snapshot, js_words: false;
     ccm_import::ImportError => Code::Import, js_words: false;
     ccm_core::pins::PinError => Code::Pin, js_words: false;
     ccm_core::branch::BranchError => Code::Branch, js_words: false;
-    ccm_core::compaction::AttachmentError => Code::Attachment, js_words: false;
+}
+
+/// A session that is full gets its own code (and the limit), whichever call found it.
+impl From<ccm_core::compaction::SessionFull> for Failure {
+    fn from(error: ccm_core::compaction::SessionFull) -> Failure {
+        Failure::new(Code::SessionFull, in_js_words(&error.to_string())).with(
+            "limit",
+            ccm_core::compaction::MAX_SESSION_STORED_CHARS as f64,
+        )
+    }
+}
+
+impl From<ccm_core::TurnError> for Failure {
+    fn from(error: ccm_core::TurnError) -> Failure {
+        match error {
+            ccm_core::TurnError::SessionFull(full) => full.into(),
+            other => Failure::new(Code::Turn, in_js_words(&other.to_string())),
+        }
+    }
+}
+
+impl From<ccm_core::compaction::AttachmentError> for Failure {
+    fn from(error: ccm_core::compaction::AttachmentError) -> Failure {
+        match error {
+            ccm_core::compaction::AttachmentError::SessionStorageFull(full) => full.into(),
+            other => Failure::new(Code::Attachment, other.to_string()),
+        }
+    }
 }
 
 /// Shorthand for the result of a binding.
@@ -272,6 +302,9 @@ impl From<BrowserError> for Failure {
             BrowserError::Config(error) => return error.into(),
             BrowserError::Turn(error) => return error.into(),
             // The engine's refusals read like the core's turn errors, in JavaScript's words.
+            BrowserError::Engine(ccm_browser::turn::EngineError::Turn(error)) => {
+                return error.into()
+            }
             BrowserError::Engine(error) => {
                 return Failure::new(Code::Turn, in_js_words(&error.to_string()))
             }

@@ -434,12 +434,16 @@ export type ErrorCode =
     | "config" | "effort" | "turn" | "snapshot" | "conflict" | "quota" | "blocked"
     | "version_change" | "unavailable" | "not_found" | "storage" | "busy" | "counter"
     | "argument" | "provider" | "cancelled" | "import" | "pin" | "branch" | "attachment"
-    | "table" | "network" | "too_large" | "freed" | "reload_required" | "memory_budget";
+    | "table" | "network" | "too_large" | "freed" | "reload_required" | "memory_budget"
+    | "session_full";
 /**
  * The errors the package throws: an `Error` with a `code` to branch on. A failed `runTurn`
  * also carries the person's text in `userText` (and `cancelled`), so it can be sent again. A
  * `memory_budget` refusal carries the budget it enforced (`budget`, in bytes) and what the
- * session (or, for the module's own limit, every session together) held (`footprint`).
+ * session (or, for the module's own limit, every session together) held (`footprint`). A
+ * `session_full` refusal (a message, answer or attachment that would take what the session
+ * stores past the most its export may hold and still be imported) carries that limit in
+ * characters (`limit`); the session can still be read, exported and searched.
  */
 export interface CcmError extends Error {
     code: ErrorCode;
@@ -447,6 +451,7 @@ export interface CcmError extends Error {
     cancelled?: boolean;
     budget?: number;
     footprint?: number;
+    limit?: number;
 }
 /** One branch of `branches()`. */
 export interface BranchInfo { name: string; parent?: string; fork_turn?: number; }
