@@ -25,7 +25,10 @@ test("a FileSessionStore session grown by messages alone: the next message is re
   const directory = mkdtempSync(join(tmpdir(), "ccm-session-size-"));
   after(() => rmSync(directory, { recursive: true, force: true }));
   const store = await FileSessionStore.open({ directory });
+  // Messages of the longest any limit allows (the default maxMessageChars is 1,000,000).
+  const options = { maxMessageChars: LONGEST_MESSAGE };
   let session = await store.create("a long log");
+  session.setOptions(options);
   const id = session.storeId;
   let turns = 0;
   let refusal = null;
@@ -57,6 +60,7 @@ test("a FileSessionStore session grown by messages alone: the next message is re
 
   // Reopened, the session holds its working set only, and still knows how much it stores.
   session = await store.load(id);
+  session.setOptions(options);
   assert.throws(() => session.beginTurn(message(9)), (error) => {
     assertSessionFull(error, /^this message of/);
     return true;
