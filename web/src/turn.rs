@@ -111,7 +111,7 @@ async fn drive_sent(state: AppState, text: String) {
     let attachments = state.turn.pending_attachments();
     let mut texts = vec![text.as_str()];
     texts.extend(attachments.iter().map(|file| file.text.as_str()));
-    if !crate::tokenizer::ready_to_count(state, &texts, !settings.is_offline()).await {
+    if !crate::tokenizer::ready_for_turn(state, &texts, !settings.is_offline()).await {
         return back_in_box(text);
     }
     refresh_embeddings(state, &session, &settings, &text).await;

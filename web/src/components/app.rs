@@ -55,7 +55,7 @@ async fn start(state: AppState) {
     state.notices.set_startup(Startup::Ready(format!(
         "Tokenizer o200k_base loaded in {took:.0} ms"
     )));
-    crate::tokenizer::preload_for_model(state);
+    crate::tokenizer::after_start(state);
 }
 
 /// The header's status while the tokenizer loads: what is happening and how far along.

@@ -481,7 +481,7 @@ impl AppState {
         };
         // An imported text may be in any script (and a document may spell its characters as
         // JSON escapes), so every import is counted with the whole table.
-        if !crate::tokenizer::ready_to_count(*self, &[], true).await {
+        if !crate::tokenizer::ready_for_import(*self).await {
             return;
         }
         self.notices.set_busy(Some(format!("Importing {name}…")));
