@@ -10,6 +10,7 @@ use ccm_core::metrics::{DecayReport, EventKind};
 use ccm_core::Config;
 use ccm_core::Session;
 use ccm_core::TokenCounter;
+use ccm_replay::synthetic;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -838,44 +839,6 @@ impl CompactionProof {
     }
 }
 
-const PROOF_WORDS: [&str; 24] = [
-    "invoice",
-    "ledger",
-    "rounding",
-    "currency",
-    "schema",
-    "migration",
-    "index",
-    "replica",
-    "latency",
-    "cache",
-    "shard",
-    "queue",
-    "retry",
-    "backoff",
-    "token",
-    "session",
-    "cookie",
-    "header",
-    "payload",
-    "checksum",
-    "archive",
-    "snapshot",
-    "rollback",
-    "deploy",
-];
-
-/// A deterministic document of about `words` words for topic `seed`: the attachments of the
-/// compaction run, and of tests that need large, distinct texts.
-pub fn synthetic_document(seed: usize, words: usize) -> String {
-    let mut text = format!("Design notes {seed}. ");
-    for i in 0..words {
-        text.push_str(PROOF_WORDS[(i * 7 + seed * 13 + i / 5) % PROOF_WORDS.len()]);
-        text.push_str(if i % 12 == 11 { ". " } else { " " });
-    }
-    text
-}
-
 /// A long conversation (at least 300 turns) with attachments of several thousand tokens
 /// against an 8k-token window: compaction must keep every request inside the budget, fire
 /// every level, and delete nothing. `config` gives every setting but the window, which the
@@ -898,7 +861,7 @@ pub fn compaction_run(
     let mut messages_sent = Vec::new();
     let mut attachments_sent = Vec::new();
     for t in 0..turns as usize {
-        let w = |k: usize| PROOF_WORDS[k % PROOF_WORDS.len()];
+        let w = |k: usize| synthetic::WORDS[k % synthetic::WORDS.len()];
         let user = format!(
             "Question {t}: how should the {} handle the {}?",
             w(t),
@@ -919,9 +882,9 @@ pub fn compaction_run(
             );
         }
         let attached = if t % 50 == 49 {
-            Some((format!("dump-{t}.log"), synthetic_document(t, 4_000)))
+            Some((format!("dump-{t}.log"), synthetic::document(t, 4_000)))
         } else if t % 6 == 0 {
-            Some((format!("notes-{t}.md"), synthetic_document(t, 1_400)))
+            Some((format!("notes-{t}.md"), synthetic::document(t, 1_400)))
         } else {
             None
         };

@@ -18,6 +18,13 @@ fn o200k() -> std::sync::Arc<dyn ccm_core::TokenCounter> {
 /// Every proof must show the specification's outcome under the defaults and under the seed
 /// profile (the seeds' literal reference rule, no token budgets, no automatic recall, search
 /// by keyword overlap).
+/// The tokens of an effort's raw log and of its summary.
+fn raw_and_summary_tokens(session: &ccm_core::Session, effort: &str) -> (i64, i64) {
+    let effort = session.effort(effort).unwrap();
+    let summary = effort.summary.as_ref().unwrap();
+    (effort.raw_tokens as i64, i64::from(summary.tokens))
+}
+
 fn both_rules() -> [Config; 2] {
     [Config::default(), Profile::Seed.config()]
 }
@@ -27,16 +34,7 @@ fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
     for config in both_rules() {
         let (run, session) = proof::slice2(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
-        let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
-        let summary = i64::from(
-            session
-                .effort("auth-bug")
-                .unwrap()
-                .summary
-                .as_ref()
-                .unwrap()
-                .tokens,
-        );
+        let (raw, summary) = raw_and_summary_tokens(&session, "auth-bug");
         // Expansion adds exactly the raw log (replacing its summary); collapse removes exactly it.
         assert_eq!(row(&run, "Turn 2").tool_delta, raw - summary);
         assert_eq!(row(&run, "Turn 2").expanded, ["auth-bug"]);
@@ -86,16 +84,7 @@ fn slice3_decay_fires_at_exactly_the_threshold_and_re_expansion_works() {
             row(&run, "Turn 5").banners,
             ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]
         );
-        let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
-        let summary = i64::from(
-            session
-                .effort("auth-bug")
-                .unwrap()
-                .summary
-                .as_ref()
-                .unwrap()
-                .tokens,
-        );
+        let (raw, summary) = raw_and_summary_tokens(&session, "auth-bug");
         // Tokens freed by decay equal the raw log (less the summary that returns), plus the turn's
         // own exchange.
         let exchange5 = row(&run, "Turn 5").delta + (raw - summary);

@@ -1,10 +1,9 @@
 //! Branches: forks at the current or an earlier turn, isolation from the parent line.
 
-mod common;
-
 use ccm_core::branch::{BranchError, Branches};
 use ccm_core::Session;
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -175,7 +174,7 @@ portable_tests! {
         let restored = Session::from_json(&fork.to_json().unwrap()).unwrap();
         assert_eq!(restored.branch(), fork.branch());
         assert_eq!(restored.branch().fork_turn, Some(4));
-        let mut store = common::memory_store::MemoryStore::default();
+        let mut store = ccm_test_support::memory_store::MemoryStore::default();
         store.apply(&fork.full_write_batch().unwrap()).unwrap();
         let (opened, _) = Session::from_store(store.load(), fork.counter().clone()).unwrap();
         assert_eq!(opened.branch().parent.as_deref(), Some("main"));

@@ -1,13 +1,12 @@
 //! Attachments: counting once, summaries, references, staleness, and lossless compress/expand.
 
-mod common;
-
 use ccm_core::compaction::{
     detect_references, stale_attachments, Attachment, AttachmentKind, AttachmentMode, NewAttachment,
 };
 use ccm_core::model::SummarySource;
 use ccm_core::text::PreparedText;
 use ccm_core::{Encoding, ExactCounter, TokenCounter};
+use ccm_test_support::portable_tests;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[cfg(target_arch = "wasm32")]

@@ -1,8 +1,6 @@
 //! Planning a compaction: what each level moves, protections, the never-larger rule, the
 //! rolling summary hand-off, events and banners.
 
-mod common;
-
 use ccm_core::compaction::thousands;
 use ccm_core::compaction::{
     check_applicable, plan_compaction, AttachmentMode, CompactionConfig, CompactionDecision,
@@ -11,6 +9,7 @@ use ccm_core::compaction::{
     RollingInput, RollingSource, RollingSummary, SeqRange, Usage, WorkingItem,
 };
 use ccm_core::{Encoding, ExactCounter};
+use ccm_test_support::portable_tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[cfg(target_arch = "wasm32")]

@@ -1,12 +1,11 @@
 //! Compaction policy: level boundaries, presets, configuration errors, cooldown, hysteresis
 //! and the overrides.
 
-mod common;
-
 use ccm_core::compaction::{
     threshold_tokens, CompactionConfig, CompactionDecision, CompactionEvent, CompactionPolicy,
     DecisionReason, Level, PolicyState, ThresholdPreset, Usage,
 };
+use ccm_test_support::portable_tests;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -107,34 +106,19 @@ portable_tests! {
 
     fn configuration_errors_name_the_field_and_the_range() {
         let error = |json: &str| CompactionConfig::from_json(json).unwrap_err().to_string();
-        assert_eq!(
-            error(r#"{"hard_per_mille": 600}"#),
-            "compaction thresholds must increase strictly (soft < hard < emergency), got soft 600‰, hard 600‰, emergency 900‰"
-        );
-        assert_eq!(
-            error(r#"{"cooldown_messages": -1}"#),
-            "cooldown_messages must be between 0 and 1000000, got -1"
-        );
-        assert_eq!(
-            error(r#"{"soft_per_mille": 0}"#),
-            "soft_per_mille must be between 1 and 1000, got 0"
-        );
-        assert_eq!(
-            error(r#"{"emergency_per_mille": 1200}"#),
-            "emergency_per_mille must be between 1 and 1000, got 1200"
-        );
-        assert_eq!(
-            error(r#"{"keep_last_messages_emergency": 6}"#),
-            "keep_last_messages_emergency (6) must not exceed keep_last_messages_hard (5): the emergency level is the more aggressive one"
-        );
-        assert_eq!(
-            error(r#"{"min_interval_ms": 0}"#),
-            "min_interval_ms must be between 1 and 86400000, got 0"
-        );
-        assert_eq!(
-            error(r#"{"preset": "aggressive"}"#),
-            "unknown compaction preset 'aggressive'; expected standard (60/75/90 %) or early (50/65/80 %)"
-        );
+        // Each invalid configuration with its whole message.
+        let cases = [
+            (r#"{"hard_per_mille": 600}"#, "compaction thresholds must increase strictly (soft < hard < emergency), got soft 600‰, hard 600‰, emergency 900‰"),
+            (r#"{"cooldown_messages": -1}"#, "cooldown_messages must be between 0 and 1000000, got -1"),
+            (r#"{"soft_per_mille": 0}"#, "soft_per_mille must be between 1 and 1000, got 0"),
+            (r#"{"emergency_per_mille": 1200}"#, "emergency_per_mille must be between 1 and 1000, got 1200"),
+            (r#"{"keep_last_messages_emergency": 6}"#, "keep_last_messages_emergency (6) must not exceed keep_last_messages_hard (5): the emergency level is the more aggressive one"),
+            (r#"{"min_interval_ms": 0}"#, "min_interval_ms must be between 1 and 86400000, got 0"),
+            (r#"{"preset": "aggressive"}"#, "unknown compaction preset 'aggressive'; expected standard (60/75/90 %) or early (50/65/80 %)"),
+        ];
+        for (json, message) in cases {
+            assert_eq!(error(json), message, "{json}");
+        }
         assert!(error(r#"{"soft": 500}"#).starts_with("invalid compaction configuration: unknown field `soft`"));
         assert!(error(r#"{"cooldown_messages": "two"}"#).starts_with("invalid compaction configuration: invalid type"));
         // A typed configuration is checked the same way.

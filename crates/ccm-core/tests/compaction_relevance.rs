@@ -2,12 +2,11 @@
 //! (The endpoint's request and response are ccm-provider's tests; the way between a session
 //! and an endpoint is the engine's.)
 
-mod common;
-
 use ccm_core::compaction::{
     bm25_scores, cosine_similarity, select_keep, EmbeddingBatch, EmbeddingCache, EmbeddingError,
     RelevanceError,
 };
+use ccm_test_support::portable_tests;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

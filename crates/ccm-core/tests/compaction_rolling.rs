@@ -1,9 +1,8 @@
 //! The level-3 rolling summary: the extractive fallback and the record (the prompt is
 //! ccm-engine's, tested there).
 
-mod common;
-
-use common::rolling_history::input;
+use ccm_test_support::portable_tests;
+use ccm_test_support::rolling_history::input;
 
 use ccm_core::compaction::{
     describe_ranges, extractive_text, merge_ranges, rolling_budget_tokens, HistoryText,

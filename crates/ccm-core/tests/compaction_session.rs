@@ -1,19 +1,18 @@
 //! Graduated compaction inside a session: a long, heavy run against a small window, the
 //! effects of each level on the plan, and recoverability of everything moved.
 
-mod common;
-
 use ccm_core::compaction::{AttachmentKind, AttachmentMode, CompactionConfig};
 use ccm_core::plan::{ExclusionReason, InclusionReason};
 use ccm_core::{Config, Session};
-use common::{turn, WORDS};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{turn, WORDS};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 /// The proof run's synthetic documents: large, distinct, deterministic.
 fn document(seed: usize, words: usize) -> String {
-    common::synthetic_document(seed, words)
+    ccm_test_support::synthetic_document(seed, words)
 }
 
 fn small_window() -> Config {

@@ -8,14 +8,13 @@
 //! efforts are left alone below the emergency level, and that everything moved out is still in
 //! the store byte for byte.
 
-mod common;
-
 use ccm_core::compaction::{
     detect_references, plan_compaction, rolling_budget_tokens, Attachment, AttachmentKind,
     CompactionConfig, CompactionEvent, CompactionInput, CompactionOutcome, CompactionPolicy, Level,
     MovedKind, NewAttachment, Relevance, RollingSummary, SeqRange, Usage, WorkingItem,
 };
 use ccm_core::{Encoding, ExactCounter, TokenCounter};
+use ccm_test_support::portable_tests;
 use std::collections::BTreeMap;
 
 #[cfg(target_arch = "wasm32")]
@@ -31,31 +30,15 @@ const SYSTEM_PROMPT_TOKENS: u64 = 260;
 const PERF_FIX_RAW_TOKENS: u64 = 1_400;
 const PERF_FIX_SUMMARY_TOKENS: u64 = 60;
 
+// One row a topic: rustfmt would spread each over four lines.
+#[rustfmt::skip]
 const TOPICS: [(&str, [&str; 6]); 6] = [
-    (
-        "auth",
-        ["token", "refresh", "login", "password", "session", "oauth"],
-    ),
-    (
-        "database",
-        ["index", "query", "postgres", "migration", "table", "vacuum"],
-    ),
-    (
-        "frontend",
-        ["button", "layout", "theme", "render", "modal", "css"],
-    ),
-    (
-        "deploy",
-        ["pipeline", "docker", "rollout", "canary", "helm", "cluster"],
-    ),
-    (
-        "billing",
-        ["invoice", "stripe", "refund", "plan", "tax", "currency"],
-    ),
-    (
-        "search",
-        ["ranking", "tokenizer", "synonym", "facet", "bm25", "shard"],
-    ),
+    ("auth", ["token", "refresh", "login", "password", "session", "oauth"]),
+    ("database", ["index", "query", "postgres", "migration", "table", "vacuum"]),
+    ("frontend", ["button", "layout", "theme", "render", "modal", "css"]),
+    ("deploy", ["pipeline", "docker", "rollout", "canary", "helm", "cluster"]),
+    ("billing", ["invoice", "stripe", "refund", "plan", "tax", "currency"]),
+    ("search", ["ranking", "tokenizer", "synonym", "facet", "bm25", "shard"]),
 ];
 
 /// A small deterministic generator (64-bit LCG), seeded per message so any text can be

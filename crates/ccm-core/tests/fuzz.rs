@@ -8,12 +8,10 @@
 //! reports. Native only (proptest).
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-
 use ccm_core::store::LoadedRecords;
 use ccm_core::tools::TOOL_NAMES;
 use ccm_core::{Message, Session};
-use common::memory_store::MemoryStore;
+use ccm_test_support::memory_store::MemoryStore;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 use serde_json::Value;

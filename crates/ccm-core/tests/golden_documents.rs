@@ -8,13 +8,11 @@
 //! Refresh with `CCM_BLESS=1` after a deliberate format change, and review the diff.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::{Config, Session};
-use common::memory_store::MemoryStore;
-use common::{chatter, concluded_effort, turn};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::{chatter, concluded_effort, turn};
 use std::path::PathBuf;
 
 fn golden(name: &str) -> PathBuf {

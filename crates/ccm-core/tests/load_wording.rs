@@ -2,11 +2,10 @@
 //! messages read is only given when messages are in fact missing, so a record whose token
 //! total was changed is not reported as "4 of 4 messages could be read".
 
-mod common;
-
 use ccm_core::Session;
-use common::memory_store::MemoryStore;
-use common::{session, turn};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::portable_tests;
+use ccm_test_support::{session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -1,10 +1,9 @@
 //! Slice 4: summary eviction, the ambient window, search over every concluded effort, and the
 //! context plan's reasons.
 
-mod common;
-
 use ccm_core::{Config, EffortState, ExclusionReason, Section, Session};
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

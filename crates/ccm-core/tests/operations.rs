@@ -1,10 +1,9 @@
 //! Slice 1–2 behaviour: effort operations, banners, routing, expansion and its token metrics,
 //! and the error contract of the tools.
 
-mod common;
-
 use ccm_core::{Config, EffortState, ExclusionReason, InclusionReason, Role, Section, Session};
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -1,10 +1,9 @@
 //! How often one message makes the planner run. A plan costs about as much as the rest of a
 //! turn, so each plan a message builds without need is the turn's cost again.
 
-mod common;
-
 use ccm_core::plan::builds_on_this_thread;
-use common::{chatter, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -3,14 +3,13 @@
 //! session is driven here, and after each the kept plan must equal one built from scratch, and
 //! differ from the plan before wherever the change shows in the context.
 
-mod common;
-
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::plan::builds_on_this_thread;
 use ccm_core::{Config, ContextMode, Session};
-use common::memory_store::MemoryStore;
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -67,7 +66,7 @@ fn with_open_effort() -> Session {
 fn long_session() -> Session {
     let mut s = session();
     for t in 0..30 {
-        let text = common::synthetic_document(t, 300);
+        let text = ccm_test_support::synthetic_document(t, 300);
         turn(
             &mut s,
             &format!("Question {t}: {text}"),
@@ -148,7 +147,7 @@ portable_tests! {
             s.unpin("effort:auth-bug", PinOrigin::User).unwrap();
         }));
         s.begin_turn("Please review the attached notes.", 1).unwrap();
-        let notes = common::synthetic_document(7, 400);
+        let notes = ccm_test_support::synthetic_document(7, 400);
         let mut id = String::new();
         assert!(changes_plan(&mut s, "attach", |s| {
             id = s.attach("notes.md", AttachmentKind::File, &notes, None).unwrap();

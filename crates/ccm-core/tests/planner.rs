@@ -1,14 +1,13 @@
 //! The budgeted planner: budget and atoms, pins, context modes, the budget meter, activation,
 //! replay and plan diffs.
 
-mod common;
-
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::plan::request_hash;
 use ccm_core::plan::{diff_plans, ExclusionReason, InclusionReason, TtlState};
 use ccm_core::{Config, ContextMode, Section, Session};
 use ccm_core::{ContextMessage, Role};
-use common::{chatter, concluded_effort, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

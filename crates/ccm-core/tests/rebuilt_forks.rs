@@ -3,13 +3,12 @@
 //! rewinding cannot reach. Measured against the exact fork within the window, and exercised
 //! on a reopened session at every turn.
 
-mod common;
-
 use ccm_core::branch::{BranchError, ForkMethod};
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::pins::{PinKind, PinOrigin, PinRequest};
 use ccm_core::{ApproximateCounter, Config, EffortStatus, Session, TokenCounter};
-use common::memory_store::MemoryStore;
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::portable_tests;
 use std::sync::Arc;
 
 #[cfg(target_arch = "wasm32")]
@@ -166,7 +165,7 @@ fn run_turn(s: &mut Session, script: &ScriptTurn) {
             Op::Attach(_) if attached => {}
             Op::Attach(n) => {
                 attached = true;
-                let text = common::synthetic_document(n, 120);
+                let text = ccm_test_support::synthetic_document(n, 120);
                 s.attach(&format!("notes-{n}.md"), AttachmentKind::File, &text, None)
                     .unwrap();
             }
@@ -508,8 +507,8 @@ portable_tests! {
         let opened = reopened(&s);
         // Edit the message of turn 12: fork before it and send the new text.
         let mut fork = opened.fork(11, "edit of turn 12").unwrap().session;
-        common::turn(&mut fork, "Let's work on the auth bug instead.", &[("open_effort", r#"{"name": "auth bug v2"}"#)], "Started.");
-        common::chatter(&mut fork);
+        ccm_test_support::turn(&mut fork, "Let's work on the auth bug instead.", &[("open_effort", r#"{"name": "auth bug v2"}"#)], "Started.");
+        ccm_test_support::chatter(&mut fork);
         assert_eq!(fork.turn(), 13);
         // Turns run on the fork can be rewound exactly; those before it are rebuilt again.
         assert_eq!(fork.earliest_fork_turn(), 11);

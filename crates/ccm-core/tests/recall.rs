@@ -2,12 +2,11 @@
 //! verbatim within a budget, excerpts recalled into the context that decay, the automatic
 //! recall within its budget, and an index rebuilt from storage that ranks like the live one.
 
-mod common;
-
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::{Config, ContextMode, ExclusionReason, InclusionReason, Section, Session};
-use common::memory_store::MemoryStore;
-use common::{session, turn};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::portable_tests;
+use ccm_test_support::{session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -242,8 +241,8 @@ portable_tests! {
         s.begin_turn("Here is the cut-over runbook.", MAY_8 + 4 * DAY).unwrap();
         let runbook = format!(
             "{} The rollback window closes at 02:00 UTC on the first Sunday. {}",
-            common::synthetic_document(3, 300),
-            common::synthetic_document(4, 300)
+            ccm_test_support::synthetic_document(3, 300),
+            ccm_test_support::synthetic_document(4, 300)
         );
         s.attach("runbook.md", AttachmentKind::File, &runbook, None).unwrap();
         s.end_turn("Read it.", MAY_8 + 4 * DAY).unwrap();
@@ -286,13 +285,13 @@ portable_tests! {
         s.begin_turn("Here are the two runbooks.", MAY_8 + 4 * DAY).unwrap();
         let first = format!(
             "{} The primary database fails over to the eu-west replica. {}",
-            common::synthetic_document(5, 300),
-            common::synthetic_document(6, 300)
+            ccm_test_support::synthetic_document(5, 300),
+            ccm_test_support::synthetic_document(6, 300)
         );
         let second = format!(
             "{} The rollback window closes at 02:00 UTC on the first Sunday. {}",
-            common::synthetic_document(7, 300),
-            common::synthetic_document(8, 300)
+            ccm_test_support::synthetic_document(7, 300),
+            ccm_test_support::synthetic_document(8, 300)
         );
         s.attach("failover.md", AttachmentKind::File, &first, None).unwrap();
         s.attach("rollback.md", AttachmentKind::File, &second, None).unwrap();

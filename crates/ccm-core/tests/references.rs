@@ -1,14 +1,13 @@
 //! Reference rules (the seed's literal rule and the distinctive rule) and the token budgets of
 //! working memory: the ambient window's and the resident summaries'.
 
-mod common;
-
 use ccm_core::reference::{keyword_weight, MAX_DISTINCTIVE_POSTINGS};
 use ccm_core::{
     Config, EventKind, ExclusionReason, Profile, ReferenceRule, SearchRule, Section, Session,
     NO_BUDGET,
 };
-use common::{chatter, concluded_effort, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -1,9 +1,8 @@
 //! Slice 3: the turn counter, reference detection and the decay of expanded efforts.
 
-mod common;
-
 use ccm_core::{Config, EventKind, Session};
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -6,9 +6,6 @@
 //! stays importable, and a session opened from a store knows its total without reading its
 //! history.
 
-#[cfg(not(target_arch = "wasm32"))]
-mod common;
-
 use ccm_core::compaction::{
     AttachmentError, AttachmentKind, MAX_IMPORT_DOCUMENT_CHARS, MAX_SESSION_ATTACHMENT_CHARS,
     MAX_SESSION_STORED_CHARS, ROOM_FOR_ANSWER_CHARS,
@@ -220,7 +217,7 @@ fn an_aborted_turn_gives_its_count_back() {
 #[test]
 fn a_session_opened_from_its_working_set_counts_its_unread_history_from_the_header() {
     use ccm_core::compaction::RECORDED_FROM_CHARS;
-    use common::memory_store::MemoryStore;
+    use ccm_test_support::memory_store::MemoryStore;
 
     let counter = approximate();
     let mut session = Session::with_counter(Config::default(), counter.clone()).unwrap();

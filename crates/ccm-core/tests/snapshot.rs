@@ -1,10 +1,9 @@
 //! The versioned session document: exact round trips, transient expansions, and precise errors
 //! for documents that cannot be trusted.
 
-mod common;
-
 use ccm_core::{ApproximateCounter, Config, Session, SnapshotError};
-use common::{chatter, concluded_effort, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, concluded_effort, session, turn};
 use serde_json::Value;
 use std::sync::Arc;
 

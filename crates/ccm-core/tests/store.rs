@@ -1,13 +1,12 @@
 //! The record layout: incremental saves, lazy loading, repair of unreadable records, and the
 //! revision check that keeps two writers from losing each other's turns.
 
-mod common;
-
 use ccm_core::compaction::AttachmentKind;
 use ccm_core::store::WriteBatch;
 use ccm_core::{EventKind, LogState, Session, SnapshotError};
-use common::memory_store::MemoryStore;
-use common::{chatter, session, turn};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::portable_tests;
+use ccm_test_support::{chatter, session, turn};
 use std::sync::Arc;
 
 #[cfg(target_arch = "wasm32")]
@@ -464,7 +463,7 @@ fn a_turn_made_while_a_save_is_in_flight_stays_pending() {
 portable_tests! {
     fn effort_operations_between_turns_are_saved_with_the_next_save() {
         let mut s = session();
-        common::concluded_effort(&mut s, "auth bug", "Fixed 401 errors: the refresh token TTL was 1h, now 24h.", 1);
+        ccm_test_support::concluded_effort(&mut s, "auth bug", "Fixed 401 errors: the refresh token TTL was 1h, now 24h.", 1);
         let mut store = MemoryStore::default();
         save(&mut s, &mut store);
         // The app's buttons between turns: they show on the last turn's metrics point.
@@ -482,7 +481,7 @@ portable_tests! {
 
     fn an_operation_made_while_a_batch_is_written_stays_pending() {
         let mut s = session();
-        common::concluded_effort(&mut s, "auth bug", "Fixed 401 errors: the refresh token TTL was 1h, now 24h.", 1);
+        ccm_test_support::concluded_effort(&mut s, "auth bug", "Fixed 401 errors: the refresh token TTL was 1h, now 24h.", 1);
         let mut store = MemoryStore::default();
         save(&mut s, &mut store);
         s.expand_effort("auth-bug").unwrap();

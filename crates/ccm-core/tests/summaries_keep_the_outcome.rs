@@ -3,12 +3,9 @@
 //! the conclusion, and an effort's summary holds its own exchanges only, however the efforts'
 //! turns interleave.
 
-#[path = "../../ccm-text/tests/closing_cases.rs"]
-mod closing_cases;
-
 use ccm_core::tokens::ApproximateCounter;
 use ccm_core::{Config, Session};
-use closing_cases::{closing_cases, ClosingCase};
+use ccm_test_support::closings::{assert_none_failed, failures, ClosingCase};
 use std::sync::Arc;
 
 fn session() -> Session {
@@ -21,13 +18,7 @@ fn session() -> Session {
 fn conclude(case: &ClosingCase) -> String {
     let mut session = session();
     let id = session.open_effort(&case.name, None).unwrap().id;
-    let mut turns: Vec<(&str, &str)> = Vec::new();
-    for (person, text) in &case.messages {
-        match (person, turns.last_mut()) {
-            (false, Some(turn)) => turn.1 = text,
-            _ => turns.push((text, "Noted.")),
-        }
-    }
+    let turns = case.turns("Noted.");
     let (last, rest) = turns.split_last().unwrap();
     for (user, assistant) in rest {
         session.begin_turn(user, 0).unwrap();
@@ -41,21 +32,7 @@ fn conclude(case: &ClosingCase) -> String {
 
 #[test]
 fn a_concluded_effort_keeps_the_outcome_of_every_closing() {
-    let cases: Vec<ClosingCase> = closing_cases()
-        .into_iter()
-        .flat_map(|case| [case.padded(), case])
-        .collect();
-    let failed: Vec<String> = cases
-        .iter()
-        .filter_map(|case| case.check(&conclude(case)).err())
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failed.len(),
-        cases.len(),
-        failed.join("\n")
-    );
+    assert_none_failed(failures(|case| Some(conclude(case))));
 }
 
 #[test]

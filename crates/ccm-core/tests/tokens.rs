@@ -1,9 +1,8 @@
 //! Exact token counts of the compiled-in tables and the encodings' names.
 #![cfg(feature = "embedded-tables")]
 
-mod common;
-
 use ccm_core::{Encoding, ExactCounter, TokenCounter};
+use ccm_test_support::portable_tests;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -2,17 +2,13 @@
 //! (`Step::Load`), a log that cannot be read, retries announced before they are waited for,
 //! cancellation during a wait, and the events a user interface sees.
 
-// The in-memory store of ccm-core's own tests: the same record layout and transaction rules as
-// the browser backends, so that a session opened from it has its concluded logs left in storage.
-#[allow(dead_code)]
-#[path = "../../ccm-core/tests/common/memory_store.rs"]
-mod memory_store;
-
 use ccm_core::{Config, EffortStatus, LogState, Session};
 use ccm_engine::driver::{block_on, drive_turn, TurnHost};
 use ccm_engine::{run_turn, EngineSettings, LlmRequest, LogLoad, RunError, TurnEvent};
 use ccm_provider::{FinishReason, ProviderError, ProviderResponse, StreamDelta, ToolCall};
-use memory_store::MemoryStore;
+// The in-memory store of ccm-core's own tests: the same record layout and transaction rules as
+// the browser backends, so that a session opened from it has its concluded logs left in storage.
+use ccm_test_support::memory_store::MemoryStore;
 use std::collections::VecDeque;
 
 fn answer(text: &str) -> ProviderResponse {

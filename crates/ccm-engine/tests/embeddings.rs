@@ -2,12 +2,11 @@
 //! request carries them, and its answer fills the session's cache (or, when it is bad, nothing
 //! does).
 
-mod common;
-
 use ccm_core::Session;
 use ccm_engine::embeddings::{absorb_embeddings, embeddings_request, EmbeddingsError};
 use ccm_provider::{EmbeddingsEndpoint, EmbeddingsEndpointError, ProviderConfig, ProviderKind};
-use common::{session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{session, turn};
 use serde_json::{json, Value};
 
 #[cfg(target_arch = "wasm32")]

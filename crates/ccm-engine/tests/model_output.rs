@@ -3,15 +3,14 @@
 //! answer is stored), the person's text is given back, and the request is not retried. An
 //! answer at the limit is stored, and the session that holds it can be saved and read again.
 
-mod common;
-
 use ccm_core::Session;
 use ccm_engine::{run_turn, EngineSettings, RunError};
 use ccm_provider::{
     FinishReason, OutputField, ProviderError, ProviderResponse, ToolCall, MAX_ANSWER_CHARS,
     MAX_TOOL_ARGUMENTS_CHARS,
 };
-use common::session;
+use ccm_test_support::portable_tests;
+use ccm_test_support::session;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -51,7 +50,7 @@ fn run(session: &mut Session, first: ProviderResponse) -> (Result<(), RunError>,
 
 fn assert_refused(first: ProviderResponse, field: OutputField) {
     let mut session = session();
-    common::turn(&mut session, "hello", &[], "hi");
+    ccm_test_support::turn(&mut session, "hello", &[], "hi");
     let before = session.to_json().unwrap();
     let (outcome, requests) = run(&mut session, first);
     match outcome {

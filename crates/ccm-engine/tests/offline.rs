@@ -2,38 +2,16 @@
 //! call a well-behaved model would make, its summaries come from the effort's log, and it is
 //! labelled as the offline demo model.
 
-mod common;
-
 use ccm_core::{EffortState, EffortStatus, Session};
-use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MARKER, OFFLINE_MODEL_NAME};
-use ccm_engine::{run_turn, EngineSettings, RequestPurpose, ToolHandling, TurnResult};
+use ccm_engine::offline::{OfflineModel, OFFLINE_MARKER};
+use ccm_engine::{RequestPurpose, ToolHandling};
 use ccm_provider::StreamDelta;
-use common::session;
+use ccm_test_support::offline::{calls, say};
+use ccm_test_support::portable_tests;
+use ccm_test_support::session;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-/// One turn answered by the offline model.
-fn say(session: &mut Session, text: &str) -> TurnResult {
-    let model = OfflineModel::new();
-    run_turn(
-        session,
-        text,
-        0,
-        EngineSettings::new(OFFLINE_MODEL_NAME),
-        |request, session| Ok(model.respond(request, &SessionFacts::of(session))),
-    )
-    .unwrap_or_else(|error| panic!("{text:?} failed: {error}"))
-}
-
-/// The tools called in a turn, as `name(arguments)`.
-fn calls(result: &TurnResult) -> Vec<String> {
-    result
-        .tool_calls
-        .iter()
-        .map(|c| format!("{}({})", c.name, c.arguments))
-        .collect()
-}
 
 fn state(session: &Session, id: &str) -> EffortState {
     session

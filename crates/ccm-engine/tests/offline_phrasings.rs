@@ -3,36 +3,13 @@
 //! it cannot tell what is wanted, and summaries that keep the latest facts. Each table row is
 //! one real phrasing; a row that is not understood fails with its text.
 
-mod common;
-
 use ccm_core::{EffortStatus, Session};
-use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
-use ccm_engine::{run_turn, EngineSettings, TurnResult};
-use common::session;
+use ccm_test_support::offline::{calls, say};
+use ccm_test_support::portable_tests;
+use ccm_test_support::session;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
-
-/// One turn answered by the offline model.
-fn say(session: &mut Session, text: &str) -> TurnResult {
-    let model = OfflineModel::new();
-    run_turn(
-        session,
-        text,
-        0,
-        EngineSettings::new(OFFLINE_MODEL_NAME),
-        |request, session| Ok(model.respond(request, &SessionFacts::of(session))),
-    )
-    .unwrap_or_else(|error| panic!("{text:?} failed: {error}"))
-}
-
-fn calls(result: &TurnResult) -> Vec<String> {
-    result
-        .tool_calls
-        .iter()
-        .map(|c| format!("{}({})", c.name, c.arguments))
-        .collect()
-}
 
 /// A session where "tax return" is open and active, as in the report of the bug where every
 /// new topic was filed into it.

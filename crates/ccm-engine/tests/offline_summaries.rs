@@ -1,16 +1,13 @@
-//! The offline demo model's summaries keep the outcome of every closing of ccm-text's
+//! The offline demo model's summaries keep the outcome of every closing of ccm-test-support's
 //! `data/closings.txt` (issue 25): the summary request is made as the engine makes it, with the
 //! closing message of the turn in progress, and answered by [`compose_summary`].
-
-#[path = "../../ccm-text/tests/closing_cases.rs"]
-mod closing_cases;
 
 use ccm_core::tokens::ApproximateCounter;
 use ccm_core::{Config, Session};
 use ccm_engine::offline::compose_summary;
 use ccm_engine::summary::summary_messages;
 use ccm_provider::WireMessage;
-use closing_cases::{closing_cases, ClosingCase};
+use ccm_test_support::closings::{assert_none_failed, failures, ClosingCase};
 use std::sync::Arc;
 
 /// The demo's summary of `case`: one turn per message of the person, the last one pending.
@@ -18,13 +15,7 @@ fn demo_summary(case: &ClosingCase) -> String {
     let mut session =
         Session::with_counter(Config::default(), Arc::new(ApproximateCounter)).unwrap();
     let id = session.open_effort(&case.name, None).unwrap().id;
-    let mut turns: Vec<(&str, &str)> = Vec::new();
-    for (person, text) in &case.messages {
-        match (person, turns.last_mut()) {
-            (false, Some(turn)) => turn.1 = text,
-            _ => turns.push((text, "(offline demo model) Noted.")),
-        }
-    }
+    let turns = case.turns("(offline demo model) Noted.");
     let (last, rest) = turns.split_last().unwrap();
     for (user, assistant) in rest {
         session.begin_turn(user, 0).unwrap();
@@ -39,32 +30,16 @@ fn demo_summary(case: &ClosingCase) -> String {
 
 #[test]
 fn the_demo_summary_keeps_the_outcome_of_every_closing() {
-    let cases: Vec<ClosingCase> = closing_cases()
-        .into_iter()
-        .flat_map(|case| [case.padded(), case])
-        .collect();
-    let failed: Vec<String> = cases
-        .iter()
-        .filter_map(|case| {
-            // The demo summarises the person's words: an outcome only the assistant stated is
-            // not its to keep.
-            let person_only = case.messages.iter().all(|(person, text)| {
-                *person
-                    || case
-                        .outcome
-                        .iter()
-                        .all(|w| !text.to_lowercase().contains(w))
-            });
-            person_only
-                .then(|| case.check(&demo_summary(case)).err())
-                .flatten()
-        })
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failed.len(),
-        cases.len(),
-        failed.join("\n")
-    );
+    assert_none_failed(failures(|case| {
+        // The demo summarises the person's words: an outcome only the assistant stated is
+        // not its to keep.
+        let person_only = case.messages.iter().all(|(person, text)| {
+            *person
+                || case
+                    .outcome
+                    .iter()
+                    .all(|w| !text.to_lowercase().contains(w))
+        });
+        person_only.then(|| demo_summary(case))
+    }));
 }

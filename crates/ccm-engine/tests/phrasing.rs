@@ -79,12 +79,11 @@
 //! - help: "How am I supposed to use this?", "What can this app do?", "help me out here, what
 //!   is this", "Can you tell me what you do?", "first time using this, any tips?".
 
-mod common;
-
 use ccm_core::{EffortStatus, Session};
-use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MARKER, OFFLINE_MODEL_NAME};
-use ccm_engine::{run_turn, EngineSettings, TurnResult};
-use common::{session, turn};
+use ccm_engine::offline::OFFLINE_MARKER;
+use ccm_test_support::offline::say;
+use ccm_test_support::portable_tests;
+use ccm_test_support::{session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -4225,19 +4224,6 @@ const PARTS: &[(&str, &[Row])] = &[
     ("seventeenth batch", SEVENTEENTH_BATCH),
     ("eighteenth batch", EIGHTEENTH_BATCH),
 ];
-
-/// One turn answered by the offline model.
-fn say(session: &mut Session, text: &str) -> TurnResult {
-    let model = OfflineModel::new();
-    run_turn(
-        session,
-        text,
-        0,
-        EngineSettings::new(OFFLINE_MODEL_NAME),
-        |request, session| Ok(model.respond(request, &SessionFacts::of(session))),
-    )
-    .unwrap_or_else(|error| panic!("{text:?} failed: {error}"))
-}
 
 fn open(session: &mut Session, name: &str, messages: &[&str]) {
     let args = serde_json::json!({ "name": name }).to_string();

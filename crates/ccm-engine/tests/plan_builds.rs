@@ -1,12 +1,11 @@
 //! How often one message driven by the engine makes the planner run: each plan a message
 //! builds without need costs about as much as the rest of the turn.
 
-mod common;
-
 use ccm_core::plan::builds_on_this_thread;
 use ccm_engine::{EngineSettings, Step, TurnEngine};
 use ccm_provider::{FinishReason, ProviderResponse};
-use common::{session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

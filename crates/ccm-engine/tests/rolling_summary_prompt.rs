@@ -1,14 +1,10 @@
 //! The request for a level-3 compaction's rolling summary.
 
-mod common;
-// The same history as ccm-core's tests of the extractive fallback.
-#[allow(dead_code)]
-#[path = "../../ccm-core/tests/common/rolling_history.rs"]
-mod rolling_history;
-
 use ccm_core::compaction::SeqRange;
 use ccm_engine::summary::rolling_summary_prompt;
-use rolling_history::input;
+use ccm_test_support::portable_tests;
+// The same history as ccm-core's tests of the extractive fallback.
+use ccm_test_support::rolling_history::input;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -2,8 +2,6 @@
 //! bad tool calls, the forced final answer, summaries on close and their fallbacks, retries,
 //! failures and cancellation, usage reconciliation, and how the reply is composed.
 
-mod common;
-
 use ccm_core::{EffortStatus, Session};
 use ccm_engine::{
     EngineError, EngineSettings, LlmRequest, RequestOutcome, RequestPurpose, Step, SummaryPolicy,
@@ -13,7 +11,8 @@ use ccm_provider::{
     FinishReason, ProviderError, ProviderResponse, RetryPolicy, ToolCall, ToolChoice, Usage,
     WireMessage,
 };
-use common::{concluded_effort, session, turn};
+use ccm_test_support::portable_tests;
+use ccm_test_support::{concluded_effort, session, turn};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -600,7 +599,7 @@ portable_tests! {
         concluded_effort(&mut s, "cache layer", "Chose Redis with a 5 minute TTL.", 1);
         turn(&mut s, "Show me the cache layer log.", &[("expand_effort", r#"{"id": "cache-layer"}"#)], "Here.");
         for _ in 0..2 {
-            common::chatter(&mut s);
+            ccm_test_support::chatter(&mut s);
         }
         let (_, step) = drive(
             &mut s,

@@ -106,14 +106,7 @@ impl<'a, S: Read + Write> Input<'a, S> {
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    return Err(Pull::TimedOut)
-                }
+                Err(e) if is_read_timeout(&e) => return Err(Pull::TimedOut),
                 Err(_) => return Err(Pull::Broken),
             }
         }
@@ -493,6 +486,15 @@ pub(crate) fn write_chunk<W: Write>(w: &mut W, data: &[u8]) -> io::Result<()> {
 pub(crate) fn write_last_chunk<W: Write>(w: &mut W) -> io::Result<()> {
     w.write_all(b"0\r\n\r\n")?;
     w.flush()
+}
+
+/// Whether a read failed only because its timeout passed (the kind differs between
+/// platforms), as opposed to the connection failing.
+pub(crate) fn is_read_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 #[cfg(test)]

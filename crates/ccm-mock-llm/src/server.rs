@@ -558,14 +558,7 @@ fn close_gracefully(mut stream: TcpStream) {
             Ok(0) => break,
             Ok(n) => drained += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
+            Err(e) if http::is_read_timeout(&e) => continue,
             Err(_) => break,
         }
     }

@@ -202,11 +202,7 @@ fn an_empty_reply_has_no_content_blocks() {
     let json = post_json(server.addr(), "/v1/messages", &messages_body(false)).json();
     assert_eq!(json["content"], json!([]));
     assert_eq!(json["stop_reason"], "end_turn");
-    let names: Vec<String> = post_json(server.addr(), "/v1/messages", &messages_body(true))
-        .events()
-        .into_iter()
-        .map(|e| e.event.unwrap())
-        .collect();
+    let names = post_json(server.addr(), "/v1/messages", &messages_body(true)).event_names();
     assert_eq!(
         names,
         ["message_start", "ping", "message_delta", "message_stop"]

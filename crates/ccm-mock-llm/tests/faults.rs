@@ -135,11 +135,7 @@ fn truncated_streams_stop_after_n_events_without_terminator() {
 
     let response = post_json(server.addr(), "/v1/messages", &anthropic_body(true));
     assert!(response.complete);
-    let names: Vec<String> = response
-        .events()
-        .into_iter()
-        .map(|e| e.event.unwrap())
-        .collect();
+    let names = response.event_names();
     assert_eq!(
         names,
         [

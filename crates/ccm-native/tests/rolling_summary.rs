@@ -5,6 +5,7 @@ mod common;
 
 use ccm_core::compaction::RollingSource;
 use ccm_core::{Config, Session};
+use ccm_native::HttpTransport;
 use ccm_provider::ProviderKind;
 use common::{ok_turn, server, settings, transport};
 
@@ -30,19 +31,27 @@ fn long_message(t: usize) -> String {
     )
 }
 
+/// Plays the long messages one turn each, until `stop` says so after a turn.
+fn play(
+    session: &mut Session,
+    transport: &mut HttpTransport,
+    mut stop: impl FnMut(&Session) -> bool,
+) {
+    for t in 0..15 {
+        ok_turn(session, &long_message(t), settings(false), transport);
+        if stop(session) {
+            break;
+        }
+    }
+}
+
 #[test]
 fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
     let server = server();
     let mut transport = transport(&server, ProviderKind::OpenAiCompatible);
     let mut session = small_session();
     let mut upgraded = false;
-    for t in 0..15 {
-        ok_turn(
-            &mut session,
-            &long_message(t),
-            settings(false),
-            &mut transport,
-        );
+    play(&mut session, &mut transport, |session| {
         if let Some(rolling) = session.rolling_summary() {
             if rolling.source == RollingSource::Llm {
                 upgraded = true;
@@ -55,10 +64,11 @@ fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
                     session.rolling_summary_upgrade().is_none(),
                     "nothing left to upgrade"
                 );
-                break;
+                return true;
             }
         }
-    }
+        false
+    });
     assert!(
         upgraded,
         "an emergency compaction happened and its summary was written by the model"
@@ -84,19 +94,14 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
         );
     }
     let mut saw_extractive = false;
-    for t in 0..15 {
-        ok_turn(
-            &mut session,
-            &long_message(t),
-            settings(false),
-            &mut transport,
-        );
+    play(&mut session, &mut transport, |session| {
         if let Some(rolling) = session.rolling_summary() {
             assert_eq!(rolling.source, RollingSource::Extractive);
             assert!(!rolling.text.trim().is_empty());
             saw_extractive = true;
         }
-    }
+        false
+    });
     let levels: Vec<(u8, u64, u64)> = session
         .history()
         .iter()

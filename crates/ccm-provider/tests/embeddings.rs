@@ -1,12 +1,11 @@
 //! The embeddings endpoint: the OpenAI-compatible request, and the response parsed into one
 //! vector per text, with a precise error for everything that does not match.
 
-mod common;
-
 use ccm_provider::embeddings::parse_embeddings_response;
 use ccm_provider::{
     EmbeddingsEndpoint, EmbeddingsEndpointError, Preset, ProviderConfig, ProviderKind,
 };
+use ccm_test_support::portable_tests;
 use serde_json::{json, Value};
 
 #[cfg(target_arch = "wasm32")]

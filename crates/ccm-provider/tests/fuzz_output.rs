@@ -14,30 +14,8 @@ use ccm_provider::{
     parse_response, OutputField, ProviderError, ProviderKind, ProviderResponse, ProviderStream,
     MAX_ANSWER_CHARS, MAX_TOOL_ARGUMENTS_CHARS, MAX_TOOL_NAME_CHARS,
 };
+use ccm_test_support::fuzz::{self, Rng};
 use serde_json::{json, Value};
-
-/// A small deterministic generator (xorshift64*), so a failing case is reproduced by its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn cases() -> u64 {
-    std::env::var("CCM_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30)
-}
 
 /// Characters of every UTF-8 length; the crab is two UTF-16 units, the others one; the quote,
 /// backslash and line break are escaped in JSON.
@@ -214,14 +192,11 @@ fn read(
 
 #[test]
 fn fuzz_model_output_sizes() {
-    let seed: u64 = std::env::var("CCM_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5EED_0026);
+    let seed = fuzz::seed(0x5EED_0026);
     let (mut inputs, mut checks) = (0u64, 0u64);
-    for case in 0..cases() {
-        let case_seed = seed.wrapping_add(case).max(1);
-        let rng = &mut Rng(case_seed);
+    for case in 0..fuzz::cases(30) {
+        let case_seed = fuzz::case_seed(seed, case);
+        let rng = &mut Rng::new(case_seed);
         let kind = if rng.below(2) == 0 {
             ProviderKind::OpenAiCompatible
         } else {

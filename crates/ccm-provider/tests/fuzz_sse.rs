@@ -9,33 +9,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use ccm_provider::sse::{SseDecoder, SseEnd, SseEvent};
-
-/// A small deterministic generator (xorshift64*), so a failing case is reproduced by its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
-fn cases() -> u64 {
-    std::env::var("CCM_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
-}
+use ccm_test_support::fuzz::{self, Rng};
 
 /// Decodes `input` cut into chunks at the given offsets.
 fn decode(input: &[u8], cuts: &[usize]) -> (Vec<SseEvent>, SseEnd) {
@@ -89,18 +63,15 @@ const TEXTS: [&str; 6] = [
 
 #[test]
 fn random_bytes_decode_the_same_however_they_are_chunked() {
-    let seed: u64 = std::env::var("CCM_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5EED_0001);
+    let seed = fuzz::seed(0x5EED_0001);
     let (mut inputs, mut checks) = (0u64, 0u64);
-    for case in 0..cases() {
-        let case_seed = seed.wrapping_add(case).max(1);
-        let mut rng = Rng(case_seed);
+    for case in 0..fuzz::cases(300) {
+        let case_seed = fuzz::case_seed(seed, case);
+        let mut rng = Rng::new(case_seed);
         let mut input = Vec::new();
         for _ in 0..rng.below(40) {
             if rng.below(4) == 0 {
-                input.push(rng.next() as u8);
+                input.push(rng.next_u64() as u8);
             } else {
                 input.extend_from_slice(rng.pick(&PIECES));
             }
@@ -136,14 +107,11 @@ fn random_bytes_decode_the_same_however_they_are_chunked() {
 
 #[test]
 fn encoded_events_come_out_once_in_order_and_intact() {
-    let seed: u64 = std::env::var("CCM_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5EED_0002);
+    let seed = fuzz::seed(0x5EED_0002);
     let (mut inputs, mut checks) = (0u64, 0u64);
-    for case in 0..cases() {
-        let case_seed = seed.wrapping_add(case).max(1);
-        let mut rng = Rng(case_seed);
+    for case in 0..fuzz::cases(300) {
+        let case_seed = fuzz::case_seed(seed, case);
+        let mut rng = Rng::new(case_seed);
         let mut expected = Vec::new();
         let mut input = Vec::new();
         let count = rng.below(6);

@@ -1,9 +1,8 @@
 //! Streams as real servers send them: characters split across network chunks and across
 //! events, and bodies that are not event streams at all.
 
-mod common;
-
 use ccm_provider::{ProviderError, ProviderKind, ProviderResponse, ProviderStream, StreamDelta};
+use ccm_test_support::portable_tests;
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

@@ -9,8 +9,10 @@
 //! - [`dataset`] reads the ShareGPT layout and refuses damaged records precisely.
 //! - [`play`] drives a session through one conversation and checks what it stored.
 //! - [`report`] adds up the results, writes the table and draws the growth curve.
+//! - [`synthetic`] writes deterministic documents for runs without a data set.
 #![deny(missing_docs)]
 
 pub mod dataset;
 pub mod play;
 pub mod report;
+pub mod synthetic;

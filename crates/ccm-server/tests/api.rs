@@ -18,6 +18,11 @@ fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
 
+/// The status of a GET of `url` with `token`.
+fn status_of_get(url: &str, token: &str) -> u16 {
+    http("GET", url, &[("authorization", &bearer(token))], None).status
+}
+
 /// A session of `turns` scripted turns saved as `id` through `store`, turn by turn.
 fn saved_session<S: RecordStore>(store: &S, id: &str, turns: u64) -> ccm_core::Session {
     block_on(async {
@@ -148,16 +153,7 @@ fn revoked_and_rotated_tokens_stop_working_at_once() {
     );
     assert_eq!(revoked.status, 401);
     assert!(revoked.body.contains("revoked"), "{}", revoked.body);
-    assert_eq!(
-        http(
-            "GET",
-            &list,
-            &[("authorization", &bearer(&second.token))],
-            None
-        )
-        .status,
-        200
-    );
+    assert_eq!(status_of_get(&list, &second.token), 200);
     // Rotating revokes every live token of the account and gives a new one.
     let (third, count) = block_on(async {
         server
@@ -169,26 +165,8 @@ fn revoked_and_rotated_tokens_stop_working_at_once() {
     });
     assert_eq!(count, 1);
     assert_eq!(third.account_id, first.account_id, "the same account");
-    assert_eq!(
-        http(
-            "GET",
-            &list,
-            &[("authorization", &bearer(&second.token))],
-            None
-        )
-        .status,
-        401
-    );
-    assert_eq!(
-        http(
-            "GET",
-            &list,
-            &[("authorization", &bearer(&third.token))],
-            None
-        )
-        .status,
-        200
-    );
+    assert_eq!(status_of_get(&list, &second.token), 401);
+    assert_eq!(status_of_get(&list, &third.token), 200);
     // Only hashes are stored: no stored column holds a token.
     let stored = block_on(async {
         let raw = server.raw().await;

@@ -596,6 +596,11 @@ impl Device {
         offline: Option<(String, u64, mpsc::Sender<OfflineReport>)>,
     ) -> (DeviceStats, TransportStats) {
         let start = *START.get().expect("the start is set");
+        let pace = Pace {
+            start,
+            offset,
+            interval,
+        };
         let mut offline = offline;
         let account = &shared.accounts[self.account];
         let mut k = 0u64;
@@ -606,16 +611,14 @@ impl Device {
             // fell behind (a fault, a slow server) takes its next turn late, never early, and
             // does not fire the turns it missed back to back, which would turn the rest of
             // the run into a test of saturation rather than of the fault.
-            let due = (start + offset + interval.mul_f64(k as f64)).max(last_done + interval / 2);
+            let due = pace.due(k).max(last_done + interval / 2);
             tokio::time::sleep_until(due.into()).await;
             if shared.stop.load(Ordering::Relaxed) {
                 break;
             }
             if offline.is_some() && shared.offline_request.load(Ordering::Relaxed) {
                 let (url, turns, reports) = offline.take().expect("checked");
-                let report = self
-                    .go_offline(&url, turns, &mut k, start, offset, interval, account)
-                    .await;
+                let report = self.go_offline(&url, turns, &mut k, pace, account).await;
                 reports.send(report).ok();
                 continue;
             }
@@ -643,18 +646,12 @@ impl Device {
     /// The offline fault: copies both sessions into a local store, takes `turns` turns on its
     /// own session there, then reconnects and syncs both; reports the time from reconnecting
     /// to both sessions in sync.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the device's schedule, passed as is"
-    )]
     async fn go_offline(
         &mut self,
         url: &str,
         turns: u64,
         k: &mut u64,
-        start: Instant,
-        offset: Duration,
-        interval: Duration,
+        pace: Pace,
         account: &AccountShared,
     ) -> OfflineReport {
         let mut report = OfflineReport {
@@ -671,7 +668,7 @@ impl Device {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let result = self
-            .offline_and_back(url, turns, k, start, offset, interval, &mut report)
+            .offline_and_back(url, turns, k, pace, &mut report)
             .await;
         account.partner_offline.store(false, Ordering::SeqCst);
         if let Err(e) = result {
@@ -680,18 +677,12 @@ impl Device {
         report
     }
 
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the device's schedule, passed as is"
-    )]
     async fn offline_and_back(
         &mut self,
         url: &str,
         turns: u64,
         k: &mut u64,
-        start: Instant,
-        offset: Duration,
-        interval: Duration,
+        pace: Pace,
         report: &mut OfflineReport,
     ) -> Result<(), String> {
         let local = PostgresStore::connect(
@@ -732,7 +723,7 @@ impl Device {
         // Offline: turns on its own session, saved into the local store only.
         let j = self.side;
         for _ in 0..turns {
-            let due = start + offset + interval.mul_f64(*k as f64);
+            let due = pace.due(*k);
             tokio::time::sleep_until(due.into()).await;
             take_turn(&mut self.sessions[j], &self.name, self.side, *k);
             sessions::save::<_, SuiteError>(
@@ -1171,6 +1162,22 @@ fn cpu_sample(control_dir: Option<&str>) -> CpuSample {
         sample.machine = (values.iter().take(8).sum::<f64>() - idle) / TICKS_PER_SECOND;
     }
     sample
+}
+
+/// A device's schedule: its turn `k` is due an `interval` after turn `k - 1`, the first one
+/// `offset` after the run's `start` (the devices' offsets spread their turns over the interval).
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    start: Instant,
+    offset: Duration,
+    interval: Duration,
+}
+
+impl Pace {
+    /// When turn `k` is due, if nothing held the device back.
+    fn due(&self, k: u64) -> Instant {
+        self.start + self.offset + self.interval.mul_f64(k as f64)
+    }
 }
 
 // ----- figures -----

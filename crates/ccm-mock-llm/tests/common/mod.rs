@@ -95,6 +95,14 @@ impl Response {
         }
         events
     }
+
+    /// The names of the SSE events, in order; every event must be named (Anthropic's stream).
+    pub fn event_names(&self) -> Vec<String> {
+        self.events()
+            .into_iter()
+            .map(|e| e.event.expect("a named event"))
+            .collect()
+    }
 }
 
 /// Sends bytes, optionally half-closes, and reads everything until the server closes.

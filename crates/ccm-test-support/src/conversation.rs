@@ -1,25 +1,8 @@
-//! Helpers shared by the integration tests, which run natively and, through
-//! `wasm-bindgen-test`, in headless Chromium.
-
-#![allow(dead_code)]
+//! Conversations driven without an LLM: a session with the defaults, a turn with scripted tool
+//! calls, a concluded effort and a neutral exchange, as the tests of ccm-core and ccm-engine
+//! play them.
 
 use ccm_core::{Config, Session};
-
-pub mod memory_store;
-pub mod rolling_history;
-
-/// Declares tests that run natively (`#[test]`) and in the browser (`#[wasm_bindgen_test]`).
-#[macro_export]
-macro_rules! portable_tests {
-    ($( $(#[$meta:meta])* fn $name:ident() $body:block )*) => {
-        $(
-            $(#[$meta])*
-            #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
-            #[cfg_attr(not(target_arch = "wasm32"), test)]
-            fn $name() $body
-        )*
-    };
-}
 
 /// A session with the specification's defaults and exact o200k counts.
 pub fn session() -> Session {
@@ -77,45 +60,4 @@ pub fn concluded_effort(
 /// A neutral exchange that references no effort in these tests.
 pub fn chatter(session: &mut Session) -> ccm_core::TurnReport {
     turn(session, "How is the weather today?", &[], "Sunny and mild.")
-}
-
-/// Topic words of the synthetic documents and conversations (those of the CLI's compaction
-/// proof run, `ccm_cli::proof`).
-pub const WORDS: [&str; 24] = [
-    "invoice",
-    "ledger",
-    "rounding",
-    "currency",
-    "schema",
-    "migration",
-    "index",
-    "replica",
-    "latency",
-    "cache",
-    "shard",
-    "queue",
-    "retry",
-    "backoff",
-    "token",
-    "session",
-    "cookie",
-    "header",
-    "payload",
-    "checksum",
-    "archive",
-    "snapshot",
-    "rollback",
-    "deploy",
-];
-
-/// A deterministic document of about `words` words for topic `seed`: large, distinct texts for
-/// attachments. The same documents as the CLI's compaction proof run (`ccm_cli::proof`), which
-/// the core cannot depend on.
-pub fn synthetic_document(seed: usize, words: usize) -> String {
-    let mut text = format!("Design notes {seed}. ");
-    for i in 0..words {
-        text.push_str(WORDS[(i * 7 + seed * 13 + i / 5) % WORDS.len()]);
-        text.push_str(if i % 12 == 11 { ". " } else { " " });
-    }
-    text
 }

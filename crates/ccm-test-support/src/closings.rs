@@ -1,6 +1,5 @@
 //! The closing conversations of `data/closings.txt`, read for the summary tests of ccm-text,
 //! ccm-core and the offline demo model, so all three are held to the same cases.
-#![allow(dead_code)]
 
 /// One conversation that ends an effort, with what its summary must and must not say.
 #[derive(Debug, Clone)]
@@ -18,6 +17,19 @@ pub struct ClosingCase {
 }
 
 impl ClosingCase {
+    /// The case as turns: one per message of the person, answered by the assistant's message
+    /// after it, or by `reply` where the assistant said nothing before the person spoke again.
+    pub fn turns<'a>(&'a self, reply: &'a str) -> Vec<(&'a str, &'a str)> {
+        let mut turns: Vec<(&str, &str)> = Vec::new();
+        for (person, text) in &self.messages {
+            match (person, turns.last_mut()) {
+                (false, Some(turn)) => turn.1 = text,
+                _ => turns.push((text, reply)),
+            }
+        }
+        turns
+    }
+
     /// The person's messages alone.
     pub fn person_messages(&self) -> Vec<&str> {
         self.messages
@@ -93,10 +105,40 @@ impl ClosingCase {
     }
 }
 
+/// Every case of the data file, each as written and then padded: the set every summary test
+/// checks.
+pub fn every_case_as_written_and_padded() -> Vec<ClosingCase> {
+    closing_cases()
+        .into_iter()
+        .flat_map(|case| [case.padded(), case])
+        .collect()
+}
+
+/// Every case as written and padded, and the failures of `summarize` among them; a case it
+/// answers `None` for is counted but not checked.
+pub fn failures(summarize: impl Fn(&ClosingCase) -> Option<String>) -> (usize, Vec<String>) {
+    let cases = every_case_as_written_and_padded();
+    let failed = cases
+        .iter()
+        .filter_map(|case| summarize(case).and_then(|summary| case.check(&summary).err()))
+        .collect();
+    (cases.len(), failed)
+}
+
+/// Fails with every failed case, one a line, unless there is none.
+pub fn assert_none_failed((total, failed): (usize, Vec<String>)) {
+    assert!(
+        failed.is_empty(),
+        "{} of {total} cases failed:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
 /// Every case of the data file.
 pub fn closing_cases() -> Vec<ClosingCase> {
     let mut cases: Vec<ClosingCase> = Vec::new();
-    for line in include_str!("data/closings.txt").lines() {
+    for line in include_str!("../data/closings.txt").lines() {
         let line = line.trim_end();
         let words = |rest: &str| -> Vec<String> {
             rest.split_whitespace().map(str::to_lowercase).collect()
