@@ -17,6 +17,8 @@ import { createRequire } from "node:module";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+// The run itself is the reduced-scale test's (npm/ccm/test/load-run.mjs), so both measure the same load.
+import { loadRun, RUNAWAY_BUDGET } from "../../npm/ccm/test/load-run.mjs";
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -31,10 +33,6 @@ if (!(sessions >= 2 && turns >= 10 && ["memory", "files"].includes(storeKind))) 
   console.error("usage: load.mjs PACKAGE_NODE_DIR [--sessions N>=2] [--turns M>=10] [--store memory|files]");
   process.exit(2);
 }
-
-const RUNAWAY_BUDGET = 4 * 2 ** 20;
-const runawayText = (n) => `Paste number ${n} of the whole server log, again and again. `.repeat(2_000);
-const userText = (s, t) => `Tenant ${s}, turn ${t}: the billing export of customer ${(s * 31 + t) % 97} is off by a cent; can you check the rounding?`;
 
 const directory = storeKind === "files" ? mkdtempSync(join(tmpdir(), "ccm-bench-memory-")) : null;
 const store = directory ? await ccm.FileSessionStore.open({ directory }) : null;
@@ -56,59 +54,25 @@ async function keep(s, session) {
 }
 
 const mb = (bytes) => (bytes / 1e6).toFixed(1);
-const samples = [];
-let runawayRefusal = null;
-let runawayRefusals = 0;
-let runawayTurns = 0;
-let otherTurns = 0;
-let otherFailures = 0;
 const started = performance.now();
 console.log(`memory load run: ${sessions} sessions × ${turns} turns, store ${storeKind}, runaway budget ${mb(RUNAWAY_BUDGET)} MB`);
-for (let t = 0; t < turns; t++) {
-  for (let s = 0; s < sessions; s++) {
-    const session = await open(s);
-    try {
-      if (s === 0) {
-        session.setMemoryBudget(RUNAWAY_BUDGET);
-        // A burst until refused on the first turn, one attempt on each later turn.
-        for (let attempt = 0; attempt < (t === 0 ? 1000 : 1); attempt++) {
-          try {
-            await session.runTurn(runawayText(attempt), { provider: "offline" });
-            runawayTurns++;
-          } catch (error) {
-            if (error.code !== "memory_budget") throw error;
-            runawayRefusal ??= error;
-            runawayRefusals++;
-            break;
-          }
-        }
-      } else {
-        try {
-          await session.runTurn(userText(s, t), { provider: "offline" });
-          otherTurns++;
-        } catch (error) {
-          otherFailures++;
-          if (otherFailures <= 3) console.error(`tenant ${s}, turn ${t}: ${error.code}: ${error.message}`);
-        }
-      }
-      await keep(s, session);
-    } finally {
-      session.free();
-    }
-  }
-  if ((t + 1) % Math.round(turns / 10) === 0 && samples.length < 10) {
-    const usage = ccm.memoryUsage();
-    const sample = { turn: t + 1, live: usage.liveBytes, memory: usage.memoryBytes, rss: process.memoryUsage().rss };
-    samples.push(sample);
-    console.log(`tenth ${samples.length}: turn ${sample.turn}, live heap ${mb(sample.live)} MB, wasm memory ${mb(sample.memory)} MB, rss ${mb(sample.rss)} MB, ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  }
-}
+const run = await loadRun(ccm, {
+  sessions,
+  turns,
+  open,
+  keep,
+  onTenth: (sample, index) =>
+    console.log(`tenth ${index}: turn ${sample.turn}, live heap ${mb(sample.live)} MB, wasm memory ${mb(sample.memory)} MB, rss ${mb(sample.rss)} MB, ${((performance.now() - started) / 1000).toFixed(1)} s`),
+});
+const { samples } = run;
+for (const error of run.otherFailures.slice(0, 3)) console.error(`another tenant's turn failed: ${error.code}: ${error.message}`);
+const runawayRefusal = run.runawayRefusals[0];
 const [first, last] = [samples[0], samples.at(-1)];
 const growth = (key) => `${((last[key] / first[key] - 1) * 100).toFixed(1)}%`;
 console.log(`first to last tenth: live heap ${growth("live")}, wasm memory ${growth("memory")}, rss ${growth("rss")}`);
 // A session reopened from a store holds only its working set, so with `--store files` the
 // runaway may get a turn in again after a refusal; in memory it is refused on every turn.
-console.log(`runaway: ${runawayTurns} turns, refused ${runawayRefusals} times${runawayRefusal ? `; the first refusal (${runawayRefusal.code}): ${runawayRefusal.message}` : ""}`);
-console.log(`other sessions: ${otherTurns} of ${(sessions - 1) * turns} turns went through, ${otherFailures} failed`);
-console.log(`turns per second: ${((otherTurns + runawayTurns) / ((performance.now() - started) / 1000)).toFixed(0)}`);
+console.log(`runaway: ${run.runawayTurns} turns, refused ${run.runawayRefusals.length} times${runawayRefusal ? `; the first refusal (${runawayRefusal.code}): ${runawayRefusal.message}` : ""}`);
+console.log(`other sessions: ${run.otherTurns} of ${(sessions - 1) * turns} turns went through, ${run.otherFailures.length} failed`);
+console.log(`turns per second: ${((run.otherTurns + run.runawayTurns) / ((performance.now() - started) / 1000)).toFixed(0)}`);
 if (directory) rmSync(directory, { recursive: true, force: true });

@@ -174,4 +174,30 @@ mod tests {
         );
         assert_eq!(check_document_text("not json"), Ok(()));
     }
+
+    /// The app's import (and the library's) takes the export of a session grown by messages
+    /// until the session refused the next one (issue 26): whatever a session stores, its
+    /// export passes these checks and is read back.
+    #[test]
+    fn the_export_of_a_session_filled_by_messages_passes_the_import_checks() {
+        use ccm_core::{ApproximateCounter, Config, Session, TokenCounter, TurnError};
+        use std::sync::Arc;
+        let counter: Arc<dyn TokenCounter> = Arc::new(ApproximateCounter);
+        let mut session = Session::with_counter(Config::default(), counter.clone()).unwrap();
+        let message = format!("A log: {}", "x".repeat(MAX_TEXT_CHARS - 7));
+        let mut turns = 0;
+        loop {
+            match session.begin_turn(&message, 1) {
+                Ok(_) => session.end_turn("Read.", 2).map(|_| ()).unwrap(),
+                Err(TurnError::SessionFull(_)) => break,
+                Err(other) => panic!("{other}"),
+            }
+            turns += 1;
+            assert!(turns < 10, "the session never filled up");
+        }
+        let json = session.to_json().unwrap();
+        assert_eq!(check_document_text(&json), Ok(()));
+        let imported = Session::from_json_with_counter(&json, counter).unwrap();
+        assert_eq!(imported.turn(), turns);
+    }
 }

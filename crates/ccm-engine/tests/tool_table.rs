@@ -106,7 +106,8 @@ fn send(step: Step) -> LlmRequest {
     }
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_tool_added_in_a_test_is_offered_run_by_the_session_and_traced() {
     let mut session = Session::new(Config::default()).unwrap();
     let tools = Tools::builtin().with(COUNT_WORDS).unwrap();
@@ -211,7 +212,8 @@ fn a_tool_added_in_a_test_is_offered_run_by_the_session_and_traced() {
     assert_eq!(traced, [("count_words", true), ("count_words", false)]);
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_name_already_offered_cannot_be_added_again() {
     let clash = Tool {
         name: "open_effort",
@@ -232,7 +234,8 @@ fn a_name_already_offered_cannot_be_added_again() {
     assert!(matches!(twice, Err(ToolError::NameTaken { .. })));
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn the_session_refuses_a_host_tool_and_names_the_way_out() {
     let mut session = Session::new(Config::default()).unwrap();
     let tools = Tools::builtin().with(READ_CLOCK).unwrap();
@@ -253,7 +256,8 @@ fn the_session_refuses_a_host_tool_and_names_the_way_out() {
     );
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn a_host_tool_call_is_handed_to_the_host_and_its_result_stored_like_any_other() {
     let mut session = Session::new(Config::default()).unwrap();
     let tools = Tools::builtin().with(READ_CLOCK).unwrap();
@@ -398,7 +402,8 @@ impl TurnHost for ClockHost {
     }
 }
 
-#[test]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
 fn the_driver_runs_a_host_tool_through_the_host() {
     let mut host = ClockHost {
         session: Session::new(Config::default()).unwrap(),

@@ -274,7 +274,8 @@ fn borrow(cell: &Rc<RefCell<SessionCell>>) -> Result<std::cell::RefMut<'_, Sessi
     if let Some(busy) = state.busy {
         return Err(Failure::new(
             Code::Busy,
-            format!("{busy} of this session is in progress; await it before changing the session"),
+            format!("{busy} of this session is in progress and nothing was changed: wait for {} to finish and try again",
+                    busy.replacen("a ", "the ", 1)),
         ));
     }
     Ok(state)

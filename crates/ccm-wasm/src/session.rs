@@ -176,7 +176,8 @@ impl Session {
             return Err(fail(Failure::new(
                 Code::Busy,
                 format!(
-                    "{busy} of this session is in progress; await it before changing the session"
+                    "{busy} of this session is in progress and nothing was changed: wait for {} to finish and try again",
+                    busy.replacen("a ", "the ", 1)
                 ),
             )));
         }

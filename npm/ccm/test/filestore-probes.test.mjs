@@ -284,6 +284,7 @@ test("node_snapshot_at_save: a change made while a save is in flight is entirely
       "in a later task": (change) => setImmediate(change),
       "after a timer": (change) => setTimeout(change, 0),
     };
+    let refusals = 0;
     for (const [timing, at] of Object.entries(timings)) {
       for (const half of [false, true]) {
         const session = await store.create(`Snapshot ${timing}`);
@@ -306,6 +307,9 @@ test("node_snapshot_at_save: a change made while a save is in flight is entirely
             change();
           } catch (error) {
             assert.equal(error.code, "busy", `${timing}: ${error.message}`);
+            // The refusal says that nothing was changed and what to do.
+            assert.match(error.message, /^a save of this session is in progress and nothing was changed: wait for the save to finish and try again$/, timing);
+            refusals++;
             assert.equal(session.inTurn, false, `${timing}: a refused change leaves no turn begun`);
             refused = true;
           }
@@ -335,6 +339,9 @@ test("node_snapshot_at_save: a change made while a save is in flight is entirely
         final.free();
       }
     }
+    // A change in the same tick as the save always meets it in flight, so the wording above
+    // was checked.
+    assert.ok(refusals >= 2, `${refusals} changes were refused`);
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 // A process survives one runaway session, and freed sessions give their memory back (issue 26):
-// the load run of bench/memory/load.mjs (scripts/bench-memory, 200 sessions × 200 turns) at a
-// reduced scale, with assertions. One process serves many sessions round-robin as a server
-// would (open, run a turn against the offline model, keep the session, free it); the module's
+// the load run of load-run.mjs, which bench/memory/load.mjs runs at full scale
+// (scripts/bench-memory, 200 sessions × 200 turns), here at a reduced scale, with assertions.
+// One process serves many sessions round-robin as a server would (open, run a turn against the offline model, keep the session, free it); the module's
 // memory must stay flat from the first tenth of the run to the last, and a runaway session
 // held to a small budget is refused while every turn of the others goes through.
 import { test, after } from "node:test";
@@ -11,53 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { Session, FileSessionStore, memoryUsage } from "cognitive-context";
+import * as ccm from "cognitive-context";
+import { loadRun, RUNAWAY_BUDGET, userText } from "./load-run.mjs";
 
-const RUNAWAY_BUDGET = 4 * 2 ** 20;
-const runawayText = (n) => `Paste number ${n} of the whole server log, again and again. `.repeat(2_000);
-const userText = (s, t) => `Tenant ${s}, turn ${t}: the billing export of customer ${(s * 31 + t) % 97} is off by a cent; can you check the rounding?`;
-
-// Runs `turns` rounds over `sessions` sessions kept by `open`/`keep`; returns the memory at each
-// tenth and what happened to the runaway (session 0) and the others.
-async function loadRun({ sessions, turns, open, keep }) {
-  const samples = [];
-  const outcome = { runawayTurns: 0, runawayRefusals: [], runawayLargest: 0, otherTurns: 0, otherFailures: [] };
-  for (let t = 0; t < turns; t++) {
-    for (let s = 0; s < sessions; s++) {
-      const session = await open(s);
-      try {
-        if (s === 0) {
-          session.setMemoryBudget(RUNAWAY_BUDGET);
-          for (let attempt = 0; attempt < (t === 0 ? 1000 : 1); attempt++) {
-            try {
-              await session.runTurn(runawayText(attempt), { provider: "offline" });
-              outcome.runawayTurns++;
-              outcome.runawayLargest = Math.max(outcome.runawayLargest, session.memoryFootprint().total);
-            } catch (error) {
-              outcome.runawayRefusals.push(error);
-              break;
-            }
-          }
-        } else {
-          try {
-            await session.runTurn(userText(s, t), { provider: "offline" });
-            outcome.otherTurns++;
-          } catch (error) {
-            outcome.otherFailures.push(error);
-          }
-        }
-        await keep(s, session);
-      } finally {
-        session.free();
-      }
-    }
-    if ((t + 1) % (turns / 10) === 0) {
-      const usage = memoryUsage();
-      samples.push({ live: usage.liveBytes, memory: usage.memoryBytes, rss: process.memoryUsage().rss });
-    }
-  }
-  return { samples, ...outcome };
-}
+const { Session, FileSessionStore, memoryUsage } = ccm;
 
 // `everyTurn`: whether the runaway is refused on every turn after its burst (sessions kept
 // whole in memory) or may get a turn in again (a session reopened from a store holds only its
@@ -91,7 +48,7 @@ test("sessions opened from their documents and freed after each turn: memory fla
   const sessions = 40;
   const turns = 20;
   const documents = new Array(sessions).fill(null);
-  const run = await loadRun({
+  const run = await loadRun(ccm, {
     sessions,
     turns,
     open: (s) => (documents[s] ? Session.fromJSON(documents[s]) : new Session()),
@@ -114,7 +71,7 @@ test("sessions in a FileSessionStore, loaded and freed per turn: memory flat, th
   const sessions = 8;
   const turns = 10;
   const ids = new Array(sessions).fill(null);
-  const run = await loadRun({
+  const run = await loadRun(ccm, {
     sessions,
     turns,
     open: (s) => (ids[s] ? store.load(ids[s]) : store.create(`tenant ${s}`)),
