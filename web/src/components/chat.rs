@@ -175,34 +175,45 @@ fn turn_tools(
         let edit_text = text.clone();
         view! {
             <Show when=move || redo.get()>
-                <button
-                    type="button"
-                    class="secondary small"
-                    data-testid="edit-message"
-                    title="Change this message and send it again; the current version stays, and ‹ › switches between them"
-                    on:click={
-                        let text = edit_text.clone();
-                        move |_| on_turn.run(TurnAction::Edit { turn, text: text.clone() })
-                    }
-                >
-                    "Edit"
-                </button>
-                <button
-                    type="button"
-                    class="secondary small"
-                    data-testid="regenerate"
-                    title="Ask for this answer again; the current one stays, and ‹ › switches between them"
-                    on:click={
-                        let text = text.clone();
-                        move |_| on_turn.run(TurnAction::Regenerate { turn, text: text.clone() })
-                    }
-                >
-                    "Regenerate"
-                </button>
+                {redo_button(
+                    "edit-message",
+                    "Change this message and send it again; the current version stays, and ‹ › switches between them",
+                    "Edit",
+                    on_turn,
+                    TurnAction::Edit { turn, text: edit_text.clone() },
+                )}
+                {redo_button(
+                    "regenerate",
+                    "Ask for this answer again; the current one stays, and ‹ › switches between them",
+                    "Regenerate",
+                    on_turn,
+                    TurnAction::Regenerate { turn, text: text.clone() },
+                )}
             </Show>
         }
     });
     view! { <div class="turn-tools" data-testid="turn-tools">{switcher} {actions}</div> }
+}
+
+/// A button under a turn that redoes it (Edit or Regenerate) with `action`.
+fn redo_button(
+    test_id: &'static str,
+    title: &'static str,
+    label: &'static str,
+    on_turn: Callback<TurnAction>,
+    action: TurnAction,
+) -> impl IntoView {
+    view! {
+        <button
+            type="button"
+            class="secondary small"
+            data-testid=test_id
+            title=title
+            on:click=move |_| on_turn.run(action.clone())
+        >
+            {label}
+        </button>
+    }
 }
 
 /// A button of the version switcher: opens `target`, disabled where there is none or while

@@ -686,34 +686,7 @@ fn SessionForm(
                 <input inputmode="decimal" data-testid="cfg-temperature" placeholder="the provider's default" prop:value=move || temperature.get() on:input=move |ev| temperature.set(event_target_value(&ev)) />
                 <small class="hint">"0 answers the same way every time, higher values vary more (0 to 2). Blank keeps the provider's default."</small>
             </label>
-            <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
-            <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
-            <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
-            <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
-            <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
-            <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
-            <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
-            <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
-                choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
-                help="How a message is found to mention a summary, which keeps it in memory." />
-            <ChoiceField label="Search" test_id="cfg-search-rule" value=search
-                choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
-                help="How search_efforts and the Manifest's search find past efforts." />
-            <p class="field">
-                <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
-                    let seed = Profile::Seed.config();
-                    rule.set(seed.reference_rule.name().to_string());
-                    search.set(seed.search_rule.name().to_string());
-                    ambient_budget.set(budget_text(seed.ambient_token_budget));
-                    summary_budget.set(budget_text(seed.summary_token_budget));
-                    recall_budget.set(seed.recall_token_budget.to_string());
-                    decay.set(seed.decay_threshold.to_string());
-                    eviction.set(seed.summary_eviction_threshold.to_string());
-                    ambient.set(seed.ambient_window.to_string());
-                    overlap.set(seed.min_keyword_overlap.to_string());
-                }>"Fill in the seed profile"</button>
-                <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
-            </p>
+            <RecallFields decay=decay eviction=eviction ambient=ambient overlap=overlap ambient_budget=ambient_budget summary_budget=summary_budget recall_budget=recall_budget rule=rule search=search />
             <NumberField label="Context window (tokens)" test_id="cfg-window" value=window help="The model's window; compaction levels are shares of it." />
             <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=reserved help="The request budget is the window minus this." />
             <label class="field">
@@ -726,26 +699,7 @@ fn SessionForm(
                 </select>
                 <small class="hint">"Off pulls in nothing by itself; Light adds matching summaries; Heavy also loads the best match's log. Alt+M cycles it."</small>
             </label>
-            <label class="check">
-                <input type="checkbox" data-testid="cfg-compaction-on" prop:checked=move || compaction_on.get() on:change=move |ev| compaction_on.set(event_target_checked(&ev)) />
-                "Compaction (off: nothing is compacted, and the planner leaves out what does not fit the window instead)"
-            </label>
-            <label class="field">
-                <span>"Compaction thresholds"</span>
-                <select data-testid="cfg-compaction" on:change=move |ev| preset.set(event_target_value(&ev))>
-                    <option value="standard" selected=move || preset.get() == "standard">"standard (60 / 75 / 90 %)"</option>
-                    <option value="early" selected=move || preset.get() == "early">"early (50 / 65 / 80 %)"</option>
-                    <option value="custom" selected=move || preset.get() == "custom">"custom"</option>
-                </select>
-            </label>
-            <Show when=move || preset.get() == "custom">
-                <div class="field-row">
-                    <label class="field"><span>"Soft (%)"</span><input inputmode="decimal" data-testid="cfg-soft" prop:value=move || soft.get() on:input=move |ev| soft.set(event_target_value(&ev)) /></label>
-                    <label class="field"><span>"Hard (%)"</span><input inputmode="decimal" data-testid="cfg-hard" prop:value=move || hard.get() on:input=move |ev| hard.set(event_target_value(&ev)) /></label>
-                    <label class="field"><span>"Emergency (%)"</span><input inputmode="decimal" data-testid="cfg-emergency" prop:value=move || emergency.get() on:input=move |ev| emergency.set(event_target_value(&ev)) /></label>
-                </div>
-                <small class="hint">"Shares of the request budget at which each compaction level starts, each below the next."</small>
-            </Show>
+            <CompactionFields enabled=compaction_on preset=preset soft=soft hard=hard emergency=emergency />
             <p class="field">
                 <span>"Encoding"</span>
                 <code data-testid="cfg-encoding">{encoding}</code>
@@ -754,6 +708,85 @@ fn SessionForm(
             <button type="submit" data-testid="apply-config">"Apply to this session"</button>
             {message_view(message)}
         </form>
+    }
+}
+
+/// The fields of how efforts are recalled and forgotten: decay, eviction, the ambient window,
+/// the token budgets, the reference rule and search, and the seed profile's values.
+#[component]
+fn RecallFields(
+    decay: RwSignal<String>,
+    eviction: RwSignal<String>,
+    ambient: RwSignal<String>,
+    overlap: RwSignal<String>,
+    ambient_budget: RwSignal<String>,
+    summary_budget: RwSignal<String>,
+    recall_budget: RwSignal<String>,
+    rule: RwSignal<String>,
+    search: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
+        <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
+        <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
+        <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
+        <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
+        <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
+        <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
+        <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
+            choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
+            help="How a message is found to mention a summary, which keeps it in memory." />
+        <ChoiceField label="Search" test_id="cfg-search-rule" value=search
+            choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
+            help="How search_efforts and the Manifest's search find past efforts." />
+        <p class="field">
+            <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
+                let seed = Profile::Seed.config();
+                rule.set(seed.reference_rule.name().to_string());
+                search.set(seed.search_rule.name().to_string());
+                ambient_budget.set(budget_text(seed.ambient_token_budget));
+                summary_budget.set(budget_text(seed.summary_token_budget));
+                recall_budget.set(seed.recall_token_budget.to_string());
+                decay.set(seed.decay_threshold.to_string());
+                eviction.set(seed.summary_eviction_threshold.to_string());
+                ambient.set(seed.ambient_window.to_string());
+                overlap.set(seed.min_keyword_overlap.to_string());
+            }>"Fill in the seed profile"</button>
+            <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
+        </p>
+    }
+}
+
+/// Compaction on or off, and its thresholds (a preset, or three custom levels).
+#[component]
+fn CompactionFields(
+    enabled: RwSignal<bool>,
+    preset: RwSignal<String>,
+    soft: RwSignal<String>,
+    hard: RwSignal<String>,
+    emergency: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <label class="check">
+            <input type="checkbox" data-testid="cfg-compaction-on" prop:checked=move || enabled.get() on:change=move |ev| enabled.set(event_target_checked(&ev)) />
+            "Compaction (off: nothing is compacted, and the planner leaves out what does not fit the window instead)"
+        </label>
+        <label class="field">
+            <span>"Compaction thresholds"</span>
+            <select data-testid="cfg-compaction" on:change=move |ev| preset.set(event_target_value(&ev))>
+                <option value="standard" selected=move || preset.get() == "standard">"standard (60 / 75 / 90 %)"</option>
+                <option value="early" selected=move || preset.get() == "early">"early (50 / 65 / 80 %)"</option>
+                <option value="custom" selected=move || preset.get() == "custom">"custom"</option>
+            </select>
+        </label>
+        <Show when=move || preset.get() == "custom">
+            <div class="field-row">
+                <label class="field"><span>"Soft (%)"</span><input inputmode="decimal" data-testid="cfg-soft" prop:value=move || soft.get() on:input=move |ev| soft.set(event_target_value(&ev)) /></label>
+                <label class="field"><span>"Hard (%)"</span><input inputmode="decimal" data-testid="cfg-hard" prop:value=move || hard.get() on:input=move |ev| hard.set(event_target_value(&ev)) /></label>
+                <label class="field"><span>"Emergency (%)"</span><input inputmode="decimal" data-testid="cfg-emergency" prop:value=move || emergency.get() on:input=move |ev| emergency.set(event_target_value(&ev)) /></label>
+            </div>
+            <small class="hint">"Shares of the request budget at which each compaction level starts, each below the next."</small>
+        </Show>
     }
 }
 
