@@ -24,6 +24,7 @@ pub mod provider;
 pub mod state;
 pub mod sync;
 pub mod tabs;
+pub mod tokenizer;
 pub mod turn;
 pub mod view_model;
 pub mod words;

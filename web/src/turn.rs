@@ -1,5 +1,5 @@
 //! One turn of the conversation: ccm-engine's one turn driver with the browser host that
-//! `runTurn` uses too (`ccm_browser::BrowserSession::drive_turn`).
+//! `runTurn` uses too (`ccm_browser::BrowserSession::begin_turn`, then `BegunTurn::run`).
 //!
 //! The engine decides everything (what to send, tool calls, summaries on close, retries, which
 //! stored logs to read, how to end or undo the turn). The driver moves requests to the offline
@@ -11,15 +11,11 @@
 use crate::provider::ProviderSettings;
 use crate::state::{now_ms, AppState, NoticeKind, Phase};
 use crate::view_model::TurnBanners;
-use ccm_browser::transport::{self, send_with_limits, Limits};
+use ccm_browser::provider::ProviderError;
+use ccm_browser::transport::{self, Limits};
+use ccm_browser::turn::{RunError, TurnResult};
 use ccm_browser::{BrowserSession, Model};
 use ccm_core::compaction::AttachmentKind;
-use ccm_engine::offline::{OfflineModel, SessionFacts};
-use ccm_engine::{
-    summary, LlmRequest, PromptEstimate, RequestPurpose, RunError, TurnEngine, TurnResult,
-    DEFAULT_SUMMARY_MAX_TOKENS,
-};
-use ccm_provider::{ProviderError, ProviderResponse, RequestOptions, ToolChoice};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::{AbortController, AbortSignal};
@@ -30,30 +26,11 @@ const OFFLINE_WORD_PAUSE_MS: u64 = 12;
 
 /// Who answers with the app's provider settings and key.
 fn model_of(settings: &ProviderSettings, key: &str) -> Result<Model, String> {
-    Ok(match settings.provider_config(Some(key))? {
-        None => Model::Offline {
-            word_pause_ms: OFFLINE_WORD_PAUSE_MS,
-        },
-        Some(config) => Model::Provider(config, Limits::default()),
-    })
-}
-
-/// Sends one request outside a turn (the conclude dialog's summary) and returns the answer.
-async fn send_once(
-    session: &BrowserSession,
-    model: &Model,
-    request: &LlmRequest,
-    signal: &AbortSignal,
-) -> Result<ProviderResponse, ProviderError> {
-    match model {
-        Model::Provider(config, limits) => {
-            send_with_limits(config, request, Some(signal), *limits, &|_| {}).await
-        }
-        Model::Offline { .. } => {
-            Ok(session
-                .with_core(|core| OfflineModel::new().respond(request, &SessionFacts::of(core))))
-        }
-    }
+    Ok(Model::of(
+        settings.provider_config(Some(key))?,
+        Limits::default(),
+        OFFLINE_WORD_PAUSE_MS,
+    ))
 }
 
 /// Sends the person's message as a new turn (unless a turn is running or the text is blank).
@@ -131,6 +108,12 @@ async fn drive_sent(state: AppState, text: String) {
             return;
         }
     };
+    let attachments = state.turn.pending_attachments();
+    let mut texts = vec![text.as_str()];
+    texts.extend(attachments.iter().map(|file| file.text.as_str()));
+    if !crate::tokenizer::ready_to_count(state, &texts, !settings.is_offline()).await {
+        return back_in_box(text);
+    }
     refresh_embeddings(state, &session, &settings, &text).await;
     let Ok(controller) = AbortController::new() else {
         return back_in_box(text);
@@ -141,16 +124,11 @@ async fn drive_sent(state: AppState, text: String) {
     state.turn.restart(text.clone());
     // The turn is running: announcements now wait for its save.
     state.turn.set_sending(false);
-    let begun = session.with_core(|core| {
-        TurnEngine::begin(core, &text, now_ms(), state.settings.engine_settings())
-    });
-    match begun {
-        Ok(mut engine) => {
+    match session.begin_turn(&text, now_ms(), state.settings.engine_settings()) {
+        Ok(turn) => {
             attach_pending(state, &session);
-            let outcome = session
-                .drive_turn(&mut engine, &model, Some(signal), &mut |event| {
-                    state.turn.show(event)
-                })
+            let outcome = turn
+                .run(&model, Some(signal), &mut |event| state.turn.show(event))
                 .await;
             finish(state, outcome).await;
         }
@@ -270,39 +248,11 @@ pub async fn write_summary(
     signal: AbortSignal,
 ) -> Result<String, String> {
     let session = state.session.current().ok_or("no session is open")?;
-    let args = serde_json::json!({ "id": effort_id }).to_string();
-    session
-        .load_logs_for("reopen_effort", &args)
-        .await
-        .map_err(|e| e.to_string())?;
-    let messages = session
-        .with_core(|core| {
-            core.effort(&effort_id)
-                .map(|effort| summary::summary_messages(effort, None))
-        })
-        .ok_or_else(|| format!("no effort {effort_id}"))?;
     let settings = state.settings.provider().get_untracked();
     let model = model_of(&settings, &state.settings.api_key().get_untracked())?;
-    let mut options = RequestOptions::new(settings.engine_settings().model);
-    options.max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
-    options.stream = false;
-    options.tool_choice = ToolChoice::Auto;
-    let request = LlmRequest {
-        purpose: RequestPurpose::Summary {
-            effort_id: effort_id.clone(),
-        },
-        attempt: 1,
-        messages,
-        tools: Vec::new(),
-        options,
-        plan_id: None,
-        estimate: PromptEstimate::default(),
-    };
-    let response = send_once(&session, &model, &request, &signal)
+    let model_name = settings.engine_settings().model;
+    ccm_browser::summary::write_summary(&session, &effort_id, &model, model_name, Some(&signal))
         .await
-        .map_err(|e| e.to_string())?;
-    summary::clean_summary(&response.text)
-        .ok_or_else(|| "the model answered with an empty summary".to_string())
 }
 
 /// Attaches the waiting files to the turn just begun (called after the engine begins the turn

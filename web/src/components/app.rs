@@ -16,22 +16,16 @@ use crate::components::tiers::TierView;
 use crate::js::{js_error_text, timeout};
 use crate::state::{AppState, NoticeKind, Panel, Startup};
 use crate::view_model::{self, EffortAction, TierSnapshot};
-use ccm_core::tokens::Encoding;
 use ccm_core::ContextPlan;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
-/// Where the app's server has the rank tables (Trunk copies them next to index.html).
-pub fn table_url(encoding: Encoding) -> String {
-    format!("{}.ccmt", encoding.name())
-}
-
-/// Loads the default encoding's rank table (download and parse progress in the header; the
-/// page stays responsive, so the message box takes text meanwhile), then opens storage and
-/// the last session. The other encoding's table (cl100k_base, a sixth of a first visit's
-/// bytes) is loaded only when a session counted with it is opened or imported
-/// (`state::load_table_for`), since the app's own sessions count with o200k_base.
+/// Loads the common-scripts part of the default encoding's rank table (download and parse
+/// progress in the header; the page stays responsive, so the message box takes text
+/// meanwhile), then opens storage and the last session. The whole table follows when a turn or
+/// an import needs it (`crate::tokenizer`), and the other encoding's table (cl100k_base) only
+/// when a session counted with it is opened or imported (`state::load_table_for`).
 async fn start(state: AppState) {
     let started = js_sys::Date::now();
     let report = |done: usize, total: usize, phase: &str| {
@@ -41,10 +35,10 @@ async fn start(state: AppState) {
             total,
         });
     };
-    let encoding = Encoding::O200kBase;
+    let encoding = crate::tokenizer::APP_ENCODING;
+    let url = crate::tokenizer::common_scripts_table_url();
     if let Err(error) =
-        ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &table_url(encoding), &report)
-            .await
+        ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &url, &report).await
     {
         let message = format!(
             "The tokenizer table could not be loaded ({}). CCM needs it to count tokens; reload the page to try again.",
@@ -62,6 +56,7 @@ async fn start(state: AppState) {
     state.notices.set_startup(Startup::Ready(format!(
         "Tokenizer o200k_base loaded in {took:.0} ms"
     )));
+    crate::tokenizer::preload_for_model(state);
 }
 
 /// The header's status while the tokenizer loads: what is happening and how far along.

@@ -396,7 +396,7 @@ impl AppState {
             "Loading the {} tokenizer for this session…",
             encoding.name()
         )));
-        let url = crate::components::app::table_url(encoding);
+        let url = crate::tokenizer::table_url(encoding);
         match ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &url, &|_, _, _| {})
             .await
         {
@@ -479,6 +479,11 @@ impl AppState {
             );
             return;
         };
+        // An imported text may be in any script (and a document may spell its characters as
+        // JSON escapes), so every import is counted with the whole table.
+        if !crate::tokenizer::ready_to_count(*self, &[], true).await {
+            return;
+        }
         self.notices.set_busy(Some(format!("Importing {name}…")));
         // Give the progress line a chance to paint before the (synchronous) recount.
         crate::js::timeout(0.0).await;

@@ -76,7 +76,7 @@ impl Settings {
     }
 
     /// The engine settings of the next turn: the provider's, with this session's temperature.
-    pub fn engine_settings(&self) -> ccm_engine::EngineSettings {
+    pub fn engine_settings(&self) -> ccm_browser::turn::EngineSettings {
         let mut settings = self.provider.with_untracked(|p| p.engine_settings());
         settings.temperature = self.temperature.get_untracked();
         settings

@@ -3,8 +3,7 @@
 //! edited). `crate::turn` drives a turn through the operations here; views read the signals.
 
 use crate::view_model::TurnBanners;
-use ccm_engine::{RequestPurpose, TurnEvent};
-use ccm_provider::StreamDelta;
+use ccm_browser::turn::{RequestPurpose, StreamDelta, TurnEvent};
 use leptos::prelude::*;
 use std::collections::BTreeMap;
 
@@ -349,8 +348,7 @@ impl Default for TurnState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccm_engine::{LlmRequest, PromptEstimate, RetryWait};
-    use ccm_provider::RequestOptions;
+    use ccm_browser::turn::{LlmRequest, PromptEstimate, RequestOptions, RetryWait};
 
     fn request(purpose: RequestPurpose, attempt: u32) -> LlmRequest {
         LlmRequest {

@@ -46,6 +46,7 @@ pub use recall::{
     Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest,
     RecallEmbeddingBatch, Recalled, AUTO_MAX_MESSAGES_PER_WORD, INDEX_CHUNK,
 };
+pub(crate) use stored_size::{is_unrecorded, StoredSize};
 pub use turn::TurnReport;
 pub(crate) use turn::{TurnDelta, TurnState};
 
@@ -57,6 +58,7 @@ mod planning;
 mod rebuild;
 mod recall;
 mod salience;
+mod stored_size;
 mod telemetry;
 mod turn;
 
@@ -96,6 +98,8 @@ pub struct Session {
     /// What opening this session from a document or a store had to repair although the
     /// records were readable (an invariant the records broke), one sentence each.
     pub(crate) repairs_on_open: Vec<String>,
+    /// What the session stores, counted as its export writes it (see `stored_size.rs`).
+    pub(crate) stored: StoredSize,
 }
 
 impl fmt::Debug for Session {
@@ -311,6 +315,7 @@ impl Session {
             branch: crate::state::BranchInfo::main(),
             plan_cache: crate::plan::PlanCache::default(),
             repairs_on_open: Vec::new(),
+            stored: StoredSize::default(),
         })
     }
 
