@@ -15,7 +15,8 @@ use crate::components::theme::ThemeSwitch;
 use crate::components::tiers::TierView;
 use crate::js::{js_error_text, timeout};
 use crate::state::{AppState, NoticeKind, Panel, Startup};
-use crate::view_model::{self, EffortAction};
+use crate::view_model::{self, EffortAction, TierSnapshot};
+use ccm_core::ContextPlan;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
@@ -164,8 +165,44 @@ pub fn App() -> impl IntoView {
         }
         panel
     });
+    listen_for_shortcuts(state, narrow, help_open);
+    // A turn still running when the app goes away is cancelled, so no request outlives it.
+    on_cleanup(move || crate::turn::stop(state));
 
-    // The keyboard shortcuts (components::shortcuts lists them), from anywhere but a dialog.
+    // The plan of the next request, built once per change of the session and shared by the
+    // tiers, the inspector and the meter (a plan costs about as much as a turn).
+    let plan = Memo::new(move |_| state.session.derive(|core| core.build_plan()));
+    let tiers = Memo::new(move |_| {
+        plan.with(|plan| {
+            let plan = plan.as_ref()?;
+            state
+                .session
+                .derive(|core| view_model::tiers_with_plan(core, plan))
+        })
+        .unwrap_or_default()
+    });
+    view! {
+        <div class="app" class:show-chat=move || state.panels.panel().get() == Panel::Chat>
+            <Header plan=plan tiers=tiers help_open=help_open />
+            <Notices />
+            <PanelTabs narrow=narrow />
+            <main class="layout">
+                <section class="chat" aria-label="Chat">
+                    <ChatPanel />
+                </section>
+                <SidePanel plan=plan tiers=tiers concluding=concluding />
+            </main>
+            <ConcludeDialog effort=concluding />
+            <LogViewer />
+            <ShortcutsDialog open=help_open />
+        </div>
+    }
+}
+
+/// The keyboard shortcuts (components::shortcuts lists them), from anywhere but a dialog, for
+/// as long as the app is mounted. `narrow`: one panel at a time (phone width); `help_open`
+/// opens the list of shortcuts.
+fn listen_for_shortcuts(state: AppState, narrow: Signal<bool>, help_open: RwSignal<bool>) {
     let hotkeys = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.default_prevented() || ev.is_composing() || dialog_open() {
             return;
@@ -208,35 +245,20 @@ pub fn App() -> impl IntoView {
         }
     });
     on_cleanup(move || hotkeys.remove());
-    // A turn still running when the app goes away is cancelled, so no request outlives it.
-    on_cleanup(move || crate::turn::stop(state));
+}
 
-    // The plan of the next request, built once per change of the session and shared by the
-    // tiers, the inspector and the meter (a plan costs about as much as a turn).
-    let plan = Memo::new(move |_| state.session.derive(|core| core.build_plan()));
-    let tiers = Memo::new(move |_| {
-        plan.with(|plan| {
-            let plan = plan.as_ref()?;
-            state
-                .session
-                .derive(|core| view_model::tiers_with_plan(core, plan))
-        })
-        .unwrap_or_default()
-    });
-    let inspector = Memo::new(move |_| {
-        plan.with(|plan| {
-            let plan = plan.as_ref()?;
-            state
-                .session
-                .derive(|core| view_model::inspector_with_plan(core, plan))
-        })
-    });
-    let points = Memo::new(move |_| {
-        state
-            .session
-            .derive(|core| chart::curve_points(core.history(), core.telemetry()))
-            .unwrap_or_default()
-    });
+/// The header: the session's name, the provider, the plain status line (the plan's meter as
+/// its tooltip), start-up and sync, the theme switch and the shortcuts button.
+#[component]
+fn Header(
+    /// The plan of the next request (`None` before a session is open).
+    plan: Memo<Option<ContextPlan>>,
+    /// The effort tiers.
+    tiers: Memo<TierSnapshot>,
+    /// Opens the list of keyboard shortcuts.
+    help_open: RwSignal<bool>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
     // The plan's meter line and totals: the header says them in plain words, and keeps the
     // meter's own line as its tooltip.
     let plan_totals = Memo::new(move |_| {
@@ -283,6 +305,165 @@ pub fn App() -> impl IntoView {
             None => "The budget meter appears once the conversation is open.".to_string(),
         })
     };
+    let session_name = Memo::new(move |_| {
+        let id = state.session.id().get();
+        state.session.list().with(|list| {
+            list.iter()
+                .find(|s| Some(&s.id) == id.as_ref())
+                .map(|s| s.name.clone())
+                .unwrap_or_else(|| "Unsaved session".to_string())
+        })
+    });
+
+    view! {
+    <header class="top">
+        <h1>"CCM"</h1>
+        <span class="session-name" data-testid="session-name">{session_name}</span>
+        <span class="provider" data-testid="provider-label" title=move || state.settings.provider().with(|p| p.choice.label().to_string())>
+            {move || state.settings.provider().with(|p| p.short_label())}
+        </span>
+        <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>
+        <StartupStatus />
+        <span class="header-tools">
+            <ThemeSwitch />
+            <button
+                type="button"
+                class="secondary"
+                data-testid="open-shortcuts"
+                aria-label="Keyboard shortcuts"
+                aria-keyshortcuts="?"
+                title="Keyboard shortcuts (?)"
+                on:click=move |_| help_open.set(true)
+            >
+                "?"
+            </button>
+        </span>
+    </header>
+    }
+}
+
+/// Where start-up stands (the tokenizer's progress, then Ready), a long operation in progress,
+/// and the sync badge.
+#[component]
+fn StartupStatus() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+    <span class="status" role="status" data-testid="startup">
+        {move || match state.notices.startup().get() {
+            Startup::Tokenizer { phase, done, total } => view! {
+                <span class="spinner" aria-hidden="true"></span>
+                <span data-testid="tokenizer-progress">{tokenizer_progress(&phase, done, total)}</span>
+            }.into_any(),
+            Startup::Failed(_) => view! { <span class="failed" data-testid="startup-failed">"Tokenizer unavailable"</span> }.into_any(),
+            Startup::Storage => view! { <span class="spinner" aria-hidden="true"></span> "Opening saved sessions…" }.into_any(),
+            Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
+        }}
+        {move || state.notices.busy().get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
+        <button
+            type="button"
+            class="sync-badge"
+            data-testid="sync-status"
+            hidden=move || state.sync.status().with(|s| *s == crate::sync::SyncStatus::Off)
+            data-state=move || state.sync.status().with(|s| s.key())
+            title=move || state.sync.status().with(|s| s.detail())
+            on:click=move |_| state.panels.show(Panel::Settings)
+        >
+            {move || state.sync.status().with(|s| s.label())}
+        </button>
+    </span>
+    }
+}
+
+/// The notices, each with its dismiss button.
+#[component]
+fn Notices() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+    <div class="notices" data-testid="notices">
+        {move || {
+            state
+                .notices.list()
+                .get()
+                .into_iter()
+                .map(|n| {
+                    let (class, role) = match n.kind {
+                        NoticeKind::Info => ("notice info", "status"),
+                        NoticeKind::Error => ("notice error", "alert"),
+                    };
+                    let id = n.id;
+                    view! {
+                        <div class=class role=role data-testid="notice">
+                            <span>{n.text}</span>
+                            <button type="button" class="dismiss" aria-label="Dismiss" on:click=move |_| state.notices.dismiss(id)>"×"</button>
+                        </div>
+                    }
+                })
+                .collect_view()
+        }}
+    </div>
+    }
+}
+
+/// The panel tabs. `narrow`: the phone layout, where Chat is a panel of its own.
+#[component]
+fn PanelTabs(narrow: Signal<bool>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+    <nav class="tabs" aria-label="Panels">
+        {Panel::TABS
+            .into_iter()
+            .map(|panel| {
+                view! {
+                    <button
+                        type="button"
+                        class=if panel == Panel::Chat { "tab chat-tab" } else { "tab" }
+                        data-testid=format!("tab-{}", panel.key())
+                        aria-keyshortcuts=(panel == Panel::Settings).then_some("Alt+S")
+                        // Beside the chat (wider than a phone) the chat panel shows the
+                        // memory tiers, so the Memory tab is the one pressed.
+                        aria-pressed=move || {
+                            let shown = state.panels.panel().get();
+                            let pressed = shown == panel
+                                || (panel == Panel::Memory && shown == Panel::Chat && !narrow.get());
+                            pressed.to_string()
+                        }
+                        on:click=move |_| state.panels.show(panel)
+                    >
+                        {panel.label()}
+                    </button>
+                }
+            })
+            .collect_view()}
+    </nav>
+    }
+}
+
+/// The side panel (the only panel at phone width): tiers, inspector, token curves, sessions or
+/// settings. `concluding` opens the conclude dialog for an effort.
+#[component]
+fn SidePanel(
+    /// The plan of the next request (`None` before a session is open).
+    plan: Memo<Option<ContextPlan>>,
+    /// The effort tiers.
+    tiers: Memo<TierSnapshot>,
+    /// The effort whose conclude dialog is open.
+    concluding: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let inspector = Memo::new(move |_| {
+        plan.with(|plan| {
+            let plan = plan.as_ref()?;
+            state
+                .session
+                .derive(|core| view_model::inspector_with_plan(core, plan))
+        })
+    });
+    let points = Memo::new(move |_| {
+        state
+            .session
+            .derive(|core| chart::curve_points(core.history(), core.telemetry()))
+            .unwrap_or_default()
+    });
     let on_action = Callback::new(move |(action, id): (EffortAction, String)| {
         run_action(state, concluding, action, id)
     });
@@ -296,135 +477,22 @@ pub fn App() -> impl IntoView {
     });
     let on_recall =
         Callback::new(move |query: String| spawn_local(async move { state.recall(query).await }));
-    let session_name = Memo::new(move |_| {
-        let id = state.session.id().get();
-        state.session.list().with(|list| {
-            list.iter()
-                .find(|s| Some(&s.id) == id.as_ref())
-                .map(|s| s.name.clone())
-                .unwrap_or_else(|| "Unsaved session".to_string())
-        })
-    });
-
     view! {
-        <div class="app" class:show-chat=move || state.panels.panel().get() == Panel::Chat>
-            <header class="top">
-                <h1>"CCM"</h1>
-                <span class="session-name" data-testid="session-name">{session_name}</span>
-                <span class="provider" data-testid="provider-label" title=move || state.settings.provider().with(|p| p.choice.label().to_string())>
-                    {move || state.settings.provider().with(|p| p.short_label())}
-                </span>
-                <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>
-                <span class="status" role="status" data-testid="startup">
-                    {move || match state.notices.startup().get() {
-                        Startup::Tokenizer { phase, done, total } => view! {
-                            <span class="spinner" aria-hidden="true"></span>
-                            <span data-testid="tokenizer-progress">{tokenizer_progress(&phase, done, total)}</span>
-                        }.into_any(),
-                        Startup::Failed(_) => view! { <span class="failed" data-testid="startup-failed">"Tokenizer unavailable"</span> }.into_any(),
-                        Startup::Storage => view! { <span class="spinner" aria-hidden="true"></span> "Opening saved sessions…" }.into_any(),
-                        Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
-                    }}
-                    {move || state.notices.busy().get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
-                    <button
-                        type="button"
-                        class="sync-badge"
-                        data-testid="sync-status"
-                        hidden=move || state.sync.status().with(|s| *s == crate::sync::SyncStatus::Off)
-                        data-state=move || state.sync.status().with(|s| s.key())
-                        title=move || state.sync.status().with(|s| s.detail())
-                        on:click=move |_| state.panels.show(Panel::Settings)
-                    >
-                        {move || state.sync.status().with(|s| s.label())}
-                    </button>
-                </span>
-                <span class="header-tools">
-                    <ThemeSwitch />
-                    <button
-                        type="button"
-                        class="secondary"
-                        data-testid="open-shortcuts"
-                        aria-label="Keyboard shortcuts"
-                        aria-keyshortcuts="?"
-                        title="Keyboard shortcuts (?)"
-                        on:click=move |_| help_open.set(true)
-                    >
-                        "?"
-                    </button>
-                </span>
-            </header>
-            <div class="notices" data-testid="notices">
-                {move || {
-                    state
-                        .notices.list()
-                        .get()
-                        .into_iter()
-                        .map(|n| {
-                            let (class, role) = match n.kind {
-                                NoticeKind::Info => ("notice info", "status"),
-                                NoticeKind::Error => ("notice error", "alert"),
-                            };
-                            let id = n.id;
-                            view! {
-                                <div class=class role=role data-testid="notice">
-                                    <span>{n.text}</span>
-                                    <button type="button" class="dismiss" aria-label="Dismiss" on:click=move |_| state.notices.dismiss(id)>"×"</button>
-                                </div>
-                            }
-                        })
-                        .collect_view()
-                }}
-            </div>
-            <nav class="tabs" aria-label="Panels">
-                {Panel::TABS
-                    .into_iter()
-                    .map(|panel| {
-                        view! {
-                            <button
-                                type="button"
-                                class=if panel == Panel::Chat { "tab chat-tab" } else { "tab" }
-                                data-testid=format!("tab-{}", panel.key())
-                                aria-keyshortcuts=(panel == Panel::Settings).then_some("Alt+S")
-                                // Beside the chat (wider than a phone) the chat panel shows the
-                                // memory tiers, so the Memory tab is the one pressed.
-                                aria-pressed=move || {
-                                    let shown = state.panels.panel().get();
-                                    let pressed = shown == panel
-                                        || (panel == Panel::Memory && shown == Panel::Chat && !narrow.get());
-                                    pressed.to_string()
-                                }
-                                on:click=move |_| state.panels.show(panel)
-                            >
-                                {panel.label()}
-                            </button>
-                        }
-                    })
-                    .collect_view()}
-            </nav>
-            <main class="layout">
-                <section class="chat" aria-label="Chat">
-                    <ChatPanel />
-                </section>
-                <aside class="side" id="side-panel" tabindex="-1" aria-label="Context management">
-                    {move || match state.panels.panel().get() {
-                        Panel::Memory | Panel::Chat => view! {
-                            <TierView tiers=tiers on_action=on_action search=state.session.search() on_search=on_search on_recall=on_recall />
-                        }
-                        .into_any(),
-                        Panel::Context => view! {
-                            <Inspector snapshot=inspector breakdown_open=state.panels.breakdown_open() on_pin=on_pin on_cycle_mode=on_cycle_mode />
-                        }
-                        .into_any(),
-                        Panel::Tokens => view! { <TokenCurves points=points /> }.into_any(),
-                        Panel::Sessions => view! { <SessionsPanel /> }.into_any(),
-                        Panel::Settings => view! { <SettingsPanel /> }.into_any(),
-                    }}
-                </aside>
-            </main>
-            <ConcludeDialog effort=concluding />
-            <LogViewer />
-            <ShortcutsDialog open=help_open />
-        </div>
+        <aside class="side" id="side-panel" tabindex="-1" aria-label="Context management">
+            {move || match state.panels.panel().get() {
+                Panel::Memory | Panel::Chat => view! {
+                    <TierView tiers=tiers on_action=on_action search=state.session.search() on_search=on_search on_recall=on_recall />
+                }
+                .into_any(),
+                Panel::Context => view! {
+                    <Inspector snapshot=inspector breakdown_open=state.panels.breakdown_open() on_pin=on_pin on_cycle_mode=on_cycle_mode />
+                }
+                .into_any(),
+                Panel::Tokens => view! { <TokenCurves points=points /> }.into_any(),
+                Panel::Sessions => view! { <SessionsPanel /> }.into_any(),
+                Panel::Settings => view! { <SettingsPanel /> }.into_any(),
+            }}
+        </aside>
     }
 }
 

@@ -12,7 +12,7 @@ use crate::state::ArchiveState;
 use crate::state::{AppState, FailedTurn, LiveTurn, PendingAttachment, Startup};
 use crate::turn;
 use crate::view_model::EffortAction;
-use crate::view_model::{self, ChatEntry, TurnGroup};
+use crate::view_model::{self, ChatEntry, Transcript, TurnGroup};
 use ccm_core::model::Role;
 use leptos::html;
 use leptos::prelude::*;
@@ -175,34 +175,45 @@ fn turn_tools(
         let edit_text = text.clone();
         view! {
             <Show when=move || redo.get()>
-                <button
-                    type="button"
-                    class="secondary small"
-                    data-testid="edit-message"
-                    title="Change this message and send it again; the current version stays, and ‹ › switches between them"
-                    on:click={
-                        let text = edit_text.clone();
-                        move |_| on_turn.run(TurnAction::Edit { turn, text: text.clone() })
-                    }
-                >
-                    "Edit"
-                </button>
-                <button
-                    type="button"
-                    class="secondary small"
-                    data-testid="regenerate"
-                    title="Ask for this answer again; the current one stays, and ‹ › switches between them"
-                    on:click={
-                        let text = text.clone();
-                        move |_| on_turn.run(TurnAction::Regenerate { turn, text: text.clone() })
-                    }
-                >
-                    "Regenerate"
-                </button>
+                {redo_button(
+                    "edit-message",
+                    "Change this message and send it again; the current version stays, and ‹ › switches between them",
+                    "Edit",
+                    on_turn,
+                    TurnAction::Edit { turn, text: edit_text.clone() },
+                )}
+                {redo_button(
+                    "regenerate",
+                    "Ask for this answer again; the current one stays, and ‹ › switches between them",
+                    "Regenerate",
+                    on_turn,
+                    TurnAction::Regenerate { turn, text: text.clone() },
+                )}
             </Show>
         }
     });
     view! { <div class="turn-tools" data-testid="turn-tools">{switcher} {actions}</div> }
+}
+
+/// A button under a turn that redoes it (Edit or Regenerate) with `action`.
+fn redo_button(
+    test_id: &'static str,
+    title: &'static str,
+    label: &'static str,
+    on_turn: Callback<TurnAction>,
+    action: TurnAction,
+) -> impl IntoView {
+    view! {
+        <button
+            type="button"
+            class="secondary small"
+            data-testid=test_id
+            title=title
+            on:click=move |_| on_turn.run(action.clone())
+        >
+            {label}
+        </button>
+    }
 }
 
 /// A button of the version switcher: opens `target`, disabled where there is none or while
@@ -384,91 +395,16 @@ pub fn FailedCard(
     }
 }
 
-/// The chat panel: log, failed turn, and the message box.
+/// The chat panel: the conversation, a failed turn, the conflict card, the session's usage,
+/// and the message box with what goes out with the next message.
 #[component]
 pub fn ChatPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let transcript = Memo::new(move |_| {
-        let live = state
-            .session
-            .derive(view_model::transcript)
-            .unwrap_or_default();
-        let current = state.session.id().get();
-        state.session.archive().with(|archive| match archive {
-            ArchiveState::Read {
-                session_id,
-                transcript,
-                ..
-            } if current.as_ref() == Some(session_id) => {
-                view_model::merge_transcripts(&live, transcript)
-            }
-            _ => live,
-        })
-    });
-    // Concluded efforts whose messages the person folded away.
-    let folded = RwSignal::new(BTreeSet::<String>::new());
-    let groups = Memo::new(move |_| {
-        let banners = state.turn.banners().get();
-        let folded = folded.get();
-        transcript.with(|t| {
-            view_model::fold_efforts(view_model::turn_groups(t, &banners), &t.concluded, &folded)
-        })
-    });
-    let hidden = Signal::derive(move || transcript.with(|t| t.hidden));
-    let reading = Signal::derive(move || {
-        state
-            .session
-            .archive()
-            .with(|a| matches!(a, ArchiveState::Reading))
-    });
-    // Tokens and cost per turn and for the session, priced for the model now chosen.
-    let turn_usage = Memo::new(move |_| {
-        transcript
-            .with(|t| {
-                state.session.stored_telemetry().with(|stored| {
-                    state
-                        .session
-                        .derive(|core| view_model::turn_usage(core, t, stored))
-                })
-            })
-            .unwrap_or_default()
-    });
-    let price = Memo::new(move |_| state.settings.provider().with(|p| p.model_info()));
-    let usage_lines = Signal::derive(move || {
-        let price = price.get();
-        turn_usage.with(|usage| {
-            usage
-                .iter()
-                .map(|(turn, u)| (*turn, view_model::usage_text(u, price.as_ref())))
-                .collect::<BTreeMap<u64, String>>()
-        })
-    });
-    let session_usage = Signal::derive(move || {
-        let price = price.get();
-        turn_usage.with(|usage| {
-            (!usage.is_empty()).then(|| {
-                let total = view_model::total_usage(usage.values());
-                format!(
-                    "This session: {}",
-                    view_model::usage_text(&total, price.as_ref())
-                )
-            })
-        })
-    });
-    let on_fold = Callback::new(move |(effort, fold): (String, bool)| {
-        folded.update(|f| {
-            if fold {
-                f.insert(effort);
-            } else {
-                f.remove(&effort);
-            }
-        });
-    });
+    let transcript = transcript_memo(state);
+    let (usage_lines, session_usage) = usage_texts(state, transcript);
     let ready = Signal::derive(move || matches!(state.notices.startup().get(), Startup::Ready(_)));
     let textarea = NodeRef::<html::Textarea>::new();
-    let touch =
-        crate::components::media::media_query(crate::components::media::TOUCH_OR_NARROW_QUERY);
-    let send = move || {
+    let send = Callback::new(move |()| {
         let text = state.turn.draft().get_untracked();
         if text.trim().is_empty() || !ready.get_untracked() || state.blocked_now() {
             return;
@@ -481,50 +417,7 @@ pub fn ChatPanel() -> impl IntoView {
         } else {
             turn::send_message(state, text);
         }
-    };
-    // Edit and Regenerate are offered on every turn while no turn runs and no other tab's
-    // newer version is pending; the versions they made are browsed in place.
-    let redo = Memo::new(move |_| {
-        state.session.track();
-        state.turn.live().with(Option::is_none)
-            && state.turn.editing().with(Option::is_none)
-            && chat_controls::can_redo(&state)
     });
-    let versions = Memo::new(move |_| {
-        state.session.track();
-        let Some(current) = state.session.id().get() else {
-            return BTreeMap::new();
-        };
-        let turns = state.session.read(|core| core.turn()).unwrap_or(0);
-        state
-            .session
-            .list()
-            .with(|list| Families::of(list).turn_versions(&current, turns))
-    });
-    let on_turn = Callback::new(move |action: TurnAction| match action {
-        TurnAction::Edit { turn, text } => {
-            state.turn.set_draft(text);
-            state.turn.set_editing(Some(turn));
-            if let Some(el) = textarea.get_untracked() {
-                let _ = el.focus();
-            }
-        }
-        TurnAction::Regenerate { turn, text } => {
-            spawn_local(chat_controls::regenerate(state, turn, text));
-        }
-        TurnAction::Open(id) => spawn_local(chat_controls::open_version(state, id)),
-    });
-    let file_input = NodeRef::<html::Input>::new();
-    let pending_list = move || {
-        let files: Vec<(usize, PendingAttachment)> = state
-            .turn
-            .attachments()
-            .get()
-            .into_iter()
-            .enumerate()
-            .collect();
-        files
-    };
     // The tour of examples: the index of the one to offer next, once the first was used.
     let tour = RwSignal::new(None::<usize>);
     let pick_example = Callback::new(move |index: usize| {
@@ -537,7 +430,7 @@ pub fn ChatPanel() -> impl IntoView {
         state.turn.set_draft(example.text.to_string());
         tour.set(Some(index + 1));
         if ready.get_untracked() {
-            send();
+            send.run(());
         } else if let Some(el) = textarea.get_untracked() {
             // Not ready to send yet: the example waits in the box, where Enter sends it.
             let _ = el.focus();
@@ -572,197 +465,394 @@ pub fn ChatPanel() -> impl IntoView {
     view! {
         <div class="chat-panel">
             <ExpandedBefore />
-            <ChatLog
-                groups=groups
-                hidden=hidden
-                reading=reading
+            <Conversation
+                transcript=transcript
                 usage=usage_lines
-                on_fold=on_fold
-                live=state.turn.live()
-                versions=versions
-                redo=redo
-                on_turn=on_turn
+                textarea=textarea
                 empty=move || view! { <Welcome offline=offline on_pick=pick_example /> }
             />
-            {move || {
-                state
-                    .turn.failed()
-                    .get()
-                    .map(|failed| {
-                        view! {
-                            <FailedCard
-                                failed=failed
-                                on_retry=Callback::new(move |text: String| {
-                                    state.turn.clear_failed();
-                                    turn::send_message(state, text);
-                                })
-                                on_edit=Callback::new(move |text: String| {
-                                    state.turn.clear_failed();
-                                    state.turn.set_draft(text);
-                                })
-                            />
-                        }
-                    })
-            }}
+            <LastFailure />
             <ConflictCard />
             {move || {
                 session_usage
                     .get()
                     .map(|text| view! { <p class="session-usage" data-testid="session-usage">{text}</p> })
             }}
-            {move || {
-                state
-                    .turn.editing()
-                    .get()
-                    .map(|turn| {
+            <EditingHint />
+            <PendingAttachments />
+            <NextExample next=next_example on_pick=pick_example on_dismiss=Callback::new(move |()| tour.set(None)) />
+            <Composer textarea=textarea ready=ready send=send />
+        </div>
+    }
+}
+
+/// The current session's transcript: what the session holds, merged with the stored
+/// conversation read after opening it (`ArchiveState::Read`).
+fn transcript_memo(state: AppState) -> Memo<Transcript> {
+    Memo::new(move |_| {
+        let live = state
+            .session
+            .derive(view_model::transcript)
+            .unwrap_or_default();
+        let current = state.session.id().get();
+        state.session.archive().with(|archive| match archive {
+            ArchiveState::Read {
+                session_id,
+                transcript,
+                ..
+            } if current.as_ref() == Some(session_id) => {
+                view_model::merge_transcripts(&live, transcript)
+            }
+            _ => live,
+        })
+    })
+}
+
+/// Tokens and cost per turn, and the line for the whole session, priced for the model now
+/// chosen.
+fn usage_texts(
+    state: AppState,
+    transcript: Memo<Transcript>,
+) -> (Signal<BTreeMap<u64, String>>, Signal<Option<String>>) {
+    let turn_usage = Memo::new(move |_| {
+        transcript
+            .with(|t| {
+                state.session.stored_telemetry().with(|stored| {
+                    state
+                        .session
+                        .derive(|core| view_model::turn_usage(core, t, stored))
+                })
+            })
+            .unwrap_or_default()
+    });
+    let price = Memo::new(move |_| state.settings.provider().with(|p| p.model_info()));
+    let usage_lines = Signal::derive(move || {
+        let price = price.get();
+        turn_usage.with(|usage| {
+            usage
+                .iter()
+                .map(|(turn, u)| (*turn, view_model::usage_text(u, price.as_ref())))
+                .collect::<BTreeMap<u64, String>>()
+        })
+    });
+    let session_usage = Signal::derive(move || {
+        let price = price.get();
+        turn_usage.with(|usage| {
+            (!usage.is_empty()).then(|| {
+                let total = view_model::total_usage(usage.values());
+                format!(
+                    "This session: {}",
+                    view_model::usage_text(&total, price.as_ref())
+                )
+            })
+        })
+    });
+    (usage_lines, session_usage)
+}
+
+/// The conversation with its turn tools: folding of concluded efforts, the versions of each
+/// turn, Edit (into the message box `textarea`) and Regenerate.
+#[component]
+fn Conversation(
+    /// The session's transcript.
+    transcript: Memo<Transcript>,
+    /// Tokens and cost by turn.
+    usage: Signal<BTreeMap<u64, String>>,
+    /// The message box, which Edit fills and focuses.
+    textarea: NodeRef<html::Textarea>,
+    /// What shows while the conversation is empty.
+    #[prop(into)]
+    empty: ViewFn,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    // Concluded efforts whose messages the person folded away.
+    let folded = RwSignal::new(BTreeSet::<String>::new());
+    let groups = Memo::new(move |_| {
+        let banners = state.turn.banners().get();
+        let folded = folded.get();
+        transcript.with(|t| {
+            view_model::fold_efforts(view_model::turn_groups(t, &banners), &t.concluded, &folded)
+        })
+    });
+    let hidden = Signal::derive(move || transcript.with(|t| t.hidden));
+    let reading = Signal::derive(move || {
+        state
+            .session
+            .archive()
+            .with(|a| matches!(a, ArchiveState::Reading))
+    });
+    let on_fold = Callback::new(move |(effort, fold): (String, bool)| {
+        folded.update(|f| {
+            if fold {
+                f.insert(effort);
+            } else {
+                f.remove(&effort);
+            }
+        });
+    });
+    // Edit and Regenerate are offered on every turn while no turn runs and no other tab's
+    // newer version is pending; the versions they made are browsed in place.
+    let redo = Memo::new(move |_| {
+        state.session.track();
+        state.turn.live().with(Option::is_none)
+            && state.turn.editing().with(Option::is_none)
+            && chat_controls::can_redo(&state)
+    });
+    let versions = Memo::new(move |_| {
+        state.session.track();
+        let Some(current) = state.session.id().get() else {
+            return BTreeMap::new();
+        };
+        let turns = state.session.read(|core| core.turn()).unwrap_or(0);
+        state
+            .session
+            .list()
+            .with(|list| Families::of(list).turn_versions(&current, turns))
+    });
+    let on_turn = Callback::new(move |action: TurnAction| match action {
+        TurnAction::Edit { turn, text } => {
+            state.turn.set_draft(text);
+            state.turn.set_editing(Some(turn));
+            if let Some(el) = textarea.get_untracked() {
+                let _ = el.focus();
+            }
+        }
+        TurnAction::Regenerate { turn, text } => {
+            spawn_local(chat_controls::regenerate(state, turn, text));
+        }
+        TurnAction::Open(id) => spawn_local(chat_controls::open_version(state, id)),
+    });
+    view! {
+        <ChatLog
+            groups=groups
+            hidden=hidden
+            reading=reading
+            usage=usage
+            on_fold=on_fold
+            live=state.turn.live()
+            versions=versions
+            redo=redo
+            on_turn=on_turn
+            empty=empty
+        />
+    }
+}
+
+/// The last turn, when it failed: Retry sends it again, Edit puts it back into the box.
+#[component]
+fn LastFailure() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        state.turn.failed().get().map(|failed| {
+            view! {
+                <FailedCard
+                    failed=failed
+                    on_retry=Callback::new(move |text: String| {
+                        state.turn.clear_failed();
+                        turn::send_message(state, text);
+                    })
+                    on_edit=Callback::new(move |text: String| {
+                        state.turn.clear_failed();
+                        state.turn.set_draft(text);
+                    })
+                />
+            }
+        })
+    }
+}
+
+/// Says which turn's message is being edited in the box, with Cancel.
+#[component]
+fn EditingHint() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        state
+            .turn
+            .editing()
+            .get()
+            .map(|turn| {
+                view! {
+                    <div class="hint editing" data-testid="editing" role="status">
+                        <span>{format!("Editing your message of turn {turn}: Send makes a new version of the conversation from here, and the current one stays (‹ › switches between them).")}</span>
+                        <button
+                            type="button"
+                            class="secondary small"
+                            data-testid="cancel-edit"
+                            on:click=move |_| {
+                                state.turn.set_editing(None);
+                                state.turn.set_draft(String::new());
+                            }
+                        >
+                            "Cancel"
+                        </button>
+                    </div>
+                }
+            })
+    }
+}
+
+/// The files waiting to go out with the next message, each with its tokens and a remove
+/// button.
+#[component]
+fn PendingAttachments() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let pending_list = move || {
+        let files: Vec<(usize, PendingAttachment)> = state
+            .turn
+            .attachments()
+            .get()
+            .into_iter()
+            .enumerate()
+            .collect();
+        files
+    };
+    view! {
+        <Show when=move || state.turn.attachments().with(|a| !a.is_empty())>
+            <ul class="attachments pending" data-testid="pending-attachments" aria-label="Files attached to your next message">
+                <For
+                    each=pending_list
+                    key=|(i, a)| (*i, a.name.clone())
+                    let:item
+                >
+                    {
+                        let (index, file) = item;
+                        let name = file.name.clone();
                         view! {
-                            <div class="hint editing" data-testid="editing" role="status">
-                                <span>{format!("Editing your message of turn {turn}: Send makes a new version of the conversation from here, and the current one stays (‹ › switches between them).")}</span>
+                            <li class="attachment" data-testid="pending-attachment" data-name=file.name.clone()>
+                                <span>{format!("{} · {} tokens", file.name, file.tokens)}</span>
                                 <button
                                     type="button"
-                                    class="secondary small"
-                                    data-testid="cancel-edit"
-                                    on:click=move |_| {
-                                        state.turn.set_editing(None);
-                                        state.turn.set_draft(String::new());
-                                    }
+                                    class="dismiss"
+                                    aria-label=format!("Remove {name}")
+                                    disabled=move || state.turn.live().with(Option::is_some)
+                                    on:click=move |_| state.turn.remove_attachment(index)
                                 >
-                                    "Cancel"
+                                    "×"
                                 </button>
-                            </div>
+                            </li>
                         }
-                    })
-            }}
-            <Show when=move || state.turn.attachments().with(|a| !a.is_empty())>
-                <ul class="attachments pending" data-testid="pending-attachments" aria-label="Files attached to your next message">
-                    <For
-                        each=pending_list
-                        key=|(i, a)| (*i, a.name.clone())
-                        let:item
-                    >
-                        {
-                            let (index, file) = item;
-                            let name = file.name.clone();
-                            view! {
-                                <li class="attachment" data-testid="pending-attachment" data-name=file.name.clone()>
-                                    <span>{format!("{} · {} tokens", file.name, file.tokens)}</span>
-                                    <button
-                                        type="button"
-                                        class="dismiss"
-                                        aria-label=format!("Remove {name}")
-                                        disabled=move || state.turn.live().with(Option::is_some)
-                                        on:click=move |_| state.turn.remove_attachment(index)
-                                    >
-                                        "×"
-                                    </button>
-                                </li>
-                            }
+                    }
+                </For>
+            </ul>
+        </Show>
+    }
+}
+
+/// The message box (Enter sends, Shift+Enter adds a line), Attach, and Send or Stop.
+#[component]
+fn Composer(
+    /// The message box.
+    textarea: NodeRef<html::Textarea>,
+    /// Whether the tokenizer and storage are ready, so a message can be sent.
+    ready: Signal<bool>,
+    /// Sends the text in the box.
+    send: Callback<()>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let touch =
+        crate::components::media::media_query(crate::components::media::TOUCH_OR_NARROW_QUERY);
+    let file_input = NodeRef::<html::Input>::new();
+    view! {
+        <form
+            class="composer"
+            on:submit=move |ev| {
+                ev.prevent_default();
+                send.run(());
+            }
+        >
+            <label class="visually-hidden" for="message-box">
+                "Message"
+            </label>
+            <textarea
+                id="message-box"
+                data-testid="message-input"
+                node_ref=textarea
+                rows="2"
+                placeholder=move || if touch.get() { "Message" } else { "Message (Enter to send, Shift+Enter for a new line)" }
+                aria-keyshortcuts="/ Shift+Escape"
+                prop:value=move || state.turn.draft().get()
+                on:input=move |ev| state.turn.set_draft(event_target_value(&ev))
+                on:keydown=move |ev| {
+                    if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                        ev.prevent_default();
+                        send.run(());
+                    }
+                }
+            ></textarea>
+            <input
+                type="file"
+                class="visually-hidden"
+                tabindex="-1"
+                aria-hidden="true"
+                aria-label="Attach a text file"
+                multiple=true
+                accept="text/*,.md,.markdown,.txt,.json,.yaml,.yml,.toml,.csv,.rs,.py,.js,.ts,.go,.java,.c,.h,.cpp,.sh,.sql,.html,.css"
+                data-testid="attach-input"
+                node_ref=file_input
+                on:change=move |ev| {
+                    let input: web_sys::HtmlInputElement = event_target(&ev);
+                    let files: Vec<web_sys::File> = input
+                        .files()
+                        .map(|list| (0..list.length()).filter_map(|i| list.get(i)).collect())
+                        .unwrap_or_default();
+                    // The same file can be chosen again later.
+                    input.set_value("");
+                    spawn_local(async move {
+                        for file in files {
+                            chat_controls::add_file(state, file).await;
                         }
-                    </For>
-                </ul>
-            </Show>
-            <NextExample next=next_example on_pick=pick_example on_dismiss=Callback::new(move |()| tour.set(None)) />
-            <form
-                class="composer"
-                on:submit=move |ev| {
-                    ev.prevent_default();
-                    send();
+                    });
+                }
+            />
+            <button
+                type="button"
+                class="secondary attach"
+                data-testid="attach"
+                aria-label="Attach a text file"
+                title="Attach a text, Markdown or code file to your next message"
+                disabled=move || state.turn.live().with(Option::is_some)
+                on:click=move |_| {
+                    if let Some(input) = file_input.get_untracked() {
+                        input.click();
+                    }
                 }
             >
-                <label class="visually-hidden" for="message-box">
-                    "Message"
-                </label>
-                <textarea
-                    id="message-box"
-                    data-testid="message-input"
-                    node_ref=textarea
-                    rows="2"
-                    placeholder=move || if touch.get() { "Message" } else { "Message (Enter to send, Shift+Enter for a new line)" }
-                    aria-keyshortcuts="/ Shift+Escape"
-                    prop:value=move || state.turn.draft().get()
-                    on:input=move |ev| state.turn.set_draft(event_target_value(&ev))
-                    on:keydown=move |ev| {
-                        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
-                            ev.prevent_default();
-                            send();
-                        }
-                    }
-                ></textarea>
-                <input
-                    type="file"
-                    class="visually-hidden"
-                    tabindex="-1"
-                    aria-hidden="true"
-                    aria-label="Attach a text file"
-                    multiple=true
-                    accept="text/*,.md,.markdown,.txt,.json,.yaml,.yml,.toml,.csv,.rs,.py,.js,.ts,.go,.java,.c,.h,.cpp,.sh,.sql,.html,.css"
-                    data-testid="attach-input"
-                    node_ref=file_input
-                    on:change=move |ev| {
-                        let input: web_sys::HtmlInputElement = event_target(&ev);
-                        let files: Vec<web_sys::File> = input
-                            .files()
-                            .map(|list| (0..list.length()).filter_map(|i| list.get(i)).collect())
-                            .unwrap_or_default();
-                        // The same file can be chosen again later.
-                        input.set_value("");
-                        spawn_local(async move {
-                            for file in files {
-                                chat_controls::add_file(state, file).await;
+                "Attach"
+            </button>
+            <Show
+                when=move || state.turn.live().with(Option::is_some)
+                fallback=move || {
+                    view! {
+                        <button
+                            type="submit"
+                            data-testid="send"
+                            disabled=move || {
+                                !ready.get() || state.blocked()
+                                    || state.turn.draft().with(|d| d.trim().is_empty())
                             }
-                        });
+                        >
+                            {move || match state.notices.startup().get() {
+                                Startup::Ready(_) => "Send",
+                                Startup::Failed(_) => "Unavailable",
+                                _ => "Loading…",
+                            }}
+                        </button>
                     }
-                />
+                }
+            >
                 <button
                     type="button"
-                    class="secondary attach"
-                    data-testid="attach"
-                    aria-label="Attach a text file"
-                    title="Attach a text, Markdown or code file to your next message"
-                    disabled=move || state.turn.live().with(Option::is_some)
-                    on:click=move |_| {
-                        if let Some(input) = file_input.get_untracked() {
-                            input.click();
-                        }
-                    }
+                    class="stop"
+                    data-testid="stop"
+                    aria-label="Stop the reply"
+                    aria-keyshortcuts="Escape"
+                    title="Stop the reply (Esc)"
+                    on:click=move |_| turn::stop(state)
                 >
-                    "Attach"
+                    "Stop"
                 </button>
-                <Show
-                    when=move || state.turn.live().with(Option::is_some)
-                    fallback=move || {
-                        view! {
-                            <button
-                                type="submit"
-                                data-testid="send"
-                                disabled=move || {
-                                    !ready.get() || state.blocked()
-                                        || state.turn.draft().with(|d| d.trim().is_empty())
-                                }
-                            >
-                                {move || match state.notices.startup().get() {
-                                    Startup::Ready(_) => "Send",
-                                    Startup::Failed(_) => "Unavailable",
-                                    _ => "Loading…",
-                                }}
-                            </button>
-                        }
-                    }
-                >
-                    <button
-                        type="button"
-                        class="stop"
-                        data-testid="stop"
-                        aria-label="Stop the reply"
-                        aria-keyshortcuts="Escape"
-                        title="Stop the reply (Esc)"
-                        on:click=move |_| turn::stop(state)
-                    >
-                        "Stop"
-                    </button>
-                </Show>
-            </form>
-        </div>
+            </Show>
+        </form>
     }
 }
 

@@ -76,13 +76,27 @@ fn conversations(list: &[SessionInfo], open: Option<&str>) -> Vec<(SessionInfo, 
 /// The sessions panel.
 #[component]
 pub fn SessionsPanel() -> impl IntoView {
+    view! {
+        <div class="sessions" data-testid="sessions-panel">
+            <SessionList />
+            <ImportSection />
+            <BranchSection />
+        </div>
+    }
+}
+
+/// Whether a turn is running: sessions are not created, opened, deleted or forked meanwhile.
+fn in_turn(state: AppState) -> impl Fn() -> bool + Copy {
+    move || state.turn.live().with(Option::is_some)
+}
+
+/// The new-session form and the list of conversations (each once, however many versions).
+#[component]
+fn SessionList() -> impl IntoView {
     let state = expect_context::<AppState>();
     let new_name = RwSignal::new(String::new());
     let renaming = RwSignal::new(None::<(String, String)>);
-    let fork_turn = RwSignal::new(String::new());
-    let fork_name = RwSignal::new(String::new());
-    let busy = move || state.turn.live().with(Option::is_some);
-
+    let busy = in_turn(state);
     let create = move |ev: web_sys::SubmitEvent| {
         ev.prevent_default();
         let name = new_name.get_untracked();
@@ -97,6 +111,160 @@ pub fn SessionsPanel() -> impl IntoView {
         new_name.set(String::new());
         spawn_local(async move { state.create_session(name).await });
     };
+    view! {
+        <section aria-labelledby="sessions-title">
+            <h2 id="sessions-title">"Sessions"</h2>
+            <form class="row" on:submit=create>
+                <label class="visually-hidden" for="new-session-name">"New session name"</label>
+                <input id="new-session-name" data-testid="new-session-name" placeholder="New session name" prop:value=move || new_name.get() on:input=move |ev| new_name.set(event_target_value(&ev)) />
+                <button type="submit" data-testid="new-session" disabled=busy>"New session"</button>
+            </form>
+            <ul class="rows" data-testid="session-list">
+                {move || {
+                    let current = state.session.id().get();
+                    conversations(&state.session.list().get(), current.as_deref())
+                        .into_iter()
+                        .map(|(info, family)| {
+                            let is_current = current.as_ref().is_some_and(|c| family.contains(c));
+                            view! { <SessionRow info=info family=family is_current=is_current renaming=renaming /> }
+                        })
+                        .collect_view()
+                }}
+            </ul>
+        </section>
+    }
+}
+
+/// One conversation in the list: its name (or the rename form), badges, and Open, Rename,
+/// Export and Delete.
+#[component]
+fn SessionRow(
+    /// The session listed (the open version of the conversation, or its latest).
+    info: SessionInfo,
+    /// Every version of the conversation.
+    family: Vec<String>,
+    /// Whether the conversation is the one open.
+    is_current: bool,
+    /// The session being renamed, with the name typed so far.
+    renaming: RwSignal<Option<(String, String)>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let busy = in_turn(state);
+    let versions = family.len();
+    let rename_family = family.clone();
+    let delete_family = family.clone();
+    let id = info.id.clone();
+    let (open_id, delete_id, export_id, rename_id) =
+        (id.clone(), id.clone(), id.clone(), id.clone());
+    let name = info.name.clone();
+    let export_name = info.name.clone();
+    let damaged = info.damaged.is_some();
+    let editing = move || renaming.with(|r| r.as_ref().is_some_and(|(rid, _)| *rid == rename_id));
+    view! {
+        <li class="row" class:active=is_current data-testid="session-row" data-session=id.clone() data-name=info.name.clone()>
+            <div class="row-main">
+                <Show
+                    when=editing
+                    fallback={
+                        let name = name.clone();
+                        move || view! { <span class="name">{name.clone()}</span> }
+                    }
+                >
+                    <form class="row" on:submit={
+                        let rename_family = rename_family.clone();
+                        move |ev: web_sys::SubmitEvent| {
+                        ev.prevent_default();
+                        if let Some((rid, new)) = renaming.get_untracked() {
+                            renaming.set(None);
+                            // Every version of the conversation carries its name.
+                            let family = if rename_family.contains(&rid) { rename_family.clone() } else { vec![rid] };
+                            spawn_local(async move {
+                                for id in family {
+                                    state.rename_session(id, new.clone()).await;
+                                }
+                            });
+                        }
+                    }}>
+                        <input
+                            data-testid="rename-input"
+                            aria-label="New name"
+                            prop:value=move || renaming.get().map(|(_, n)| n).unwrap_or_default()
+                            on:input=move |ev| {
+                                let value = event_target_value(&ev);
+                                renaming.update(|r| if let Some((_, n)) = r { *n = value });
+                            }
+                        />
+                        <button type="submit" class="small" data-testid="rename-save">"Save"</button>
+                    </form>
+                </Show>
+                {is_current.then(|| view! { <span class="badge active">"open"</span> })}
+                {(versions > 1).then(|| view! {
+                    <span class="badge" data-testid="session-versions" title="Regenerate and Edit made these; the chat switches between them at the turn they differ (‹ ›)">{format!("{versions} versions")}</span>
+                })}
+                {match info.damaged.clone() {
+                    // A session whose header cannot be read cannot open, but its records
+                    // are still stored: say so, and leave Export as the way out.
+                    Some(problem) => view! {
+                        <span class="badge damaged" data-testid="damaged-session" title=problem>"damaged: export to rescue it"</span>
+                    }.into_any(),
+                    None => view! {
+                        <span class="tokens">{format!("{} · {}", crate::words::turns(info.turn_count as usize), crate::words::messages(info.message_count as usize))}</span>
+                    }.into_any(),
+                }}
+            </div>
+            <div class="row-actions">
+                <button type="button" class="small" data-testid="open-session" disabled=move || is_current || damaged || busy() on:click=move |_| {
+                    let id = open_id.clone();
+                    spawn_local(async move { state.switch_session(id).await });
+                }>"Open"</button>
+                <button type="button" class="small" data-testid="rename-session" on:click={
+                    let id = id.clone();
+                    let name = name.clone();
+                    move |_| renaming.set(Some((id.clone(), name.clone())))
+                }>"Rename"</button>
+                <button type="button" class="small" data-testid="export-session" aria-label=format!("Export {}", info.name) on:click=move |_| {
+                    let id = export_id.clone();
+                    let file = format!("{}.ccm.json", export_name.replace(['/', '\\'], "-"));
+                    spawn_local(async move {
+                        state.notices.set_busy(Some("Exporting…".to_string()));
+                        match state.export_session(&id).await.and_then(|json| download(&file, &json)) {
+                            Ok(()) => {}
+                            Err(e) => state.notices.notify(NoticeKind::Error, format!("Could not export: {e}")),
+                        }
+                        state.notices.set_busy(None);
+                    });
+                }>"Export"</button>
+                <button type="button" class="small danger" data-testid="delete-session" aria-label=format!("Delete {}", info.name) disabled=busy on:click=move |_| {
+                    let question = if versions > 1 {
+                        format!("Delete this conversation, all {versions} of its versions, and everything stored with them?")
+                    } else {
+                        "Delete this session and everything stored with it?".to_string()
+                    };
+                    let confirmed = web_sys::window()
+                        .and_then(|w| w.confirm_with_message(&question).ok())
+                        .unwrap_or(false);
+                    if confirmed {
+                        // The open version goes last, so the app does not open
+                        // another version that is about to go too.
+                        let mut ids = if delete_family.is_empty() { vec![delete_id.clone()] } else { delete_family.clone() };
+                        let open = state.session.id().get_untracked();
+                        ids.sort_by_key(|id| Some(id) == open.as_ref());
+                        spawn_local(async move {
+                            for id in ids {
+                                state.delete_session(id).await;
+                            }
+                        });
+                    }
+                }>"Delete"</button>
+            </div>
+        </li>
+    }
+}
+
+/// Import of a session document, or of a session in the original CCM file layout.
+#[component]
+fn ImportSection() -> impl IntoView {
+    let state = expect_context::<AppState>();
     let import_json = move |ev: web_sys::Event| {
         let Some(input) = input_of(&ev) else { return };
         spawn_local(async move {
@@ -148,6 +316,29 @@ pub fn SessionsPanel() -> impl IntoView {
             }
         });
     };
+    view! {
+        <section aria-labelledby="import-title">
+            <h2 id="import-title">"Import"</h2>
+            <label class="file">
+                "Session document (.json): "
+                <input type="file" accept=".json,application/json" data-testid="import-json" on:change=import_json />
+            </label>
+            <label class="file">
+                "Original CCM files (manifest.yaml, raw.jsonl, efforts/*.jsonl): "
+                <input type="file" multiple=true data-testid="import-ccm" on:change=import_ccm />
+            </label>
+            <p class="hint">"The API key is never part of an export."</p>
+        </section>
+    }
+}
+
+/// Where the open session stands among its branches, and the fork form.
+#[component]
+fn BranchSection() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let fork_turn = RwSignal::new(String::new());
+    let fork_name = RwSignal::new(String::new());
+    let busy = in_turn(state);
     let fork = move |ev: web_sys::SubmitEvent| {
         ev.prevent_default();
         let current = state.session.read(|core| core.turn()).unwrap_or(0);
@@ -169,182 +360,41 @@ pub fn SessionsPanel() -> impl IntoView {
     });
 
     view! {
-        <div class="sessions" data-testid="sessions-panel">
-            <section aria-labelledby="sessions-title">
-                <h2 id="sessions-title">"Sessions"</h2>
-                <form class="row" on:submit=create>
-                    <label class="visually-hidden" for="new-session-name">"New session name"</label>
-                    <input id="new-session-name" data-testid="new-session-name" placeholder="New session name" prop:value=move || new_name.get() on:input=move |ev| new_name.set(event_target_value(&ev)) />
-                    <button type="submit" data-testid="new-session" disabled=busy>"New session"</button>
-                </form>
-                <ul class="rows" data-testid="session-list">
-                    {move || {
-                        let current = state.session.id().get();
-                        conversations(&state.session.list().get(), current.as_deref())
-                            .into_iter()
-                            .map(|(info, family)| {
-                                let is_current = current.as_ref().is_some_and(|c| family.contains(c));
-                                let versions = family.len();
-                                let rename_family = family.clone();
-                                let delete_family = family.clone();
-                                let id = info.id.clone();
-                                let (open_id, delete_id, export_id, rename_id) = (id.clone(), id.clone(), id.clone(), id.clone());
-                                let name = info.name.clone();
-                                let export_name = info.name.clone();
-                                let damaged = info.damaged.is_some();
-                                let editing = move || renaming.with(|r| r.as_ref().is_some_and(|(rid, _)| *rid == rename_id));
-                                view! {
-                                    <li class="row" class:active=is_current data-testid="session-row" data-session=id.clone() data-name=info.name.clone()>
-                                        <div class="row-main">
-                                            <Show
-                                                when=editing
-                                                fallback={
-                                                    let name = name.clone();
-                                                    move || view! { <span class="name">{name.clone()}</span> }
-                                                }
-                                            >
-                                                <form class="row" on:submit={
-                                                    let rename_family = rename_family.clone();
-                                                    move |ev: web_sys::SubmitEvent| {
-                                                    ev.prevent_default();
-                                                    if let Some((rid, new)) = renaming.get_untracked() {
-                                                        renaming.set(None);
-                                                        // Every version of the conversation carries its name.
-                                                        let family = if rename_family.contains(&rid) { rename_family.clone() } else { vec![rid] };
-                                                        spawn_local(async move {
-                                                            for id in family {
-                                                                state.rename_session(id, new.clone()).await;
-                                                            }
-                                                        });
-                                                    }
-                                                }}>
-                                                    <input
-                                                        data-testid="rename-input"
-                                                        aria-label="New name"
-                                                        prop:value=move || renaming.get().map(|(_, n)| n).unwrap_or_default()
-                                                        on:input=move |ev| {
-                                                            let value = event_target_value(&ev);
-                                                            renaming.update(|r| if let Some((_, n)) = r { *n = value });
-                                                        }
-                                                    />
-                                                    <button type="submit" class="small" data-testid="rename-save">"Save"</button>
-                                                </form>
-                                            </Show>
-                                            {is_current.then(|| view! { <span class="badge active">"open"</span> })}
-                                            {(versions > 1).then(|| view! {
-                                                <span class="badge" data-testid="session-versions" title="Regenerate and Edit made these; the chat switches between them at the turn they differ (‹ ›)">{format!("{versions} versions")}</span>
-                                            })}
-                                            {match info.damaged.clone() {
-                                                // A session whose header cannot be read cannot open, but its records
-                                                // are still stored: say so, and leave Export as the way out.
-                                                Some(problem) => view! {
-                                                    <span class="badge damaged" data-testid="damaged-session" title=problem>"damaged: export to rescue it"</span>
-                                                }.into_any(),
-                                                None => view! {
-                                                    <span class="tokens">{format!("{} · {}", crate::words::turns(info.turn_count as usize), crate::words::messages(info.message_count as usize))}</span>
-                                                }.into_any(),
-                                            }}
-                                        </div>
-                                        <div class="row-actions">
-                                            <button type="button" class="small" data-testid="open-session" disabled=move || is_current || damaged || busy() on:click=move |_| {
-                                                let id = open_id.clone();
-                                                spawn_local(async move { state.switch_session(id).await });
-                                            }>"Open"</button>
-                                            <button type="button" class="small" data-testid="rename-session" on:click={
-                                                let id = id.clone();
-                                                let name = name.clone();
-                                                move |_| renaming.set(Some((id.clone(), name.clone())))
-                                            }>"Rename"</button>
-                                            <button type="button" class="small" data-testid="export-session" aria-label=format!("Export {}", info.name) on:click=move |_| {
-                                                let id = export_id.clone();
-                                                let file = format!("{}.ccm.json", export_name.replace(['/', '\\'], "-"));
-                                                spawn_local(async move {
-                                                    state.notices.set_busy(Some("Exporting…".to_string()));
-                                                    match state.export_session(&id).await.and_then(|json| download(&file, &json)) {
-                                                        Ok(()) => {}
-                                                        Err(e) => state.notices.notify(NoticeKind::Error, format!("Could not export: {e}")),
-                                                    }
-                                                    state.notices.set_busy(None);
-                                                });
-                                            }>"Export"</button>
-                                            <button type="button" class="small danger" data-testid="delete-session" aria-label=format!("Delete {}", info.name) disabled=busy on:click=move |_| {
-                                                let question = if versions > 1 {
-                                                    format!("Delete this conversation, all {versions} of its versions, and everything stored with them?")
-                                                } else {
-                                                    "Delete this session and everything stored with it?".to_string()
-                                                };
-                                                let confirmed = web_sys::window()
-                                                    .and_then(|w| w.confirm_with_message(&question).ok())
-                                                    .unwrap_or(false);
-                                                if confirmed {
-                                                    // The open version goes last, so the app does not open
-                                                    // another version that is about to go too.
-                                                    let mut ids = if delete_family.is_empty() { vec![delete_id.clone()] } else { delete_family.clone() };
-                                                    let open = state.session.id().get_untracked();
-                                                    ids.sort_by_key(|id| Some(id) == open.as_ref());
-                                                    spawn_local(async move {
-                                                        for id in ids {
-                                                            state.delete_session(id).await;
-                                                        }
-                                                    });
-                                                }
-                                            }>"Delete"</button>
-                                        </div>
-                                    </li>
-                                }
-                            })
-                            .collect_view()
-                    }}
-                </ul>
-            </section>
-            <section aria-labelledby="import-title">
-                <h2 id="import-title">"Import"</h2>
-                <label class="file">
-                    "Session document (.json): "
-                    <input type="file" accept=".json,application/json" data-testid="import-json" on:change=import_json />
-                </label>
-                <label class="file">
-                    "Original CCM files (manifest.yaml, raw.jsonl, efforts/*.jsonl): "
-                    <input type="file" multiple=true data-testid="import-ccm" on:change=import_ccm />
-                </label>
-                <p class="hint">"The API key is never part of an export."</p>
-            </section>
-            <section aria-labelledby="branches-title">
-                <h2 id="branches-title">"Branches"</h2>
-                {move || {
-                    branch
-                        .get()
-                        .map(|(info, turn, earliest)| {
-                            let origin = match (&info.parent, info.fork_turn) {
-                                (Some(parent), Some(at)) => {
-                                    format!(" on branch {} (forked from {parent} at turn {at})", info.name)
-                                }
-                                _ => String::new(),
-                            };
-                            view! {
-                                <p class="hint" data-testid="branch-info">
-                                    {if earliest == 0 || earliest >= turn {
-                                        format!("At turn {turn}{origin}: any turn from 0 to {turn} can be forked.")
-                                    } else {
-                                        format!("At turn {turn}{origin}: any turn from 0 to {turn} can be forked; turns {earliest}–{turn} exactly as they were, earlier ones rebuilt from the stored messages (nothing expanded or recalled).")
-                                    }}
-                                </p>
+        <section aria-labelledby="branches-title">
+            <h2 id="branches-title">"Branches"</h2>
+            {move || {
+                branch
+                    .get()
+                    .map(|(info, turn, earliest)| {
+                        let origin = match (&info.parent, info.fork_turn) {
+                            (Some(parent), Some(at)) => {
+                                format!(" on branch {} (forked from {parent} at turn {at})", info.name)
                             }
-                        })
-                }}
-                <form class="row" on:submit=fork>
-                    <label>
-                        "Fork at turn "
-                        <input type="number" min="0" data-testid="fork-turn" class="narrow" prop:value=move || fork_turn.get() on:input=move |ev| fork_turn.set(event_target_value(&ev)) placeholder=move || branch.get().map(|(_, t, _)| t.to_string()).unwrap_or_default() />
-                    </label>
-                    <label>
-                        " as "
-                        <input data-testid="fork-name" placeholder="branch name" prop:value=move || fork_name.get() on:input=move |ev| fork_name.set(event_target_value(&ev)) />
-                    </label>
-                    <button type="submit" data-testid="fork" disabled=busy>"Fork"</button>
-                </form>
-                <p class="hint">"A branch is stored as its own session (named with ⎇); switching branches is opening it above."</p>
-            </section>
-        </div>
+                            _ => String::new(),
+                        };
+                        view! {
+                            <p class="hint" data-testid="branch-info">
+                                {if earliest == 0 || earliest >= turn {
+                                    format!("At turn {turn}{origin}: any turn from 0 to {turn} can be forked.")
+                                } else {
+                                    format!("At turn {turn}{origin}: any turn from 0 to {turn} can be forked; turns {earliest}–{turn} exactly as they were, earlier ones rebuilt from the stored messages (nothing expanded or recalled).")
+                                }}
+                            </p>
+                        }
+                    })
+            }}
+            <form class="row" on:submit=fork>
+                <label>
+                    "Fork at turn "
+                    <input type="number" min="0" data-testid="fork-turn" class="narrow" prop:value=move || fork_turn.get() on:input=move |ev| fork_turn.set(event_target_value(&ev)) placeholder=move || branch.get().map(|(_, t, _)| t.to_string()).unwrap_or_default() />
+                </label>
+                <label>
+                    " as "
+                    <input data-testid="fork-name" placeholder="branch name" prop:value=move || fork_name.get() on:input=move |ev| fork_name.set(event_target_value(&ev)) />
+                </label>
+                <button type="submit" data-testid="fork" disabled=busy>"Fork"</button>
+            </form>
+            <p class="hint">"A branch is stored as its own session (named with ⎇); switching branches is opening it above."</p>
+        </section>
     }
 }

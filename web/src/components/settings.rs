@@ -141,45 +141,284 @@ fn BudgetField(
 #[component]
 pub fn SettingsPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
+    // The session form is rebuilt whenever the configuration in force changes.
+    let session_message = RwSignal::new(None::<(bool, String)>);
+    let current = Memo::new(move |_| state.session.derive(|core| core.config().clone()));
+    view! {
+        <div class="settings" data-testid="settings-panel">
+            <ProviderForm />
+            <SyncForm />
+            {move || current.get().map(|config| view! { <SessionForm config=config message=session_message /> })}
+        </div>
+    }
+}
 
-    // Provider form, started from the stored settings.
-    let initial = state.settings.provider().get_untracked();
-    let choice = RwSignal::new(initial.choice);
-    let base_url = RwSignal::new(initial.base_url.clone());
-    let model = RwSignal::new(initial.model.clone());
-    let stream = RwSignal::new(initial.stream);
-    let remember = RwSignal::new(initial.remember_key);
-    let key = RwSignal::new(state.settings.api_key().get_untracked());
-    let price_text = |price: Option<f64>| price.map(|p| p.to_string()).unwrap_or_default();
-    let input_price = RwSignal::new(price_text(initial.input_price));
-    let output_price = RwSignal::new(price_text(initial.output_price));
-    let embeddings_url = RwSignal::new(initial.embeddings_url.clone());
-    let embeddings_model = RwSignal::new(initial.embeddings_model.clone());
+/// The provider form's fields, as typed (the key included), started from the stored settings.
+#[derive(Clone, Copy)]
+struct ProviderFields {
+    choice: RwSignal<ProviderChoice>,
+    base_url: RwSignal<String>,
+    model: RwSignal<String>,
+    stream: RwSignal<bool>,
+    remember: RwSignal<bool>,
+    key: RwSignal<String>,
+    input_price: RwSignal<String>,
+    output_price: RwSignal<String>,
+    embeddings_url: RwSignal<String>,
+    embeddings_model: RwSignal<String>,
+}
+
+/// A price as its field shows it (blank: the app's table).
+fn price_text(price: Option<f64>) -> String {
+    price.map(|p| p.to_string()).unwrap_or_default()
+}
+
+impl ProviderFields {
+    /// Fields showing `saved` and `key`.
+    fn new(saved: ProviderSettings, key: String) -> ProviderFields {
+        ProviderFields {
+            choice: RwSignal::new(saved.choice),
+            base_url: RwSignal::new(saved.base_url),
+            model: RwSignal::new(saved.model),
+            stream: RwSignal::new(saved.stream),
+            remember: RwSignal::new(saved.remember_key),
+            key: RwSignal::new(key),
+            input_price: RwSignal::new(price_text(saved.input_price)),
+            output_price: RwSignal::new(price_text(saved.output_price)),
+            embeddings_url: RwSignal::new(saved.embeddings_url),
+            embeddings_model: RwSignal::new(saved.embeddings_model),
+        }
+    }
+
+    /// Shows `saved` and `key` (settings saved elsewhere).
+    fn show(&self, saved: ProviderSettings, key: String) {
+        self.choice.set(saved.choice);
+        self.base_url.set(saved.base_url);
+        self.model.set(saved.model);
+        self.stream.set(saved.stream);
+        self.remember.set(saved.remember_key);
+        self.input_price.set(price_text(saved.input_price));
+        self.output_price.set(price_text(saved.output_price));
+        self.embeddings_url.set(saved.embeddings_url);
+        self.embeddings_model.set(saved.embeddings_model);
+        self.key.set(key);
+    }
+
+    /// The settings the fields hold (without the key), or what is wrong with a price.
+    fn settings(&self) -> Result<ProviderSettings, String> {
+        Ok(ProviderSettings {
+            choice: self.choice.get_untracked(),
+            base_url: self.base_url.get_untracked().trim().to_string(),
+            model: self.model.get_untracked().trim().to_string(),
+            stream: self.stream.get_untracked(),
+            remember_key: self.remember.get_untracked(),
+            input_price: parse_price("The prompt price", &self.input_price.get_untracked())?,
+            output_price: parse_price("The answer price", &self.output_price.get_untracked())?,
+            embeddings_url: self.embeddings_url.get_untracked().trim().to_string(),
+            embeddings_model: self.embeddings_model.get_untracked().trim().to_string(),
+        })
+    }
+}
+
+/// What the app knows of the model named in the fields: its window (the provider's list
+/// first) and prices. Tracks the fields and the list.
+fn model_facts(fields: ProviderFields, listed: RwSignal<Vec<ListedModel>>) -> String {
+    let settings = ProviderSettings {
+        model: fields.model.get(),
+        choice: fields.choice.get(),
+        input_price: parse_price("", &fields.input_price.get()).ok().flatten(),
+        output_price: parse_price("", &fields.output_price.get()).ok().flatten(),
+        ..ProviderSettings::default()
+    };
+    let listed_window = listed.with(|l| {
+        l.iter()
+            .find(|m| m.id == settings.model.trim())
+            .and_then(|m| m.context_window)
+    });
+    match (settings.model_info(), listed_window) {
+        (Some(info), listed_window) => {
+            let window = listed_window.unwrap_or(info.context_window);
+            let window = if window > 0 {
+                format!("context window {window} tokens")
+            } else {
+                "context window unknown (the session keeps its own)".to_string()
+            };
+            format!(
+                "{window} · ${:.2} / ${:.2} per million tokens in / out",
+                info.input_per_million, info.output_per_million
+            )
+        }
+        (None, Some(window)) => format!("context window {window} tokens (from the provider's list) · price unknown"),
+        (None, None) => "Not in the app's table: the session keeps its context window, and costs are not shown unless you enter prices below.".to_string(),
+    }
+}
+
+/// Saves the provider form's settings, or says in `provider_message` (and in `key_message`
+/// for a missing key) why not; the session's window then follows the model.
+fn save_provider_form(
+    state: AppState,
+    fields: ProviderFields,
+    listed: RwSignal<Vec<ListedModel>>,
+    provider_message: RwSignal<Option<(bool, String)>>,
+    key_message: RwSignal<Option<(bool, String)>>,
+) {
+    let settings = match fields.settings() {
+        Ok(settings) => settings,
+        Err(e) => return provider_message.set(Some((false, e))),
+    };
+    let key_text = fields.key.get_untracked();
+    key_message.set(None);
+    // Said where the person is: next to the key field, and nothing is switched.
+    if settings.choice.needs_key() && key_text.trim().is_empty() {
+        let using = state.settings.provider().with_untracked(|current| {
+            if current.is_offline() {
+                "the offline demo model".to_string()
+            } else {
+                current.short_label()
+            }
+        });
+        key_message.set(Some((
+            false,
+            format!(
+                "{} needs an API key: paste it here, then save again.",
+                settings.choice.label()
+            ),
+        )));
+        return provider_message.set(Some((
+            false,
+            format!("Not saved: the API key is missing. Replies still come from {using}."),
+        )));
+    }
+    if !settings.is_offline() && settings.model.is_empty() {
+        return provider_message.set(Some((
+            false,
+            "Not saved: type the model's name, or load the model list and pick one.".into(),
+        )));
+    }
+    match settings.provider_config(Some(&key_text)) {
+        Ok(_) => {
+            // The session's window follows the model: the provider's list first (it
+            // knows its own models), then the app's table.
+            let window = listed
+                .with_untracked(|l| {
+                    l.iter()
+                        .find(|m| m.id == settings.model)
+                        .and_then(|m| m.context_window)
+                })
+                .or_else(|| {
+                    settings
+                        .model_info()
+                        .map(|i| i.context_window)
+                        .filter(|w| *w > 0)
+                });
+            let model_name = settings.engine_settings().model;
+            state
+                .settings
+                .save_provider(settings, key_text, state.notices);
+            provider_message.set(Some((
+                true,
+                "Saved. The next message uses this provider.".into(),
+            )));
+            if let Some(window) = window {
+                spawn_local(async move {
+                    state.follow_model_window(&model_name, window).await;
+                });
+            }
+        }
+        Err(e) => provider_message.set(Some((false, e))),
+    }
+}
+
+/// The provider form: the provider, the local-server search, the provider's fields, the
+/// embeddings endpoint, and Save.
+#[component]
+fn ProviderForm() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let fields = ProviderFields::new(
+        state.settings.provider().get_untracked(),
+        state.settings.api_key().get_untracked(),
+    );
     let provider_message = RwSignal::new(None::<(bool, String)>);
     // What is wrong with the key, shown under the key field.
     let key_message = RwSignal::new(None::<(bool, String)>);
     // The provider's model list, once asked for: names for the picker, windows where listed.
     let listed = RwSignal::new(Vec::<ListedModel>::new());
     let list_message = RwSignal::new(None::<(bool, String)>);
-    let form_settings = move || -> Result<ProviderSettings, String> {
-        Ok(ProviderSettings {
-            choice: choice.get_untracked(),
-            base_url: base_url.get_untracked().trim().to_string(),
-            model: model.get_untracked().trim().to_string(),
-            stream: stream.get_untracked(),
-            remember_key: remember.get_untracked(),
-            input_price: parse_price("The prompt price", &input_price.get_untracked())?,
-            output_price: parse_price("The answer price", &output_price.get_untracked())?,
-            embeddings_url: embeddings_url.get_untracked().trim().to_string(),
-            embeddings_model: embeddings_model.get_untracked().trim().to_string(),
-        })
+    let save_provider = move |ev: web_sys::SubmitEvent| {
+        ev.prevent_default();
+        save_provider_form(state, fields, listed, provider_message, key_message);
     };
+    // The form follows settings saved elsewhere (the welcome's offer of a model server on this
+    // computer), so that a later save here keeps them instead of restoring what it showed.
+    Effect::new(move |seen: Option<()>| {
+        let saved = state.settings.provider().get();
+        if seen.is_some() {
+            fields.show(saved, state.settings.api_key().get_untracked());
+        }
+    });
+    view! {
+        <form on:submit=save_provider aria-labelledby="provider-title">
+            <h2 id="provider-title">"Model provider"</h2>
+            <label class="field">
+                <span>"Provider"</span>
+                <select
+                    data-testid="provider-select"
+                    on:change=move |ev| {
+                        if let Some(next) = ProviderChoice::from_key(&event_target_value(&ev)) {
+                            let defaults = ProviderSettings::for_choice(next);
+                            fields.choice.set(next);
+                            fields.base_url.set(defaults.base_url);
+                            fields.model.set(defaults.model);
+                        }
+                    }
+                >
+                    {ProviderChoice::all()
+                        .into_iter()
+                        .map(|c| view! { <option value=c.key() selected=move || fields.choice.get() == c>{c.label()}</option> })
+                        .collect_view()}
+                </select>
+            </label>
+            // The fields follow the server used through the effect above.
+            <LocalServerSearch on_used=Callback::new(move |_| provider_message.set(None)) />
+            <Show when=move || fields.choice.get() != ProviderChoice::Offline fallback=|| view! {
+                <p class="hint">"The offline demo model is deterministic and needs no key or network: it opens, switches, concludes, expands and searches efforts when you say so (“let's work on …”, “back to …”, “that's resolved”, “remind me exactly …”)."</p>
+            }>
+                <ProviderFields fields=fields listed=listed list_message=list_message key_message=key_message />
+            </Show>
+            <label class="field">
+                <span>"Embeddings endpoint (optional)"</span>
+                <input data-testid="embeddings-url" placeholder="e.g. http://localhost:11434/v1 (empty: none)" prop:value=move || fields.embeddings_url.get() on:input=move |ev| fields.embeddings_url.set(event_target_value(&ev)) />
+                <small class="hint">"An OpenAI-compatible /embeddings server (Ollama, LM Studio, OpenAI). Searches of earlier messages then rank by meaning as well as by words. Empty: by words only."</small>
+            </label>
+            <label class="field">
+                <span>"Embedding model"</span>
+                <input data-testid="embeddings-model" placeholder="e.g. nomic-embed-text" prop:value=move || fields.embeddings_model.get() on:input=move |ev| fields.embeddings_model.set(event_target_value(&ev)) />
+            </label>
+            <button type="submit" data-testid="save-provider">"Save provider"</button>
+            {message_view(provider_message)}
+        </form>
+    }
+}
+
+/// The fields of a provider other than the offline model: URL, model (with the provider's
+/// list), prices, key, and streaming.
+#[component]
+fn ProviderFields(
+    /// The form's fields.
+    fields: ProviderFields,
+    /// The provider's model list, once asked for.
+    listed: RwSignal<Vec<ListedModel>>,
+    /// The outcome of asking for the list.
+    list_message: RwSignal<Option<(bool, String)>>,
+    /// What is wrong with the key.
+    key_message: RwSignal<Option<(bool, String)>>,
+) -> impl IntoView {
     let load_models = move |_| {
-        let settings = match form_settings() {
+        let settings = match fields.settings() {
             Ok(settings) => settings,
             Err(e) => return list_message.set(Some((false, e))),
         };
-        let key_text = key.get_untracked();
+        let key_text = fields.key.get_untracked();
         list_message.set(Some((true, "Asking the provider for its models…".into())));
         spawn_local(async move {
             match fetch_models(&settings, &key_text).await {
@@ -199,212 +438,50 @@ pub fn SettingsPanel() -> impl IntoView {
             }
         });
     };
-    let save_provider = move |ev: web_sys::SubmitEvent| {
-        ev.prevent_default();
-        let settings = match form_settings() {
-            Ok(settings) => settings,
-            Err(e) => return provider_message.set(Some((false, e))),
-        };
-        let key_text = key.get_untracked();
-        key_message.set(None);
-        // Said where the person is: next to the key field, and nothing is switched.
-        if settings.choice.needs_key() && key_text.trim().is_empty() {
-            let using = state.settings.provider().with_untracked(|current| {
-                if current.is_offline() {
-                    "the offline demo model".to_string()
-                } else {
-                    current.short_label()
-                }
-            });
-            key_message.set(Some((
-                false,
-                format!(
-                    "{} needs an API key: paste it here, then save again.",
-                    settings.choice.label()
-                ),
-            )));
-            return provider_message.set(Some((
-                false,
-                format!("Not saved: the API key is missing. Replies still come from {using}."),
-            )));
-        }
-        if !settings.is_offline() && settings.model.is_empty() {
-            return provider_message.set(Some((
-                false,
-                "Not saved: type the model's name, or load the model list and pick one.".into(),
-            )));
-        }
-        match settings.provider_config(Some(&key_text)) {
-            Ok(_) => {
-                // The session's window follows the model: the provider's list first (it
-                // knows its own models), then the app's table.
-                let window = listed
-                    .with_untracked(|l| {
-                        l.iter()
-                            .find(|m| m.id == settings.model)
-                            .and_then(|m| m.context_window)
-                    })
-                    .or_else(|| {
-                        settings
-                            .model_info()
-                            .map(|i| i.context_window)
-                            .filter(|w| *w > 0)
-                    });
-                let model_name = settings.engine_settings().model;
-                state
-                    .settings
-                    .save_provider(settings, key_text, state.notices);
-                provider_message.set(Some((
-                    true,
-                    "Saved. The next message uses this provider.".into(),
-                )));
-                if let Some(window) = window {
-                    spawn_local(async move {
-                        state.follow_model_window(&model_name, window).await;
-                    });
-                }
-            }
-            Err(e) => provider_message.set(Some((false, e))),
-        }
-    };
-    // The form follows settings saved elsewhere (the welcome's offer of a model server on this
-    // computer), so that a later save here keeps them instead of restoring what it showed.
-    Effect::new(move |seen: Option<()>| {
-        let saved = state.settings.provider().get();
-        if seen.is_some() {
-            choice.set(saved.choice);
-            base_url.set(saved.base_url);
-            model.set(saved.model);
-            stream.set(saved.stream);
-            remember.set(saved.remember_key);
-            input_price.set(price_text(saved.input_price));
-            output_price.set(price_text(saved.output_price));
-            embeddings_url.set(saved.embeddings_url);
-            embeddings_model.set(saved.embeddings_model);
-            key.set(state.settings.api_key().get_untracked());
-        }
-    });
-    let model_facts = move || {
-        let settings = ProviderSettings {
-            model: model.get(),
-            choice: choice.get(),
-            input_price: parse_price("", &input_price.get()).ok().flatten(),
-            output_price: parse_price("", &output_price.get()).ok().flatten(),
-            ..ProviderSettings::default()
-        };
-        let listed_window = listed.with(|l| {
-            l.iter()
-                .find(|m| m.id == settings.model.trim())
-                .and_then(|m| m.context_window)
-        });
-        match (settings.model_info(), listed_window) {
-            (Some(info), listed_window) => {
-                let window = listed_window.unwrap_or(info.context_window);
-                let window = if window > 0 {
-                    format!("context window {window} tokens")
-                } else {
-                    "context window unknown (the session keeps its own)".to_string()
-                };
-                format!(
-                    "{window} · ${:.2} / ${:.2} per million tokens in / out",
-                    info.input_per_million, info.output_per_million
-                )
-            }
-            (None, Some(window)) => format!("context window {window} tokens (from the provider's list) · price unknown"),
-            (None, None) => "Not in the app's table: the session keeps its context window, and costs are not shown unless you enter prices below.".to_string(),
-        }
-    };
-
-    // The session form is rebuilt whenever the configuration in force changes.
-    let session_message = RwSignal::new(None::<(bool, String)>);
-    let current = Memo::new(move |_| state.session.derive(|core| core.config().clone()));
-
+    let model_facts = move || model_facts(fields, listed);
     view! {
-        <div class="settings" data-testid="settings-panel">
-            <form on:submit=save_provider aria-labelledby="provider-title">
-                <h2 id="provider-title">"Model provider"</h2>
-                <label class="field">
-                    <span>"Provider"</span>
-                    <select
-                        data-testid="provider-select"
-                        on:change=move |ev| {
-                            if let Some(next) = ProviderChoice::from_key(&event_target_value(&ev)) {
-                                let defaults = ProviderSettings::for_choice(next);
-                                choice.set(next);
-                                base_url.set(defaults.base_url);
-                                model.set(defaults.model);
-                            }
-                        }
-                    >
-                        {ProviderChoice::all()
-                            .into_iter()
-                            .map(|c| view! { <option value=c.key() selected=move || choice.get() == c>{c.label()}</option> })
-                            .collect_view()}
-                    </select>
-                </label>
-                // The fields follow the server used through the effect above.
-                <LocalServerSearch on_used=Callback::new(move |_| provider_message.set(None)) />
-                <Show when=move || choice.get() != ProviderChoice::Offline fallback=|| view! {
-                    <p class="hint">"The offline demo model is deterministic and needs no key or network: it opens, switches, concludes, expands and searches efforts when you say so (“let's work on …”, “back to …”, “that's resolved”, “remind me exactly …”)."</p>
-                }>
-                    <label class="field">
-                        <span>"Base URL"</span>
-                        <input data-testid="provider-url" inputmode="url" autocomplete="off" placeholder=move || choice.get().base_url_placeholder() prop:value=move || base_url.get() on:input=move |ev| base_url.set(event_target_value(&ev)) />
-                    </label>
-                    <label class="field">
-                        <span>"Model"</span>
-                        <input data-testid="provider-model" list="model-options" autocomplete="off" placeholder="the model's name, as the provider lists it" prop:value=move || model.get() on:input=move |ev| model.set(event_target_value(&ev)) />
-                        <datalist id="model-options" data-testid="model-options">
-                            <For each=move || listed.get() key=|m| m.id.clone() let:m>
-                                <option value=m.id.clone()></option>
-                            </For>
-                        </datalist>
-                        <small class="hint" data-testid="model-facts">{model_facts}</small>
-                    </label>
-                    <div class="row">
-                        <button type="button" class="secondary" data-testid="load-models" on:click=load_models>
-                            "Load the model list"
-                        </button>
-                    </div>
-                    {message_view_with_id(list_message, "models-message")}
-                    <label class="field">
-                        <span>"Prompt price (US$ per million tokens)"</span>
-                        <input inputmode="decimal" data-testid="price-in" placeholder="from the app's table" prop:value=move || input_price.get() on:input=move |ev| input_price.set(event_target_value(&ev)) />
-                    </label>
-                    <label class="field">
-                        <span>"Answer price (US$ per million tokens)"</span>
-                        <input inputmode="decimal" data-testid="price-out" placeholder="from the app's table" prop:value=move || output_price.get() on:input=move |ev| output_price.set(event_target_value(&ev)) />
-                    </label>
-                    <label class="field">
-                        <span>"API key"</span>
-                        <input type="password" autocomplete="off" data-testid="provider-key" placeholder=move || if choice.get().needs_key() { "required by this provider" } else { "optional for this provider" } prop:value=move || key.get() on:input=move |ev| { key.set(event_target_value(&ev)); key_message.set(None); } />
-                        {message_view_with_id(key_message, "key-message")}
-                        <small class="hint">"Kept in memory for this tab only, unless you tick the box below. Never exported with a session."</small>
-                    </label>
-                    <label class="check">
-                        <input type="checkbox" data-testid="remember-key" prop:checked=move || remember.get() on:change=move |ev| remember.set(event_target_checked(&ev)) />
-                        "Remember the key in this browser (localStorage)"
-                    </label>
-                    <label class="check">
-                        <input type="checkbox" data-testid="provider-stream" prop:checked=move || stream.get() on:change=move |ev| stream.set(event_target_checked(&ev)) />
-                        "Stream replies"
-                    </label>
-                </Show>
-                <label class="field">
-                    <span>"Embeddings endpoint (optional)"</span>
-                    <input data-testid="embeddings-url" placeholder="e.g. http://localhost:11434/v1 (empty: none)" prop:value=move || embeddings_url.get() on:input=move |ev| embeddings_url.set(event_target_value(&ev)) />
-                    <small class="hint">"An OpenAI-compatible /embeddings server (Ollama, LM Studio, OpenAI). Searches of earlier messages then rank by meaning as well as by words. Empty: by words only."</small>
-                </label>
-                <label class="field">
-                    <span>"Embedding model"</span>
-                    <input data-testid="embeddings-model" placeholder="e.g. nomic-embed-text" prop:value=move || embeddings_model.get() on:input=move |ev| embeddings_model.set(event_target_value(&ev)) />
-                </label>
-                <button type="submit" data-testid="save-provider">"Save provider"</button>
-                {message_view(provider_message)}
-            </form>
-            <SyncForm />
-            {move || current.get().map(|config| view! { <SessionForm config=config message=session_message /> })}
+        <label class="field">
+            <span>"Base URL"</span>
+            <input data-testid="provider-url" inputmode="url" autocomplete="off" placeholder=move || fields.choice.get().base_url_placeholder() prop:value=move || fields.base_url.get() on:input=move |ev| fields.base_url.set(event_target_value(&ev)) />
+        </label>
+        <label class="field">
+            <span>"Model"</span>
+            <input data-testid="provider-model" list="model-options" autocomplete="off" placeholder="the model's name, as the provider lists it" prop:value=move || fields.model.get() on:input=move |ev| fields.model.set(event_target_value(&ev)) />
+            <datalist id="model-options" data-testid="model-options">
+                <For each=move || listed.get() key=|m| m.id.clone() let:m>
+                    <option value=m.id.clone()></option>
+                </For>
+            </datalist>
+            <small class="hint" data-testid="model-facts">{model_facts}</small>
+        </label>
+        <div class="row">
+            <button type="button" class="secondary" data-testid="load-models" on:click=load_models>
+                "Load the model list"
+            </button>
         </div>
+        {message_view_with_id(list_message, "models-message")}
+        <label class="field">
+            <span>"Prompt price (US$ per million tokens)"</span>
+            <input inputmode="decimal" data-testid="price-in" placeholder="from the app's table" prop:value=move || fields.input_price.get() on:input=move |ev| fields.input_price.set(event_target_value(&ev)) />
+        </label>
+        <label class="field">
+            <span>"Answer price (US$ per million tokens)"</span>
+            <input inputmode="decimal" data-testid="price-out" placeholder="from the app's table" prop:value=move || fields.output_price.get() on:input=move |ev| fields.output_price.set(event_target_value(&ev)) />
+        </label>
+        <label class="field">
+            <span>"API key"</span>
+            <input type="password" autocomplete="off" data-testid="provider-key" placeholder=move || if fields.choice.get().needs_key() { "required by this provider" } else { "optional for this provider" } prop:value=move || fields.key.get() on:input=move |ev| { fields.key.set(event_target_value(&ev)); key_message.set(None); } />
+            {message_view_with_id(key_message, "key-message")}
+            <small class="hint">"Kept in memory for this tab only, unless you tick the box below. Never exported with a session."</small>
+        </label>
+        <label class="check">
+            <input type="checkbox" data-testid="remember-key" prop:checked=move || fields.remember.get() on:change=move |ev| fields.remember.set(event_target_checked(&ev)) />
+            "Remember the key in this browser (localStorage)"
+        </label>
+        <label class="check">
+            <input type="checkbox" data-testid="provider-stream" prop:checked=move || fields.stream.get() on:change=move |ev| fields.stream.set(event_target_checked(&ev)) />
+            "Stream replies"
+        </label>
     }
 }
 
@@ -609,34 +686,7 @@ fn SessionForm(
                 <input inputmode="decimal" data-testid="cfg-temperature" placeholder="the provider's default" prop:value=move || temperature.get() on:input=move |ev| temperature.set(event_target_value(&ev)) />
                 <small class="hint">"0 answers the same way every time, higher values vary more (0 to 2). Blank keeps the provider's default."</small>
             </label>
-            <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
-            <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
-            <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
-            <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
-            <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
-            <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
-            <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
-            <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
-                choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
-                help="How a message is found to mention a summary, which keeps it in memory." />
-            <ChoiceField label="Search" test_id="cfg-search-rule" value=search
-                choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
-                help="How search_efforts and the Manifest's search find past efforts." />
-            <p class="field">
-                <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
-                    let seed = Profile::Seed.config();
-                    rule.set(seed.reference_rule.name().to_string());
-                    search.set(seed.search_rule.name().to_string());
-                    ambient_budget.set(budget_text(seed.ambient_token_budget));
-                    summary_budget.set(budget_text(seed.summary_token_budget));
-                    recall_budget.set(seed.recall_token_budget.to_string());
-                    decay.set(seed.decay_threshold.to_string());
-                    eviction.set(seed.summary_eviction_threshold.to_string());
-                    ambient.set(seed.ambient_window.to_string());
-                    overlap.set(seed.min_keyword_overlap.to_string());
-                }>"Fill in the seed profile"</button>
-                <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
-            </p>
+            <RecallFields decay=decay eviction=eviction ambient=ambient overlap=overlap ambient_budget=ambient_budget summary_budget=summary_budget recall_budget=recall_budget rule=rule search=search />
             <NumberField label="Context window (tokens)" test_id="cfg-window" value=window help="The model's window; compaction levels are shares of it." />
             <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=reserved help="The request budget is the window minus this." />
             <label class="field">
@@ -649,26 +699,7 @@ fn SessionForm(
                 </select>
                 <small class="hint">"Off pulls in nothing by itself; Light adds matching summaries; Heavy also loads the best match's log. Alt+M cycles it."</small>
             </label>
-            <label class="check">
-                <input type="checkbox" data-testid="cfg-compaction-on" prop:checked=move || compaction_on.get() on:change=move |ev| compaction_on.set(event_target_checked(&ev)) />
-                "Compaction (off: nothing is compacted, and the planner leaves out what does not fit the window instead)"
-            </label>
-            <label class="field">
-                <span>"Compaction thresholds"</span>
-                <select data-testid="cfg-compaction" on:change=move |ev| preset.set(event_target_value(&ev))>
-                    <option value="standard" selected=move || preset.get() == "standard">"standard (60 / 75 / 90 %)"</option>
-                    <option value="early" selected=move || preset.get() == "early">"early (50 / 65 / 80 %)"</option>
-                    <option value="custom" selected=move || preset.get() == "custom">"custom"</option>
-                </select>
-            </label>
-            <Show when=move || preset.get() == "custom">
-                <div class="field-row">
-                    <label class="field"><span>"Soft (%)"</span><input inputmode="decimal" data-testid="cfg-soft" prop:value=move || soft.get() on:input=move |ev| soft.set(event_target_value(&ev)) /></label>
-                    <label class="field"><span>"Hard (%)"</span><input inputmode="decimal" data-testid="cfg-hard" prop:value=move || hard.get() on:input=move |ev| hard.set(event_target_value(&ev)) /></label>
-                    <label class="field"><span>"Emergency (%)"</span><input inputmode="decimal" data-testid="cfg-emergency" prop:value=move || emergency.get() on:input=move |ev| emergency.set(event_target_value(&ev)) /></label>
-                </div>
-                <small class="hint">"Shares of the request budget at which each compaction level starts, each below the next."</small>
-            </Show>
+            <CompactionFields enabled=compaction_on preset=preset soft=soft hard=hard emergency=emergency />
             <p class="field">
                 <span>"Encoding"</span>
                 <code data-testid="cfg-encoding">{encoding}</code>
@@ -677,6 +708,85 @@ fn SessionForm(
             <button type="submit" data-testid="apply-config">"Apply to this session"</button>
             {message_view(message)}
         </form>
+    }
+}
+
+/// The fields of how efforts are recalled and forgotten: decay, eviction, the ambient window,
+/// the token budgets, the reference rule and search, and the seed profile's values.
+#[component]
+fn RecallFields(
+    decay: RwSignal<String>,
+    eviction: RwSignal<String>,
+    ambient: RwSignal<String>,
+    overlap: RwSignal<String>,
+    ambient_budget: RwSignal<String>,
+    summary_budget: RwSignal<String>,
+    recall_budget: RwSignal<String>,
+    rule: RwSignal<String>,
+    search: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
+        <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
+        <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
+        <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
+        <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
+        <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
+        <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
+        <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
+            choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
+            help="How a message is found to mention a summary, which keeps it in memory." />
+        <ChoiceField label="Search" test_id="cfg-search-rule" value=search
+            choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
+            help="How search_efforts and the Manifest's search find past efforts." />
+        <p class="field">
+            <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
+                let seed = Profile::Seed.config();
+                rule.set(seed.reference_rule.name().to_string());
+                search.set(seed.search_rule.name().to_string());
+                ambient_budget.set(budget_text(seed.ambient_token_budget));
+                summary_budget.set(budget_text(seed.summary_token_budget));
+                recall_budget.set(seed.recall_token_budget.to_string());
+                decay.set(seed.decay_threshold.to_string());
+                eviction.set(seed.summary_eviction_threshold.to_string());
+                ambient.set(seed.ambient_window.to_string());
+                overlap.set(seed.min_keyword_overlap.to_string());
+            }>"Fill in the seed profile"</button>
+            <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
+        </p>
+    }
+}
+
+/// Compaction on or off, and its thresholds (a preset, or three custom levels).
+#[component]
+fn CompactionFields(
+    enabled: RwSignal<bool>,
+    preset: RwSignal<String>,
+    soft: RwSignal<String>,
+    hard: RwSignal<String>,
+    emergency: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <label class="check">
+            <input type="checkbox" data-testid="cfg-compaction-on" prop:checked=move || enabled.get() on:change=move |ev| enabled.set(event_target_checked(&ev)) />
+            "Compaction (off: nothing is compacted, and the planner leaves out what does not fit the window instead)"
+        </label>
+        <label class="field">
+            <span>"Compaction thresholds"</span>
+            <select data-testid="cfg-compaction" on:change=move |ev| preset.set(event_target_value(&ev))>
+                <option value="standard" selected=move || preset.get() == "standard">"standard (60 / 75 / 90 %)"</option>
+                <option value="early" selected=move || preset.get() == "early">"early (50 / 65 / 80 %)"</option>
+                <option value="custom" selected=move || preset.get() == "custom">"custom"</option>
+            </select>
+        </label>
+        <Show when=move || preset.get() == "custom">
+            <div class="field-row">
+                <label class="field"><span>"Soft (%)"</span><input inputmode="decimal" data-testid="cfg-soft" prop:value=move || soft.get() on:input=move |ev| soft.set(event_target_value(&ev)) /></label>
+                <label class="field"><span>"Hard (%)"</span><input inputmode="decimal" data-testid="cfg-hard" prop:value=move || hard.get() on:input=move |ev| hard.set(event_target_value(&ev)) /></label>
+                <label class="field"><span>"Emergency (%)"</span><input inputmode="decimal" data-testid="cfg-emergency" prop:value=move || emergency.get() on:input=move |ev| emergency.set(event_target_value(&ev)) /></label>
+            </div>
+            <small class="hint">"Shares of the request budget at which each compaction level starts, each below the next."</small>
+        </Show>
     }
 }
 
