@@ -24,8 +24,9 @@ pub fn remember_expansions(state: AppState) {
     };
     let Some(expanded) = state.with_core(|core| {
         core.efforts()
+            .all()
             .iter()
-            .filter(|e| core.expansion(&e.id).is_some())
+            .filter(|e| core.efforts().expansion(&e.id).is_some())
             .map(|e| e.id.clone())
             .collect::<Vec<String>>()
     }) else {
@@ -83,9 +84,10 @@ pub fn read_after_adopt(state: AppState) {
     };
     let complete = state.with_core(|core| {
         core.is_fully_loaded().then(|| {
-            let recorded =
-                view_model::lost_expansions(core.history(), |id| core.expansion(id).is_some());
-            lost(recorded, &|id| core.expansion(id).is_some())
+            let recorded = view_model::lost_expansions(core.history().points(), |id| {
+                core.efforts().expansion(id).is_some()
+            });
+            lost(recorded, &|id| core.efforts().expansion(id).is_some())
         })
     });
     let (Some(store), Some(id)) = (state.store.get_value(), state.session_id.get_untracked())
@@ -127,9 +129,9 @@ pub fn read_after_adopt(state: AppState) {
                 let expanded_before = state
                     .with_core(|core| {
                         let recorded = view_model::lost_expansions(&document.history, |effort| {
-                            core.expansion(effort).is_some()
+                            core.efforts().expansion(effort).is_some()
                         });
-                        lost(recorded, &|id| core.expansion(id).is_some())
+                        lost(recorded, &|id| core.efforts().expansion(id).is_some())
                     })
                     .unwrap_or_default();
                 state.archive.set(ArchiveState::Read {

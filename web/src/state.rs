@@ -739,9 +739,10 @@ impl AppState {
         };
         let Some(missing) = self.with_core(|core| {
             core.history()
+                .points()
                 .iter()
                 .map(|point| point.turn)
-                .filter(|turn| !core.telemetry().iter().any(|t| t.turn == *turn))
+                .filter(|turn| !core.history().telemetry().iter().any(|t| t.turn == *turn))
                 .collect::<Vec<u64>>()
         }) else {
             return;
@@ -771,7 +772,7 @@ impl AppState {
         let Some(session) = self.session.get_value() else {
             return;
         };
-        if session.with_core(|core| core.recall_index_complete()) {
+        if session.with_core(|core| core.recall_state().index_complete()) {
             return;
         }
         let state = *self;
@@ -1134,7 +1135,7 @@ impl AppState {
         };
         if action == EffortAction::ReadLog {
             let log = session.with_core(|core| {
-                core.effort(&id).map(|e| OpenLog {
+                core.efforts().get(&id).map(|e| OpenLog {
                     id: e.id.clone(),
                     messages: e
                         .messages

@@ -219,7 +219,7 @@ async fn refresh_embeddings(
         }
     };
     session.with_core(|core| {
-        if core.embeddings_model() != Some(endpoint.model.as_str()) {
+        if core.recall_state().embeddings_model() != Some(endpoint.model.as_str()) {
             core.enable_embeddings(&endpoint.model);
         }
     });
@@ -324,7 +324,8 @@ pub async fn write_summary(
         .map_err(|e| e.to_string())?;
     let messages = session
         .with_core(|core| {
-            core.effort(&effort_id)
+            core.efforts()
+                .get(&effort_id)
                 .map(|effort| summary::summary_messages(effort, None))
         })
         .ok_or_else(|| format!("no effort {effort_id}"))?;

@@ -27,10 +27,11 @@ fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
     for config in both_rules() {
         let (run, session) = proof::slice2(config, o200k());
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
-        let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
+        let raw = session.efforts().get("auth-bug").unwrap().raw_tokens as i64;
         let summary = i64::from(
             session
-                .effort("auth-bug")
+                .efforts()
+                .get("auth-bug")
                 .unwrap()
                 .summary
                 .as_ref()
@@ -55,12 +56,12 @@ fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
             "switching changes no tokens"
         );
         // The active effort received turn 8; the backgrounded one did not.
-        let guild = session.effort("guild-feature").unwrap();
+        let guild = session.efforts().get("guild-feature").unwrap();
         assert!(guild
             .messages
             .iter()
             .any(|m| m.content.contains("fifty members")));
-        let api = session.effort("api-refactor").unwrap();
+        let api = session.efforts().get("api-refactor").unwrap();
         assert!(!api
             .messages
             .iter()
@@ -86,10 +87,11 @@ fn slice3_decay_fires_at_exactly_the_threshold_and_re_expansion_works() {
             row(&run, "Turn 5").banners,
             ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]
         );
-        let raw = session.effort("auth-bug").unwrap().raw_tokens as i64;
+        let raw = session.efforts().get("auth-bug").unwrap().raw_tokens as i64;
         let summary = i64::from(
             session
-                .effort("auth-bug")
+                .efforts()
+                .get("auth-bug")
                 .unwrap()
                 .summary
                 .as_ref()
@@ -123,7 +125,10 @@ fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
         assert_eq!(row(&run, "Setup").ambient_exchanges_in_memory, 10);
         assert_eq!(row(&run, "Turn 20").summaries_in_memory, 2);
         assert_eq!(row(&run, "Turn 21").summaries_in_memory, 2);
-        assert_eq!(session.evicted_ids(), ["deploy-pipeline", "image-resize"]);
+        assert_eq!(
+            session.efforts().evicted_ids(),
+            ["deploy-pipeline", "image-resize"]
+        );
         // The turn's messages name neither the effort nor its keywords: the search result alone
         // finds it and brings it back.
         assert_eq!(
@@ -163,7 +168,7 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
         let default_rule = config == Config::default();
         let (run, session) = proof::slice4_long(config, o200k(), 1000, 200);
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
-        assert_eq!(session.efforts().len(), 200);
+        assert_eq!(session.efforts().all().len(), 200);
         assert_eq!(session.turn(), 1000);
         assert_eq!(session.stored_message_count(), 2000);
         let early = run
@@ -198,17 +203,19 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
             run.decay
         );
         assert!(
-            session.evicted_ids().len() > 180,
+            session.efforts().evicted_ids().len() > 180,
             "old summaries leave working memory"
         );
         // Every stored message is still there, exactly once.
         let mut seqs: Vec<u64> = session
             .ambient()
+            .messages()
             .iter()
             .map(|m| m.seq)
             .chain(
                 session
                     .efforts()
+                    .all()
                     .iter()
                     .flat_map(|e| e.messages.iter().map(|m| m.seq)),
             )
@@ -231,7 +238,7 @@ fn assert_readme_matches_slice4_long(run: &ProofRun, session: &ccm_core::Session
         &format!(
             "{} turns, {} efforts, {} stored messages",
             grouped(session.turn()),
-            grouped(session.efforts().len() as u64),
+            grouped(session.efforts().all().len() as u64),
             grouped(session.stored_message_count() as u64)
         ),
     );
@@ -339,8 +346,15 @@ fn compaction_run_holds_under(config: Config) {
     // attachment keeps its full text.
     let mut stored: Vec<&ccm_core::Message> = session
         .ambient()
+        .messages()
         .iter()
-        .chain(session.efforts().iter().flat_map(|e| e.messages.iter()))
+        .chain(
+            session
+                .efforts()
+                .all()
+                .iter()
+                .flat_map(|e| e.messages.iter()),
+        )
         .collect();
     stored.sort_by_key(|m| m.seq);
     assert_eq!(stored.len(), run.messages_sent.len());
@@ -353,7 +367,7 @@ fn compaction_run_holds_under(config: Config) {
         );
     }
     for (id, text) in &run.attachments_sent {
-        let kept = &session.attachments()[id].attachment.full_text;
+        let kept = &session.attachments().by_id()[id].attachment.full_text;
         assert!(kept == text, "attachment {id} lost bytes");
     }
     let sent_bytes: usize = run.messages_sent.iter().map(String::len).sum::<usize>()

@@ -45,7 +45,11 @@ fn an_attachment_past_the_session_budget_is_refused_and_the_export_stays_importa
         "{message}"
     );
     assert!(message.contains("nothing was attached"), "{message}");
-    assert_eq!(session.attachments().len(), 4, "nothing was attached");
+    assert_eq!(
+        session.attachments().by_id().len(),
+        4,
+        "nothing was attached"
+    );
     session.end_turn("Read them.", 1).unwrap();
 
     let json = session.to_json().unwrap();

@@ -43,7 +43,7 @@ fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
             settings(false),
             &mut transport,
         );
-        if let Some(rolling) = session.rolling_summary() {
+        if let Some(rolling) = session.compaction().rolling_summary() {
             if rolling.source == RollingSource::Llm {
                 upgraded = true;
                 assert!(
@@ -52,7 +52,7 @@ fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
                     rolling.text
                 );
                 assert!(
-                    session.rolling_summary_upgrade().is_none(),
+                    session.compaction().rolling_summary_upgrade().is_none(),
                     "nothing left to upgrade"
                 );
                 break;
@@ -91,7 +91,7 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
             settings(false),
             &mut transport,
         );
-        if let Some(rolling) = session.rolling_summary() {
+        if let Some(rolling) = session.compaction().rolling_summary() {
             assert_eq!(rolling.source, RollingSource::Extractive);
             assert!(!rolling.text.trim().is_empty());
             saw_extractive = true;
@@ -99,6 +99,7 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
     }
     let levels: Vec<(u8, u64, u64)> = session
         .history()
+        .points()
         .iter()
         .flat_map(|m| {
             m.compactions
@@ -109,7 +110,7 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
     assert!(
         saw_extractive,
         "an emergency compaction happened: {levels:?}, rolling {:?}, plan {}",
-        session.rolling_summary().map(|r| r.tokens),
+        session.compaction().rolling_summary().map(|r| r.tokens),
         session.working_tokens()
     );
 }

@@ -35,6 +35,7 @@ pub async fn keep_as_branch(state: AppState) {
     };
     let missing: Vec<String> = session.with_core(|core| {
         core.efforts()
+            .all()
             .iter()
             .filter(|e| e.log != LogState::Loaded)
             .map(|e| e.id.clone())

@@ -36,6 +36,7 @@ fn ConcludeForm(
     let suggestion = state
         .with_core(|core| {
             core.efforts()
+                .all()
                 .iter()
                 .position(|e| e.id == id)
                 .map(|index| core.extractive_summary_of(index))
