@@ -550,7 +550,7 @@ async function pageWithHeldTable(table, { fail = false } = {}) {
 }
 
 test('the tokenizer table loads with progress while the message box already takes text', async () => {
-  const { context, page, errors, release } = await pageWithHeldTable('o200k_base.ccmt');
+  const { context, page, errors, release } = await pageWithHeldTable('o200k_base.common.ccmt');
   // While the download is held, the header says so and typing works; sending waits.
   await page.getByTestId('tokenizer-progress').filter({ hasText: 'Downloading the tokenizer' }).waitFor();
   const box = page.getByTestId('message-input');
@@ -578,11 +578,11 @@ test('the tokenizer table loads with progress while the message box already take
 });
 
 test('a tokenizer table that cannot be loaded is reported, and nothing is sent', async () => {
-  const { context, page, errors, release } = await pageWithHeldTable('o200k_base.ccmt', { fail: true });
+  const { context, page, errors, release } = await pageWithHeldTable('o200k_base.common.ccmt', { fail: true });
   release();
   await page.getByTestId('startup-failed').waitFor();
   const notices = await page.getByTestId('notices').innerText();
-  assert.match(notices, /The tokenizer table could not be loaded \(cannot load o200k_base\.ccmt: HTTP 404/);
+  assert.match(notices, /The tokenizer table could not be loaded \(cannot load o200k_base\.common\.ccmt: HTTP 404/);
   assert.equal(await page.getByTestId('send').isDisabled(), true);
   // The browser logs the failed request itself; nothing else may appear.
   assert.deepEqual(unexpected(errors, ['404']), []);

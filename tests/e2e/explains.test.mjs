@@ -16,6 +16,7 @@ import {
   openApp,
   newPage,
   send,
+  transcriptOf,
   openPanel,
   screenshot,
   unexpected,
@@ -255,7 +256,28 @@ test('a tab learns of the other tab\'s turn before it answers and keeps what is 
   await context.close();
 });
 
-test('the first visit does not download the cl100k_base table; a session counted with it loads it', async () => {
+test('a message in another script loads the whole o200k_base table before its turn, once', async () => {
+  const { context, page, errors } = await newPage(browser, app.url);
+  const tables = [];
+  page.on('request', (request) => {
+    if (request.url().endsWith('.ccmt')) tables.push(new URL(request.url()).pathname);
+  });
+  await page.goto(app.url);
+  await waitReady(page);
+  await send(page, 'Grüße — naïve café 🙂');
+  assert.deepEqual(tables, ['/o200k_base.common.ccmt']);
+  await send(page, 'Привет! Давайте обсудим план релиза.');
+  const transcript = await transcriptOf(page);
+  assert.ok(transcript.some((m) => m.startsWith('user: Привет!')), JSON.stringify(transcript));
+  assert.ok(transcript.some((m) => m.startsWith('assistant:') && transcript.indexOf(m) > transcript.findIndex((t) => t.startsWith('user: Привет!'))), JSON.stringify(transcript));
+  assert.deepEqual(tables, ['/o200k_base.common.ccmt', '/o200k_base.ccmt']);
+  await send(page, '我们把包拆开了。');
+  assert.deepEqual(tables, ['/o200k_base.common.ccmt', '/o200k_base.ccmt']);
+  assert.deepEqual(unexpected(errors), []);
+  await context.close();
+});
+
+test('the first visit downloads only the common-scripts part of o200k_base; an import loads the whole table, a session counted with cl100k_base loads that', async () => {
   const { context, page, errors } = await newPage(browser, app.url);
   const tables = [];
   page.on('request', (request) => {
@@ -265,7 +287,7 @@ test('the first visit does not download the cl100k_base table; a session counted
   await waitReady(page);
   await send(page, 'hello');
   await page.waitForTimeout(1000);
-  assert.deepEqual(tables, ['/o200k_base.ccmt']);
+  assert.deepEqual(tables, ['/o200k_base.common.ccmt']);
   // A session document counted with cl100k_base: this one exported, its encoding changed.
   await openPanel(page, 'sessions');
   const [download] = await Promise.all([
@@ -277,7 +299,8 @@ test('the first visit does not download the cl100k_base table; a session counted
   const recount = json.replaceAll('o200k_base', 'cl100k_base');
   await page.getByTestId('import-json').setInputFiles({ name: 'older.json', mimeType: 'application/json', buffer: Buffer.from(recount) });
   await page.waitForFunction(() => document.querySelector('[data-testid=session-name]')?.innerText.includes('older'), null, { timeout: 20_000 });
-  assert.deepEqual(tables, ['/o200k_base.ccmt', '/cl100k_base.ccmt']);
+  // An import may hold any script, so the whole o200k_base comes first, then cl100k_base.
+  assert.deepEqual(tables, ['/o200k_base.common.ccmt', '/o200k_base.ccmt', '/cl100k_base.ccmt']);
   await openPanel(page, 'settings');
   assert.equal(await page.getByTestId('cfg-encoding').innerText(), 'cl100k_base');
   assert.deepEqual(unexpected(errors), []);

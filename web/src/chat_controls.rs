@@ -6,7 +6,7 @@
 //! the stored messages for earlier ones) into a new stored session of the same conversation,
 //! and send there, so every earlier version stays and the chat browses them in place.
 //!
-//! A file is read here and waits in `AppState::attachments`; `turn.rs` attaches it to the next message as a CCM attachment
+//! A file is read here and waits in the turn part's attachments (`TurnState::attachments`); `turn.rs` attaches it to the next message as a CCM attachment
 //! (`Session::attach`, counted once, compressible by compaction).
 
 use crate::js::js_error_text;
@@ -36,14 +36,14 @@ pub fn is_text_file(name: &str, mime: &str) -> bool {
 pub async fn add_file(state: AppState, file: web_sys::File) {
     let name = file.name();
     if !is_text_file(&name, &file.type_()) {
-        state.notify(
+        state.notices.notify(
             NoticeKind::Error,
             format!("{name} is not a text file: attach text, Markdown or code."),
         );
         return;
     }
     if file.size() > MAX_ATTACHMENT_BYTES {
-        state.notify(
+        state.notices.notify(
             NoticeKind::Error,
             format!(
                 "{name} is {:.1} MB; files up to 1 MB can be attached.",
@@ -55,7 +55,7 @@ pub async fn add_file(state: AppState, file: web_sys::File) {
     let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
         Ok(text) => text.as_string().unwrap_or_default(),
         Err(e) => {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Error,
                 format!("Could not read {name}: {}", js_error_text(&e)),
             );
@@ -63,24 +63,24 @@ pub async fn add_file(state: AppState, file: web_sys::File) {
         }
     };
     if text.trim().is_empty() {
-        state.notify(NoticeKind::Error, format!("{name} is empty."));
+        state
+            .notices
+            .notify(NoticeKind::Error, format!("{name} is empty."));
         return;
     }
-    let Some(tokens) = state.with_core(|core| core.counter().count(&text)) else {
+    let Some(tokens) = state.session.read(|core| core.counter().count(&text)) else {
         return;
     };
-    state
-        .attachments
-        .update(|pending| pending.push(PendingAttachment { name, text, tokens }));
+    state.turn.attach(PendingAttachment { name, text, tokens });
 }
 
 /// Whether a turn can be redone now (Regenerate and Edit): the session is not in a turn, a
 /// store is there to keep the new version in, and no other tab's newer version is pending.
 pub fn can_redo(state: &AppState) -> bool {
-    state.store.with_value(Option::is_some)
-        && !state.in_turn()
+    state.session.has_store()
+        && !state.turn.in_turn()
         && !state.blocked()
-        && state.with_core(|core| core.turn() > 0).unwrap_or(false)
+        && state.session.read(|core| core.turn() > 0).unwrap_or(false)
 }
 
 /// Stores a new version of the conversation that holds everything before `turn` and opens
@@ -89,7 +89,8 @@ pub fn can_redo(state: &AppState) -> bool {
 /// (`crate::alternatives`).
 async fn branch_before(state: AppState, turn: u64, label: &str) -> Result<(), String> {
     let id = state
-        .session_id
+        .session
+        .id()
         .get_untracked()
         .ok_or("no stored session is open")?;
     if turn == 0 {
@@ -100,7 +101,8 @@ async fn branch_before(state: AppState, turn: u64, label: &str) -> Result<(), St
         .await?;
     fork.set_branch_parent(&id);
     let name = state
-        .session_name(&id)
+        .session
+        .name_of(&id)
         .unwrap_or_else(|| "Conversation".to_string());
     state.store_and_open(&fork, &name).await
 }
@@ -113,7 +115,9 @@ pub async fn regenerate(state: AppState, turn: u64, text: String) {
     }
     match branch_before(state, turn, "regenerated").await {
         Ok(()) => turn::send_message(state, text),
-        Err(e) => state.notify(NoticeKind::Error, format!("Could not regenerate: {e}.")),
+        Err(e) => state
+            .notices
+            .notify(NoticeKind::Error, format!("Could not regenerate: {e}.")),
     }
 }
 
@@ -123,20 +127,22 @@ pub async fn resend_edited(state: AppState, turn: u64, text: String) {
     if !can_redo(&state) {
         return;
     }
-    state.editing.set(None);
+    state.turn.set_editing(None);
     match branch_before(state, turn, "edited").await {
         Ok(()) => turn::send_message(state, text),
         Err(e) => {
             // The edited text stays in the box.
-            state.draft.set(text);
-            state.notify(NoticeKind::Error, format!("Could not resend: {e}."));
+            state.turn.set_draft(text);
+            state
+                .notices
+                .notify(NoticeKind::Error, format!("Could not resend: {e}."));
         }
     }
 }
 
 /// Opens another version of the conversation (a session of the same family).
 pub async fn open_version(state: AppState, id: String) {
-    if state.session_id.get_untracked().as_deref() == Some(id.as_str()) {
+    if state.session.id().get_untracked().as_deref() == Some(id.as_str()) {
         return;
     }
     state.switch_session(id).await;

@@ -11,7 +11,6 @@
 #![deny(missing_docs)]
 
 pub mod alternatives;
-pub mod archive;
 pub mod chart;
 pub mod chat_controls;
 pub mod components;
@@ -25,6 +24,7 @@ pub mod provider;
 pub mod state;
 pub mod sync;
 pub mod tabs;
+pub mod tokenizer;
 pub mod turn;
 pub mod view_model;
 pub mod words;

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-pub use ccm_provider::models::{known_model, ModelInfo};
+pub use ccm_browser::provider::{known_model, ModelInfo};
 
 /// One model of a provider's list.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,8 @@
 //! memory for the tab and is stored only when the person asks (see `state::KeyStore`).
 
 use crate::models::{known_model, ModelInfo};
-use ccm_engine::offline::OFFLINE_MODEL_NAME;
-use ccm_engine::EngineSettings;
-use ccm_provider::{Preset, ProviderChoiceError, ProviderConfig, ProviderName, RetryPolicy};
+use ccm_browser::provider::{Preset, ProviderChoiceError, ProviderConfig, ProviderName};
+use ccm_browser::turn::{EngineSettings, RetryPolicy, OFFLINE_MODEL_NAME};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Where requests go: one of ccm-provider's [`ProviderName`]s (the names the command line and
@@ -125,7 +124,7 @@ impl ProviderChoice {
 
     /// Whether the provider cannot be used without an API key (ccm-provider decides).
     pub fn needs_key(self) -> bool {
-        let choice = ccm_provider::ProviderChoice::new(self.name())
+        let choice = ccm_browser::provider::ProviderChoice::new(self.name())
             .with_base_url(Some(self.default_base_url().to_string()))
             .with_api_key(None);
         matches!(
@@ -211,7 +210,7 @@ impl ProviderSettings {
     pub fn embeddings_endpoint(
         &self,
         api_key: &str,
-    ) -> Option<Result<ccm_provider::EmbeddingsEndpoint, String>> {
+    ) -> Option<Result<ccm_browser::provider::EmbeddingsEndpoint, String>> {
         let url = self.embeddings_url.trim();
         if url.is_empty() {
             return None;
@@ -224,17 +223,17 @@ impl ProviderSettings {
         }
         let origin = |url: &str| url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
         let same_server = !self.is_offline() && origin(url) == origin(self.base_url.trim());
-        let choice = ccm_provider::ProviderChoice {
-            provider: ccm_provider::ProviderName::OpenAiCompatible,
+        let choice = ccm_browser::provider::ProviderChoice {
+            provider: ccm_browser::provider::ProviderName::OpenAiCompatible,
             base_url: Some(url.to_string()),
             api_key: same_server.then(|| api_key.to_string()),
             headers: Vec::new(),
         };
         Some(
-            ccm_provider::ProviderConfig::from_choice(&choice)
+            ccm_browser::provider::ProviderConfig::from_choice(&choice)
                 .map_err(|e| format!("embeddings endpoint: {e}"))
                 .and_then(|config| config.ok_or_else(|| "no embeddings endpoint".to_string()))
-                .map(|provider| ccm_provider::EmbeddingsEndpoint {
+                .map(|provider| ccm_browser::provider::EmbeddingsEndpoint {
                     provider,
                     model: model.to_string(),
                     dimensions: None,
@@ -279,7 +278,7 @@ impl ProviderSettings {
     /// # Errors
     /// A sentence for the person when the URL is unusable or a required key is missing.
     pub fn provider_config(&self, key: Option<&str>) -> Result<Option<ProviderConfig>, String> {
-        let choice = ccm_provider::ProviderChoice::new(self.choice.name())
+        let choice = ccm_browser::provider::ProviderChoice::new(self.choice.name())
             .with_base_url(Some(self.base_url.clone()))
             .with_api_key(key.map(str::to_string));
         ProviderConfig::from_choice(&choice).map_err(|error| {
@@ -354,7 +353,7 @@ mod tests {
     }
 
     use super::*;
-    use ccm_provider::ProviderKind;
+    use ccm_browser::provider::ProviderKind;
 
     #[test]
     fn the_default_is_the_offline_model() {

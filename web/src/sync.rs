@@ -9,7 +9,7 @@
 //! moved on, and the choice a conflict leaves to the person.
 //!
 //! Only session records and the sync token go to the server. The provider's API key is kept
-//! apart (`state.rs`) and never sent there.
+//! apart (`state/settings.rs`) and never sent there.
 
 use crate::state::{read_local, write_local, AppState, NoticeKind};
 use ccm_browser::sync::{is_unreachable, SessionSync, SyncClient, SyncReport};
@@ -113,15 +113,15 @@ impl SyncStatus {
 /// Opens the sync client of the stored settings, if sync was set up in this browser.
 pub fn init(state: AppState) {
     let Some(settings) = SyncSettings::stored() else {
-        state.sync_status.set(SyncStatus::Off);
+        state.sync.set_status(SyncStatus::Off);
         return;
     };
     match SyncClient::new(&settings.url, &settings.token) {
         Ok(client) => {
-            state.sync.set_value(Some(Rc::new(client)));
-            state.sync_status.set(SyncStatus::Syncing);
+            state.sync.set_client(Some(Rc::new(client)));
+            state.sync.set_status(SyncStatus::Syncing);
         }
-        Err(e) => state.sync_status.set(SyncStatus::Failed(e.to_string())),
+        Err(e) => state.sync.set_status(SyncStatus::Failed(e.to_string())),
     }
 }
 
@@ -132,10 +132,9 @@ pub async fn configure(state: AppState, settings: SyncSettings) -> Result<String
     write_local(URL_KEY, Some(&settings.url))
         .and_then(|()| write_local(TOKEN_KEY, Some(&settings.token)))
         .map_err(|e| format!("The sync settings could not be kept in this browser: {e}"))?;
-    state.sync.set_value(Some(Rc::new(client)));
-    state.sync_conflicts.set(Default::default());
+    state.sync.set_client(Some(Rc::new(client)));
     sync_all(state).await;
-    Ok(state.sync_status.with_untracked(|s| match s {
+    Ok(state.sync.status().with_untracked(|s| match s {
         SyncStatus::Synced => "Saved. Every session is synced.".to_string(),
         other => format!("Saved. {}", other.detail()),
     }))
@@ -145,9 +144,8 @@ pub async fn configure(state: AppState, settings: SyncSettings) -> Result<String
 pub fn turn_off(state: AppState) {
     let _ = write_local(URL_KEY, None);
     let _ = write_local(TOKEN_KEY, None);
-    state.sync.set_value(None);
-    state.sync_conflicts.set(Default::default());
-    state.sync_status.set(SyncStatus::Off);
+    state.sync.set_client(None);
+    state.sync.set_status(SyncStatus::Off);
 }
 
 /// Holds the one sync that runs at a time: two at once could both push the same turns, and
@@ -156,21 +154,21 @@ struct SyncTurn(AppState);
 
 impl Drop for SyncTurn {
     fn drop(&mut self) {
-        self.0.sync_running.set_value(false);
+        self.0.sync.set_running(false);
     }
 }
 
 async fn take_turn(state: AppState) -> SyncTurn {
-    while state.sync_running.get_value() {
+    while state.sync.running() {
         crate::js::timeout(20.0).await;
     }
-    state.sync_running.set_value(true);
+    state.sync.set_running(true);
     SyncTurn(state)
 }
 
 /// The client and the store, when sync is on and storage is open.
 fn parts(state: AppState) -> Option<(Rc<SyncClient>, ccm_browser::BrowserStore)> {
-    Some((state.sync.get_value()?, state.store.get_value()?))
+    Some((state.sync.client()?, state.session.store()?))
 }
 
 /// Shows a failure of a sync: offline when the server could not be reached, failed when it
@@ -178,16 +176,16 @@ fn parts(state: AppState) -> Option<(Rc<SyncClient>, ccm_browser::BrowserStore)>
 fn show_failure(state: AppState, client: &SyncClient, error: &BrowserError) {
     let text = error.to_string();
     if is_unreachable(error) && client.unreachable() {
-        state.sync_status.set(SyncStatus::Offline(text));
+        state.sync.set_status(SyncStatus::Offline(text));
     } else {
-        state.sync_status.set(SyncStatus::Failed(text));
+        state.sync.set_status(SyncStatus::Failed(text));
     }
 }
 
 /// The status after a successful sync: a conflict anywhere outweighs "synced".
 fn settle(state: AppState) {
-    let conflicted = state.sync_conflicts.with_untracked(|c| !c.is_empty());
-    state.sync_status.set(if conflicted {
+    let conflicted = state.sync.conflicts().with_untracked(|c| !c.is_empty());
+    state.sync.set_status(if conflicted {
         SyncStatus::Conflict
     } else {
         SyncStatus::Synced
@@ -197,38 +195,32 @@ fn settle(state: AppState) {
 /// Records what a sync did to session `id`; returns whether the open session must be read
 /// again from storage (another device's turns were written into it).
 fn note(state: AppState, id: &str, outcome: &SessionSync) -> bool {
-    let current = state.session_id.get_untracked().as_deref() == Some(id);
+    let current = state.session.id().get_untracked().as_deref() == Some(id);
     match outcome {
         SessionSync::Conflict => {
-            state.sync_conflicts.update(|c| {
-                c.insert(id.to_string());
-            });
+            state.sync.set_conflict(id, true);
             false
         }
         SessionSync::Pulled => {
-            state.sync_conflicts.update(|c| {
-                c.remove(id);
-            });
+            state.sync.set_conflict(id, false);
             current
         }
         SessionSync::DeletedHere => {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Info,
                 "A conversation deleted on another device was deleted here too.",
             );
             current
         }
         SessionSync::Restored => {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Info,
                 "A conversation was deleted on another device while this browser held turns it had not sent; it was uploaded again so that they are not lost.",
             );
             false
         }
         SessionSync::InSync | SessionSync::Pushed => {
-            state.sync_conflicts.update(|c| {
-                c.remove(id);
-            });
+            state.sync.set_conflict(id, false);
             false
         }
     }
@@ -237,14 +229,15 @@ fn note(state: AppState, id: &str, outcome: &SessionSync) -> bool {
 /// Reads the open session again after a sync wrote into it, unless a turn is running (its
 /// save will then meet the newer version and say so).
 async fn reload_current(state: AppState) {
-    if state.in_turn() {
+    if state.turn.in_turn() {
         return;
     }
-    let Some(id) = state.session_id.get_untracked() else {
+    let Some(id) = state.session.id().get_untracked() else {
         return;
     };
     let exists = state
-        .sessions
+        .session
+        .list()
         .with_untracked(|list| list.iter().any(|s| s.id == id));
     if exists {
         state.open_session(id, false).await;
@@ -261,10 +254,11 @@ pub async fn sync_all(state: AppState) {
         return;
     };
     let _turn = take_turn(state).await;
-    state.sync_status.set(SyncStatus::Syncing);
+    state.sync.set_status(SyncStatus::Syncing);
     // The open session is left alone while a turn runs in it: its save comes next and syncs it.
-    let busy =
-        move |id: &str| state.in_turn() && state.session_id.get_untracked().as_deref() == Some(id);
+    let busy = move |id: &str| {
+        state.turn.in_turn() && state.session.id().get_untracked().as_deref() == Some(id)
+    };
     match client.sync_all(&store, &busy).await {
         Ok(report) => {
             let reload = apply_report(state, &report);
@@ -285,13 +279,13 @@ fn apply_report(state: AppState, report: &SyncReport) -> bool {
     let conflicts = report.conflicts();
     // A session no longer reported in conflict was resolved elsewhere (or synced since).
     state
-        .sync_conflicts
-        .update(|c| c.retain(|id| conflicts.contains(id) || report.sessions.contains_key(id)));
+        .sync
+        .keep_conflicts(|id| conflicts.contains(id) || report.sessions.contains_key(id));
     for (id, outcome) in &report.sessions {
         reload |= note(state, id, outcome);
     }
     for (id, failure) in &report.failures {
-        state.notify(
+        state.notices.notify(
             NoticeKind::Error,
             format!("Session {id} could not be synced: {failure}"),
         );
@@ -318,7 +312,7 @@ async fn run(state: AppState, job: Job) {
         return;
     };
     let _turn = take_turn(state).await;
-    state.sync_status.set(SyncStatus::Syncing);
+    state.sync.set_status(SyncStatus::Syncing);
     // Only a push can find the open session moved on by another device; a session synced
     // before it opens is read by the opening itself.
     let may_reload = matches!(job, Job::Saved(..));
@@ -381,9 +375,7 @@ pub fn push_new(state: AppState, id: String) {
 
 /// Deletes a session on the server too, in the background (later, when it is unreachable).
 pub fn deleted(state: AppState, id: String) {
-    state.sync_conflicts.update(|c| {
-        c.remove(&id);
-    });
+    state.sync.set_conflict(&id, false);
     spawn_local(run(state, Job::Delete(id)));
 }
 
@@ -395,9 +387,10 @@ pub fn renamed(state: AppState, id: String, name: String) {
 /// Whether the open session is in a sync conflict (no turn is taken into it until the person
 /// chooses).
 pub fn current_in_conflict(state: AppState) -> bool {
-    let id = state.session_id.get();
+    let id = state.session.id().get();
     state
-        .sync_conflicts
+        .sync
+        .conflicts()
         .with(|c| id.as_ref().is_some_and(|id| c.contains(id)))
 }
 
@@ -406,11 +399,13 @@ pub fn current_in_conflict(state: AppState) -> bool {
 /// device's version; `continue_in_branch` opens the branch, otherwise the session with the
 /// other device's version opens. The message box is not touched, so nothing typed is lost.
 pub async fn resolve(state: AppState, continue_in_branch: bool) {
-    let (Some((client, store)), Some(id)) = (parts(state), state.session_id.get_untracked()) else {
+    let (Some((client, store)), Some(id)) = (parts(state), state.session.id().get_untracked())
+    else {
         return;
     };
     let name = state
-        .sessions
+        .session
+        .list()
         .get_untracked()
         .into_iter()
         .find(|s| s.id == id)
@@ -420,14 +415,12 @@ pub async fn resolve(state: AppState, continue_in_branch: bool) {
     let branch_name = format!("{name} (this device's version)");
     let outcome = {
         let _turn = take_turn(state).await;
-        state.sync_status.set(SyncStatus::Syncing);
+        state.sync.set_status(SyncStatus::Syncing);
         client.resolve_conflict(&store, &id, &branch_name).await
     };
     match outcome {
         Ok(branch) => {
-            state.sync_conflicts.update(|c| {
-                c.remove(&id);
-            });
+            state.sync.set_conflict(&id, false);
             state.refresh_sessions().await;
             settle(state);
             // The branch goes to the server next (or with the next sync, when it cannot be
@@ -445,11 +438,11 @@ pub async fn resolve(state: AppState, continue_in_branch: bool) {
                 )
             };
             state.open_session(open, false).await;
-            state.notify(NoticeKind::Info, told);
+            state.notices.notify(NoticeKind::Info, told);
         }
         Err(error) => {
             show_failure(state, &client, &error);
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Error,
                 format!("The conflict could not be resolved: {error}. Nothing was lost; try again when the server can be reached."),
             );
@@ -467,7 +460,7 @@ pub fn keep_retrying(state: AppState) {
     spawn_local(async move {
         loop {
             crate::js::timeout(RETRY_MS).await;
-            let waiting = state.sync_status.try_with_untracked(|s| {
+            let waiting = state.sync.status().try_with_untracked(|s| {
                 matches!(s, SyncStatus::Offline(_) | SyncStatus::Failed(_))
             });
             match waiting {

@@ -30,7 +30,7 @@ pub fn listen(state: AppState) {
     let on_message =
         Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
             let id = event.data().as_string();
-            if id.is_some() && id == state.session_id.get_untracked() {
+            if id.is_some() && id == state.session.id().get_untracked() {
                 spawn_local(async move {
                     state.catch_up(false).await;
                 });

@@ -1,5 +1,5 @@
 //! One turn of the conversation: ccm-engine's one turn driver with the browser host that
-//! `runTurn` uses too (`ccm_browser::BrowserSession::drive_turn`).
+//! `runTurn` uses too (`ccm_browser::BrowserSession::begin_turn`, then `BegunTurn::run`).
 //!
 //! The engine decides everything (what to send, tool calls, summaries on close, retries, which
 //! stored logs to read, how to end or undo the turn). The driver moves requests to the offline
@@ -9,17 +9,13 @@
 //! and gives the person's text back to the message box.
 
 use crate::provider::ProviderSettings;
-use crate::state::{now_ms, AppState, FailedTurn, LiveTurn, NoticeKind, Phase};
+use crate::state::{now_ms, AppState, NoticeKind, Phase};
 use crate::view_model::TurnBanners;
-use ccm_browser::transport::{self, send_with_limits, Limits};
+use ccm_browser::provider::ProviderError;
+use ccm_browser::transport::{self, Limits};
+use ccm_browser::turn::{RunError, TurnResult};
 use ccm_browser::{BrowserSession, Model};
 use ccm_core::compaction::AttachmentKind;
-use ccm_engine::offline::{OfflineModel, SessionFacts};
-use ccm_engine::{
-    summary, LlmRequest, PromptEstimate, RequestPurpose, RunError, TurnEngine, TurnEvent,
-    TurnResult, DEFAULT_SUMMARY_MAX_TOKENS,
-};
-use ccm_provider::{ProviderError, ProviderResponse, RequestOptions, ToolChoice};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use web_sys::{AbortController, AbortSignal};
@@ -30,35 +26,16 @@ const OFFLINE_WORD_PAUSE_MS: u64 = 12;
 
 /// Who answers with the app's provider settings and key.
 fn model_of(settings: &ProviderSettings, key: &str) -> Result<Model, String> {
-    Ok(match settings.provider_config(Some(key))? {
-        None => Model::Offline {
-            word_pause_ms: OFFLINE_WORD_PAUSE_MS,
-        },
-        Some(config) => Model::Provider(config, Limits::default()),
-    })
-}
-
-/// Sends one request outside a turn (the conclude dialog's summary) and returns the answer.
-async fn send_once(
-    session: &BrowserSession,
-    model: &Model,
-    request: &LlmRequest,
-    signal: &AbortSignal,
-) -> Result<ProviderResponse, ProviderError> {
-    match model {
-        Model::Provider(config, limits) => {
-            send_with_limits(config, request, Some(signal), *limits, &|_| {}).await
-        }
-        Model::Offline { .. } => {
-            Ok(session
-                .with_core(|core| OfflineModel::new().respond(request, &SessionFacts::of(core))))
-        }
-    }
+    Ok(Model::of(
+        settings.provider_config(Some(key))?,
+        Limits::default(),
+        OFFLINE_WORD_PAUSE_MS,
+    ))
 }
 
 /// Sends the person's message as a new turn (unless a turn is running or the text is blank).
 pub fn send_message(state: AppState, text: String) {
-    if text.trim().is_empty() || state.in_turn() || state.session.with_value(Option::is_none) {
+    if text.trim().is_empty() || state.turn.in_turn() || !state.session.is_open() {
         return;
     }
     // Another tab saved a newer revision, or another device wrote the session too: a turn
@@ -68,38 +45,14 @@ pub fn send_message(state: AppState, text: String) {
     }
     // The turn shows at once, with the text out of the box, while the check for another
     // tab's newer version runs; the text goes back into the box if the turn cannot be taken.
-    state.sending.set_value(true);
-    state.failed.set(None);
-    state.draft.set(String::new());
-    state.live.set(Some(LiveTurn::new(text.clone())));
+    state.turn.show_sent(text.clone());
     spawn_local(drive(state, text));
 }
 
 /// Stops the turn in progress.
 pub fn stop(state: AppState) {
     // `try_`: at the app's cleanup the handle may already be gone, and then so is the turn.
-    state.abort.try_with_value(|controller| {
-        if let Some(controller) = controller {
-            controller.abort();
-        }
-    });
-}
-
-fn set_phase(state: AppState, phase: Phase) {
-    state.live.update(|live| {
-        if let Some(live) = live {
-            live.phase = phase;
-        }
-    });
-}
-
-/// Shows a turn event in the turn in progress.
-fn show(state: AppState, event: TurnEvent<'_>) {
-    state.live.update(|live| {
-        if let Some(live) = live {
-            live.show(event);
-        }
-    });
+    state.turn.stop();
 }
 
 /// The longest message the app sends, in characters: the npm package's default
@@ -124,78 +77,66 @@ pub fn message_too_long(text: &str) -> Option<String> {
 
 async fn drive(state: AppState, text: String) {
     drive_sent(state, text).await;
-    state.sending.set_value(false);
+    state.turn.set_sending(false);
 }
 
-/// Takes the turn `send_message` began showing: `state.live` holds it from the start, and
+/// Takes the turn `send_message` began showing: `state.turn.live()` holds it from the start, and
 /// every way out before the turn runs clears it (and puts the text back where it belongs).
 async fn drive_sent(state: AppState, text: String) {
     // Another tab may have taken a turn in this session since this tab loaded it: answer
     // from its latest version.
     state.catch_up(true).await;
     let back_in_box = |text: String| {
-        state.live.set(None);
-        state
-            .draft
-            .update(|draft| *draft = crate::tabs::keep_both(&text, draft));
+        state.turn.end();
+        state.turn.keep_in_box(&text);
     };
     if state.blocked_now() {
         return back_in_box(text);
     }
-    let Some(session) = state.session.get_value() else {
+    let Some(session) = state.session.current() else {
         return back_in_box(text);
     };
     if let Some(error) = message_too_long(&text) {
-        state.live.set(None);
-        state.failed.set(Some(FailedTurn {
-            user_text: text,
-            error,
-        }));
+        state.turn.fail(text, error);
         return;
     }
-    let settings = state.provider.get_untracked();
-    let model = match model_of(&settings, &state.api_key.get_untracked()) {
+    let settings = state.settings.provider().get_untracked();
+    let model = match model_of(&settings, &state.settings.api_key().get_untracked()) {
         Ok(model) => model,
         Err(error) => {
-            state.live.set(None);
-            state.failed.set(Some(FailedTurn {
-                user_text: text,
-                error,
-            }));
+            state.turn.fail(text, error);
             return;
         }
     };
+    let attachments = state.turn.pending_attachments();
+    let mut texts = vec![text.as_str()];
+    texts.extend(attachments.iter().map(|file| file.text.as_str()));
+    if !crate::tokenizer::ready_to_count(state, &texts, !settings.is_offline()).await {
+        return back_in_box(text);
+    }
     refresh_embeddings(state, &session, &settings, &text).await;
     let Ok(controller) = AbortController::new() else {
         return back_in_box(text);
     };
     let signal = controller.signal();
-    state.abort.set_value(Some(controller));
+    state.turn.set_abort(Some(controller));
     // Still the turn `send_message` showed, restarted for the session it now runs in.
-    state.live.set(Some(LiveTurn::new(text.clone())));
+    state.turn.restart(text.clone());
     // The turn is running: announcements now wait for its save.
-    state.sending.set_value(false);
-    let begun =
-        session.with_core(|core| TurnEngine::begin(core, &text, now_ms(), state.engine_settings()));
-    match begun {
-        Ok(mut engine) => {
+    state.turn.set_sending(false);
+    match session.begin_turn(&text, now_ms(), state.settings.engine_settings()) {
+        Ok(turn) => {
             attach_pending(state, &session);
-            let outcome = session
-                .drive_turn(&mut engine, &model, Some(signal), &mut |event| {
-                    show(state, event)
-                })
+            let outcome = turn
+                .run(&model, Some(signal), &mut |event| state.turn.show(event))
                 .await;
             finish(state, outcome).await;
         }
         Err(error) => {
-            state.live.set(None);
-            state.failed.set(Some(FailedTurn {
-                user_text: text,
-                error: error.to_string(),
-            }));
+            state.turn.fail(text, error.to_string());
         }
     }
-    state.abort.set_value(None);
+    state.turn.set_abort(None);
 }
 
 /// With an embeddings endpoint in the settings: embeds the message and the newest stored texts
@@ -207,11 +148,11 @@ async fn refresh_embeddings(
     settings: &crate::provider::ProviderSettings,
     text: &str,
 ) {
-    let endpoint = match settings.embeddings_endpoint(&state.api_key.get_untracked()) {
+    let endpoint = match settings.embeddings_endpoint(&state.settings.api_key().get_untracked()) {
         None => return,
         Some(Ok(endpoint)) => endpoint,
         Some(Err(error)) => {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Info,
                 format!("Searching by words only: {error}."),
             );
@@ -219,7 +160,7 @@ async fn refresh_embeddings(
         }
     };
     session.with_core(|core| {
-        if core.recall_state().embeddings_model() != Some(endpoint.model.as_str()) {
+        if core.embeddings_model() != Some(endpoint.model.as_str()) {
             core.enable_embeddings(&endpoint.model);
         }
     });
@@ -231,7 +172,7 @@ async fn refresh_embeddings(
     )
     .await;
     if let Err(error) = refreshed {
-        state.notify(
+        state.notices.notify(
             NoticeKind::Info,
             format!("Searching by words only (the embeddings endpoint failed: {error})."),
         );
@@ -244,50 +185,40 @@ async fn finish(state: AppState, outcome: Result<TurnResult, RunError>) {
         Ok(result) => {
             let report = &result.report;
             let split = report.operation_banners.min(report.banners.len());
-            state.banners.update(|banners| {
-                banners.insert(
-                    report.turn,
-                    TurnBanners {
-                        before: report.banners[..split].to_vec(),
-                        after: report.banners[split..].to_vec(),
-                    },
-                );
-            });
-            set_phase(state, Phase::Saving);
+            state.turn.record_banners(
+                report.turn,
+                TurnBanners {
+                    before: report.banners[..split].to_vec(),
+                    after: report.banners[split..].to_vec(),
+                },
+            );
+            state.turn.set_phase(Phase::Saving);
             // The files went out with this turn.
-            state.attachments.set(Vec::new());
-            state.changed();
+            state.turn.clear_attachments();
+            state.session.changed();
             state.save().await;
-            state.live.set(None);
+            state.turn.end();
         }
         Err(RunError::Failed(failure)) => {
-            state.live.set(None);
             if failure.was_cancelled() {
-                state.draft.set(failure.user_text.clone());
-                state.notify(
+                state.turn.end();
+                state.turn.set_draft(failure.user_text.clone());
+                state.notices.notify(
                     NoticeKind::Info,
                     "Stopped. Nothing was changed; your message is back in the box.",
                 );
             } else {
-                state.failed.set(Some(FailedTurn {
-                    user_text: failure.user_text.clone(),
-                    error: failure_text(&failure.error),
-                }));
+                state
+                    .turn
+                    .fail(failure.user_text.clone(), failure_text(&failure.error));
             }
-            state.changed();
+            state.session.changed();
         }
         Err(RunError::Engine(error)) => {
             // The driver has undone the turn; the person's text is the draft that was sent.
-            let user_text = state
-                .live
-                .with_untracked(|live| live.as_ref().map(|live| live.user_text.clone()))
-                .unwrap_or_default();
-            state.live.set(None);
-            state.failed.set(Some(FailedTurn {
-                user_text,
-                error: error.to_string(),
-            }));
-            state.changed();
+            let user_text = state.turn.live_user_text().unwrap_or_default();
+            state.turn.fail(user_text, error.to_string());
+            state.session.changed();
         }
     }
 }
@@ -316,53 +247,24 @@ pub async fn write_summary(
     effort_id: String,
     signal: AbortSignal,
 ) -> Result<String, String> {
-    let session = state.session.get_value().ok_or("no session is open")?;
-    let args = serde_json::json!({ "id": effort_id }).to_string();
-    session
-        .load_logs_for("reopen_effort", &args)
+    let session = state.session.current().ok_or("no session is open")?;
+    let settings = state.settings.provider().get_untracked();
+    let model = model_of(&settings, &state.settings.api_key().get_untracked())?;
+    let model_name = settings.engine_settings().model;
+    ccm_browser::summary::write_summary(&session, &effort_id, &model, model_name, Some(&signal))
         .await
-        .map_err(|e| e.to_string())?;
-    let messages = session
-        .with_core(|core| {
-            core.efforts()
-                .get(&effort_id)
-                .map(|effort| summary::summary_messages(effort, None))
-        })
-        .ok_or_else(|| format!("no effort {effort_id}"))?;
-    let settings = state.provider.get_untracked();
-    let model = model_of(&settings, &state.api_key.get_untracked())?;
-    let mut options = RequestOptions::new(settings.engine_settings().model);
-    options.max_tokens = DEFAULT_SUMMARY_MAX_TOKENS;
-    options.stream = false;
-    options.tool_choice = ToolChoice::Auto;
-    let request = LlmRequest {
-        purpose: RequestPurpose::Summary {
-            effort_id: effort_id.clone(),
-        },
-        attempt: 1,
-        messages,
-        tools: Vec::new(),
-        options,
-        plan_id: None,
-        estimate: PromptEstimate::default(),
-    };
-    let response = send_once(&session, &model, &request, &signal)
-        .await
-        .map_err(|e| e.to_string())?;
-    summary::clean_summary(&response.text)
-        .ok_or_else(|| "the model answered with an empty summary".to_string())
 }
 
 /// Attaches the waiting files to the turn just begun (called after the engine begins the turn
 /// and before the driver sends its first request). They stay listed until the turn is saved, so a
 /// stopped or failed turn keeps them for the next try.
 fn attach_pending(state: AppState, session: &BrowserSession) {
-    let pending = state.attachments.get_untracked();
+    let pending = state.turn.pending_attachments();
     for file in pending {
         let attached = session
             .with_core(|core| core.attach(&file.name, AttachmentKind::File, &file.text, None));
         if let Err(e) = attached {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Error,
                 format!("Could not attach {}: {e}", file.name),
             );

@@ -692,12 +692,7 @@ pub struct TurnUsage {
 /// definitions with each request and counts them the same way), counted with the session's
 /// counter.
 pub fn tool_definition_tokens(session: &Session) -> u64 {
-    let tools = ccm_engine::wire_tools(&ccm_core::tool_definitions());
-    u64::from(
-        session
-            .counter()
-            .count(&serde_json::to_string(&tools).unwrap_or_default()),
-    )
+    ccm_browser::tool_definition_tokens(session)
 }
 
 /// Tokens per turn, counted the same way whether the turn was taken in this tab or read

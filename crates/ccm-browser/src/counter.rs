@@ -55,7 +55,7 @@ pub fn counter_for(
 /// loader when needed; a clear error (how to load it) when the table is not available.
 #[cfg(feature = "exact")]
 fn default_counter(config: &Config) -> Result<Arc<dyn TokenCounter>, BrowserError> {
-    ccm_tokens_wasm::ensure_tokenizer(config.encoding.tokenizer_encoding())
+    ccm_tokens_wasm::ensure_counting_table(config.encoding.tokenizer_encoding())
         .map_err(BrowserError::Counter)?;
     let counter = ccm_core::ExactCounter::try_new(config.encoding)
         .map_err(|e| BrowserError::Counter(e.to_string()))?;

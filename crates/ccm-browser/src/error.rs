@@ -53,20 +53,15 @@ pub enum BrowserError {
         /// The person's text of the undone turn, so it can be sent again.
         user_text: String,
     },
-    /// The turn was cancelled; the turn was undone.
-    #[error("{message}")]
-    Cancelled {
-        /// What was cancelled, for the person.
-        message: String,
-        /// The person's text of the undone turn, so it can be sent again.
-        user_text: String,
-    },
     /// Invalid session options.
     #[error(transparent)]
     Config(#[from] ccm_core::ConfigError),
     /// A turn operation out of order.
     #[error(transparent)]
     Turn(#[from] ccm_core::TurnError),
+    /// The turn engine refused: a turn could not begin, or the engine was misused.
+    #[error(transparent)]
+    Engine(#[from] ccm_engine::EngineError),
     /// An effort operation was refused.
     #[error(transparent)]
     Effort(#[from] ccm_core::EffortError),

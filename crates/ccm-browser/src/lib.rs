@@ -12,9 +12,13 @@
 //! - [`BrowserSession`]: a core session with its store link, its load problems and its busy
 //!   mark; [`BrowserSession::load_logs_for`] reads the logs a tool call needs.
 //! - [`transport`]: requests to providers through `fetch` (streaming, time limits, Stop).
-//! - [`driver`]: the browser host of ccm-engine's one turn driver, for `runTurn` and the app
-//!   ([`BrowserSession::drive_turn`]): `fetch` or the offline model, JavaScript timers, stored
-//!   logs read when the engine asks for them, and an `AbortSignal`.
+//! - [`driver`]: the browser host of ccm-engine's one turn driver, for `runTurn` and the app:
+//!   [`BrowserSession::begin_turn`] (the one busy rule) and [`driver::BegunTurn::run`]
+//!   (`fetch` or the offline model, chosen once by [`Model::of`], JavaScript timers, stored
+//!   logs read when the engine asks for them, and an `AbortSignal`).
+//! - [`summary`]: an open effort's summary outside a turn, asked of the same model.
+//! - [`turn`] and [`provider`]: the door's vocabulary, the engine's and the provider crate's
+//!   types a host names (see `vocabulary.rs`); hosts depend on this crate only.
 //! - [`counter`]: which token counter a session counts with.
 //! - [`sync`]: sessions kept on a sync server as well (ccm-store's wire format over `fetch`,
 //!   the synced revisions, push, pull and the two ways out of a conflict).
@@ -32,10 +36,14 @@ mod error;
 mod session;
 mod storage;
 mod store;
+pub mod summary;
 pub mod sync;
 pub mod transport;
+mod vocabulary;
 
-pub use driver::Model;
+pub use vocabulary::{provider, turn};
+
+pub use driver::{tool_definition_tokens, BegunTurn, Model};
 pub use error::{js_message, BrowserError, BrowserResult};
 pub use session::{
     load_effort_logs, load_logs_for_tool, load_records, prepare_recall, BrowserSession,

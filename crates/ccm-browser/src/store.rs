@@ -9,7 +9,9 @@ use ccm_core::store::WriteBatch;
 use ccm_core::tokens::TokenCounter;
 use ccm_core::{Config, Session as CoreSession};
 use ccm_import::CcmFiles;
-use ccm_store::{sessions, RecordStore, SessionRow, StoreError, WriteMode};
+use ccm_store::{
+    sessions, RecordStore, SessionRow, StoreError, StoreResult, WriteMode, WriteResult,
+};
 pub use ccm_store::{SaveReport, SessionInfo};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -461,12 +463,7 @@ impl RecordStore for BrowserStore {
         self.backend.rows().await
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         self.backend.write(id, batch, mode).await
     }
 
@@ -490,7 +487,7 @@ impl RecordStore for BrowserStore {
         id: &str,
         from: u64,
         to: u64,
-    ) -> Result<ccm_store::MessagesRead, StoreError> {
+    ) -> StoreResult<ccm_store::MessagesRead> {
         self.backend.messages_between(id, from, to).await
     }
 

@@ -373,7 +373,10 @@ fn fetch_request_of(
     let init = RequestInit::new();
     init.set_method(http.method.as_str());
     init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&http.body));
+    // A `GET` (the model list) may carry no body at all: `fetch` refuses one, even empty.
+    if http.method == ccm_provider::HttpMethod::Post {
+        init.set_body(&JsValue::from_str(&http.body));
+    }
     if let Some(signal) = signal {
         init.set_signal(Some(signal));
     }
@@ -429,6 +432,38 @@ pub async fn post(
         ));
     }
     Ok(body)
+}
+
+/// Reads the model list of the provider of `config` (`GET {base}/models`, with the headers
+/// ccm-provider writes for the protocol) and returns the body of a successful answer, for the
+/// host to read.
+///
+/// # Errors
+/// A sentence for the person: a bad URL, no answer (with what to check, CORS included), or an
+/// HTTP error (this provider may have no model list).
+pub async fn fetch_model_list(config: &ProviderConfig) -> Result<String, String> {
+    let http = config.model_list_request().map_err(|e| e.to_string())?;
+    let fetch_request = fetch_request_of(&http, None, |error| {
+        ProviderError::Network(js_message(&error))
+    })
+    .map_err(|e| e.to_string())?;
+    let url = &http.url;
+    let response: Response = match JsFuture::from(fetch_with_request(&fetch_request)).await {
+        Ok(response) => response.unchecked_into(),
+        Err(_) => return Err(unreached_sentence(url, why_unreached(url).await)),
+    };
+    if !response.ok() {
+        return Err(format!(
+            "{url} answered HTTP {} (this provider may have no model list: type the model name instead)",
+            response.status()
+        ));
+    }
+    let text = response.text().map_err(|e| js_message(&e))?;
+    Ok(JsFuture::from(text)
+        .await
+        .map_err(|e| js_message(&e))?
+        .as_string()
+        .unwrap_or_default())
 }
 
 /// What `promise` resolves with, or `None` when it has not settled within `timeout_ms`

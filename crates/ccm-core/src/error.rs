@@ -105,6 +105,19 @@ pub enum ToolError {
     /// A pin or unpin was refused.
     #[error(transparent)]
     Pin(#[from] crate::pins::PinError),
+    /// The session was asked to run a tool whose calls the host runs (its table entry says
+    /// `Runs::Host`).
+    #[error("the tool '{name}' is run by the host, not the session; hand its call to the host (the turn engine does, with Step::RunTool)")]
+    RunsInHost {
+        /// The tool's name.
+        name: String,
+    },
+    /// A tool was added to a table that already offers one of that name.
+    #[error("a tool named '{name}' is already offered; give the new tool another name")]
+    NameTaken {
+        /// The name both tools have.
+        name: String,
+    },
 }
 
 /// Why a turn could not begin or end.
@@ -119,6 +132,10 @@ pub enum TurnError {
     /// `end_turn` or `abort_turn` without `begin_turn`.
     #[error("no turn is in progress; call begin_turn first")]
     NotInTurn,
+    /// The turn's text would take the session past the most it may store; the turn did not
+    /// begin (or, for an answer checked with `Session::room_for_answer`, is still open).
+    #[error(transparent)]
+    SessionFull(#[from] crate::compaction::SessionFull),
 }
 
 /// A configuration value outside its valid range.

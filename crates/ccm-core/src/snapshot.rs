@@ -392,6 +392,8 @@ impl Session {
             Err(SnapshotError::Inconsistent(message))
         })?;
         session.restore_attachments(records.attachments)?;
+        // A document holds everything the session stores, so its count is exact.
+        session.stored.chars = session.count_loaded_records();
         // A document holds every message: the recall index is built from it at once.
         session.index_messages_in_memory(0);
         Ok(session)

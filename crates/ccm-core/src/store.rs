@@ -103,6 +103,12 @@ pub struct SessionHeader {
     /// The session's branch.
     #[serde(default = "crate::state::BranchInfo::main")]
     pub branch: crate::state::BranchInfo,
+    /// What the session stores, counted as its export would write it, once that passes
+    /// [`RECORDED_FROM_CHARS`](crate::compaction::RECORDED_FROM_CHARS); left out (0) below it,
+    /// so that the headers of ordinary sessions stay as they were. It is how a session opened
+    /// from its working set knows how much more it may store without reading its history.
+    #[serde(default, skip_serializing_if = "crate::session::is_unrecorded")]
+    pub stored_chars: u64,
 }
 
 /// An effort's record: its metadata, summary and the size of its log, without the messages.
@@ -179,6 +185,9 @@ pub struct RecordCounts {
     pub history_len: u64,
     /// Stored efforts.
     pub effort_count: u64,
+    /// What the session stores, as [`SessionHeader::stored_chars`] records it (0: not
+    /// recorded).
+    pub stored_chars: u64,
 }
 
 impl SessionHeader {
@@ -192,6 +201,7 @@ impl SessionHeader {
                 ambient_tokens: counts.ambient_tokens,
                 history_len: counts.history_len,
                 effort_count: counts.effort_count,
+                stored_chars: counts.stored_chars,
             },
             state
         )
@@ -204,6 +214,7 @@ impl SessionHeader {
             ambient_tokens: self.ambient_tokens,
             history_len: self.history_len,
             effort_count: self.effort_count,
+            stored_chars: self.stored_chars,
         };
         (state_of_layout!(self), self.revision, counts)
     }
@@ -287,6 +298,7 @@ impl Session {
                 // Every position in use, held ones included, so that a backend that reads
                 // positions up to this count keeps reading (and reporting) the held records.
                 effort_count: (self.efforts.list.len() + self.saves.held_positions.len()) as u64,
+                stored_chars: self.recorded_stored_chars(),
             },
         )
     }
@@ -478,10 +490,11 @@ impl Session {
         )))
     }
 
-    /// Efforts whose raw logs a tool call needs but are not loaded. A host that opened the
-    /// session from a store reads these logs and attaches them before executing the call.
+    /// Efforts whose raw logs a tool call needs but are not loaded (for a tool whose table
+    /// entry needs [`Needs::EffortLog`](crate::tools::Needs::EffortLog)). A host that opened
+    /// the session from a store reads these logs and attaches them before executing the call.
     pub fn logs_needed_for_tool(&self, name: &str, args_json: &str) -> Vec<String> {
-        if !matches!(name, "expand_effort" | "reopen_effort") {
+        if crate::tools::needs_of(name) != crate::tools::Needs::EffortLog {
             return Vec::new();
         }
         let id = serde_json::from_str::<serde_json::Value>(args_json)
@@ -667,6 +680,7 @@ impl Session {
         if let Err(error) = session.restore_attachments(attachments) {
             report.problems.push(error.to_string());
         }
+        session.open_stored_size(counts.stored_chars);
         // Opening reads the working set only; the recall index is rebuilt from the stored
         // messages afterwards, in steps the host drives (`recall_index_request`).
         session.start_index_rebuild();

@@ -63,25 +63,26 @@ impl Encoding {
 /// Exact counts, equal to tiktoken's, from `ccm-tokens` (a hand-written split scanner and a
 /// linear-time merge over compact rank tables). Its name is the encoding's, so sessions
 /// counted by tiktoken itself and by this counter are interchangeable.
+///
+/// It asks `ccm-tokens` for the tokenizer on every count instead of keeping one, because a
+/// browser host may install the common-scripts part of a table first and the whole table
+/// later ([`ccm_tokens::coverage`]); each count uses the best one that counts its text exactly.
 #[derive(Clone, Copy)]
 pub struct ExactCounter {
     encoding: Encoding,
-    tokenizer: &'static ccm_tokens::Tokenizer,
 }
 
 impl ExactCounter {
     /// The counter for `encoding`, when its rank table is available: compiled in (feature
-    /// `embedded-tables`) or installed by the host with [`ccm_tokens::install`].
+    /// `embedded-tables`) or installed by the host with [`ccm_tokens::install`] (the whole
+    /// table or its common-scripts part).
     ///
     /// # Errors
     /// [`ConfigError::TableNotLoaded`] when neither is the case.
     pub fn try_new(encoding: Encoding) -> Result<ExactCounter, ConfigError> {
-        let tokenizer = ccm_tokens::tokenizer(encoding.tokenizer_encoding())
+        ccm_tokens::best_tokenizer(encoding.tokenizer_encoding())
             .ok_or_else(|| ConfigError::TableNotLoaded(encoding.name().to_string()))?;
-        Ok(ExactCounter {
-            encoding,
-            tokenizer,
-        })
+        Ok(ExactCounter { encoding })
     }
 
     /// The counter for `encoding` from the compiled-in tables. The first call per encoding
@@ -95,9 +96,16 @@ impl ExactCounter {
 
 impl TokenCounter for ExactCounter {
     fn count(&self, text: &str) -> u32 {
+        let encoding = self.encoding.tokenizer_encoding();
+        // A host that installs only the common-scripts part must load the whole table before
+        // it hands over text in other scripts (the app does, before every turn and import).
+        // Should one miss that, the part still counts the text, too high, instead of failing.
+        let tokenizer = ccm_tokens::tokenizer_for(encoding, text)
+            .or_else(|| ccm_tokens::best_tokenizer(encoding))
+            .expect("a counter exists only once its table is installed");
         // Messages longer than u32::MAX tokens cannot exist in any context window, so
         // saturating is only a guard against overflow, never a visible cap.
-        u32::try_from(self.tokenizer.count(text)).unwrap_or(u32::MAX)
+        u32::try_from(tokenizer.count(text)).unwrap_or(u32::MAX)
     }
 
     fn name(&self) -> &str {

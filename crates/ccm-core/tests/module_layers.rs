@@ -16,7 +16,7 @@ const ABOVE_THE_SESSION: [&str; 6] = [
     "snapshot.rs",
     "store.rs",
     "branch.rs",
-    "tools.rs",
+    "tools/",
     "lib.rs",
 ];
 

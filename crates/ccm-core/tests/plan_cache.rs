@@ -208,6 +208,18 @@ portable_tests! {
         assert_eq!(builds_on_this_thread() - builds, 4, "only the plans built from scratch");
     }
 
+    fn a_host_tool_result_keeps_the_plan() {
+        // A tool the host runs changes nothing the planner reads: its result is traced only.
+        let mut s = with_history();
+        s.begin_turn("What time is it?", 1).unwrap();
+        assert!(!changes_plan(&mut s, "record_host_tool_result", |s| {
+            let ok = s.record_host_tool_result("read_clock", "{}", Ok(serde_json::json!({"time": "12:00"})));
+            assert!(ok.ok);
+            let failed = s.record_host_tool_result("read_clock", "{}", Err("no clock".into()));
+            assert_eq!(failed.result, serde_json::json!({"error": "no clock"}));
+        }));
+    }
+
     fn recall_and_the_rebuilt_index_never_leave_a_stale_plan() {
         let mut s = with_history();
         s.begin_turn("How did the widget frobnicate again?", 1).unwrap();
@@ -307,13 +319,14 @@ fn every_public_mutation_is_driven_by_a_test_here() {
         "index_stored_messages",
         "attach_recalled_messages",
         "absorb_recall_embeddings",
+        "record_host_tool_result",
     ];
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files: Vec<_> = std::fs::read_dir(src.join("session"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
-    files.extend(["store.rs", "tools.rs", "snapshot.rs", "state.rs"].map(|f| src.join(f)));
+    files.extend(["store.rs", "tools/mod.rs", "snapshot.rs", "state.rs"].map(|f| src.join(f)));
     let mut missing = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();

@@ -15,7 +15,7 @@
 
 use crate::offline::{OfflineModel, SessionFacts};
 use crate::{EngineError, EngineSettings, LlmRequest, RunError, Step, TurnEngine, TurnEvent};
-use crate::{LogLoad, TurnResult};
+use crate::{HostToolCall, LogLoad, TurnResult};
 use ccm_core::Session;
 use ccm_provider::{ProviderError, ProviderResponse, StreamDelta};
 use std::future::Future;
@@ -61,6 +61,19 @@ pub trait TurnHost {
             } else {
                 ""
             }
+        ))
+    }
+
+    /// Runs a call of a tool whose table entry says the host runs it (`Runs::Host`; the
+    /// host added it with [`TurnEngine::with_tools`]) and returns the result for the model.
+    /// Hosts that add no tools of their own are never asked (the default says so).
+    ///
+    /// # Errors
+    /// Why the call failed, in words for the model, which receives them as its error result.
+    async fn run_tool(&mut self, call: &HostToolCall) -> Result<serde_json::Value, String> {
+        Err(format!(
+            "this host runs no tools of its own, but the model called '{}'",
+            call.name
         ))
     }
 
@@ -142,6 +155,11 @@ pub async fn drive<H: TurnHost>(
             Step::Load(load) => {
                 let outcome = host.load_logs(&load).await;
                 host.with_session(|session| engine.logs_loaded(session, outcome))
+                    .map_err(|error| undo(host, engine, error))?;
+            }
+            Step::RunTool(call) => {
+                let result = host.run_tool(&call).await;
+                host.with_session(|session| engine.tool_ran(session, result))
                     .map_err(|error| undo(host, engine, error))?;
             }
             Step::Done(result) => {
@@ -256,6 +274,10 @@ impl<H: TurnHost> TurnHost for OfflineHost<H> {
 
     async fn load_logs(&mut self, load: &LogLoad) -> Result<(), String> {
         self.host.load_logs(load).await
+    }
+
+    async fn run_tool(&mut self, call: &HostToolCall) -> Result<serde_json::Value, String> {
+        self.host.run_tool(call).await
     }
 
     fn is_cancelled(&self) -> bool {

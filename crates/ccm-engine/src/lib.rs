@@ -103,6 +103,7 @@
 //!         }
 //!         Step::Wait(_) => unreachable!("nothing failed, so nothing is retried"),
 //!         Step::Load(_) => unreachable!("a session made in memory has every log loaded"),
+//!         Step::RunTool(_) => unreachable!("only the built-in tools are offered"),
 //!         Step::Done(result) => break result,
 //!         Step::Failed(failure) => panic!("{failure}"),
 //!     }
@@ -141,7 +142,8 @@ pub use record::{
     ToolTraceEntry, TurnFailure, TurnResult,
 };
 pub use turn::{
-    rolling_summary_request, run_turn, EngineError, EngineSettings, LlmRequest, LogLoad, RetryWait,
-    RunError, Step, SummaryPolicy, TurnEngine, DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_SUMMARY_MAX_TOKENS,
+    rolling_summary_request, run_turn, tool_definition_tokens, EngineError, EngineSettings,
+    HostToolCall, LlmRequest, LogLoad, RetryWait, RunError, Step, SummaryPolicy, TurnEngine,
+    DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_SUMMARY_MAX_TOKENS,
 };
 pub use wire::{wire_messages, wire_tools};

@@ -125,6 +125,8 @@ pub enum ToolHandling {
     ClosedWithFallbackSummary,
     /// A tool call in the answer that was forced to be plain text; it was not executed.
     IgnoredInForcedAnswer,
+    /// A call of a tool the host runs, answered with the host's result.
+    RanByHost,
 }
 
 /// One tool call of the turn and what came of it.

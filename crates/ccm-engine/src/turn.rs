@@ -10,6 +10,7 @@ use crate::record::{
 use crate::summary;
 use crate::wire::{wire_messages, wire_tools};
 use ccm_core::session::IndexRequest;
+use ccm_core::tools::{Needs, Tools};
 use ccm_core::EffortStatus;
 use ccm_core::Session;
 use ccm_core::ToolOutcome;
@@ -216,6 +217,10 @@ pub enum Step {
     /// the steps of the recall index's rebuild). Hosts whose sessions are wholly in memory
     /// never see this step.
     Load(LogLoad),
+    /// Run this call of a tool the host runs (its table entry says `Runs::Host`, and it was
+    /// added with [`TurnEngine::with_tools`]), then hand the result to
+    /// [`TurnEngine::tool_ran`]. Hosts that add no tools of their own never see this step.
+    RunTool(HostToolCall),
     /// The turn ended; the session holds its messages.
     Done(Box<TurnResult>),
     /// The turn failed or was cancelled; the session is as before the turn.
@@ -252,6 +257,32 @@ impl LogLoad {
     }
 }
 
+/// A call of a tool the host runs (see [`Step::RunTool`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostToolCall {
+    /// The provider's id of the call.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments as the model wrote them (JSON text, unchecked: the host reads them).
+    pub arguments: String,
+}
+
+/// Tokens of the tool definitions every request of a turn carries, counted with `session`'s
+/// counter: what the engine adds to each request's estimate, and what a host shows beside the
+/// context plan.
+pub fn tool_definition_tokens(session: &Session) -> u64 {
+    count_tool_definitions(session, &wire_tools(&ccm_core::tool_definitions()))
+}
+
+fn count_tool_definitions(session: &Session, tools: &[WireTool]) -> u64 {
+    u64::from(
+        session
+            .counter()
+            .count(&serde_json::to_string(tools).unwrap_or_default()),
+    )
+}
+
 /// A misuse of the engine by its caller. Provider failures are not errors of this kind: they
 /// end the turn with [`Step::Failed`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -269,6 +300,11 @@ pub enum EngineError {
         "no stored logs were asked for; call next() and load the logs its Step::Load names first"
     )]
     NotAwaitingLogs,
+    /// `tool_ran` was called while no [`Step::RunTool`] was waiting for it.
+    #[error(
+        "no tool call is waiting for the host; call next() and run the call its Step::RunTool names first"
+    )]
+    NotAwaitingToolResult,
     /// The session passed in is not in the turn this engine drives: the turn was ended or
     /// aborted by someone else, or another session was passed.
     #[error("the session is not in turn {expected} that this engine drives (the session is at turn {found}, {state}); a turn must be driven by one engine from begin to end")]
@@ -380,6 +416,8 @@ enum Phase {
     Awaiting(LlmRequest),
     /// Stored logs were asked for; `logs_loaded` says how reading them went.
     Loading(LogLoad),
+    /// A call was handed to the host (with its answer's round); `tool_ran` takes the result.
+    RunningTool(u32, HostToolCall),
     /// A request failed and will be sent again after the delay.
     Waiting {
         request: LlmRequest,
@@ -396,6 +434,8 @@ pub struct TurnEngine {
     settings: EngineSettings,
     turn: u64,
     user_text: String,
+    /// The tool table of the turn: what each call needs and who runs it.
+    table: Tools,
     tools: Vec<WireTool>,
     tool_definition_tokens: u64,
     /// This turn's assistant tool-call messages and tool results, in order.
@@ -441,16 +481,14 @@ impl TurnEngine {
         settings: EngineSettings,
     ) -> Result<TurnEngine, EngineError> {
         let turn = session.begin_turn(user_text, at_ms)?;
-        let tools = wire_tools(&ccm_core::tool_definitions());
-        let tool_definition_tokens = u64::from(
-            session
-                .counter()
-                .count(&serde_json::to_string(&tools).unwrap_or_default()),
-        );
+        let table = Tools::builtin();
+        let tools = wire_tools(&table.definitions());
+        let tool_definition_tokens = count_tool_definitions(session, &tools);
         Ok(TurnEngine {
             settings,
             turn,
             user_text: user_text.to_string(),
+            table,
             tools,
             tool_definition_tokens,
             exchange: Vec::new(),
@@ -469,6 +507,16 @@ impl TurnEngine {
             trace: Vec::new(),
             phase: Phase::Ready,
         })
+    }
+
+    /// Offers `tools` in this turn instead of the built-in ones alone: the built-in table and
+    /// the entries a host added, run by the session with their handler or handed to the host
+    /// ([`Step::RunTool`]). Call it before the first [`next`](Self::next).
+    pub fn with_tools(mut self, session: &Session, tools: Tools) -> TurnEngine {
+        self.tools = wire_tools(&tools.definitions());
+        self.tool_definition_tokens = count_tool_definitions(session, &self.tools);
+        self.table = tools;
+        self
     }
 
     /// The turn this engine drives.
@@ -516,6 +564,10 @@ impl TurnEngine {
             Phase::Loading(load) => {
                 self.phase = Phase::Loading(load.clone());
                 Ok(Step::Load(load))
+            }
+            Phase::RunningTool(round, call) => {
+                self.phase = Phase::RunningTool(round, call.clone());
+                Ok(Step::RunTool(call))
             }
             Phase::Waiting {
                 request,
@@ -622,6 +674,36 @@ impl TurnEngine {
         Ok(())
     }
 
+    /// Takes the result of the call a [`Step::RunTool`] handed to the host: `Ok` is the
+    /// result for the model, `Err` why the call failed, which the model receives as
+    /// `{"error": "..."}`. Either is stored in the turn like the result of any other call.
+    ///
+    /// # Errors
+    /// [`EngineError::NotAwaitingToolResult`] when no call was handed to the host;
+    /// [`EngineError::SessionOutOfStep`] when `session` is not in this engine's turn.
+    pub fn tool_ran(
+        &mut self,
+        session: &mut Session,
+        result: Result<Value, String>,
+    ) -> Result<(), EngineError> {
+        if !matches!(self.phase, Phase::RunningTool(..)) {
+            return Err(EngineError::NotAwaitingToolResult);
+        }
+        self.check_session(session)?;
+        let Phase::RunningTool(round, call) = std::mem::replace(&mut self.phase, Phase::Ready)
+        else {
+            unreachable!("checked above");
+        };
+        let outcome = session.record_host_tool_result(&call.name, &call.arguments, result);
+        let call = ToolCall {
+            id: call.call_id,
+            name: call.name,
+            arguments: call.arguments,
+        };
+        self.answer_call(session, round, &call, ToolHandling::RanByHost, outcome);
+        Ok(())
+    }
+
     /// Cancels the turn: the session is restored with [`Session::abort_turn`], and the failure
     /// (with the person's text) is returned. Cancelling a finished turn returns its final step
     /// unchanged.
@@ -658,10 +740,24 @@ impl TurnEngine {
     /// the turn.
     fn advance(&mut self, session: &mut Session) -> Step {
         while let Some((round, call)) = self.pending_calls.pop_front() {
-            if call.name == "close_effort" {
+            let (needs, in_host) = self
+                .table
+                .get(&call.name)
+                .map_or((Needs::Nothing, false), |tool| {
+                    (tool.needs, tool.runs_in_host())
+                });
+            if needs == Needs::ModelSummary {
                 if let Some(request) = self.start_close(session, round, call) {
                     return self.send(request);
                 }
+            } else if in_host {
+                let call = HostToolCall {
+                    call_id: call.id,
+                    name: call.name,
+                    arguments: call.arguments,
+                };
+                self.phase = Phase::RunningTool(round, call.clone());
+                return Step::RunTool(call);
             } else {
                 if let Some(load) = self.logs_to_load(session, &call) {
                     self.pending_calls.push_front((round, call));
@@ -675,7 +771,7 @@ impl TurnEngine {
                         result: serde_json::json!({ "error": reason }),
                         banner: None,
                     },
-                    _ => session.execute_tool(&call.name, &call.arguments),
+                    _ => self.table.execute(session, &call.name, &call.arguments),
                 };
                 self.answer_call(session, round, &call, ToolHandling::Executed, outcome);
             }
@@ -1102,7 +1198,7 @@ impl TurnEngine {
 /// (and reported, with its banner) exactly like a call the model made with that summary.
 fn conclude_with(session: &mut Session, id: &str, summary: &str) -> ToolOutcome {
     let arguments = serde_json::json!({ "id": id, "summary": summary }).to_string();
-    session.execute_tool("close_effort", &arguments)
+    session.execute_tool(ccm_core::tools::name::CLOSE_EFFORT, &arguments)
 }
 
 /// The effort a `close_effort` call would conclude, and the summary in its arguments (blank

@@ -75,20 +75,30 @@ pub fn build_request(
         ProviderError::InvalidConfig(format!("the request could not be encoded as JSON: {error}"))
     })?;
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    if let Some(key) = &config.api_key {
-        headers.push(("x-api-key".to_string(), key.clone()));
-    }
-    headers.push(("anthropic-version".to_string(), API_VERSION.to_string()));
-    headers.push((
-        "anthropic-dangerous-direct-browser-access".to_string(),
-        "true".to_string(),
-    ));
+    headers.extend(auth_headers(config.api_key.as_deref()));
     Ok(HttpRequest {
         method: HttpMethod::Post,
         url: config.endpoint_url(),
         headers: request_headers(headers, &config.extra_headers),
         body,
     })
+}
+
+/// The headers every request of this protocol carries besides its content type: `x-api-key`
+/// (only when a key is configured, so that a proxy can add it instead), `anthropic-version`,
+/// and `anthropic-dangerous-direct-browser-access: true`, without which the API refuses
+/// requests that come straight from a browser page (CORS).
+pub(crate) fn auth_headers(api_key: Option<&str>) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    if let Some(key) = api_key {
+        headers.push(("x-api-key".to_string(), key.to_string()));
+    }
+    headers.push(("anthropic-version".to_string(), API_VERSION.to_string()));
+    headers.push((
+        "anthropic-dangerous-direct-browser-access".to_string(),
+        "true".to_string(),
+    ));
+    headers
 }
 
 #[derive(Serialize)]

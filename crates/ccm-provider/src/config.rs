@@ -23,6 +23,16 @@ impl ProviderKind {
             ProviderKind::Anthropic => "/messages",
         }
     }
+
+    /// The headers that authenticate (and, for Anthropic, version) every request of the
+    /// protocol, the model list's included: completion requests and model lists must send
+    /// the same ones, so they are written in the protocol's module only.
+    pub fn auth_headers(self, api_key: Option<&str>) -> Vec<(String, String)> {
+        match self {
+            ProviderKind::OpenAiCompatible => super::openai::auth_headers(api_key),
+            ProviderKind::Anthropic => super::anthropic::auth_headers(api_key),
+        }
+    }
 }
 
 /// A well-known provider with its default base URL.
@@ -225,6 +235,27 @@ impl ProviderConfig {
         )
     }
 
+    /// The request for the provider's model list (`GET {base}/models`, which OpenAI,
+    /// Anthropic, OpenRouter, Ollama and LM Studio all answer), with the protocol's
+    /// authentication headers and the extra headers, exactly as a completion request has them.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::InvalidConfig`] when the base URL cannot be requested (see
+    /// [`validate`](Self::validate)).
+    pub fn model_list_request(&self) -> Result<super::HttpRequest, ProviderError> {
+        self.validate()?;
+        Ok(super::HttpRequest {
+            method: super::HttpMethod::Get,
+            url: format!("{}/models", self.base_url.trim_end_matches('/')),
+            headers: super::request_headers(
+                self.kind.auth_headers(self.api_key.as_deref()),
+                &self.extra_headers,
+            ),
+            body: String::new(),
+        })
+    }
+
     /// Checks that the base URL can be requested at all.
     ///
     /// # Errors
@@ -425,6 +456,27 @@ impl RequestOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_list_request_carries_the_protocols_own_headers() {
+        let anthropic = ProviderConfig::from_preset(Preset::Anthropic, Some("sk-ant".into()))
+            .with_header("x-team", "ml");
+        let request = anthropic.model_list_request().unwrap();
+        assert_eq!(request.method, crate::HttpMethod::Get);
+        assert_eq!(request.url, "https://api.anthropic.com/v1/models");
+        assert_eq!(request.header("x-api-key"), Some("sk-ant"));
+        assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+        assert_eq!(request.header("x-team"), Some("ml"));
+        let local = ProviderConfig::custom(ProviderKind::OpenAiCompatible, "http://h:1/v1/", None);
+        let request = local.model_list_request().unwrap();
+        assert_eq!(request.url, "http://h:1/v1/models");
+        assert_eq!(request.header("authorization"), None);
+        let keyed = ProviderConfig::from_preset(Preset::OpenAi, Some("sk-1".into()));
+        assert_eq!(
+            keyed.model_list_request().unwrap().header("authorization"),
+            Some("Bearer sk-1")
+        );
+    }
 
     #[test]
     fn presets_have_the_documented_urls_and_kinds() {

@@ -84,19 +84,24 @@ pub use wire::{ToolCall, WireMessage, WireTool};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The HTTP method of a provider request. Both protocols only ever `POST`.
+/// The HTTP method of a provider request: completions and embeddings `POST`, the model list
+/// is read with `GET`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum HttpMethod {
     /// `POST`, used for every completion request.
     #[serde(rename = "POST")]
     Post,
+    /// `GET`, used for the model list ([`ProviderConfig::model_list_request`]).
+    #[serde(rename = "GET")]
+    Get,
 }
 
 impl HttpMethod {
-    /// The method as written on the request line (`"POST"`).
+    /// The method as written on the request line (`"POST"`, `"GET"`).
     pub fn as_str(self) -> &'static str {
         match self {
             HttpMethod::Post => "POST",
+            HttpMethod::Get => "GET",
         }
     }
 }

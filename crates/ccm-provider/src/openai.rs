@@ -43,15 +43,22 @@ pub fn build_request(
         ProviderError::InvalidConfig(format!("the request could not be encoded as JSON: {error}"))
     })?;
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    if let Some(key) = &config.api_key {
-        headers.push(("authorization".to_string(), format!("Bearer {key}")));
-    }
+    headers.extend(auth_headers(config.api_key.as_deref()));
     Ok(HttpRequest {
         method: HttpMethod::Post,
         url: config.endpoint_url(),
         headers: request_headers(headers, &config.extra_headers),
         body,
     })
+}
+
+/// The headers that authenticate a request of this protocol: `authorization: Bearer …`, and
+/// nothing without a key (local servers expect none, and a proxy may add its own).
+pub(crate) fn auth_headers(api_key: Option<&str>) -> Vec<(String, String)> {
+    api_key
+        .map(|key| ("authorization".to_string(), format!("Bearer {key}")))
+        .into_iter()
+        .collect()
 }
 
 #[derive(Serialize)]

@@ -11,7 +11,8 @@ use ccm_core::store::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::postgres::PostgresStore;
 use ccm_store::{
-    DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError, StoredRecords, WriteMode,
+    DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError, StoreResult, StoredRecords,
+    WriteMode, WriteResult,
 };
 
 /// The longest session id a client may use.
@@ -110,12 +111,7 @@ impl RecordStore for AccountStore<'_> {
         ))
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         self.store
             .write(&self.key(id), batch, mode)
             .await
@@ -142,12 +138,7 @@ impl RecordStore for AccountStore<'_> {
             .map_err(|e| self.error(e))
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         self.store
             .messages_between(&self.key(id), from, to)
             .await

@@ -1,7 +1,7 @@
 //! The record-store interface every backend implements, and the rules of a write that every
 //! backend applies the same way.
 
-use crate::error::StoreError;
+use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
@@ -57,6 +57,11 @@ pub struct DamagedSession {
 /// Messages read by sequence number, and the records among them that could not be read.
 pub type MessagesRead = (Vec<StoredMessage>, Vec<String>);
 
+/// What a [`RecordStore::write`] returns: the row as written, or why nothing was written. A name
+/// of its own keeps every backend's `write` on one line, where the spelled-out type made each
+/// implementation repeat the same six-line signature.
+pub type WriteResult = StoreResult<SessionRow>;
+
 /// The storage of sessions as records, the one interface every backend implements.
 ///
 /// A backend keeps, per session id: the [`SessionRow`] (name, times and the core's header
@@ -92,12 +97,7 @@ pub trait RecordStore {
 
     /// Writes `batch` for session `id` atomically, after checking [`next_row`]; returns the
     /// row as written.
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError>;
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult;
 
     /// The row and the working set of a session: what its header's load request names, the
     /// effort records and the attachments, with `log_sizes` where the backend can count them
@@ -113,12 +113,7 @@ pub trait RecordStore {
 
     /// The stored messages with sequence numbers `from..to` (every log): a step of the recall
     /// index's rebuild.
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError>;
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead>;
 
     /// The stored messages with these sequence numbers: the messages a recalled excerpt or a
     /// search shows. Numbers with no record are left out.

@@ -18,6 +18,7 @@ use crate::sessions::{self, SessionInfo};
 use ccm_core::snapshot::SessionDocument;
 use ccm_core::store::{LogRef, SessionHeader, WriteBatch};
 use ccm_core::tokens::{ApproximateCounter, TokenCounter};
+use ccm_core::tools::name as tool;
 use ccm_core::{Config, Session, SnapshotError, TurnError};
 use std::future::Future;
 use std::pin::Pin;
@@ -310,7 +311,7 @@ pub fn scripted_turn(session: &mut Session, n: u64) {
                 .begin_turn(&format!("Let's look at the {topic}, round {n}."), now)
                 .expect("between turns");
             let args = format!(r#"{{"name": "{topic} {n}"}}"#);
-            session.execute_tool("open_effort", &args);
+            session.execute_tool(tool::OPEN_EFFORT, &args);
             session.end_turn("Opened it.", now + 1).expect("in a turn");
         }
         4 => {
@@ -319,7 +320,7 @@ pub fn scripted_turn(session: &mut Session, n: u64) {
                 .expect("between turns");
             let args =
                 format!(r#"{{"summary": "{topic}: decided on the second option in turn {n}."}}"#);
-            session.execute_tool("close_effort", &args);
+            session.execute_tool(tool::CLOSE_EFFORT, &args);
             session.end_turn("Concluded.", now + 1).expect("in a turn");
         }
         3 => {

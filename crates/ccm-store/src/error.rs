@@ -2,6 +2,10 @@
 
 use thiserror::Error;
 
+/// The result of a store operation. Named so that the `RecordStore` methods, implemented by
+/// every backend, each fit their signature on one line.
+pub type StoreResult<T> = Result<T, StoreError>;
+
 /// What went wrong in a store. Each variant is a code hosts act on (`conflict` means "reload
 /// and continue", `quota` means "free space"); the message is a sentence for the person.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

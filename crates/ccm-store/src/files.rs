@@ -95,8 +95,10 @@ mod store;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
-use crate::backend::{DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode};
-use crate::error::StoreError;
+use crate::backend::{
+    DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
+};
+use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
 use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, WriteBatch};
@@ -174,12 +176,7 @@ impl<F: FileSystem> RecordStore for FileStore<F> {
         self.store.rows()
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         self.store.write(id, batch, mode)
     }
 
@@ -195,12 +192,7 @@ impl<F: FileSystem> RecordStore for FileStore<F> {
         self.store.effort_log(id, effort)
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         self.store.messages_between(id, from, to)
     }
 

@@ -30,7 +30,8 @@ pub mod sync;
 
 pub use backend::{
     existing_row, next_row, DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode,
+    WriteResult,
 };
-pub use error::StoreError;
+pub use error::{StoreError, StoreResult};
 pub use records::SessionRow;
 pub use sessions::{SaveReport, SessionInfo};

@@ -73,8 +73,9 @@
 
 use crate::backend::{
     existing_row, next_row, DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode,
+    WriteResult,
 };
-use crate::error::StoreError;
+use crate::error::{StoreError, StoreResult};
 use crate::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
@@ -1251,12 +1252,7 @@ impl RecordStore for PostgresStore {
         self.list(&self.sql.rows, &[]).await
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         self.write_batch(id, batch, mode).await
     }
 
@@ -1280,12 +1276,7 @@ impl RecordStore for PostgresStore {
         Ok((stored.into_iter().map(|m| m.message).collect(), unreadable))
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         if to <= from {
             return Ok((Vec::new(), Vec::new()));
         }

@@ -30,8 +30,10 @@
 //! unavailable`, `500 storage`), and the server adds its own (`401 unauthorized`, `400
 //! bad_request`, `413 too_large`, `429 rate_limited`).
 
-use crate::backend::{DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode};
-use crate::error::StoreError;
+use crate::backend::{
+    DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
+};
+use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
@@ -556,12 +558,7 @@ impl<T: Transport> RecordStore for RemoteStore<T> {
         Ok((list.sessions, damaged))
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let request = WriteRequest::of(batch, &mode);
         self.call(Method::Put, session_path(id, ""), Some(json(&request)))
             .await
@@ -582,12 +579,7 @@ impl<T: Transport> RecordStore for RemoteStore<T> {
         Ok((log.messages, log.unreadable))
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         let path = session_path(id, &format!("/messages?from={from}&to={to}"));
         let read: MessagesResponse = self.call(Method::Get, path, None).await?;
         Ok((read.messages, read.unreadable))

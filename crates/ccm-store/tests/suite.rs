@@ -13,7 +13,7 @@ use ccm_store::conformance::{self, Harness, Options};
 use ccm_store::records::{decode, decode_all, encode, log_key};
 use ccm_store::{
     existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
-    StoredRecords, WriteMode,
+    StoreResult, StoredRecords, WriteMode, WriteResult,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -101,12 +101,7 @@ impl RecordStore for MemoryStore {
         Ok((rows, damaged))
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let mut sessions = self.sessions.borrow_mut();
         let stored = sessions.get(id).map(row_of);
         let row = match (self.fault, stored, &mode) {
@@ -247,12 +242,7 @@ impl RecordStore for MemoryStore {
         ))
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         let records = self.session(id)?;
         Ok(self.decode_messages(&records, from..to))
     }

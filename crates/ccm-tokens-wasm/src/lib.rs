@@ -216,6 +216,19 @@ pub fn ensure_tokenizer(encoding: Encoding) -> Result<&'static Tokenizer, String
     ccm_tokens::install(encoding, &bytes.to_vec()).map_err(|e| table_problem(encoding, &e))
 }
 
+/// Makes sure a session can count with `encoding`: the whole table or its common-scripts part
+/// is installed (a host that installs only the part loads the whole table before it hands over
+/// text in other scripts), else the whole table is loaded as [`ensure_tokenizer`] does.
+///
+/// # Errors
+/// As [`ensure_tokenizer`].
+pub fn ensure_counting_table(encoding: Encoding) -> Result<(), String> {
+    if ccm_tokens::best_tokenizer(encoding).is_some() {
+        return Ok(());
+    }
+    ensure_tokenizer(encoding).map(|_| ())
+}
+
 /// A short description of a thrown or returned JavaScript value for an error message.
 fn describe(value: &JsValue) -> String {
     if let Some(error) = value.dyn_ref::<js_sys::Error>() {
@@ -334,8 +347,22 @@ pub async fn load_encoding_from(
     .await
 }
 
+/// Whether `text` can be counted exactly for `encoding` with the tables installed now. A host
+/// may install the common-scripts part of a table first (see `ccm_tokens::coverage`); text in
+/// other scripts then needs the whole table.
+pub fn counts_exactly(encoding: Encoding, text: &str) -> bool {
+    ccm_tokens::tokenizer_for(encoding, text).is_some()
+}
+
+/// Whether the whole table of `encoding` is installed or compiled in.
+pub fn whole_table_loaded(encoding: Encoding) -> bool {
+    ccm_tokens::tokenizer(encoding).is_some()
+}
+
 /// [`load_encoding_from`] for Rust callers (the app): downloads `encoding`'s table from `url`
-/// and installs it, reporting `(done, total, phase)` as it goes.
+/// and installs it, reporting `(done, total, phase)` as it goes. The file may be the whole
+/// table or its common-scripts part (its header says which); nothing is downloaded once the
+/// whole table is installed.
 ///
 /// # Errors
 /// As [`load_encoding_from`]: a JavaScript `Error` with `code` `network` or `table`.

@@ -233,6 +233,11 @@ impl Vocabulary {
     pub(crate) fn index_tokens(&mut self, ranks: std::ops::Range<usize>) {
         for rank in ranks {
             let token = self.token(rank as Rank);
+            // An empty token is a gap in the ranks (a common-scripts table leaves out the
+            // tokens of other scripts that way): no piece can match it, so it is not indexed.
+            if token.is_empty() {
+                continue;
+            }
             let hash = hash_bytes(token);
             let byte_pair = match *token {
                 [first, second] => Some(usize::from(first) << 8 | usize::from(second)),

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod bpe;
+pub mod coverage;
 mod scanner;
 pub mod table;
 mod unicode;
@@ -105,9 +106,20 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// How much of its encoding's vocabulary a tokenizer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// Every token: exact counts for any text.
+    Full,
+    /// The tokens of the common scripts ([`coverage`]): exact counts for text that
+    /// [`coverage::text_in_common_scripts`] accepts, too high for any other.
+    CommonScripts,
+}
+
 /// Exact token counting for one encoding.
 pub struct Tokenizer {
     encoding: Encoding,
+    coverage: Coverage,
     vocabulary: bpe::Vocabulary,
 }
 
@@ -117,9 +129,10 @@ impl Tokenizer {
     /// # Errors
     /// [`LoadError`] when the bytes are not a valid table or belong to another encoding.
     pub fn from_table(encoding: Encoding, data: &[u8]) -> Result<Tokenizer, LoadError> {
-        let decoded = checked_table(encoding, data)?;
+        let (decoded, coverage) = checked_table(encoding, data)?;
         Ok(Tokenizer {
             encoding,
+            coverage,
             vocabulary: bpe::Vocabulary::new(decoded.bytes, decoded.offsets),
         })
     }
@@ -131,9 +144,10 @@ impl Tokenizer {
     /// # Errors
     /// As [`Tokenizer::from_table`].
     pub fn build_in_steps(encoding: Encoding, data: &[u8]) -> Result<TokenizerBuild, LoadError> {
-        let decoded = checked_table(encoding, data)?;
+        let (decoded, coverage) = checked_table(encoding, data)?;
         Ok(TokenizerBuild {
             encoding,
+            coverage,
             vocabulary: bpe::Vocabulary::empty(decoded.bytes, decoded.offsets),
             indexed: 0,
         })
@@ -156,6 +170,7 @@ impl Tokenizer {
         }
         Tokenizer {
             encoding,
+            coverage: Coverage::Full,
             vocabulary: bpe::Vocabulary::new(bytes, offsets),
         }
     }
@@ -163,6 +178,17 @@ impl Tokenizer {
     /// The encoding.
     pub fn encoding(&self) -> Encoding {
         self.encoding
+    }
+
+    /// How much of the encoding's vocabulary this tokenizer holds.
+    pub fn coverage(&self) -> Coverage {
+        self.coverage
+    }
+
+    /// Whether this tokenizer counts `text` exactly: always for a full table, and for a
+    /// common-scripts table when every character of `text` is in those scripts.
+    pub fn counts_exactly(&self, text: &str) -> bool {
+        self.coverage == Coverage::Full || coverage::text_in_common_scripts(text)
     }
 
     /// The number of ordinary tokens in the table.
@@ -199,24 +225,32 @@ impl Tokenizer {
 }
 
 /// Decodes a `.ccmt` table and checks that a tokenizer for `encoding` can index it.
-fn checked_table(encoding: Encoding, data: &[u8]) -> Result<table::DecodedTable, LoadError> {
+fn checked_table(
+    encoding: Encoding,
+    data: &[u8],
+) -> Result<(table::DecodedTable, Coverage), LoadError> {
     let decoded = table::decode_table(data).map_err(LoadError::Table)?;
     let tokens = decoded.offsets.len().saturating_sub(1);
     if tokens > bpe::MAX_TOKENS {
         return Err(LoadError::TooManyTokens(tokens));
     }
-    if decoded.name != encoding.name() {
-        return Err(LoadError::WrongEncoding {
-            expected: encoding,
-            found: decoded.name,
-        });
-    }
-    Ok(decoded)
+    let coverage = match decoded.name.strip_prefix(encoding.name()) {
+        Some("") => Coverage::Full,
+        Some(coverage::COMMON_SCRIPTS_SUFFIX) => Coverage::CommonScripts,
+        _ => {
+            return Err(LoadError::WrongEncoding {
+                expected: encoding,
+                found: decoded.name,
+            })
+        }
+    };
+    Ok((decoded, coverage))
 }
 
 /// A tokenizer under construction ([`Tokenizer::build_in_steps`]).
 pub struct TokenizerBuild {
     encoding: Encoding,
+    coverage: Coverage,
     vocabulary: bpe::Vocabulary,
     indexed: usize,
 }
@@ -241,6 +275,7 @@ impl TokenizerBuild {
         self.step(usize::MAX - self.indexed);
         Tokenizer {
             encoding: self.encoding,
+            coverage: self.coverage,
             vocabulary: self.vocabulary,
         }
     }
@@ -295,8 +330,11 @@ thread_local! {
         std::cell::RefCell::new([ShortPieceCache::new(), ShortPieceCache::new()]);
 }
 
-/// The tokenizers installed so far, one slot per encoding.
+/// The whole tokenizers installed so far, one slot per encoding.
 static INSTALLED: [OnceLock<Tokenizer>; 2] = [OnceLock::new(), OnceLock::new()];
+
+/// The common-scripts tokenizers installed so far ([`coverage`]), one slot per encoding.
+static COMMON_SCRIPTS: [OnceLock<Tokenizer>; 2] = [OnceLock::new(), OnceLock::new()];
 
 /// The rank table compiled into this build, if it has them.
 #[cfg(feature = "embedded-tables")]
@@ -339,13 +377,36 @@ pub fn install(encoding: Encoding, data: &[u8]) -> Result<&'static Tokenizer, Lo
     Ok(install_tokenizer(Tokenizer::from_table(encoding, data)?))
 }
 
-/// Installs a tokenizer built elsewhere (in steps, say) as the shared one for its encoding.
-/// When the encoding is installed already, the first one stays (the tables are identical).
+/// Installs a tokenizer built elsewhere (in steps, say) as the shared one for its encoding,
+/// whole or common-scripts as the tokenizer is. When that slot is taken already, the first one
+/// stays (the tables are identical).
 pub fn install_tokenizer(tokenizer: Tokenizer) -> &'static Tokenizer {
-    INSTALLED[tokenizer.encoding.index()].get_or_init(|| tokenizer)
+    let slots = match tokenizer.coverage {
+        Coverage::Full => &INSTALLED,
+        Coverage::CommonScripts => &COMMON_SCRIPTS,
+    };
+    slots[tokenizer.encoding.index()].get_or_init(|| tokenizer)
 }
 
 /// Whether [`tokenizer`] has `encoding` ready without loading anything.
 pub fn is_installed(encoding: Encoding) -> bool {
     INSTALLED[encoding.index()].get().is_some()
+}
+
+/// The tokenizer that counts `text` exactly for `encoding`: the whole one when it is
+/// installed or compiled in, else the common-scripts one when that is installed and covers
+/// `text`; `None` when the host must load the whole table first.
+pub fn tokenizer_for(encoding: Encoding, text: &str) -> Option<&'static Tokenizer> {
+    if let Some(whole) = tokenizer(encoding) {
+        return Some(whole);
+    }
+    COMMON_SCRIPTS[encoding.index()]
+        .get()
+        .filter(|common| common.counts_exactly(text))
+}
+
+/// The best tokenizer `encoding` has without loading anything: the whole one, else the
+/// common-scripts one.
+pub fn best_tokenizer(encoding: Encoding) -> Option<&'static Tokenizer> {
+    tokenizer(encoding).or_else(|| COMMON_SCRIPTS[encoding.index()].get())
 }

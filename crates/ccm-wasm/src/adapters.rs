@@ -11,11 +11,9 @@ use crate::counter::check_counter;
 use crate::error::{fail, js_message, Code, Failure, JsResult};
 use crate::session::Session;
 use crate::types::{to_js, JsToolOutcome};
+use ccm_browser::summary::{summary_of_answer, SummaryRequest as EffortSummary};
 use ccm_browser::SessionCell;
 use ccm_core::{EffortStatus, ToolDefinition, ToolOutcome};
-use ccm_engine::summary::{clean_summary, summary_messages};
-use ccm_engine::DEFAULT_SUMMARY_MAX_TOKENS;
-use ccm_provider::WireMessage;
 use js_sys::{Function, Promise, Reflect};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -174,31 +172,26 @@ struct SummaryRequest {
 }
 
 impl SummaryRequest {
-    fn new(effort_id: String, messages: Vec<WireMessage>) -> SummaryRequest {
+    fn new(request: EffortSummary) -> SummaryRequest {
         let mut system = String::new();
         let mut prompt = String::new();
         let mut shaped = Vec::new();
-        for message in messages {
-            // ccm-engine's summary request is one system and one user message; nothing else
-            // is ever in it.
-            let (role, text) = match message {
-                WireMessage::System(text) => ("system", text),
-                WireMessage::User(text) => ("user", text),
-                _ => continue,
-            };
+        // ccm-browser's summary request is one system and one user message; nothing else is
+        // ever in it.
+        for (role, text) in request.messages() {
             shaped.push(json!({ "role": role, "content": text }));
             if role == "system" {
-                system = text;
+                system = text.to_string();
             } else {
-                prompt = text;
+                prompt = text.to_string();
             }
         }
         SummaryRequest {
-            effort_id,
+            max_tokens: request.max_tokens(),
+            effort_id: request.effort_id,
             system,
             prompt,
             messages: shaped,
-            max_tokens: DEFAULT_SUMMARY_MAX_TOKENS,
         }
     }
 }
@@ -344,10 +337,9 @@ async fn close_effort_with(
                     .pending_user_message()
                     .map(|(text, _)| text)
                     .filter(|_| core.routing_target() == Some(effort.id.as_str()));
-                Some(SummaryRequest::new(
-                    effort.id.clone(),
-                    summary_messages(effort, pending),
-                ))
+                Some(SummaryRequest::new(EffortSummary::for_effort(
+                    effort, pending,
+                )))
             }
             _ => None,
         }
@@ -378,7 +370,7 @@ async fn close_effort_with(
     let summary = answer.and_then(|value| {
         value
             .as_string()
-            .and_then(|text| clean_summary(&text))
+            .and_then(|text| summary_of_answer(&text))
             .ok_or_else(|| "the summary callback returned no text".to_string())
     });
     match summary {

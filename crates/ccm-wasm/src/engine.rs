@@ -1,5 +1,6 @@
-//! `Session.runTurn`: a thin async loop over ccm-engine's sans-IO turn engine
-//! (`ccm_engine::TurnEngine`), with `fetch` as the transport or the offline demo model.
+//! `Session.runTurn`: ccm-engine's sans-IO turn engine run by ccm-browser's driver
+//! (`ccm_browser::BrowserSession::begin_turn`), with `fetch` as the transport or the offline
+//! demo model.
 //!
 //! The loop only moves bytes and waits: the engine decides what to send, when to retry
 //! (`RetryPolicy`), and how to end or undo the turn. Requests go out through
@@ -9,12 +10,14 @@
 
 use crate::args::Field;
 use crate::error::{Code, Failure};
-use ccm_browser::transport::Limits;
-use ccm_browser::{Model, SessionCell};
-use ccm_engine::{EngineSettings, RunError, TurnEngine, TurnEvent, TurnFailure};
-use ccm_provider::{
-    ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderName, RetryPolicy,
+use ccm_browser::provider::{
+    EmbeddingsEndpoint, ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderName,
 };
+use ccm_browser::transport::Limits;
+use ccm_browser::turn::{
+    EngineSettings, RetryPolicy, RunError, TurnEvent, TurnFailure, OFFLINE_MODEL_NAME,
+};
+use ccm_browser::{BrowserError, Model, SessionCell};
 use js_sys::Function;
 use serde::Deserialize;
 use std::cell::RefCell;
@@ -219,10 +222,6 @@ impl TurnOptions {
             }
             _ => invalid(error.to_string()),
         })?;
-        let Some(config) = config else {
-            // A program gets the offline answer at once; only the app paces it for people.
-            return Ok(Model::Offline { word_pause_ms: 0 });
-        };
         let defaults = Limits::default();
         let limits = Limits {
             idle_ms: self.idle_timeout_ms.map_or(defaults.idle_ms, u64::from),
@@ -231,13 +230,15 @@ impl TurnOptions {
                 .map_or(defaults.total_ms, u64::from),
             ..defaults
         };
-        Ok(Model::Provider(config, limits))
+        // A program gets the offline answer at once (no pause between words); only the app
+        // paces it for people.
+        Ok(Model::of(config, limits, 0))
     }
 
     fn settings(&self, offline: bool) -> Result<EngineSettings, Failure> {
         let model = match (&self.model, offline) {
             (Some(model), _) => model.clone(),
-            (None, true) => ccm_engine::offline::OFFLINE_MODEL_NAME.to_string(),
+            (None, true) => OFFLINE_MODEL_NAME.to_string(),
             (None, false) => return Err(invalid("runTurn needs a `model` for an HTTP provider")),
         };
         let mut settings = EngineSettings::new(model).with_stream(self.stream.unwrap_or(true));
@@ -267,18 +268,6 @@ impl TurnOptions {
 
     fn signal(&self) -> Option<AbortSignal> {
         self.signal.dyn_ref::<AbortSignal>().cloned()
-    }
-}
-
-/// Marks the session busy for the duration of a turn, and clears the mark however the turn
-/// ends.
-struct BusyGuard(Rc<RefCell<SessionCell>>);
-
-impl Drop for BusyGuard {
-    fn drop(&mut self) {
-        if let Ok(mut cell) = self.0.try_borrow_mut() {
-            cell.busy = None;
-        }
     }
 }
 
@@ -376,43 +365,30 @@ pub(crate) async fn run_turn(
     undo: Option<UndoSlot>,
 ) -> Result<JsTurnResult, Failure> {
     let model = options.transport()?;
-    let settings = options.settings(matches!(model, Model::Offline { .. }))?;
-    let mut engine = {
-        let mut state = cell.borrow_mut();
-        if let Some(busy) = state.busy {
-            return Err(Failure::new(
-                Code::Busy,
-                format!("{busy} of this session is in progress; await it first"),
-            ));
-        }
-        if let Some(slot) = &undo {
-            *slot.borrow_mut() = Some(TurnUndo {
-                before: state.core.clone(),
-                load_problems: state.load_problems.clone(),
-            });
-        }
-        let engine = TurnEngine::begin(&mut state.core, &user_text, now_ms(), settings);
-        let engine = match engine {
-            Ok(engine) => engine,
-            Err(error) => {
-                if let Some(slot) = &undo {
-                    slot.borrow_mut().take();
-                }
-                return Err(error.into());
+    let settings = options.settings(model.is_offline())?;
+    // The session before the turn, kept before the turn begins (a busy session or a refused
+    // turn empties the slot again below, so nothing is kept for a turn that never ran).
+    if let Some(slot) = &undo {
+        let state = cell.borrow();
+        *slot.borrow_mut() = Some(TurnUndo {
+            before: state.core.clone(),
+            load_problems: state.load_problems.clone(),
+        });
+    }
+    let turn = match ccm_browser::driver::begin_turn(&cell, &user_text, now_ms(), settings) {
+        Ok(turn) => turn,
+        Err(error) => {
+            if let Some(slot) = &undo {
+                slot.borrow_mut().take();
             }
-        };
-        state.busy = Some("a turn");
-        engine
+            return Err(error.into());
+        }
     };
-    let _guard = BusyGuard(cell.clone());
-    let outcome = ccm_browser::driver::drive(
-        cell.clone(),
-        &mut engine,
-        &model,
-        options.signal(),
-        &mut |event| notify(&options, event),
-    )
-    .await;
+    let outcome = turn
+        .run(&model, options.signal(), &mut |event| {
+            notify(&options, event)
+        })
+        .await;
     if outcome.is_err() {
         // The engine has restored the session: there is nothing to take back.
         if let Some(slot) = &undo {
@@ -422,13 +398,13 @@ pub(crate) async fn run_turn(
     match outcome {
         Ok(result) => crate::types::to_js(&result),
         Err(RunError::Failed(failure)) => Err(turn_failure(&failure)),
-        Err(RunError::Engine(error)) => Err(error.into()),
+        Err(RunError::Engine(error)) => Err(BrowserError::from(error).into()),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use ccm_provider::ProviderName;
+    use ccm_browser::provider::ProviderName;
 
     /// ccm-provider's one list of names (which its errors give) and the TypeScript `Provider`
     /// type must not drift apart when a provider is added.
@@ -480,7 +456,7 @@ const EMBEDDINGS_OPTION_KEYS: [&str; 5] = ["baseUrl", "model", "apiKey", "query"
 /// `code: "argument"` before anything is sent.
 pub(crate) fn embeddings_options(
     value: &JsValue,
-) -> Result<(EmbeddingsOptions, ccm_provider::EmbeddingsEndpoint), Failure> {
+) -> Result<(EmbeddingsOptions, EmbeddingsEndpoint), Failure> {
     let options = crate::args::arg("refreshEmbeddings", "options");
     if value.is_undefined() || value.is_null() {
         return Err(options.wrong_type("an object with `baseUrl` and `model`", value));
@@ -514,16 +490,16 @@ pub(crate) fn embeddings_options(
     let parsed: EmbeddingsOptions = tsify::Ts::<EmbeddingsOptions>::new_unchecked(value.clone())
         .to_rust()
         .map_err(|e| invalid(format!("invalid refreshEmbeddings options: {e}")))?;
-    let choice = ccm_provider::ProviderChoice {
+    let choice = ProviderChoice {
         provider: ProviderName::OpenAiCompatible,
         base_url: Some(parsed.base_url.clone()),
         api_key: parsed.api_key.clone(),
         headers: Vec::new(),
     };
-    let provider = ccm_provider::ProviderConfig::from_choice(&choice)
+    let provider = ProviderConfig::from_choice(&choice)
         .map_err(|e| invalid(format!("refreshEmbeddings: {e}")))?
         .ok_or_else(|| invalid("refreshEmbeddings needs an endpoint's baseUrl"))?;
-    let endpoint = ccm_provider::EmbeddingsEndpoint {
+    let endpoint = EmbeddingsEndpoint {
         provider,
         model: parsed.model.trim().to_string(),
         dimensions: None,

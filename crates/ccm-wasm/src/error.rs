@@ -8,6 +8,7 @@
 //! Keeping this in one file is what keeps the messages consistent.
 
 use ccm_browser::BrowserError;
+use ccm_core::tools::name as tool;
 use std::fmt;
 use wasm_bindgen::JsValue;
 
@@ -59,6 +60,9 @@ pub(crate) enum Code {
     /// A change that would take a session over its memory budget, or the module's memory
     /// near its end (see `memory.rs`); nothing was changed.
     MemoryBudget,
+    /// A change that would take what a session stores past the most an export of it may
+    /// hold and still be imported; nothing was changed.
+    SessionFull,
 }
 
 impl Code {
@@ -86,6 +90,7 @@ impl Code {
             Code::Attachment => "attachment",
             Code::TooLarge => "too_large",
             Code::MemoryBudget => "memory_budget",
+            Code::SessionFull => "session_full",
         }
     }
 }
@@ -143,12 +148,14 @@ const JS_NAMES: [(&str, &str); 22] = [
     ("begin_turn", "beginTurn"),
     ("end_turn", "endTurn"),
     ("abort_turn", "abortTurn"),
-    ("open_effort", "openEffort"),
-    ("close_effort", "closeEffort"),
-    ("switch_effort", "switchEffort"),
-    ("reopen_effort", "reopenEffort"),
-    ("expand_effort", "expandEffort"),
-    ("collapse_effort", "collapseEffort"),
+    // The effort operations are named after their tools, and the core's errors name the tool
+    // (an effort whose log is not loaded says which operation needed it).
+    (tool::OPEN_EFFORT, "openEffort"),
+    (tool::CLOSE_EFFORT, "closeEffort"),
+    (tool::SWITCH_EFFORT, "switchEffort"),
+    (tool::REOPEN_EFFORT, "reopenEffort"),
+    (tool::EXPAND_EFFORT, "expandEffort"),
+    (tool::COLLAPSE_EFFORT, "collapseEffort"),
     ("decay_threshold", "decayThreshold"),
     ("summary_eviction_threshold", "summaryEvictionThreshold"),
     ("ambient_window", "ambientWindow"),
@@ -226,13 +233,38 @@ macro_rules! core_failure {
 core_failure! {
     ccm_core::ConfigError => Code::Config, js_words: true;
     ccm_core::EffortError => Code::Effort, js_words: true;
-    ccm_core::TurnError => Code::Turn, js_words: true;
     ccm_core::SnapshotError => Code::Snapshot, js_words: false;
-    ccm_engine::EngineError => Code::Turn, js_words: true;
     ccm_import::ImportError => Code::Import, js_words: false;
     ccm_core::pins::PinError => Code::Pin, js_words: false;
     ccm_core::branch::BranchError => Code::Branch, js_words: false;
-    ccm_core::compaction::AttachmentError => Code::Attachment, js_words: false;
+}
+
+/// A session that is full gets its own code (and the limit), whichever call found it.
+impl From<ccm_core::compaction::SessionFull> for Failure {
+    fn from(error: ccm_core::compaction::SessionFull) -> Failure {
+        Failure::new(Code::SessionFull, in_js_words(&error.to_string())).with(
+            "limit",
+            ccm_core::compaction::MAX_SESSION_STORED_CHARS as f64,
+        )
+    }
+}
+
+impl From<ccm_core::TurnError> for Failure {
+    fn from(error: ccm_core::TurnError) -> Failure {
+        match error {
+            ccm_core::TurnError::SessionFull(full) => full.into(),
+            other => Failure::new(Code::Turn, in_js_words(&other.to_string())),
+        }
+    }
+}
+
+impl From<ccm_core::compaction::AttachmentError> for Failure {
+    fn from(error: ccm_core::compaction::AttachmentError) -> Failure {
+        match error {
+            ccm_core::compaction::AttachmentError::SessionStorageFull(full) => full.into(),
+            other => Failure::new(Code::Attachment, other.to_string()),
+        }
+    }
 }
 
 /// Shorthand for the result of a binding.
@@ -267,13 +299,15 @@ impl From<BrowserError> for Failure {
                     .with("userText", user_text)
                     .with("cancelled", false)
             }
-            BrowserError::Cancelled { message, user_text } => {
-                return Failure::new(Code::Cancelled, message)
-                    .with("userText", user_text)
-                    .with("cancelled", true)
-            }
             BrowserError::Config(error) => return error.into(),
             BrowserError::Turn(error) => return error.into(),
+            // The engine's refusals read like the core's turn errors, in JavaScript's words.
+            BrowserError::Engine(ccm_browser::turn::EngineError::Turn(error)) => {
+                return error.into()
+            }
+            BrowserError::Engine(error) => {
+                return Failure::new(Code::Turn, in_js_words(&error.to_string()))
+            }
             BrowserError::Effort(error) => return error.into(),
             BrowserError::Snapshot(error) => return error.into(),
             BrowserError::Import(error) => return error.into(),

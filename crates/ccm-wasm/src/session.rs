@@ -577,6 +577,10 @@ impl Session {
         let assistant_text =
             self.text("endTurn", "assistantText", &assistant_text, Size::Message)?;
         self.check_room("endTurn", assistant_text.len())?;
+        // The turn's begin kept room for an answer of the model's size; a longer answer given
+        // here must still leave the session's export importable (the turn stays open).
+        self.read(|s| s.room_for_answer(&assistant_text))?
+            .map_err(fail)?;
         let report = self.change(|s| s.end_turn(&assistant_text, now_ms()))?;
         to_js(&report).map_err(fail)
     }

@@ -6,7 +6,8 @@
 //! next to the one conversion function. Every closed set is a union of string literals, and no
 //! declaration uses `any`: the package test type-checks the README's examples and a file of
 //! type assertions (`npm/ccm/test/types.ts`) with `tsc --strict` against them, and compares
-//! the shapes with values the package really returns.
+//! the shapes with values the package really returns. `ToolResults` (each tool's name and the
+//! type of its result) is checked against the core's tool table by a test below.
 
 use crate::error::{Code, Failure};
 use serde::Serialize;
@@ -433,12 +434,16 @@ export type ErrorCode =
     | "config" | "effort" | "turn" | "snapshot" | "conflict" | "quota" | "blocked"
     | "version_change" | "unavailable" | "not_found" | "storage" | "busy" | "counter"
     | "argument" | "provider" | "cancelled" | "import" | "pin" | "branch" | "attachment"
-    | "table" | "network" | "too_large" | "freed" | "reload_required" | "memory_budget";
+    | "table" | "network" | "too_large" | "freed" | "reload_required" | "memory_budget"
+    | "session_full";
 /**
  * The errors the package throws: an `Error` with a `code` to branch on. A failed `runTurn`
  * also carries the person's text in `userText` (and `cancelled`), so it can be sent again. A
  * `memory_budget` refusal carries the budget it enforced (`budget`, in bytes) and what the
- * session (or, for the module's own limit, every session together) held (`footprint`).
+ * session (or, for the module's own limit, every session together) held (`footprint`). A
+ * `session_full` refusal (a message, answer or attachment that would take what the session
+ * stores past the most its export may hold and still be imported) carries that limit in
+ * characters (`limit`); the session can still be read, exported and searched.
  */
 export interface CcmError extends Error {
     code: ErrorCode;
@@ -446,6 +451,7 @@ export interface CcmError extends Error {
     cancelled?: boolean;
     budget?: number;
     footprint?: number;
+    limit?: number;
 }
 /** One branch of `branches()`. */
 export interface BranchInfo { name: string; parent?: string; fork_turn?: number; }
@@ -553,4 +559,68 @@ pub(crate) fn to_js<S: Serialize + ?Sized, T: JsCast>(value: &S) -> Result<T, Fa
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map(JsCast::unchecked_into)
         .map_err(|e| Failure::new(Code::Argument, format!("could not convert a result: {e}")))
+}
+
+/// The tool results' TypeScript types are checked against the core's tool table rather than
+/// generated from it: the result types are hand-written interfaces (the core's structs have no
+/// TypeScript derive, since the core has no wasm dependency), and a custom section must be one
+/// constant string, which the table could only fill through a build script compiling the domain
+/// a second time. The check fails whenever the two disagree, so neither can change alone.
+#[cfg(test)]
+mod tests {
+    use ccm_core::tools::BUILTIN;
+
+    /// The declarations as written in this file: `wasm_bindgen` takes the constant itself
+    /// into the custom section, so the source is where a test can read it.
+    fn result_types_ts() -> &'static str {
+        let source = include_str!("types.rs");
+        let start = source
+            .find("const RESULT_TYPES_TS: &str = r#\"")
+            .expect("this file declares RESULT_TYPES_TS");
+        let declarations = &source[start..];
+        &declarations[..declarations.find("\"#;").expect("the declarations end")]
+    }
+
+    /// The `name: Type;` lines of the declaration `export interface ToolResults { … }`.
+    fn tool_results_entries() -> Vec<(String, String)> {
+        let start = result_types_ts()
+            .find("export interface ToolResults {")
+            .expect("the declarations have a ToolResults interface");
+        let body = &result_types_ts()[start..];
+        let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+        body.lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                let (name, ty) = line
+                    .trim_end_matches(';')
+                    .split_once(':')
+                    .unwrap_or_else(|| panic!("a ToolResults line is not `name: Type;`: {line}"));
+                (name.trim().to_string(), ty.trim().to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_typescript_tool_results_match_the_tool_table() {
+        let declared = tool_results_entries();
+        let table: Vec<(String, String)> = BUILTIN
+            .iter()
+            .map(|tool| (tool.name.to_string(), tool.result_type.to_string()))
+            .collect();
+        assert_eq!(
+            declared, table,
+            "ToolResults in RESULT_TYPES_TS and the tool table (ccm_core::tools::BUILTIN) disagree"
+        );
+        let declarations = result_types_ts();
+        for tool in &BUILTIN {
+            let ty = tool.result_type;
+            assert!(
+                declarations.contains(&format!("export interface {ty} "))
+                    || declarations.contains(&format!("export type {ty} ")),
+                "{}'s result type {ty} is not declared in RESULT_TYPES_TS",
+                tool.name
+            );
+        }
+    }
 }

@@ -16,51 +16,46 @@ use crate::components::tiers::TierView;
 use crate::js::{js_error_text, timeout};
 use crate::state::{AppState, NoticeKind, Panel, Startup};
 use crate::view_model::{self, EffortAction};
-use ccm_core::tokens::Encoding;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
-/// Where the app's server has the rank tables (Trunk copies them next to index.html).
-pub fn table_url(encoding: Encoding) -> String {
-    format!("{}.ccmt", encoding.name())
-}
-
-/// Loads the default encoding's rank table (download and parse progress in the header; the
-/// page stays responsive, so the message box takes text meanwhile), then opens storage and
-/// the last session. The other encoding's table (cl100k_base, a sixth of a first visit's
-/// bytes) is loaded only when a session counted with it is opened or imported
-/// (`state::load_table_for`), since the app's own sessions count with o200k_base.
+/// Loads the common-scripts part of the default encoding's rank table (download and parse
+/// progress in the header; the page stays responsive, so the message box takes text
+/// meanwhile), then opens storage and the last session. The whole table follows when a turn or
+/// an import needs it (`crate::tokenizer`), and the other encoding's table (cl100k_base) only
+/// when a session counted with it is opened or imported (`state::load_table_for`).
 async fn start(state: AppState) {
     let started = js_sys::Date::now();
     let report = |done: usize, total: usize, phase: &str| {
-        state.startup.set(Startup::Tokenizer {
+        state.notices.set_startup(Startup::Tokenizer {
             phase: phase.to_string(),
             done,
             total,
         });
     };
-    let encoding = Encoding::O200kBase;
+    let encoding = crate::tokenizer::APP_ENCODING;
+    let url = crate::tokenizer::common_scripts_table_url();
     if let Err(error) =
-        ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &table_url(encoding), &report)
-            .await
+        ccm_tokens_wasm::load_from_url(encoding.tokenizer_encoding(), &url, &report).await
     {
         let message = format!(
             "The tokenizer table could not be loaded ({}). CCM needs it to count tokens; reload the page to try again.",
             js_error_text(&error)
         );
-        state.notify(NoticeKind::Error, message.clone());
-        state.startup.set(Startup::Failed(message));
+        state.notices.notify(NoticeKind::Error, message.clone());
+        state.notices.set_startup(Startup::Failed(message));
         return;
     }
     let took = js_sys::Date::now() - started;
-    state.startup.set(Startup::Storage);
+    state.notices.set_startup(Startup::Storage);
     timeout(0.0).await;
     state.open_storage().await;
     crate::tabs::listen(state);
-    state.startup.set(Startup::Ready(format!(
+    state.notices.set_startup(Startup::Ready(format!(
         "Tokenizer o200k_base loaded in {took:.0} ms"
     )));
+    crate::tokenizer::preload_for_model(state);
 }
 
 /// The header's status while the tokenizer loads: what is happening and how far along.
@@ -152,7 +147,7 @@ pub fn App() -> impl IntoView {
     // A phone shows one panel at a time: it starts on the chat, with the message box in view.
     let narrow = media_query(PHONE_QUERY);
     if narrow.get_untracked() {
-        state.panel.set(Panel::Chat);
+        state.panels.show(Panel::Chat);
     }
     spawn_local(start(state));
     crate::sync::keep_retrying(state);
@@ -161,10 +156,10 @@ pub fn App() -> impl IntoView {
     let concluding = RwSignal::new(None::<String>);
     // A dialog belongs to the panel it was opened from: switching panels closes it.
     Effect::new(move |previous: Option<Panel>| {
-        let panel = state.panel.get();
+        let panel = state.panels.panel().get();
         if previous.is_some_and(|p| p != panel) {
             concluding.set(None);
-            state.open_log.set(None);
+            state.session.close_log();
             help_open.set(false);
         }
         panel
@@ -189,7 +184,7 @@ pub fn App() -> impl IntoView {
             shift: ev.shift_key(),
             typing,
         };
-        let Some(command) = command_for(&press, state.in_turn()) else {
+        let Some(command) = command_for(&press, state.turn.in_turn()) else {
             return;
         };
         ev.prevent_default();
@@ -197,16 +192,16 @@ pub fn App() -> impl IntoView {
             Command::Stop => crate::turn::stop(state),
             Command::FocusMessage => {
                 if narrow.get_untracked() {
-                    state.panel.set(Panel::Chat);
+                    state.panels.show(Panel::Chat);
                 }
                 focus_soon("message-box");
             }
             Command::OpenSettings => {
-                state.panel.set(Panel::Settings);
+                state.panels.show(Panel::Settings);
                 focus_soon("side-panel");
             }
             Command::CycleMode => {
-                state.panel.set(Panel::Context);
+                state.panels.show(Panel::Context);
                 state.cycle_mode();
             }
             Command::Help => help_open.set(true),
@@ -218,23 +213,28 @@ pub fn App() -> impl IntoView {
 
     // The plan of the next request, built once per change of the session and shared by the
     // tiers, the inspector and the meter (a plan costs about as much as a turn).
-    let plan = Memo::new(move |_| state.derive(|core| core.build_plan()));
+    let plan = Memo::new(move |_| state.session.derive(|core| core.build_plan()));
     let tiers = Memo::new(move |_| {
         plan.with(|plan| {
             let plan = plan.as_ref()?;
-            state.derive(|core| view_model::tiers_with_plan(core, plan))
+            state
+                .session
+                .derive(|core| view_model::tiers_with_plan(core, plan))
         })
         .unwrap_or_default()
     });
     let inspector = Memo::new(move |_| {
         plan.with(|plan| {
             let plan = plan.as_ref()?;
-            state.derive(|core| view_model::inspector_with_plan(core, plan))
+            state
+                .session
+                .derive(|core| view_model::inspector_with_plan(core, plan))
         })
     });
     let points = Memo::new(move |_| {
         state
-            .derive(|core| chart::curve_points(core.history().points(), core.history().telemetry()))
+            .session
+            .derive(|core| chart::curve_points(core.history(), core.telemetry()))
             .unwrap_or_default()
     });
     // The plan's meter line and totals: the header says them in plain words, and keeps the
@@ -256,7 +256,8 @@ pub fn App() -> impl IntoView {
     let tool_tokens = Memo::new(move |_| {
         plan.track();
         state
-            .derive(|core| view_model::tool_definition_tokens(core))
+            .session
+            .derive(view_model::tool_definition_tokens)
             .unwrap_or_default()
     });
     let status_line = Memo::new(move |_| {
@@ -290,14 +291,14 @@ pub fn App() -> impl IntoView {
     });
     let on_cycle_mode = Callback::new(move |()| state.cycle_mode());
     let on_search = Callback::new(move |query: String| {
-        state.search_query.set_value(query.clone());
+        state.session.set_search_query(query.clone());
         spawn_local(async move { state.search_manifest(query).await })
     });
     let on_recall =
         Callback::new(move |query: String| spawn_local(async move { state.recall(query).await }));
     let session_name = Memo::new(move |_| {
-        let id = state.session_id.get();
-        state.sessions.with(|list| {
+        let id = state.session.id().get();
+        state.session.list().with(|list| {
             list.iter()
                 .find(|s| Some(&s.id) == id.as_ref())
                 .map(|s| s.name.clone())
@@ -306,16 +307,16 @@ pub fn App() -> impl IntoView {
     });
 
     view! {
-        <div class="app" class:show-chat=move || state.panel.get() == Panel::Chat>
+        <div class="app" class:show-chat=move || state.panels.panel().get() == Panel::Chat>
             <header class="top">
                 <h1>"CCM"</h1>
                 <span class="session-name" data-testid="session-name">{session_name}</span>
-                <span class="provider" data-testid="provider-label" title=move || state.provider.with(|p| p.choice.label().to_string())>
-                    {move || state.provider.with(|p| p.short_label())}
+                <span class="provider" data-testid="provider-label" title=move || state.settings.provider().with(|p| p.choice.label().to_string())>
+                    {move || state.settings.provider().with(|p| p.short_label())}
                 </span>
                 <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>
                 <span class="status" role="status" data-testid="startup">
-                    {move || match state.startup.get() {
+                    {move || match state.notices.startup().get() {
                         Startup::Tokenizer { phase, done, total } => view! {
                             <span class="spinner" aria-hidden="true"></span>
                             <span data-testid="tokenizer-progress">{tokenizer_progress(&phase, done, total)}</span>
@@ -324,17 +325,17 @@ pub fn App() -> impl IntoView {
                         Startup::Storage => view! { <span class="spinner" aria-hidden="true"></span> "Opening saved sessions…" }.into_any(),
                         Startup::Ready(note) => view! { <span class="ready" data-testid="ready" title=note>"Ready"</span> }.into_any(),
                     }}
-                    {move || state.busy.get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
+                    {move || state.notices.busy().get().map(|b| view! { <span class="busy" data-testid="busy"><span class="spinner" aria-hidden="true"></span>{b}</span> })}
                     <button
                         type="button"
                         class="sync-badge"
                         data-testid="sync-status"
-                        hidden=move || state.sync_status.with(|s| *s == crate::sync::SyncStatus::Off)
-                        data-state=move || state.sync_status.with(|s| s.key())
-                        title=move || state.sync_status.with(|s| s.detail())
-                        on:click=move |_| state.panel.set(Panel::Settings)
+                        hidden=move || state.sync.status().with(|s| *s == crate::sync::SyncStatus::Off)
+                        data-state=move || state.sync.status().with(|s| s.key())
+                        title=move || state.sync.status().with(|s| s.detail())
+                        on:click=move |_| state.panels.show(Panel::Settings)
                     >
-                        {move || state.sync_status.with(|s| s.label())}
+                        {move || state.sync.status().with(|s| s.label())}
                     </button>
                 </span>
                 <span class="header-tools">
@@ -355,7 +356,7 @@ pub fn App() -> impl IntoView {
             <div class="notices" data-testid="notices">
                 {move || {
                     state
-                        .notices
+                        .notices.list()
                         .get()
                         .into_iter()
                         .map(|n| {
@@ -367,7 +368,7 @@ pub fn App() -> impl IntoView {
                             view! {
                                 <div class=class role=role data-testid="notice">
                                     <span>{n.text}</span>
-                                    <button type="button" class="dismiss" aria-label="Dismiss" on:click=move |_| state.dismiss(id)>"×"</button>
+                                    <button type="button" class="dismiss" aria-label="Dismiss" on:click=move |_| state.notices.dismiss(id)>"×"</button>
                                 </div>
                             }
                         })
@@ -387,12 +388,12 @@ pub fn App() -> impl IntoView {
                                 // Beside the chat (wider than a phone) the chat panel shows the
                                 // memory tiers, so the Memory tab is the one pressed.
                                 aria-pressed=move || {
-                                    let shown = state.panel.get();
+                                    let shown = state.panels.panel().get();
                                     let pressed = shown == panel
                                         || (panel == Panel::Memory && shown == Panel::Chat && !narrow.get());
                                     pressed.to_string()
                                 }
-                                on:click=move |_| state.panel.set(panel)
+                                on:click=move |_| state.panels.show(panel)
                             >
                                 {panel.label()}
                             </button>
@@ -405,13 +406,13 @@ pub fn App() -> impl IntoView {
                     <ChatPanel />
                 </section>
                 <aside class="side" id="side-panel" tabindex="-1" aria-label="Context management">
-                    {move || match state.panel.get() {
+                    {move || match state.panels.panel().get() {
                         Panel::Memory | Panel::Chat => view! {
-                            <TierView tiers=tiers on_action=on_action search=state.search on_search=on_search on_recall=on_recall />
+                            <TierView tiers=tiers on_action=on_action search=state.session.search() on_search=on_search on_recall=on_recall />
                         }
                         .into_any(),
                         Panel::Context => view! {
-                            <Inspector snapshot=inspector breakdown_open=state.breakdown_open on_pin=on_pin on_cycle_mode=on_cycle_mode />
+                            <Inspector snapshot=inspector breakdown_open=state.panels.breakdown_open() on_pin=on_pin on_cycle_mode=on_cycle_mode />
                         }
                         .into_any(),
                         Panel::Tokens => view! { <TokenCurves points=points /> }.into_any(),

@@ -3,12 +3,12 @@
 //! Shift+Enter adds a line).
 
 use crate::alternatives::{Families, Version};
-use crate::archive::ArchiveState;
 use crate::chat_controls;
 use crate::components::conflict::ConflictCard;
 use crate::components::rich_text::RichText;
 use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
 use crate::provider::ProviderChoice;
+use crate::state::ArchiveState;
 use crate::state::{AppState, FailedTurn, LiveTurn, PendingAttachment, Startup};
 use crate::turn;
 use crate::view_model::EffortAction;
@@ -390,10 +390,11 @@ pub fn ChatPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
     let transcript = Memo::new(move |_| {
         let live = state
-            .derive(|core| view_model::transcript(core))
+            .session
+            .derive(view_model::transcript)
             .unwrap_or_default();
-        let current = state.session_id.get();
-        state.archive.with(|archive| match archive {
+        let current = state.session.id().get();
+        state.session.archive().with(|archive| match archive {
             ArchiveState::Read {
                 session_id,
                 transcript,
@@ -407,26 +408,32 @@ pub fn ChatPanel() -> impl IntoView {
     // Concluded efforts whose messages the person folded away.
     let folded = RwSignal::new(BTreeSet::<String>::new());
     let groups = Memo::new(move |_| {
-        let banners = state.banners.get();
+        let banners = state.turn.banners().get();
         let folded = folded.get();
         transcript.with(|t| {
             view_model::fold_efforts(view_model::turn_groups(t, &banners), &t.concluded, &folded)
         })
     });
     let hidden = Signal::derive(move || transcript.with(|t| t.hidden));
-    let reading =
-        Signal::derive(move || state.archive.with(|a| matches!(a, ArchiveState::Reading)));
+    let reading = Signal::derive(move || {
+        state
+            .session
+            .archive()
+            .with(|a| matches!(a, ArchiveState::Reading))
+    });
     // Tokens and cost per turn and for the session, priced for the model now chosen.
     let turn_usage = Memo::new(move |_| {
         transcript
             .with(|t| {
-                state
-                    .stored_telemetry
-                    .with(|stored| state.derive(|core| view_model::turn_usage(core, t, stored)))
+                state.session.stored_telemetry().with(|stored| {
+                    state
+                        .session
+                        .derive(|core| view_model::turn_usage(core, t, stored))
+                })
             })
             .unwrap_or_default()
     });
-    let price = Memo::new(move |_| state.provider.with(|p| p.model_info()));
+    let price = Memo::new(move |_| state.settings.provider().with(|p| p.model_info()));
     let usage_lines = Signal::derive(move || {
         let price = price.get();
         turn_usage.with(|usage| {
@@ -457,19 +464,19 @@ pub fn ChatPanel() -> impl IntoView {
             }
         });
     });
-    let ready = Signal::derive(move || matches!(state.startup.get(), Startup::Ready(_)));
+    let ready = Signal::derive(move || matches!(state.notices.startup().get(), Startup::Ready(_)));
     let textarea = NodeRef::<html::Textarea>::new();
     let touch =
         crate::components::media::media_query(crate::components::media::TOUCH_OR_NARROW_QUERY);
     let send = move || {
-        let text = state.draft.get_untracked();
+        let text = state.turn.draft().get_untracked();
         if text.trim().is_empty() || !ready.get_untracked() || state.blocked_now() {
             return;
         }
-        if let Some(turn) = state.editing.get_untracked() {
+        if let Some(turn) = state.turn.editing().get_untracked() {
             // The edited message replaces the turn's message in a new version of the
             // conversation.
-            state.draft.set(String::new());
+            state.turn.set_draft(String::new());
             spawn_local(chat_controls::resend_edited(state, turn, text));
         } else {
             turn::send_message(state, text);
@@ -478,25 +485,26 @@ pub fn ChatPanel() -> impl IntoView {
     // Edit and Regenerate are offered on every turn while no turn runs and no other tab's
     // newer version is pending; the versions they made are browsed in place.
     let redo = Memo::new(move |_| {
-        state.version.track();
-        state.live.with(Option::is_none)
-            && state.editing.with(Option::is_none)
+        state.session.track();
+        state.turn.live().with(Option::is_none)
+            && state.turn.editing().with(Option::is_none)
             && chat_controls::can_redo(&state)
     });
     let versions = Memo::new(move |_| {
-        state.version.track();
-        let Some(current) = state.session_id.get() else {
+        state.session.track();
+        let Some(current) = state.session.id().get() else {
             return BTreeMap::new();
         };
-        let turns = state.with_core(|core| core.turn()).unwrap_or(0);
+        let turns = state.session.read(|core| core.turn()).unwrap_or(0);
         state
-            .sessions
+            .session
+            .list()
             .with(|list| Families::of(list).turn_versions(&current, turns))
     });
     let on_turn = Callback::new(move |action: TurnAction| match action {
         TurnAction::Edit { turn, text } => {
-            state.draft.set(text);
-            state.editing.set(Some(turn));
+            state.turn.set_draft(text);
+            state.turn.set_editing(Some(turn));
             if let Some(el) = textarea.get_untracked() {
                 let _ = el.focus();
             }
@@ -508,8 +516,13 @@ pub fn ChatPanel() -> impl IntoView {
     });
     let file_input = NodeRef::<html::Input>::new();
     let pending_list = move || {
-        let files: Vec<(usize, PendingAttachment)> =
-            state.attachments.get().into_iter().enumerate().collect();
+        let files: Vec<(usize, PendingAttachment)> = state
+            .turn
+            .attachments()
+            .get()
+            .into_iter()
+            .enumerate()
+            .collect();
         files
     };
     // The tour of examples: the index of the one to offer next, once the first was used.
@@ -518,10 +531,10 @@ pub fn ChatPanel() -> impl IntoView {
         let Some(example) = EXAMPLES.get(index) else {
             return;
         };
-        if state.in_turn() {
+        if state.turn.in_turn() {
             return;
         }
-        state.draft.set(example.text.to_string());
+        state.turn.set_draft(example.text.to_string());
         tour.set(Some(index + 1));
         if ready.get_untracked() {
             send();
@@ -530,14 +543,20 @@ pub fn ChatPanel() -> impl IntoView {
             let _ = el.focus();
         }
     });
-    let offline =
-        Signal::derive(move || state.provider.with(|p| p.choice == ProviderChoice::Offline));
-    let next_example =
-        Signal::derive(move || tour.get().filter(|_| state.live.with(Option::is_none)));
+    let offline = Signal::derive(move || {
+        state
+            .settings
+            .provider()
+            .with(|p| p.choice == ProviderChoice::Offline)
+    });
+    let next_example = Signal::derive(move || {
+        tour.get()
+            .filter(|_| state.turn.live().with(Option::is_none))
+    });
     // The message box gets the focus back when a reply ends, so a conversation stays
     // keyboard-only; focus the person moved to another field stays where it is.
     Effect::new(move |_| {
-        if state.live.with(Option::is_some) {
+        if state.turn.live().with(Option::is_some) {
             return;
         }
         let elsewhere = web_sys::window()
@@ -559,7 +578,7 @@ pub fn ChatPanel() -> impl IntoView {
                 reading=reading
                 usage=usage_lines
                 on_fold=on_fold
-                live=state.live
+                live=state.turn.live()
                 versions=versions
                 redo=redo
                 on_turn=on_turn
@@ -567,19 +586,19 @@ pub fn ChatPanel() -> impl IntoView {
             />
             {move || {
                 state
-                    .failed
+                    .turn.failed()
                     .get()
                     .map(|failed| {
                         view! {
                             <FailedCard
                                 failed=failed
                                 on_retry=Callback::new(move |text: String| {
-                                    state.failed.set(None);
+                                    state.turn.clear_failed();
                                     turn::send_message(state, text);
                                 })
                                 on_edit=Callback::new(move |text: String| {
-                                    state.failed.set(None);
-                                    state.draft.set(text);
+                                    state.turn.clear_failed();
+                                    state.turn.set_draft(text);
                                 })
                             />
                         }
@@ -593,7 +612,7 @@ pub fn ChatPanel() -> impl IntoView {
             }}
             {move || {
                 state
-                    .editing
+                    .turn.editing()
                     .get()
                     .map(|turn| {
                         view! {
@@ -604,8 +623,8 @@ pub fn ChatPanel() -> impl IntoView {
                                     class="secondary small"
                                     data-testid="cancel-edit"
                                     on:click=move |_| {
-                                        state.editing.set(None);
-                                        state.draft.set(String::new());
+                                        state.turn.set_editing(None);
+                                        state.turn.set_draft(String::new());
                                     }
                                 >
                                     "Cancel"
@@ -614,7 +633,7 @@ pub fn ChatPanel() -> impl IntoView {
                         }
                     })
             }}
-            <Show when=move || state.attachments.with(|a| !a.is_empty())>
+            <Show when=move || state.turn.attachments().with(|a| !a.is_empty())>
                 <ul class="attachments pending" data-testid="pending-attachments" aria-label="Files attached to your next message">
                     <For
                         each=pending_list
@@ -631,12 +650,8 @@ pub fn ChatPanel() -> impl IntoView {
                                         type="button"
                                         class="dismiss"
                                         aria-label=format!("Remove {name}")
-                                        disabled=move || state.live.with(Option::is_some)
-                                        on:click=move |_| state.attachments.update(|a| {
-                                            if index < a.len() {
-                                                a.remove(index);
-                                            }
-                                        })
+                                        disabled=move || state.turn.live().with(Option::is_some)
+                                        on:click=move |_| state.turn.remove_attachment(index)
                                     >
                                         "×"
                                     </button>
@@ -664,8 +679,8 @@ pub fn ChatPanel() -> impl IntoView {
                     rows="2"
                     placeholder=move || if touch.get() { "Message" } else { "Message (Enter to send, Shift+Enter for a new line)" }
                     aria-keyshortcuts="/ Shift+Escape"
-                    prop:value=move || state.draft.get()
-                    on:input=move |ev| state.draft.set(event_target_value(&ev))
+                    prop:value=move || state.turn.draft().get()
+                    on:input=move |ev| state.turn.set_draft(event_target_value(&ev))
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                             ev.prevent_default();
@@ -704,7 +719,7 @@ pub fn ChatPanel() -> impl IntoView {
                     data-testid="attach"
                     aria-label="Attach a text file"
                     title="Attach a text, Markdown or code file to your next message"
-                    disabled=move || state.live.with(Option::is_some)
+                    disabled=move || state.turn.live().with(Option::is_some)
                     on:click=move |_| {
                         if let Some(input) = file_input.get_untracked() {
                             input.click();
@@ -714,7 +729,7 @@ pub fn ChatPanel() -> impl IntoView {
                     "Attach"
                 </button>
                 <Show
-                    when=move || state.live.with(Option::is_some)
+                    when=move || state.turn.live().with(Option::is_some)
                     fallback=move || {
                         view! {
                             <button
@@ -722,10 +737,10 @@ pub fn ChatPanel() -> impl IntoView {
                                 data-testid="send"
                                 disabled=move || {
                                     !ready.get() || state.blocked()
-                                        || state.draft.with(|d| d.trim().is_empty())
+                                        || state.turn.draft().with(|d| d.trim().is_empty())
                                 }
                             >
-                                {move || match state.startup.get() {
+                                {move || match state.notices.startup().get() {
                                     Startup::Ready(_) => "Send",
                                     Startup::Failed(_) => "Unavailable",
                                     _ => "Loading…",
@@ -758,8 +773,8 @@ pub fn ChatPanel() -> impl IntoView {
 fn ExpandedBefore() -> impl IntoView {
     let state = expect_context::<AppState>();
     let efforts = Memo::new(move |_| {
-        let current = state.session_id.get();
-        let before = state.archive.with(|archive| match archive {
+        let current = state.session.id().get();
+        let before = state.session.archive().with(|archive| match archive {
             ArchiveState::Read {
                 session_id,
                 expanded_before,
@@ -768,6 +783,7 @@ fn ExpandedBefore() -> impl IntoView {
             _ => Vec::new(),
         });
         state
+            .session
             .derive(|core| {
                 before
                     .into_iter()

@@ -5,81 +5,9 @@
 //! same offer when another device, rather than another tab, wrote the session (a sync
 //! conflict).
 
-use crate::state::{AppState, NoticeKind};
-use ccm_core::LogState;
+use crate::state::AppState;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-
-/// Replaces this tab's session by the stored (newer) one. The message of the turn that could
-/// not be saved goes back into the box, before whatever is typed there.
-pub async fn load_newer(state: AppState) {
-    let Some(id) = state.session_id.get_untracked() else {
-        return;
-    };
-    state.switch_session(id).await;
-    if let Some(text) = state.unsaved_text.get_value() {
-        state.unsaved_text.set_value(None);
-        state
-            .draft
-            .update(|draft| *draft = crate::tabs::keep_both(&text, draft));
-    }
-}
-
-/// Stores this tab's version of the session as a new session (a branch) and opens it. Every
-/// record must be in memory for that: the concluded efforts' logs are read first; a session
-/// whose older messages were never loaded into this tab cannot be copied whole, and the person
-/// is told so.
-pub async fn keep_as_branch(state: AppState) {
-    let Some(session) = state.session.get_value() else {
-        return;
-    };
-    let missing: Vec<String> = session.with_core(|core| {
-        core.efforts()
-            .all()
-            .iter()
-            .filter(|e| e.log != LogState::Loaded)
-            .map(|e| e.id.clone())
-            .collect()
-    });
-    for id in missing {
-        let args = serde_json::json!({ "id": id }).to_string();
-        if let Err(e) = session.load_logs_for("expand_effort", &args).await {
-            state.notify(
-                NoticeKind::Error,
-                format!(
-                    "Could not keep this tab's version: the log of {id} could not be read ({e})."
-                ),
-            );
-            return;
-        }
-    }
-    let json = session.with_core(|core| {
-        if core.is_fully_loaded() {
-            core.to_json().map_err(|e| e.to_string())
-        } else {
-            Err("this tab holds only the recent part of a long conversation, so it cannot be copied whole. Load the newer version instead; your message stays in the box".to_string())
-        }
-    });
-    match json {
-        Ok(json) => {
-            let id = state.session_id.get_untracked();
-            let base = state
-                .sessions
-                .get_untracked()
-                .into_iter()
-                .find(|s| Some(&s.id) == id.as_ref())
-                .map(|s| s.name)
-                .unwrap_or_else(|| "Conversation".to_string());
-            state
-                .import_document(json, format!("{base} (this tab's version)"))
-                .await;
-        }
-        Err(reason) => state.notify(
-            NoticeKind::Error,
-            format!("Could not keep this tab's version: {reason}."),
-        ),
-    }
-}
 
 /// The card shown while the current session takes no turns: another tab saved a newer version
 /// of it (this tab's changes could not be saved), or another device wrote it too (a sync
@@ -90,7 +18,7 @@ pub fn ConflictCard() -> impl IntoView {
     let state = expect_context::<AppState>();
     let working = RwSignal::new(false);
     // The tab's conflict comes first: until it is resolved nothing here can even be saved.
-    let device = move || !state.conflict.get() && crate::sync::current_in_conflict(state);
+    let device = move || !state.session.conflict().get() && crate::sync::current_in_conflict(state);
     let run = move |branch: bool| {
         if working.get_untracked() {
             return;
@@ -100,8 +28,8 @@ pub fn ConflictCard() -> impl IntoView {
         spawn_local(async move {
             match (device, branch) {
                 (true, _) => crate::sync::resolve(state, branch).await,
-                (false, true) => keep_as_branch(state).await,
-                (false, false) => load_newer(state).await,
+                (false, true) => state.keep_as_branch().await,
+                (false, false) => state.load_newer().await,
             }
             working.set(false);
         });

@@ -34,7 +34,8 @@ fn ConcludeForm(
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let suggestion = state
-        .with_core(|core| {
+        .session
+        .read(|core| {
             core.efforts()
                 .all()
                 .iter()
@@ -128,10 +129,10 @@ pub fn LogViewer() -> impl IntoView {
     view! {
         {move || {
             state
-                .open_log
+                .session.open_log()
                 .get()
                 .map(|log| {
-                    let close = Callback::new(move |()| state.open_log.set(None));
+                    let close = Callback::new(move |()| state.session.close_log());
                     view! {
                         <Modal
                             title=format!("Raw log of {} ({} messages)", log.id, log.messages.len())
@@ -153,7 +154,7 @@ pub fn LogViewer() -> impl IntoView {
                                     })
                                     .collect_view()}
                             </ol>
-                            <button type="button" data-testid="close-log" on:click=move |_| state.open_log.set(None)>
+                            <button type="button" data-testid="close-log" on:click=move |_| state.session.close_log()>
                                 "Close"
                             </button>
                         </Modal>
@@ -174,8 +175,8 @@ pub fn run_action(
         concluding.set(Some(id));
         return;
     }
-    if state.in_turn() {
-        state.notify(
+    if state.turn.in_turn() {
+        state.notices.notify(
             NoticeKind::Info,
             "Wait for the reply (or stop it) before changing efforts.",
         );

@@ -77,9 +77,12 @@ async fn look(servers: Vec<LocalServer>, explain: bool) -> Shown {
 /// model where it is known, and returns the settings now in force.
 fn use_server(state: AppState, found: &Found, model: &str) -> ProviderSettings {
     let settings = state
-        .provider
+        .settings
+        .provider()
         .with_untracked(|current| found.settings(current, model));
-    state.save_provider(settings.clone(), String::new());
+    state
+        .settings
+        .save_provider(settings.clone(), String::new(), state.notices);
     let window = settings.model_info().map(|i| i.context_window);
     if let Some(window) = window.filter(|w| *w > 0) {
         let model = model.to_string();
@@ -150,7 +153,7 @@ fn NotNow(
     let state = expect_context::<AppState>();
     let decline = move |_| {
         if let Err(e) = write_local(NOT_NOW_KEY, Some("yes")) {
-            state.notify(
+            state.notices.notify(
                 NoticeKind::Error,
                 format!("“Not now” could not be remembered ({e}): the offer may come back."),
             );
@@ -203,7 +206,10 @@ pub fn FirstRunOffer() -> impl IntoView {
     };
     let shown = RwSignal::new(Shown::Nothing);
     let progress = RwSignal::new("skipped");
-    let wanted = state.provider.with_untracked(ProviderSettings::is_offline)
+    let wanted = state
+        .settings
+        .provider()
+        .with_untracked(ProviderSettings::is_offline)
         && read_local(NOT_NOW_KEY).is_none()
         && page().0;
     // A broken override looks nowhere: the welcome is no place for its error (Settings says it).
@@ -228,7 +234,7 @@ pub fn FirstRunOffer() -> impl IntoView {
     // The question stands only while the demo model answers, and what Use did only while
     // the server it chose does.
     let visible = move || {
-        let offline = state.provider.with(ProviderSettings::is_offline);
+        let offline = state.settings.provider().with(ProviderSettings::is_offline);
         offline != matches!(shown.get(), Shown::Said { ok: true, .. })
     };
     view! {

@@ -81,7 +81,7 @@ pub fn SessionsPanel() -> impl IntoView {
     let renaming = RwSignal::new(None::<(String, String)>);
     let fork_turn = RwSignal::new(String::new());
     let fork_name = RwSignal::new(String::new());
-    let busy = move || state.live.with(Option::is_some);
+    let busy = move || state.turn.live().with(Option::is_some);
 
     let create = move |ev: web_sys::SubmitEvent| {
         ev.prevent_default();
@@ -89,7 +89,7 @@ pub fn SessionsPanel() -> impl IntoView {
         let name = if name.trim().is_empty() {
             format!(
                 "Conversation {}",
-                state.sessions.with_untracked(Vec::len) + 1
+                state.session.list().with_untracked(Vec::len) + 1
             )
         } else {
             name.trim().to_string()
@@ -111,7 +111,9 @@ pub fn SessionsPanel() -> impl IntoView {
                         state.import_document(file.text, name).await;
                     }
                 }
-                Err(e) => state.notify(NoticeKind::Error, format!("Could not read the file: {e}")),
+                Err(e) => state
+                    .notices
+                    .notify(NoticeKind::Error, format!("Could not read the file: {e}")),
             }
             input.set_value("");
         });
@@ -119,16 +121,18 @@ pub fn SessionsPanel() -> impl IntoView {
     let import_ccm = move |ev: web_sys::Event| {
         let Some(input) = input_of(&ev) else { return };
         spawn_local(async move {
-            state.busy.set(Some("Reading the CCM files…".to_string()));
+            state
+                .notices
+                .set_busy(Some("Reading the CCM files…".to_string()));
             let result = read_files(&input)
                 .await
                 .and_then(|files| import::sort_files(&files));
             input.set_value("");
-            state.busy.set(None);
+            state.notices.set_busy(None);
             match result {
                 Ok((set, notes)) => {
                     for note in notes {
-                        state.notify(NoticeKind::Info, note);
+                        state.notices.notify(NoticeKind::Info, note);
                     }
                     state
                         .import_session(
@@ -137,7 +141,7 @@ pub fn SessionsPanel() -> impl IntoView {
                         )
                         .await;
                 }
-                Err(e) => state.notify(
+                Err(e) => state.notices.notify(
                     NoticeKind::Error,
                     format!("Could not import the CCM files: {e}"),
                 ),
@@ -146,7 +150,7 @@ pub fn SessionsPanel() -> impl IntoView {
     };
     let fork = move |ev: web_sys::SubmitEvent| {
         ev.prevent_default();
-        let current = state.with_core(|core| core.turn()).unwrap_or(0);
+        let current = state.session.read(|core| core.turn()).unwrap_or(0);
         let turn = fork_turn.get_untracked().trim().parse().unwrap_or(current);
         let name = fork_name.get_untracked().trim().to_string();
         let name = if name.is_empty() {
@@ -158,7 +162,7 @@ pub fn SessionsPanel() -> impl IntoView {
         spawn_local(async move { state.fork(turn, name).await });
     };
     let branch = Memo::new(move |_| {
-        state.derive(|core| {
+        state.session.derive(|core| {
             let info = core.branch().clone();
             (info, core.turn(), core.earliest_fork_turn())
         })
@@ -175,8 +179,8 @@ pub fn SessionsPanel() -> impl IntoView {
                 </form>
                 <ul class="rows" data-testid="session-list">
                     {move || {
-                        let current = state.session_id.get();
-                        conversations(&state.sessions.get(), current.as_deref())
+                        let current = state.session.id().get();
+                        conversations(&state.session.list().get(), current.as_deref())
                             .into_iter()
                             .map(|(info, family)| {
                                 let is_current = current.as_ref().is_some_and(|c| family.contains(c));
@@ -255,12 +259,12 @@ pub fn SessionsPanel() -> impl IntoView {
                                                 let id = export_id.clone();
                                                 let file = format!("{}.ccm.json", export_name.replace(['/', '\\'], "-"));
                                                 spawn_local(async move {
-                                                    state.busy.set(Some("Exporting…".to_string()));
+                                                    state.notices.set_busy(Some("Exporting…".to_string()));
                                                     match state.export_session(&id).await.and_then(|json| download(&file, &json)) {
                                                         Ok(()) => {}
-                                                        Err(e) => state.notify(NoticeKind::Error, format!("Could not export: {e}")),
+                                                        Err(e) => state.notices.notify(NoticeKind::Error, format!("Could not export: {e}")),
                                                     }
-                                                    state.busy.set(None);
+                                                    state.notices.set_busy(None);
                                                 });
                                             }>"Export"</button>
                                             <button type="button" class="small danger" data-testid="delete-session" aria-label=format!("Delete {}", info.name) disabled=busy on:click=move |_| {
@@ -276,7 +280,7 @@ pub fn SessionsPanel() -> impl IntoView {
                                                     // The open version goes last, so the app does not open
                                                     // another version that is about to go too.
                                                     let mut ids = if delete_family.is_empty() { vec![delete_id.clone()] } else { delete_family.clone() };
-                                                    let open = state.session_id.get_untracked();
+                                                    let open = state.session.id().get_untracked();
                                                     ids.sort_by_key(|id| Some(id) == open.as_ref());
                                                     spawn_local(async move {
                                                         for id in ids {

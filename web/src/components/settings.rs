@@ -143,13 +143,13 @@ pub fn SettingsPanel() -> impl IntoView {
     let state = expect_context::<AppState>();
 
     // Provider form, started from the stored settings.
-    let initial = state.provider.get_untracked();
+    let initial = state.settings.provider().get_untracked();
     let choice = RwSignal::new(initial.choice);
     let base_url = RwSignal::new(initial.base_url.clone());
     let model = RwSignal::new(initial.model.clone());
     let stream = RwSignal::new(initial.stream);
     let remember = RwSignal::new(initial.remember_key);
-    let key = RwSignal::new(state.api_key.get_untracked());
+    let key = RwSignal::new(state.settings.api_key().get_untracked());
     let price_text = |price: Option<f64>| price.map(|p| p.to_string()).unwrap_or_default();
     let input_price = RwSignal::new(price_text(initial.input_price));
     let output_price = RwSignal::new(price_text(initial.output_price));
@@ -209,7 +209,7 @@ pub fn SettingsPanel() -> impl IntoView {
         key_message.set(None);
         // Said where the person is: next to the key field, and nothing is switched.
         if settings.choice.needs_key() && key_text.trim().is_empty() {
-            let using = state.provider.with_untracked(|current| {
+            let using = state.settings.provider().with_untracked(|current| {
                 if current.is_offline() {
                     "the offline demo model".to_string()
                 } else {
@@ -251,7 +251,9 @@ pub fn SettingsPanel() -> impl IntoView {
                             .filter(|w| *w > 0)
                     });
                 let model_name = settings.engine_settings().model;
-                state.save_provider(settings, key_text);
+                state
+                    .settings
+                    .save_provider(settings, key_text, state.notices);
                 provider_message.set(Some((
                     true,
                     "Saved. The next message uses this provider.".into(),
@@ -268,7 +270,7 @@ pub fn SettingsPanel() -> impl IntoView {
     // The form follows settings saved elsewhere (the welcome's offer of a model server on this
     // computer), so that a later save here keeps them instead of restoring what it showed.
     Effect::new(move |seen: Option<()>| {
-        let saved = state.provider.get();
+        let saved = state.settings.provider().get();
         if seen.is_some() {
             choice.set(saved.choice);
             base_url.set(saved.base_url);
@@ -279,7 +281,7 @@ pub fn SettingsPanel() -> impl IntoView {
             output_price.set(price_text(saved.output_price));
             embeddings_url.set(saved.embeddings_url);
             embeddings_model.set(saved.embeddings_model);
-            key.set(state.api_key.get_untracked());
+            key.set(state.settings.api_key().get_untracked());
         }
     });
     let model_facts = move || {
@@ -315,7 +317,7 @@ pub fn SettingsPanel() -> impl IntoView {
 
     // The session form is rebuilt whenever the configuration in force changes.
     let session_message = RwSignal::new(None::<(bool, String)>);
-    let current = Memo::new(move |_| state.derive(|core| core.config().clone()));
+    let current = Memo::new(move |_| state.session.derive(|core| core.config().clone()));
 
     view! {
         <div class="settings" data-testid="settings-panel">
@@ -430,7 +432,8 @@ fn SyncForm() -> impl IntoView {
             let outcome = crate::sync::configure(state, settings).await;
             let ok = outcome.is_ok()
                 && state
-                    .sync_status
+                    .sync
+                    .status()
                     .with_untracked(|s| matches!(s, SyncStatus::Synced | SyncStatus::Conflict));
             message.set(Some(match outcome {
                 Ok(text) => (ok, text),
@@ -448,7 +451,7 @@ fn SyncForm() -> impl IntoView {
             "Sync is off. Sessions stay in this browser and on the server.".to_string(),
         )));
     };
-    let status = move || state.sync_status.get();
+    let status = move || state.sync.status().get();
     view! {
         <form on:submit=save aria-labelledby="sync-title" data-testid="sync-form">
             <h2 id="sync-title">"Sync"</h2>
@@ -469,7 +472,7 @@ fn SyncForm() -> impl IntoView {
             </label>
             <div class="row">
                 <button type="submit" data-testid="sync-save" disabled=move || working.get()>"Save and sync"</button>
-                <button type="button" class="secondary" data-testid="sync-off" disabled=move || state.sync_status.with(|s| *s == SyncStatus::Off) on:click=turn_off>"Turn sync off"</button>
+                <button type="button" class="secondary" data-testid="sync-off" disabled=move || state.sync.status().with(|s| *s == SyncStatus::Off) on:click=turn_off>"Turn sync off"</button>
             </div>
             {message_view_with_id(message, "sync-message")}
         </form>
@@ -510,7 +513,8 @@ fn SessionForm(
     let system_prompt = RwSignal::new(config.system_prompt.clone().unwrap_or_default());
     let temperature = RwSignal::new(
         state
-            .temperature
+            .settings
+            .temperature()
             .get_untracked()
             .map(|t| t.to_string())
             .unwrap_or_default(),
@@ -576,7 +580,11 @@ fn SessionForm(
         match built.and_then(|config| Ok((config, temperature_value?))) {
             Err(e) => message.set(Some((false, e))),
             Ok((config, temperature_value)) => {
-                state.set_temperature(temperature_value);
+                state.settings.set_temperature(
+                    temperature_value,
+                    state.session.id_now(),
+                    state.notices,
+                );
                 spawn_local(async move {
                     match state.apply_config(config).await {
                         Ok(()) => {

@@ -20,7 +20,7 @@ use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key};
 use ccm_store::{
     existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
-    StoredRecords, WriteMode,
+    StoreResult, StoredRecords, WriteMode, WriteResult,
 };
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use serde::de::DeserializeOwned;
@@ -282,12 +282,7 @@ impl RecordStore for HostStore {
         Ok((rows, damaged))
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let stored = self.row_text(id).await?;
         let row = next_row(id, stored.as_deref().map(row_of), batch, mode)?;
         let records = RecordWrites {
@@ -419,12 +414,7 @@ impl RecordStore for HostStore {
         Ok((messages, unreadable))
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         let texts: Vec<(u64, String, String)> = self
             .call(
                 "messagesBetween",

@@ -29,7 +29,7 @@ use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key, SessionRow};
-use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode};
+use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -525,12 +525,7 @@ impl IdbBackend {
 
     /// Writes a batch in one transaction; see the module documentation for the revision check.
     /// Returns the session row as written.
-    pub(crate) async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    pub(crate) async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let tx = self.transaction(IdbTransactionMode::Readwrite)?;
         let done = completion(&tx);
         let fail = |e: JsValue| idb_failure("the session could not be saved", &e);

@@ -47,7 +47,7 @@ use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, log_key, SessionRow};
-use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode};
+use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage as _};
 use js_sys::{Function, Promise, Reflect};
@@ -276,12 +276,7 @@ impl LocalBackend {
 
     /// Writes a batch, under a Web Lock where the API exists. Returns the session row as
     /// written.
-    pub(crate) async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    pub(crate) async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let outcome: Rc<RefCell<Option<Result<SessionRow, StoreError>>>> = Rc::default();
         let work = {
             let (backend, id, batch, outcome) =

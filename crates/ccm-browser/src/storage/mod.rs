@@ -21,7 +21,8 @@ use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::{
-    DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError, StoredRecords, WriteMode,
+    DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError, StoreResult, StoredRecords,
+    WriteMode, WriteResult,
 };
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
@@ -79,12 +80,7 @@ impl RecordStore for Backend {
         }
     }
 
-    async fn write(
-        &self,
-        id: &str,
-        batch: &WriteBatch,
-        mode: WriteMode,
-    ) -> Result<SessionRow, StoreError> {
+    async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         match self {
             Backend::Idb(b) => b.write(id, batch, mode).await,
             Backend::Host(b) => b.write(id, batch, mode).await,
@@ -118,12 +114,7 @@ impl RecordStore for Backend {
         }
     }
 
-    async fn messages_between(
-        &self,
-        id: &str,
-        from: u64,
-        to: u64,
-    ) -> Result<MessagesRead, StoreError> {
+    async fn messages_between(&self, id: &str, from: u64, to: u64) -> StoreResult<MessagesRead> {
         match self {
             Backend::Idb(b) => b.messages_between(id, from, to).await,
             Backend::Host(b) => b.messages_between(id, from, to).await,

@@ -112,6 +112,10 @@ pub enum AttachmentError {
         /// The attachments' characters with this one, as JavaScript counts them.
         total: usize,
     },
+    /// The attachment would take the session's stored text past
+    /// [`MAX_SESSION_STORED_CHARS`] (messages and attachments together).
+    #[error(transparent)]
+    SessionStorageFull(#[from] SessionFull),
 }
 
 /// The longest session document an import accepts, in characters (the library's
@@ -125,6 +129,45 @@ pub const MAX_IMPORT_DOCUMENT_CHARS: usize = 64_000_000;
 /// Attachments are what grows a session fastest (four million characters each by default),
 /// and every attachment is in memory, so this is checked where one is added.
 pub const MAX_SESSION_ATTACHMENT_CHARS: usize = 48_000_000;
+
+/// The most characters one session may store, counted as its export would write them
+/// (messages, attachments, per-turn records and effort records, with their JSON). It is the
+/// import limit less 2,000,000 characters: room for the counts that are estimated (a session
+/// opened from a store counts what it never read as at most 1,000,000 characters, see
+/// `Session::stored_chars`) and for the document's own structure. Checked at every addition,
+/// so that whatever a session stores can be exported and imported again.
+pub const MAX_SESSION_STORED_CHARS: u64 = 62_000_000;
+
+/// A stored header records what its session stores (its running count) once that reaches
+/// this many characters; a header without a count belongs to a session that stored fewer (or
+/// to one stored before the count existed), and is counted as this many. Below it, headers
+/// stay as they were before the count existed.
+pub const RECORDED_FROM_CHARS: u64 = 1_000_000;
+
+/// Room a turn keeps for the model's answer and the tool texts it stores, checked when the
+/// turn begins and when something is attached: the model's answer is at most 1,000,000
+/// characters and its tool-call arguments at most 1,000,000 per answer (ccm-provider's output
+/// limits), so a turn that begins always has room to end.
+pub const ROOM_FOR_ANSWER_CHARS: u64 = 2_000_000;
+
+/// A change that would take a session past [`MAX_SESSION_STORED_CHARS`]. Nothing was changed;
+/// the session can still be read, exported and searched.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error(
+    "{what} would bring this session to {} characters stored{}, more than the {} one session may hold (so that its export stays within the {} characters an import accepts); nothing was changed. Start a new session to go on; this one can still be read, exported and searched",
+    super::report::thousands(*.total),
+    if *.room_for_answer { " with room kept for the model's answer" } else { "" },
+    super::report::thousands(MAX_SESSION_STORED_CHARS),
+    super::report::thousands(MAX_IMPORT_DOCUMENT_CHARS as u64)
+)]
+pub struct SessionFull {
+    /// What was refused, in words: "this message of 2,000 characters", "attachment 'a.txt'".
+    pub what: String,
+    /// The characters the session would store with it, counted as its export writes them.
+    pub total: u64,
+    /// Whether `total` includes [`ROOM_FOR_ANSWER_CHARS`].
+    pub room_for_answer: bool,
+}
 
 /// Why relevance scores could not be turned into a selection.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

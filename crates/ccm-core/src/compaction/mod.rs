@@ -112,7 +112,9 @@ pub use attachments::{
 };
 pub use error::{
     AttachmentError, CompactionConfigError, CompactionError, EmbeddingError, RelevanceError,
-    RollingSummaryError, UsageError, MAX_IMPORT_DOCUMENT_CHARS, MAX_SESSION_ATTACHMENT_CHARS,
+    RollingSummaryError, SessionFull, UsageError, MAX_IMPORT_DOCUMENT_CHARS,
+    MAX_SESSION_ATTACHMENT_CHARS, MAX_SESSION_STORED_CHARS, RECORDED_FROM_CHARS,
+    ROOM_FOR_ANSWER_CHARS,
 };
 pub use planner::{
     plan_compaction, CompactionInput, CompactionOutcome, CompactionPlan, ItemKind, Relevance,

@@ -64,8 +64,10 @@ impl Session {
     /// # Errors
     /// [`AttachmentError::NoTurn`] outside a turn; [`AttachmentError::SessionFull`] when the
     /// session's attachments would pass
-    /// [`MAX_SESSION_ATTACHMENT_CHARS`](crate::compaction::MAX_SESSION_ATTACHMENT_CHARS); the
-    /// attachment's own errors for an empty name or summary.
+    /// [`MAX_SESSION_ATTACHMENT_CHARS`](crate::compaction::MAX_SESSION_ATTACHMENT_CHARS);
+    /// [`AttachmentError::SessionStorageFull`] when the session as a whole would pass
+    /// [`MAX_SESSION_STORED_CHARS`](crate::compaction::MAX_SESSION_STORED_CHARS) with room
+    /// kept for the model's answer; the attachment's own errors for an empty name or summary.
     pub fn attach(
         &mut self,
         name: &str,
@@ -105,16 +107,19 @@ impl Session {
             },
             self.counter.as_ref(),
         )?;
+        let stored = SessionAttachment {
+            attachment,
+            message_seq: self.next_seq,
+            message_turn: self.turn,
+            log: None,
+        };
+        // Past the attachments' own limit, the session as a whole must keep room for the
+        // messages and for the model's answer to this turn.
+        let chars = super::stored_size::attachment_chars(&stored);
+        self.check_room_to_store(|| format!("attachment '{name}'"), chars, true)?;
+        self.count_stored(chars);
         self.attachments.next_id += 1;
-        self.attachments.by_id.insert(
-            id.clone(),
-            SessionAttachment {
-                attachment,
-                message_seq: self.next_seq,
-                message_turn: self.turn,
-                log: None,
-            },
-        );
+        self.attachments.by_id.insert(id.clone(), stored);
         self.saves.dirty_attachments.insert(id.clone());
         self.attachments.pending.push(id.clone());
         // The user's message just grew: the same check as after any message.

@@ -218,7 +218,12 @@ impl Session {
             Ok(concluded) => serde_json::to_string(concluded).unwrap_or_default(),
             Err(error) => serde_json::json!({ "error": error.to_string() }).to_string(),
         };
-        self.trace_tool("close_effort", &arguments, result.is_ok(), &outcome);
+        self.trace_tool(
+            crate::tools::name::CLOSE_EFFORT,
+            &arguments,
+            result.is_ok(),
+            &outcome,
+        );
         result
     }
 
@@ -394,7 +399,7 @@ impl Session {
         if effort.log != LogState::Loaded {
             return Err(EffortError::LogNotLoaded {
                 id: effort.id.clone(),
-                operation: "reopen_effort",
+                operation: crate::tools::name::REOPEN_EFFORT,
             });
         }
         let key = (effort.concluded_seq.unwrap_or_default(), index);
@@ -463,7 +468,7 @@ impl Session {
         if effort.log != LogState::Loaded {
             return Err(EffortError::LogNotLoaded {
                 id: effort.id.clone(),
-                operation: "expand_effort",
+                operation: crate::tools::name::EXPAND_EFFORT,
             });
         }
         self.restore_to_memory(index);

@@ -48,6 +48,7 @@ pub use recall::{
     Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, RecallEmbeddingBatch,
     Recalled, AUTO_MAX_MESSAGES_PER_WORD,
 };
+pub(crate) use stored_size::{is_unrecorded, StoredSize};
 pub use turn::TurnReport;
 pub(crate) use turn::{TurnDelta, TurnState};
 
@@ -59,6 +60,7 @@ mod planning;
 mod rebuild;
 mod recall;
 mod salience;
+mod stored_size;
 mod telemetry;
 mod turn;
 
@@ -101,6 +103,8 @@ pub struct Session {
     /// What opening this session from a document or a store had to repair although the
     /// records were readable (an invariant the records broke), one sentence each.
     pub(crate) repairs_on_open: Vec<String>,
+    /// What the session stores, counted as its export writes it (see `stored_size.rs`).
+    pub(crate) stored: StoredSize,
 }
 
 impl fmt::Debug for Session {
@@ -317,6 +321,7 @@ impl Session {
             branch: crate::state::BranchInfo::main(),
             plan_cache: crate::plan::PlanCache::default(),
             repairs_on_open: Vec::new(),
+            stored: StoredSize::default(),
         })
     }
 

@@ -13,6 +13,7 @@ use crate::error::EffortError;
 use crate::model::{EffortStatus, LogRef, Message, Role};
 use crate::recall::{analyzer, evidence, NewDoc, Query, Scored, Source};
 use crate::store::StoredMessage;
+use crate::tools::Needs;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -666,7 +667,8 @@ impl Session {
     }
 
     /// The stored messages a tool call would show that are not in memory (their logs are not
-    /// loaded): a host that opened the session from a store reads them and hands them to
+    /// loaded), for a tool whose table entry needs [`Needs::FoundMessages`] or
+    /// [`Needs::RecalledMessages`]: a host that opened the session from a store reads them and hands them to
     /// [`Session::attach_recalled_messages`] before executing the call.
     pub fn messages_needed_for_tool(&self, name: &str, args_json: &str) -> Vec<u64> {
         let args = serde_json::from_str::<serde_json::Value>(args_json).unwrap_or_default();
@@ -674,15 +676,18 @@ impl Session {
             return Vec::new();
         };
         let prepared = Query::new(query);
-        let scope = match name {
-            "search_efforts" => Scope::Everywhere,
-            "recall" => match self.recall_scope(args.get("effort").and_then(|e| e.as_str())) {
-                Ok(scope) => scope,
-                Err(_) => return Vec::new(),
-            },
+        let needs = crate::tools::needs_of(name);
+        let scope = match needs {
+            Needs::FoundMessages => Scope::Everywhere,
+            Needs::RecalledMessages => {
+                match self.recall_scope(args.get("effort").and_then(|e| e.as_str())) {
+                    Ok(scope) => scope,
+                    Err(_) => return Vec::new(),
+                }
+            }
             _ => return Vec::new(),
         };
-        let (shown, _) = self.evidence_for(&prepared, scope, name == "recall");
+        let (shown, _) = self.evidence_for(&prepared, scope, needs == Needs::RecalledMessages);
         self.missing_texts(&shown)
     }
 

@@ -84,6 +84,8 @@ pub(crate) struct Undo {
     history_len: usize,
     next_attachment: u64,
     attachment_modes: BTreeMap<String, crate::compaction::AttachmentMode>,
+    /// What the session stored before the turn, as its export counts it.
+    stored: super::StoredSize,
     /// The recalled excerpts before the turn's first change to them.
     pub(super) recall_focused: Option<Vec<crate::components::recall::Focused>>,
     #[allow(clippy::type_complexity)]
@@ -129,12 +131,24 @@ impl Session {
     /// Begins a turn: increments the turn counter, counts the user's text once, and remembers
     /// which effort is active so `end_turn` can route the exchange.
     ///
+    /// The message must leave room, within the most a session may store
+    /// ([`MAX_SESSION_STORED_CHARS`](crate::compaction::MAX_SESSION_STORED_CHARS)), for the
+    /// model's answer, so that every turn that begins can end and every export can be
+    /// imported.
+    ///
     /// # Errors
-    /// [`TurnError::AlreadyInTurn`] when the previous turn was not ended.
+    /// [`TurnError::AlreadyInTurn`] when the previous turn was not ended;
+    /// [`TurnError::SessionFull`] when the session has no room for the message and an answer
+    /// (nothing changes).
     pub fn begin_turn(&mut self, user_text: &str, at_ms: u64) -> Result<u64, TurnError> {
         if self.turn_state.is_some() {
             return Err(TurnError::AlreadyInTurn { turn: self.turn });
         }
+        self.check_room_to_store(
+            || super::stored_size::describe_text("this message", user_text),
+            super::stored_size::message_text_chars(user_text),
+            true,
+        )?;
         let undo = Undo {
             efforts_len: self.efforts.list.len(),
             placement: self.efforts.placement.clone(),
@@ -143,6 +157,7 @@ impl Session {
             next_seq: self.next_seq,
             history_len: self.history.points.len(),
             next_attachment: self.attachments.next_id,
+            stored: self.stored,
             ..Undo::default()
         };
         self.turn += 1;
@@ -263,6 +278,7 @@ impl Session {
         }
         self.attachments.pending.clear();
         self.attachments.next_id = undo.next_attachment;
+        self.stored = undo.stored;
         for (id, mode) in undo.attachment_modes {
             if let Some(stored) = self.attachments.by_id.get_mut(&id) {
                 stored.attachment.set_mode(mode);
@@ -379,6 +395,10 @@ impl Session {
             at_ms,
         );
         let user_seq = user.seq;
+        self.count_stored(
+            super::stored_size::message_chars(&user)
+                + super::stored_size::message_chars(&assistant),
+        );
         match target {
             Some(index) => {
                 let added = u64::from(user.tokens) + u64::from(assistant.tokens);
@@ -453,6 +473,7 @@ impl Session {
         let working_tokens = self.working_tokens();
         let mut metrics = self.metrics_point(before_salience, working_tokens, events);
         metrics.compactions = compactions;
+        self.count_stored(super::stored_size::turn_record_chars(&metrics));
         self.history.points.push(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {

@@ -71,6 +71,7 @@ pub use summarize::compose_summary;
 
 use crate::{LlmRequest, RequestPurpose};
 use ccm_core::text::{self, PreparedText};
+use ccm_core::tools::name as tool;
 use ccm_core::Session;
 use ccm_provider::{
     FinishReason, ProviderResponse, StreamDelta, ToolCall, ToolChoice, WireMessage,
@@ -502,10 +503,10 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                     // summary keeps the outcome: a switch first when it is not the active one.
                     if active.as_deref() != Some(effort.id.as_str()) {
                         plan.calls
-                            .push(("switch_effort", json!({ "id": effort.id })));
+                            .push((tool::SWITCH_EFFORT, json!({ "id": effort.id })));
                     }
                     plan.calls
-                        .push(("close_effort", json!({ "id": effort.id })));
+                        .push((tool::CLOSE_EFFORT, json!({ "id": effort.id })));
                     closing.push(effort.id.clone());
                     active = None;
                 }
@@ -521,7 +522,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                     }
                     Choice::One(effort) => {
                         plan.calls
-                            .push(("switch_effort", json!({ "id": effort.id })));
+                            .push((tool::SWITCH_EFFORT, json!({ "id": effort.id })));
                         active = Some(effort.id.clone());
                         moved = true;
                     }
@@ -538,7 +539,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                     Choice::Neither => match choose(target, &facts.concluded, min) {
                         Choice::One(effort) => {
                             plan.calls
-                                .push(("reopen_effort", json!({ "id": effort.id })));
+                                .push((tool::REOPEN_EFFORT, json!({ "id": effort.id })));
                             active = Some(effort.id.clone());
                             moved = true;
                         }
@@ -616,7 +617,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                 match same {
                     Some(effort) if active.as_deref() != Some(effort.id.as_str()) => {
                         plan.calls
-                            .push(("switch_effort", json!({ "id": effort.id })));
+                            .push((tool::SWITCH_EFFORT, json!({ "id": effort.id })));
                         active = Some(effort.id.clone());
                     }
                     Some(effort) => plan.notes.push(format!(
@@ -624,14 +625,16 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                         effort.id
                     )),
                     None => {
-                        plan.calls.push(("open_effort", json!({ "name": name })));
+                        plan.calls
+                            .push((tool::OPEN_EFFORT, json!({ "name": name })));
                         active = Some(id);
                     }
                 }
             }
             Intent::Collapse => {
                 for id in &facts.expanded {
-                    plan.calls.push(("collapse_effort", json!({ "id": id })));
+                    plan.calls
+                        .push((tool::COLLAPSE_EFFORT, json!({ "id": id })));
                 }
             }
             Intent::Recall { query, details } => {
@@ -647,16 +650,16 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                 match named_effort(query, &facts.concluded) {
                     Some(effort) if *details => {
                         plan.calls
-                            .push(("expand_effort", json!({ "id": effort.id })));
+                            .push((tool::EXPAND_EFFORT, json!({ "id": effort.id })));
                     }
                     // The summary in memory answers a question without "details".
                     Some(_) => {}
                     None => plan
                         .calls
-                        .push(("search_efforts", json!({ "query": query }))),
+                        .push((tool::SEARCH_EFFORTS, json!({ "query": query }))),
                 }
             }
-            Intent::Status => plan.calls.push(("effort_status", json!({}))),
+            Intent::Status => plan.calls.push((tool::EFFORT_STATUS, json!({}))),
             // Answered in words: what CCM is and what to try.
             Intent::Help => {}
         }
@@ -800,7 +803,7 @@ fn file_where_it_belongs(facts: &SessionFacts, user_text: &str, plan: &mut Plan)
     match choose_by(&words, &prepared, others, min) {
         Choice::One(effort) => plan
             .calls
-            .push(("switch_effort", json!({ "id": effort.id }))),
+            .push((tool::SWITCH_EFFORT, json!({ "id": effort.id }))),
         Choice::Tie(tied) => {
             let kept = facts
                 .active
@@ -830,7 +833,8 @@ fn open_new_work(facts: &SessionFacts, user_text: &str, plan: &mut Plan) {
         by_name + by_log > 0
     });
     if !known && !intent::topic_words(&name).is_empty() {
-        plan.calls.push(("open_effort", json!({ "name": name })));
+        plan.calls
+            .push((tool::OPEN_EFFORT, json!({ "name": name })));
     }
 }
 
@@ -844,17 +848,17 @@ fn follow_up_calls(
     let wants_details = intents
         .iter()
         .any(|i| matches!(i, Intent::Recall { details: true, .. }));
-    if !wants_details || results.iter().any(|r| r.name == "expand_effort") {
+    if !wants_details || results.iter().any(|r| r.name == tool::EXPAND_EFFORT) {
         return Vec::new();
     }
     let best_hit = results
         .iter()
-        .filter(|r| r.name == "search_efforts")
+        .filter(|r| r.name == tool::SEARCH_EFFORTS)
         .find_map(|r| r.result["results"].get(0))
         .and_then(|hit| hit["id"].as_str());
     match best_hit {
         Some(id) if !facts.is_expanded(id) && !facts.open.iter().any(|e| e.id == id) => {
-            vec![("expand_effort", json!({ "id": id }))]
+            vec![(tool::EXPAND_EFFORT, json!({ "id": id }))]
         }
         _ => Vec::new(),
     }
@@ -878,29 +882,29 @@ fn answer_from_results(
             continue;
         }
         let sentence = match seen.name.as_str() {
-            "open_effort" => format!("Started effort {id}; tell me more about it."),
-            "close_effort" => format!("Concluded {id}; its summary is in memory now."),
+            tool::OPEN_EFFORT => format!("Started effort {id}; tell me more about it."),
+            tool::CLOSE_EFFORT => format!("Concluded {id}; its summary is in memory now."),
             // A switch nobody asked for is explained: the message was about that effort, or
             // it is the one a closing concluded.
-            "switch_effort" if !asked_to_move => {
-                if results.iter().any(|r| r.name == "close_effort") {
+            tool::SWITCH_EFFORT if !asked_to_move => {
+                if results.iter().any(|r| r.name == tool::CLOSE_EFFORT) {
                     continue;
                 }
                 format!("Your message is about {id}, so I switched to it and filed it there.")
             }
-            "switch_effort" => format!("Switched to {id}."),
-            "reopen_effort" => format!("Reopened {id} with its full log."),
+            tool::SWITCH_EFFORT => format!("Switched to {id}."),
+            tool::REOPEN_EFFORT => format!("Reopened {id} with its full log."),
             // The banner names the effort. Naming it again would count as a reference and
             // keep its summary in memory longer than the person's own words warrant.
-            "collapse_effort" => {
+            tool::COLLAPSE_EFFORT => {
                 "Collapsed the expanded log; its summary stands in again.".to_string()
             }
-            "expand_effort" => match best_log_line(messages, id, user_text) {
+            tool::EXPAND_EFFORT => match best_log_line(messages, id, user_text) {
                 Some(line) => format!("Loaded the full log of {id}. From it: \"{line}\""),
                 None => format!("Loaded the full log of {id}."),
             },
-            "search_efforts" => search_sentence(&seen.result, user_text),
-            "effort_status" => status_sentence(&seen.result),
+            tool::SEARCH_EFFORTS => search_sentence(&seen.result, user_text),
+            tool::EFFORT_STATUS => status_sentence(&seen.result),
             other => format!("Ran {other}."),
         };
         sentences.push(sentence);

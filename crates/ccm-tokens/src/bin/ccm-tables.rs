@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use ccm_tokens::coverage::{common_scripts_part, COMMON_SCRIPTS_SUFFIX};
 use ccm_tokens::table::{decode_table, encode_table};
 use tiktoken_rs::{CoreBPE, Rank};
 
@@ -22,6 +23,9 @@ struct Encoding {
     name: &'static str,
     load: fn() -> Result<CoreBPE, String>,
     expected_tokens: usize,
+    /// Whether to write the common-scripts part too (`<name>.common.ccmt`), which the app
+    /// loads first (see `ccm_tokens::coverage`).
+    common_scripts_part: bool,
 }
 
 const ENCODINGS: [Encoding; 2] = [
@@ -29,11 +33,13 @@ const ENCODINGS: [Encoding; 2] = [
         name: "o200k_base",
         load: || tiktoken_rs::o200k_base().map_err(|e| e.to_string()),
         expected_tokens: 199_998,
+        common_scripts_part: true,
     },
     Encoding {
         name: "cl100k_base",
         load: || tiktoken_rs::cl100k_base().map_err(|e| e.to_string()),
         expected_tokens: 100_256,
+        common_scripts_part: false,
     },
 ];
 
@@ -69,15 +75,40 @@ fn write_encoding(encoding: &Encoding, out_dir: &Path) -> Result<(), String> {
         ));
     }
 
-    let path = out_dir.join(format!("{}.ccmt", encoding.name));
-    let encoded = encode_table(encoding.name, &tokens);
-    std::fs::write(&path, &encoded).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write_table(
+        &out_dir.join(format!("{}.ccmt", encoding.name)),
+        encoding.name,
+        &tokens,
+    )?;
+    if encoding.common_scripts_part {
+        let name = format!("{}{COMMON_SCRIPTS_SUFFIX}", encoding.name);
+        let part = common_scripts_part(&tokens);
+        let kept = part.iter().filter(|token| !token.is_empty()).count();
+        println!(
+            "common-scripts part of {}: {kept} of {} tokens",
+            encoding.name,
+            tokens.len()
+        );
+        write_table(
+            &out_dir.join(format!("{}.common.ccmt", encoding.name)),
+            &name,
+            &part,
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes `tokens` as the table `name` to `path`, reads the file back, checks it token by
+/// token and prints its sizes.
+fn write_table(path: &Path, name: &str, tokens: &[Vec<u8>]) -> Result<(), String> {
+    let encoded = encode_table(name, tokens);
+    std::fs::write(path, &encoded).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 
     // Check the file as it is on disk, which is what gets committed.
     let written =
-        std::fs::read(&path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
+        std::fs::read(path).map_err(|e| format!("cannot read back {}: {e}", path.display()))?;
     let decoded = decode_table(&written).map_err(|e| format!("{}: {e}", path.display()))?;
-    if decoded.name != encoding.name {
+    if decoded.name != name {
         return Err(format!("the written table is named {:?}", decoded.name));
     }
     if decoded.len() != tokens.len() {
@@ -94,7 +125,7 @@ fn write_encoding(encoding: &Encoding, out_dir: &Path) -> Result<(), String> {
     }
 
     let token_bytes: usize = tokens.iter().map(Vec::len).sum();
-    let brotli = match brotli_size(&path) {
+    let brotli = match brotli_size(path) {
         Ok(size) => format!("{size} bytes brotli (quality 11)"),
         Err(why) => format!("brotli size unavailable ({why})"),
     };

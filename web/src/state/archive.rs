@@ -7,7 +7,7 @@
 //! session holds. Nothing of it goes into the session itself: the context plan still loads a
 //! concluded effort's log only when a tool needs it.
 
-use crate::state::{read_local, write_local, AppState, NoticeKind};
+use super::{read_local, write_local, AppState, NoticeKind, SessionState};
 use crate::view_model::{self, Transcript};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -18,11 +18,11 @@ use leptos::task::spawn_local;
 const EXPANDED_PREFIX: &str = "ccm.app.expanded.";
 
 /// Notes which efforts of the current session are expanded now (called after every change).
-pub fn remember_expansions(state: AppState) {
-    let Some(id) = state.session_id.get_untracked() else {
+pub(super) fn remember_expansions(session: &SessionState) {
+    let Some(id) = session.id.get_untracked() else {
         return;
     };
-    let Some(expanded) = state.with_core(|core| {
+    let Some(expanded) = session.read(|core| {
         core.efforts()
             .all()
             .iter()
@@ -65,11 +65,12 @@ pub enum ArchiveState {
 /// Starts reading the stored document of the session just adopted, when the session does not
 /// hold all of it; otherwise notes the expansions the last use left (the session's own
 /// history is complete then).
-pub fn read_after_adopt(state: AppState) {
+pub(super) fn read_after_adopt(state: AppState) {
     // What this browser saw expanded when the session was last shown (an expansion made with
     // the buttons after the last turn is recorded in no stored turn).
     let remembered: Vec<String> = state
-        .session_id
+        .session
+        .id
         .get_untracked()
         .and_then(|id| read_local(&format!("{EXPANDED_PREFIX}{id}")))
         .and_then(|json| serde_json::from_str(&json).ok())
@@ -82,7 +83,7 @@ pub fn read_after_adopt(state: AppState) {
         all.retain(|id| !expanded_now(id));
         all
     };
-    let complete = state.with_core(|core| {
+    let complete = state.session.read(|core| {
         core.is_fully_loaded().then(|| {
             let recorded = view_model::lost_expansions(core.history().points(), |id| {
                 core.efforts().expansion(id).is_some()
@@ -90,21 +91,20 @@ pub fn read_after_adopt(state: AppState) {
             lost(recorded, &|id| core.efforts().expansion(id).is_some())
         })
     });
-    let (Some(store), Some(id)) = (state.store.get_value(), state.session_id.get_untracked())
-    else {
-        state.archive.set(ArchiveState::NotNeeded);
+    let (Some(store), Some(id)) = (state.session.store(), state.session.id_now()) else {
+        state.session.archive.set(ArchiveState::NotNeeded);
         return;
     };
     match complete {
         // No session: nothing to read.
         None => {
-            state.archive.set(ArchiveState::NotNeeded);
+            state.session.archive.set(ArchiveState::NotNeeded);
             return;
         }
         // Only part of it is in memory: read the rest below.
         Some(None) => {}
         Some(Some(expanded_before)) => {
-            state.archive.set(if expanded_before.is_empty() {
+            state.session.archive.set(if expanded_before.is_empty() {
                 ArchiveState::NotNeeded
             } else {
                 ArchiveState::Read {
@@ -116,17 +116,18 @@ pub fn read_after_adopt(state: AppState) {
             return;
         }
     }
-    state.archive.set(ArchiveState::Reading);
+    state.session.archive.set(ArchiveState::Reading);
     spawn_local(async move {
         let result = store.export_document(&id).await;
         // The person may have opened another session meanwhile: this one is not shown then.
-        if state.session_id.get_untracked().as_deref() != Some(id.as_str()) {
+        if state.session.id.get_untracked().as_deref() != Some(id.as_str()) {
             return;
         }
         match result {
             Ok(document) => {
                 let transcript = view_model::transcript_of_document(&document);
                 let expanded_before = state
+                    .session
                     .with_core(|core| {
                         let recorded = view_model::lost_expansions(&document.history, |effort| {
                             core.efforts().expansion(effort).is_some()
@@ -134,7 +135,7 @@ pub fn read_after_adopt(state: AppState) {
                         lost(recorded, &|id| core.efforts().expansion(id).is_some())
                     })
                     .unwrap_or_default();
-                state.archive.set(ArchiveState::Read {
+                state.session.archive.set(ArchiveState::Read {
                     session_id: id,
                     transcript,
                     expanded_before,
@@ -142,11 +143,11 @@ pub fn read_after_adopt(state: AppState) {
             }
             Err(error) => {
                 let text = error.to_string();
-                state.notify(
+                state.notices.notify(
                     NoticeKind::Error,
                     format!("The earlier part of this conversation could not be read: {text}"),
                 );
-                state.archive.set(ArchiveState::Failed(text));
+                state.session.archive.set(ArchiveState::Failed(text));
             }
         }
     });
