@@ -197,7 +197,7 @@ fn an_answer_a_host_ends_a_turn_with_is_checked_and_an_attachment_counts_against
     assert!(refused
         .to_string()
         .contains("attachment 'big.txt' would bring"));
-    assert!(session.attachments().is_empty(), "nothing was attached");
+    assert!(session.attachments().by_id().is_empty(), "nothing was attached");
     session.end_turn("Short.", 4).unwrap();
     assert!(session.stored_chars() + ROOM_FOR_ANSWER_CHARS <= MAX_SESSION_STORED_CHARS);
 }

@@ -234,7 +234,7 @@ pub fn App() -> impl IntoView {
     let points = Memo::new(move |_| {
         state
             .session
-            .derive(|core| chart::curve_points(core.history(), core.telemetry()))
+            .derive(|core| chart::curve_points(core.history().points(), core.history().telemetry()))
             .unwrap_or_default()
     });
     // The plan's meter line and totals: the header says them in plain words, and keeps the
