@@ -160,7 +160,7 @@ async fn refresh_embeddings(
         }
     };
     session.with_core(|core| {
-        if core.embeddings_model() != Some(endpoint.model.as_str()) {
+        if core.recall_state().embeddings_model() != Some(endpoint.model.as_str()) {
             core.enable_embeddings(&endpoint.model);
         }
     });

@@ -185,7 +185,7 @@ pub fn tiers_with_plan(session: &Session, plan: &ContextPlan) -> TierSnapshot {
             concluded_turn: effort.concluded_turn,
         }
     };
-    let by_id = |id: &str| session.effort(id).map(row);
+    let by_id = |id: &str| session.efforts().get(id).map(row);
     let pick = |states: &[EffortState]| -> Vec<EffortRow> {
         status
             .efforts
@@ -199,7 +199,7 @@ pub fn tiers_with_plan(session: &Session, plan: &ContextPlan) -> TierSnapshot {
         open: pick(&[EffortState::Active, EffortState::Open]),
         expanded: pick(&[EffortState::Expanded]),
         summaries: pick(&[EffortState::Concluded]),
-        manifest: session.efforts().iter().map(row).collect(),
+        manifest: session.efforts().all().iter().map(row).collect(),
         working_tokens: plan.totals.context_tokens,
         naive_tokens: stored_tokens(session),
         ambient_in_memory: session.ambient_window().len(),
@@ -330,11 +330,11 @@ pub struct Transcript {
 /// The transcript of a session, from what it holds in memory.
 pub fn transcript(session: &Session) -> Transcript {
     let attachments: Vec<&ccm_core::compaction::SessionAttachment> =
-        session.attachments().values().collect();
+        session.attachments().by_id().values().collect();
     transcript_of(
-        session.ambient(),
-        session.efforts(),
-        session.history(),
+        session.ambient().messages(),
+        session.efforts().all(),
+        session.history().points(),
         &attachments,
         session.stored_message_count() as u64,
     )
@@ -669,6 +669,7 @@ pub fn turn_groups(
 pub fn stored_tokens(session: &Session) -> u64 {
     let attachments: u64 = session
         .attachments()
+        .by_id()
         .values()
         .map(|a| u64::from(a.attachment.full_tokens))
         .sum();
@@ -706,7 +707,7 @@ pub fn turn_usage(
 ) -> BTreeMap<u64, TurnUsage> {
     let tools = tool_definition_tokens(session);
     let mut usage: BTreeMap<u64, TurnUsage> = BTreeMap::new();
-    for point in session.history() {
+    for point in session.history().points() {
         usage.insert(
             point.turn,
             TurnUsage {
@@ -716,7 +717,7 @@ pub fn turn_usage(
             },
         );
     }
-    for record in stored.values().chain(session.telemetry()) {
+    for record in stored.values().chain(session.history().telemetry()) {
         if record.requests.is_empty() {
             continue;
         }
@@ -1021,7 +1022,7 @@ pub fn inspector(session: &Session) -> InspectorSnapshot {
 
 /// The inspector's view with the session's current plan given (see [`tiers_with_plan`]).
 pub fn inspector_with_plan(session: &Session, plan: &ContextPlan) -> InspectorSnapshot {
-    let pin_of = |id: &str| session.pin_for(id).map(|p| p.kind);
+    let pin_of = |id: &str| session.pins().on(id).map(|p| p.kind);
     let included = plan
         .included
         .iter()
@@ -1048,7 +1049,7 @@ pub fn inspector_with_plan(session: &Session, plan: &ContextPlan) -> InspectorSn
             pin: pin_of(&item.id),
         })
         .collect();
-    let last_request = session.telemetry().last().and_then(|t| {
+    let last_request = session.history().telemetry().last().and_then(|t| {
         let request = t.requests.last()?;
         let messages = session.replay_recipe(&request.recipe).map(|messages| {
             messages
@@ -1090,6 +1091,7 @@ pub fn inspector_with_plan(session: &Session, plan: &ContextPlan) -> InspectorSn
     });
     let mut compactions: Vec<CompactionRow> = session
         .history()
+        .points()
         .iter()
         .flat_map(|m| {
             m.compactions.iter().map(move |c| CompactionRow {
@@ -1106,6 +1108,7 @@ pub fn inspector_with_plan(session: &Session, plan: &ContextPlan) -> InspectorSn
     compactions.reverse();
     let pins = session
         .pins()
+        .all()
         .iter()
         .map(|p| PinRow {
             target: p.target.clone(),
@@ -1369,9 +1372,11 @@ mod tests {
         // otherwise; the session's total is their sum.
         let expected: u64 = s
             .history()
+            .points()
             .iter()
             .map(|p| {
-                s.telemetry()
+                s.history()
+                    .telemetry()
                     .iter()
                     .find(|t| t.turn == p.turn && !t.requests.is_empty())
                     .map_or(p.context_tokens + tools, |t| {
@@ -1405,12 +1410,19 @@ mod tests {
         s.begin_turn("show me the auth bug again", 9).unwrap();
         s.expand_effort("auth-bug").unwrap();
         s.end_turn("here", 10).unwrap();
-        assert!(lost_expansions(s.history(), |id| s.expansion(id).is_some()).is_empty());
-        assert_eq!(lost_expansions(s.history(), |_| false), ["auth-bug"]);
+        assert!(lost_expansions(s.history().points(), |id| s
+            .efforts()
+            .expansion(id)
+            .is_some())
+        .is_empty());
+        assert_eq!(
+            lost_expansions(s.history().points(), |_| false),
+            ["auth-bug"]
+        );
         s.begin_turn("collapse it", 11).unwrap();
         s.collapse_effort("auth-bug").unwrap();
         s.end_turn("done", 12).unwrap();
-        assert!(lost_expansions(s.history(), |_| false).is_empty());
+        assert!(lost_expansions(s.history().points(), |_| false).is_empty());
     }
 
     #[test]

@@ -128,11 +128,11 @@ fn median_per_call(iterations: u32, mut f: impl FnMut()) -> Duration {
 fn naive_full_history(session: &Session) -> u64 {
     let mut tokens = 0u64;
     let mut bytes = 0usize;
-    for message in session.ambient() {
+    for message in session.ambient().messages() {
         tokens += u64::from(message.tokens);
         bytes += message.content.len();
     }
-    for effort in session.efforts() {
+    for effort in session.efforts().all() {
         for message in &effort.messages {
             tokens += u64::from(message.tokens);
             bytes += message.content.len();
@@ -191,7 +191,7 @@ fn main() {
         println!(
             "| {} | {} | {p:.1} | {:.2} | {t:.1} | {:.2} | {c:.1} | {:.2} | {n:.1} | {:.2} | {} | {} |",
             session.stored_message_count(),
-            session.efforts().len(),
+            session.efforts().all().len(),
             p / bp,
             t / bt,
             c / bc,

@@ -188,7 +188,7 @@ pub async fn prepare_recall(cell: &Rc<RefCell<SessionCell>>) -> Result<(), Brows
     loop {
         // The borrow ends with this statement: a `while let` would hold it through the body,
         // where the records are handed to the session.
-        let request = cell.borrow().core.recall_index_request();
+        let request = cell.borrow().core.recall_state().index_request();
         let Some(request) = request else {
             break;
         };

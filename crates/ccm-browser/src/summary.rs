@@ -92,7 +92,8 @@ pub async fn write_summary(
         .map_err(|e| e.to_string())?;
     let request = session
         .with_core(|core| {
-            core.effort(effort_id)
+            core.efforts()
+                .get(effort_id)
                 .map(|effort| SummaryRequest::for_effort(effort, None))
         })
         .ok_or_else(|| format!("no effort {effort_id}"))?;

@@ -32,7 +32,7 @@ async fn a_damaged_ambient_index_chunk_is_reported_as_damage_not_as_missing_mess
     });
     store.save(&session).await.unwrap();
     let id = session.store_id().expect("saved");
-    let ambient = session.with_core(|s| s.ambient().len());
+    let ambient = session.with_core(|s| s.ambient().messages().len());
     assert_eq!(ambient, 6);
 
     let chunk = format!("{namespace}/{id}/l/ambient/0");

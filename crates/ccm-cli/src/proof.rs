@@ -274,8 +274,12 @@ impl ProofRunner {
                 )
             })
             .collect();
-        for id in self.session.expanded_ids() {
-            let expansion = self.session.expansion(id).expect("listed as expanded");
+        for id in self.session.efforts().expanded_ids() {
+            let expansion = self
+                .session
+                .efforts()
+                .expansion(id)
+                .expect("listed as expanded");
             decay.push(format!(
                 "{id}: {}",
                 self.session.turn() - expansion.last_referenced_turn
@@ -322,21 +326,27 @@ impl ProofRunner {
         let s = &self.session;
         let context_tokens = s.working_tokens();
         let mut open: Vec<String> = s
+            .efforts()
             .open_ids()
             .into_iter()
-            .filter(|id| Some(*id) != s.active_id())
+            .filter(|id| Some(*id) != s.efforts().active_id())
             .map(str::to_string)
             .collect();
-        open.extend(s.active_id().map(str::to_string));
+        open.extend(s.efforts().active_id().map(str::to_string));
         self.rows.push(ProofRow {
             step,
             turn: s.turn(),
             action,
-            expanded: s.expanded_ids().into_iter().map(str::to_string).collect(),
+            expanded: s
+                .efforts()
+                .expanded_ids()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             open,
-            active: s.active_id().map(str::to_string),
-            summaries_in_memory: s.summary_ids_in_memory().len() as u64
-                - s.expanded_ids().len() as u64,
+            active: s.efforts().active_id().map(str::to_string),
+            summaries_in_memory: s.efforts().summary_ids_in_memory().len() as u64
+                - s.efforts().expanded_ids().len() as u64,
             ambient_exchanges_in_memory: s.ambient_window().len() as u64 / 2,
             context_tokens,
             delta: context_tokens as i64 - self.last_tokens as i64,
@@ -363,9 +373,9 @@ impl ProofRunner {
                 .max()
                 .unwrap_or(0),
             final_naive_tokens: self.session.naive_tokens(),
-            decay: self.session.decay_stats().report(),
+            decay: self.session.efforts().decay_stats().report(),
             turns: self.session.turn(),
-            efforts: self.session.efforts().len(),
+            efforts: self.session.efforts().all().len(),
             stored_messages: self.session.stored_message_count(),
             rows: self.rows,
             tool_errors: self.all_tool_errors,
@@ -905,14 +915,16 @@ pub fn compaction_run(
         // The turn's compactions, with the messages the session holds once the turn is stored:
         // counted, not derived from the turn number, so a lost or doubled message shows.
         // (Not `stored_message_count`, which is the next sequence number.)
-        let stored = session.ambient().len()
+        let stored = session.ambient().messages().len()
             + session
                 .efforts()
+                .all()
                 .iter()
                 .map(|e| e.messages.len())
                 .sum::<usize>();
         let point = session
             .history()
+            .points()
             .last()
             .expect("every turn records a point");
         for record in &point.compactions {
@@ -929,17 +941,20 @@ pub fn compaction_run(
     }
     let stored_bytes = session
         .ambient()
+        .messages()
         .iter()
         .map(|m| m.content.len())
         .sum::<usize>()
         + session
             .efforts()
+            .all()
             .iter()
             .flat_map(|e| e.messages.iter())
             .map(|m| m.content.len())
             .sum::<usize>()
         + session
             .attachments()
+            .by_id()
             .values()
             .map(|a| a.attachment.full_text.len())
             .sum::<usize>();

@@ -20,7 +20,7 @@ fn o200k() -> std::sync::Arc<dyn ccm_core::TokenCounter> {
 /// by keyword overlap).
 /// The tokens of an effort's raw log and of its summary.
 fn raw_and_summary_tokens(session: &ccm_core::Session, effort: &str) -> (i64, i64) {
-    let effort = session.effort(effort).unwrap();
+    let effort = session.efforts().get(effort).unwrap();
     let summary = effort.summary.as_ref().unwrap();
     (effort.raw_tokens as i64, i64::from(summary.tokens))
 }
@@ -53,12 +53,12 @@ fn slice2_expansion_is_exact_temporary_and_multi_effort_routing_works() {
             "switching changes no tokens"
         );
         // The active effort received turn 8; the backgrounded one did not.
-        let guild = session.effort("guild-feature").unwrap();
+        let guild = session.efforts().get("guild-feature").unwrap();
         assert!(guild
             .messages
             .iter()
             .any(|m| m.content.contains("fifty members")));
-        let api = session.effort("api-refactor").unwrap();
+        let api = session.efforts().get("api-refactor").unwrap();
         assert!(!api
             .messages
             .iter()
@@ -112,7 +112,10 @@ fn slice4_evicts_unreferenced_summaries_and_recalls_them_through_search() {
         assert_eq!(row(&run, "Setup").ambient_exchanges_in_memory, 10);
         assert_eq!(row(&run, "Turn 20").summaries_in_memory, 2);
         assert_eq!(row(&run, "Turn 21").summaries_in_memory, 2);
-        assert_eq!(session.evicted_ids(), ["deploy-pipeline", "image-resize"]);
+        assert_eq!(
+            session.efforts().evicted_ids(),
+            ["deploy-pipeline", "image-resize"]
+        );
         // The turn's messages name neither the effort nor its keywords: the search result alone
         // finds it and brings it back.
         assert_eq!(
@@ -152,7 +155,7 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
         let default_rule = config == Config::default();
         let (run, session) = proof::slice4_long(config, o200k(), 1000, 200);
         assert!(run.tool_errors.is_empty(), "{:?}", run.tool_errors);
-        assert_eq!(session.efforts().len(), 200);
+        assert_eq!(session.efforts().all().len(), 200);
         assert_eq!(session.turn(), 1000);
         assert_eq!(session.stored_message_count(), 2000);
         let early = run
@@ -187,17 +190,19 @@ fn slice4_long_run_has_a_flat_ceiling_over_1000_turns_and_200_efforts() {
             run.decay
         );
         assert!(
-            session.evicted_ids().len() > 180,
+            session.efforts().evicted_ids().len() > 180,
             "old summaries leave working memory"
         );
         // Every stored message is still there, exactly once.
         let mut seqs: Vec<u64> = session
             .ambient()
+            .messages()
             .iter()
             .map(|m| m.seq)
             .chain(
                 session
                     .efforts()
+                    .all()
                     .iter()
                     .flat_map(|e| e.messages.iter().map(|m| m.seq)),
             )
@@ -220,7 +225,7 @@ fn assert_readme_matches_slice4_long(run: &ProofRun, session: &ccm_core::Session
         &format!(
             "{} turns, {} efforts, {} stored messages",
             grouped(session.turn()),
-            grouped(session.efforts().len() as u64),
+            grouped(session.efforts().all().len() as u64),
             grouped(session.stored_message_count() as u64)
         ),
     );
@@ -328,8 +333,15 @@ fn compaction_run_holds_under(config: Config) {
     // attachment keeps its full text.
     let mut stored: Vec<&ccm_core::Message> = session
         .ambient()
+        .messages()
         .iter()
-        .chain(session.efforts().iter().flat_map(|e| e.messages.iter()))
+        .chain(
+            session
+                .efforts()
+                .all()
+                .iter()
+                .flat_map(|e| e.messages.iter()),
+        )
         .collect();
     stored.sort_by_key(|m| m.seq);
     assert_eq!(stored.len(), run.messages_sent.len());
@@ -342,7 +354,7 @@ fn compaction_run_holds_under(config: Config) {
         );
     }
     for (id, text) in &run.attachments_sent {
-        let kept = &session.attachments()[id].attachment.full_text;
+        let kept = &session.attachments().by_id()[id].attachment.full_text;
         assert!(kept == text, "attachment {id} lost bytes");
     }
     let sent_bytes: usize = run.messages_sent.iter().map(String::len).sum::<usize>()

@@ -131,8 +131,7 @@ impl Session {
     /// The earliest turn this session can be forked at exactly, by rewinding
     /// ([`Session::fork_at`]); [`Session::fork`] rebuilds earlier turns.
     pub fn earliest_fork_turn(&self) -> u64 {
-        self.history
-            .rewind
+        self.rewind
             .front()
             .map_or(self.turn, |delta| delta.turn.saturating_sub(1))
     }
@@ -227,7 +226,7 @@ impl Session {
         if turn < self.earliest_fork_turn() {
             // What rewinding needs is kept in memory for the turns run since the session was
             // created, opened or imported, up to the last REWIND_TURNS; it is not stored.
-            let reason = if self.history.rewind.len() < Session::REWIND_TURNS {
+            let reason = if self.rewind.len() < Session::REWIND_TURNS {
                 format!(
                     "turns before {} ran before this session was opened or imported, and what rewinding needs is kept in memory only, not stored; turn {} or later can be forked exactly, an earlier one rebuilt (Session::fork)",
                     self.earliest_fork_turn(),
@@ -245,7 +244,6 @@ impl Session {
         let mut fork = self.clone();
         while fork.turn > turn {
             let delta = fork
-                .history
                 .rewind
                 .pop_back()
                 .expect("earliest_fork_turn guarantees a delta per rewound turn");

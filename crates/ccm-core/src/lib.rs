@@ -39,7 +39,7 @@
 
 pub mod branch;
 pub mod compaction;
-mod components;
+pub mod components;
 pub mod config;
 pub mod error;
 pub mod metrics;

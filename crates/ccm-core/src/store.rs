@@ -501,8 +501,9 @@ impl Session {
             .ok()
             .and_then(|v| v.get("id")?.as_str().map(str::to_string));
         id.and_then(|id| {
-            self.effort(&id)
-                .or_else(|| self.effort(&text::slugify(&id)))
+            self.efforts
+                .get(&id)
+                .or_else(|| self.efforts.get(&text::slugify(&id)))
         })
         .filter(|e| e.log != LogState::Loaded)
         .map(|e| vec![e.id.clone()])
@@ -667,7 +668,7 @@ impl Session {
             .extend(session.repairs_on_open.iter().cloned());
         let mut attachments = records.attachments;
         attachments.retain(|a| match &a.log {
-            Some(LogRef::Effort(effort)) if session.effort(effort).is_none() => {
+            Some(LogRef::Effort(effort)) if session.efforts().get(effort).is_none() => {
                 report.problems.push(format!(
                     "attachment '{}' belongs to an effort that could not be read; it stays stored",
                     a.attachment.id
@@ -1246,7 +1247,7 @@ fn report_missing_messages(
     }
     for (log, &count) in sizes {
         if let LogRef::Effort(id) = log {
-            if count > 0 && session.effort(id).is_none() {
+            if count > 0 && session.efforts().get(id).is_none() {
                 problems.push(format!(
                     "{count} messages of effort '{id}' are stored but its record could not be read; they stay stored, and an export keeps them in an open effort of that name"
                 ));

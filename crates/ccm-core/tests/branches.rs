@@ -82,7 +82,7 @@ portable_tests! {
                 serde_json::from_str(&stopped.to_json().unwrap()).unwrap();
             assert!(forked == stopped_json, "fork at turn {at} differs from the session stopped there");
             assert!(fork.build_plan().to_json() == stopped.build_plan().to_json(), "plans differ at turn {at}");
-            assert_eq!(fork.expanded_ids(), stopped.expanded_ids(), "expansions at turn {at}");
+            assert_eq!(fork.efforts().expanded_ids(), stopped.efforts().expanded_ids(), "expansions at turn {at}");
             assert_eq!(fork.branch().parent.as_deref(), Some("main"));
             assert_eq!(fork.branch().fork_turn, Some(at));
         }
@@ -92,16 +92,16 @@ portable_tests! {
 
     fn exploring_a_branch_never_collapses_or_evicts_anything_on_the_main_line() {
         let mut branches = Branches::new(scripted(4));
-        assert_eq!(branches.current().expanded_ids(), ["auth-bug"]);
+        assert_eq!(branches.current().efforts().expanded_ids(), ["auth-bug"]);
         let main_before = branches.current().to_json().unwrap();
         branches.fork("explore", 4).unwrap();
         for _ in 0..25 {
             chatter(branches.current_mut());
         }
-        assert!(branches.current().expanded_ids().is_empty(), "decayed on the branch");
-        assert_eq!(branches.current().evicted_ids(), ["auth-bug"], "evicted on the branch");
+        assert!(branches.current().efforts().expanded_ids().is_empty(), "decayed on the branch");
+        assert_eq!(branches.current().efforts().evicted_ids(), ["auth-bug"], "evicted on the branch");
         branches.switch("main").unwrap();
-        assert_eq!(branches.current().expanded_ids(), ["auth-bug"], "still expanded on main");
+        assert_eq!(branches.current().efforts().expanded_ids(), ["auth-bug"], "still expanded on main");
         assert!(branches.current().to_json().unwrap() == main_before);
         let list = branches.list();
         let names: Vec<(&str, u64, bool)> = list.iter().map(|b| (b.info.name.as_str(), b.head_turn, b.current)).collect();

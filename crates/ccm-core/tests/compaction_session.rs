@@ -109,7 +109,7 @@ portable_tests! {
         let plan = s.build_plan();
         let item = plan.item(&format!("attachment:{id}")).expect("the attachment is in the request");
         assert_eq!(item.reason, InclusionReason::Attachment { mode: AttachmentMode::Full });
-        assert_eq!(plan.messages[item.first_message].content, s.attachments()[&id].attachment.context_text());
+        assert_eq!(plan.messages[item.first_message].content, s.attachments().by_id()[&id].attachment.context_text());
         assert!(plan.messages[item.first_message].content.contains(&text));
         // It sits right before the message it came with, and is included only with it.
         assert_eq!(plan.included.last().unwrap().id, "pending");
@@ -131,28 +131,28 @@ portable_tests! {
         let expanded = s.build_plan();
         let again = expanded.item(&format!("attachment:{id}")).unwrap();
         assert_eq!(expanded.messages[again.first_message].content, plan.messages[item.first_message].content);
-        assert_eq!(s.attachments()[&id].attachment.full_text, text);
+        assert_eq!(s.attachments().by_id()[&id].attachment.full_text, text);
     }
 
     fn a_long_heavy_run_stays_inside_a_small_window_fires_every_level_and_loses_nothing() {
         let (s, originals) = heavy_run(300, 6);
-        let levels: Vec<u8> = s.history().iter().flat_map(|m| m.compactions.iter().map(|c| c.level)).collect();
+        let levels: Vec<u8> = s.history().points().iter().flat_map(|m| m.compactions.iter().map(|c| c.level)).collect();
         for level in [1u8, 2, 3] {
             assert!(levels.contains(&level), "level {level} never fired: {levels:?}");
         }
-        for record in s.history().iter().flat_map(|m| &m.compactions) {
+        for record in s.history().points().iter().flat_map(|m| &m.compactions) {
             assert!(record.tokens_after < record.tokens_before, "{record:?}");
             assert!(record.banner.starts_with("--- Compacted context (level"), "{}", record.banner);
         }
         // Nothing stored was lost: every message, every attachment's full text.
         assert_eq!(s.stored_message_count(), 600);
-        let stored: usize = s.ambient().len() + s.efforts().iter().map(|e| e.messages.len()).sum::<usize>();
+        let stored: usize = s.ambient().messages().len() + s.efforts().all().iter().map(|e| e.messages.len()).sum::<usize>();
         assert_eq!(stored, 600);
-        for (t, message) in s.ambient().iter().filter(|m| m.role == ccm_core::Role::User).enumerate().take(3) {
+        for (t, message) in s.ambient().messages().iter().filter(|m| m.role == ccm_core::Role::User).enumerate().take(3) {
             assert!(message.content.starts_with("Question "), "{t}: {}", message.content);
         }
         for (id, text) in &originals {
-            assert_eq!(&s.attachments()[id].attachment.full_text, text, "{id} changed");
+            assert_eq!(&s.attachments().by_id()[id].attachment.full_text, text, "{id} changed");
         }
     }
 
@@ -168,14 +168,14 @@ portable_tests! {
             // the session compressed, at its compressed size.
             for item in plan.included.iter().filter(|i| i.reason == InclusionReason::Attachment { mode: AttachmentMode::Compressed }) {
                 let id = item.id.strip_prefix("attachment:").expect("attachment items are named by their id");
-                let stored = &s.attachments()[id].attachment;
+                let stored = &s.attachments().by_id()[id].attachment;
                 assert_eq!(stored.mode, AttachmentMode::Compressed, "{id}");
                 assert_eq!(item.tokens, u64::from(stored.compressed_tokens), "{id}");
                 compressed_seen += 1;
             }
             // Levels 2 and 3 move ambient exchanges out; the plan explains every one.
             let reasons: std::collections::BTreeSet<&str> = plan.excluded.iter().map(|e| e.reason.code()).collect();
-            for id in s.compacted_items().keys().filter(|id| id.starts_with("ambient:")) {
+            for id in s.compaction().compacted_items().keys().filter(|id| id.starts_with("ambient:")) {
                 let excluded = plan.exclusion(id).unwrap_or_else(|| panic!("{id} compacted but not listed; reasons {reasons:?}"));
                 assert!(matches!(excluded.reason, ExclusionReason::CompactedLevel2 | ExclusionReason::CompactedLevel3));
                 compacted_seen += 1;
@@ -185,7 +185,7 @@ portable_tests! {
         assert!(compressed_seen > 0, "no plan showed a compressed attachment");
         assert!(compacted_seen > 0, "no plan showed a compacted ambient exchange");
         for level in [1u8, 2, 3] {
-            assert!(s.history().iter().flat_map(|m| &m.compactions).any(|c| c.level == level), "level {level} never ran in 120 heavy turns");
+            assert!(s.history().points().iter().flat_map(|m| &m.compactions).any(|c| c.level == level), "level {level} never ran in 120 heavy turns");
         }
     }
 
@@ -203,14 +203,14 @@ portable_tests! {
         let json = s.to_json().unwrap();
         let restored = Session::from_json(&json).unwrap();
         assert!(restored.to_json().unwrap() == json);
-        assert_eq!(restored.attachments().len(), s.attachments().len());
-        assert_eq!(restored.compacted_items(), s.compacted_items());
-        assert_eq!(restored.rolling_summary(), s.rolling_summary());
+        assert_eq!(restored.attachments().by_id().len(), s.attachments().by_id().len());
+        assert_eq!(restored.compaction().compacted_items(), s.compaction().compacted_items());
+        assert_eq!(restored.compaction().rolling_summary(), s.compaction().rolling_summary());
         // Expansions are transient, everything else decides the same context.
         let mut a = s;
         let mut b = restored;
         for session in [&mut a, &mut b] {
-            for id in session.expanded_ids().into_iter().map(str::to_string).collect::<Vec<_>>() {
+            for id in session.efforts().expanded_ids().into_iter().map(str::to_string).collect::<Vec<_>>() {
                 session.collapse_effort(&id).unwrap();
             }
         }
@@ -223,7 +223,7 @@ portable_tests! {
         for t in 0..30 {
             turn(&mut s, &format!("q{t} {}", document(t, 80)), &[], "ok");
         }
-        assert!(s.history().iter().all(|m| m.compactions.is_empty()));
-        assert!(s.compacted_items().is_empty());
+        assert!(s.history().points().iter().all(|m| m.compactions.is_empty()));
+        assert!(s.compaction().compacted_items().is_empty());
     }
 }

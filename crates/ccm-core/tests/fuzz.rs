@@ -158,8 +158,9 @@ fn base() -> &'static (String, MemoryStore) {
 fn messages(s: &Session) -> Vec<&Message> {
     let mut all: Vec<&Message> = s
         .ambient()
+        .messages()
         .iter()
-        .chain(s.efforts().iter().flat_map(|e| e.messages.iter()))
+        .chain(s.efforts().all().iter().flat_map(|e| e.messages.iter()))
         .collect();
     all.sort_by_key(|m| m.seq);
     all

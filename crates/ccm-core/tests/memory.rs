@@ -21,7 +21,7 @@ portable_tests! {
     fn rule_a_summary_last_referenced_in_turn_t_is_not_in_the_context_of_turn_t_plus_20() {
         let mut s = session();
         concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
-        let concluded_at = s.effort("auth-bug").unwrap().last_referenced_turn;
+        let concluded_at = s.efforts().get("auth-bug").unwrap().last_referenced_turn;
         while s.turn() < concluded_at + 18 {
             chatter(&mut s);
         }
@@ -30,8 +30,8 @@ portable_tests! {
         assert_eq!(s.turn(), concluded_at + 19);
         assert!(s.build_plan().item("summary:auth-bug").is_some(), "turn T+19 is inside the threshold");
         let report = s.end_turn("Sunny and mild.", 0).unwrap();
-        assert!(s.summary_ids_in_memory().is_empty());
-        assert_eq!(s.evicted_ids(), ["auth-bug"]);
+        assert!(s.efforts().summary_ids_in_memory().is_empty());
+        assert_eq!(s.efforts().evicted_ids(), ["auth-bug"]);
         assert_eq!(report.metrics.evicted_efforts, 1);
         assert!(report.metrics.events.iter().any(|e| e.effort == "auth-bug" && e.kind == ccm_core::EventKind::Evicted));
         // The request of turn T+20 does not.
@@ -42,7 +42,7 @@ portable_tests! {
         assert!(!plan.messages.iter().any(|m| m.content.contains("86400")));
         s.end_turn("Sunny and mild.", 0).unwrap();
         // Still stored, concluded, with its full log and summary.
-        let effort = s.effort("auth-bug").unwrap();
+        let effort = s.efforts().get("auth-bug").unwrap();
         assert_eq!(effort.status, ccm_core::EffortStatus::Concluded);
         assert_eq!(effort.messages.len(), 6);
         assert_eq!(effort.summary.as_ref().unwrap().text, AUTH_SUMMARY);
@@ -62,9 +62,9 @@ portable_tests! {
         while s.turn() < referenced + 18 {
             chatter(&mut s);
         }
-        assert_eq!(s.summary_ids_in_memory(), ["auth-bug"]);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["auth-bug"]);
         chatter(&mut s);
-        assert!(s.summary_ids_in_memory().is_empty());
+        assert!(s.efforts().summary_ids_in_memory().is_empty());
     }
 
     fn ambient_window_keeps_the_last_exchanges_and_stores_all() {
@@ -72,7 +72,7 @@ portable_tests! {
         for i in 0..50 {
             turn(&mut s, &format!("ambient question {i}"), &[], &format!("ambient answer {i}"));
         }
-        assert_eq!(s.ambient().len(), 100, "every message stays stored");
+        assert_eq!(s.ambient().messages().len(), 100, "every message stays stored");
         let plan = s.build_plan();
         let ambient: Vec<&str> = plan.included.iter().filter(|i| i.section == Section::Ambient).map(|i| i.id.as_str()).collect();
         // One item per exchange: a turn is an atom and is never split.
@@ -87,7 +87,7 @@ portable_tests! {
         assert_eq!(window_text.last(), Some(&"ambient answer 49"));
         let outside = plan.excluded.iter().find(|e| e.reason == ExclusionReason::OutsideAmbientWindow).unwrap();
         assert_eq!(outside.count, 80);
-        let stored_outside: u64 = s.ambient()[..80].iter().map(|m| u64::from(m.tokens)).sum();
+        let stored_outside: u64 = s.ambient().messages()[..80].iter().map(|m| u64::from(m.tokens)).sum();
         assert_eq!(outside.tokens, stored_outside);
     }
 
@@ -108,7 +108,7 @@ portable_tests! {
         for _ in 0..25 {
             chatter(&mut s);
         }
-        assert_eq!(s.evicted_ids().len(), 3);
+        assert_eq!(s.efforts().evicted_ids().len(), 3);
         s.begin_turn("How did we handle email bounces?", 0).unwrap();
         let outcome = s.execute_tool("search_efforts", r#"{"query": "email bounces webhook"}"#);
         assert!(outcome.ok, "{}", outcome.result);
@@ -120,7 +120,7 @@ portable_tests! {
         assert_eq!(results[0]["matched"], serde_json::json!(["bounces", "email", "webhook"]));
         assert!(results.iter().all(|r| r["id"] != "auth-bug"), "unrelated efforts do not match: {results:?}");
         // The hit is referenced: back in working memory, and expandable.
-        assert_eq!(s.summary_ids_in_memory(), ["email-bounce"]);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["email-bounce"]);
         assert!(s.build_plan().included.iter().any(|i| i.id == "summary:email-bounce"));
         let expanded = s.execute_tool("expand_effort", r#"{"id": "email-bounce"}"#);
         assert!(expanded.ok);
@@ -213,7 +213,7 @@ portable_tests! {
         let tokens = s.pending_user_message().unwrap().1;
         assert_eq!(last.tokens, u64::from(tokens));
         s.end_turn("Paris.", 0).unwrap();
-        assert_eq!(s.ambient()[0].tokens, tokens);
+        assert_eq!(s.ambient().messages()[0].tokens, tokens);
     }
 }
 

@@ -42,25 +42,25 @@ portable_tests! {
         let report = turn(&mut s, "Let's work on the auth bug.", &[("open_effort", r#"{"name": "Auth Bug"}"#)], "Started.");
         assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
         assert_eq!(report.banners, ["--- Started effort: auth-bug ---"]);
-        assert_eq!(s.active_id(), Some("auth-bug"));
-        let effort = s.effort("auth-bug").unwrap();
+        assert_eq!(s.efforts().active_id(), Some("auth-bug"));
+        let effort = s.efforts().get("auth-bug").unwrap();
         assert_eq!(effort.name, "Auth Bug");
         assert_eq!(effort.messages.len(), 2);
         assert_eq!(effort.messages[0].role, Role::User);
-        assert!(s.ambient().is_empty());
+        assert!(s.ambient().messages().is_empty());
     }
 
     fn several_efforts_can_be_open_and_only_the_active_one_receives_messages() {
         let mut s = session();
         turn(&mut s, "Start guild feature.", &[("open_effort", r#"{"name": "guild feature"}"#)], "ok");
         turn(&mut s, "And an api refactor.", &[("open_effort", r#"{"name": "api refactor"}"#)], "ok");
-        assert_eq!(s.open_ids(), ["guild-feature", "api-refactor"]);
-        assert_eq!(s.active_id(), Some("api-refactor"));
-        let guild_before = s.effort("guild-feature").unwrap().messages.len();
+        assert_eq!(s.efforts().open_ids(), ["guild-feature", "api-refactor"]);
+        assert_eq!(s.efforts().active_id(), Some("api-refactor"));
+        let guild_before = s.efforts().get("guild-feature").unwrap().messages.len();
         turn(&mut s, "Endpoints first.", &[], "Sure.");
-        assert_eq!(s.effort("guild-feature").unwrap().messages.len(), guild_before);
+        assert_eq!(s.efforts().get("guild-feature").unwrap().messages.len(), guild_before);
         // Its opening exchange and the one after.
-        assert_eq!(s.effort("api-refactor").unwrap().messages.len(), 4);
+        assert_eq!(s.efforts().get("api-refactor").unwrap().messages.len(), 4);
 
         let report = turn(&mut s, "Back to guilds.", &[("switch_effort", r#"{"id": "guild-feature"}"#)], "Switched.");
         // The exchange that asked for the switch belongs to the effort switched to.
@@ -83,9 +83,9 @@ portable_tests! {
             "Started; which CSV writer do you use?",
         );
         assert_eq!(report.routed_to.as_deref(), Some("billing-export"));
-        let log: Vec<&str> = s.effort("billing-export").unwrap().messages.iter().map(|m| m.content.as_str()).collect();
+        let log: Vec<&str> = s.efforts().get("billing-export").unwrap().messages.iter().map(|m| m.content.as_str()).collect();
         assert_eq!(log, ["Let's work on the billing export: the CSV misses the VAT column.", "Started; which CSV writer do you use?"]);
-        assert_eq!(s.effort("guild-feature").unwrap().messages.len(), 2, "guild-feature keeps only its own opening");
+        assert_eq!(s.efforts().get("guild-feature").unwrap().messages.len(), 2, "guild-feature keeps only its own opening");
         assert_eq!(s.routing_target(), None, "outside a turn nothing is routed");
 
         // A turn that opens two efforts gives its exchange to the first.
@@ -96,8 +96,8 @@ portable_tests! {
             "Both started.",
         );
         assert_eq!(report.routed_to.as_deref(), Some("invoice-layout"));
-        assert_eq!(s.active_id(), Some("tax-rates"));
-        assert!(s.effort("tax-rates").unwrap().messages.is_empty());
+        assert_eq!(s.efforts().active_id(), Some("tax-rates"));
+        assert!(s.efforts().get("tax-rates").unwrap().messages.is_empty());
 
         // While the turn runs, routing_target already says where the exchange will go.
         s.begin_turn("And the exports folder.", 0).unwrap();
@@ -162,7 +162,7 @@ portable_tests! {
         }
         turn(&mut s, &once.join(" "), &[], "ok");
         turn(&mut s, "Done.", &[("close_effort", r#"{"summary": "New work finished."}"#)], "ok");
-        let terms = &s.effort("new-work").unwrap().summary.as_ref().unwrap().terms;
+        let terms = &s.efforts().get("new-work").unwrap().summary.as_ref().unwrap().terms;
         assert_eq!(terms.len(), LOG_TERMS);
         assert!(terms.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
         assert!(terms.iter().all(|t| frequent.contains(t)), "only its frequent, distinctive words: {terms:?}");
@@ -179,18 +179,18 @@ portable_tests! {
         let mut s = session();
         turn(&mut s, "Start the auth bug: 401 after an hour.", &[("open_effort", r#"{"name": "auth bug"}"#)], "ok");
         turn(&mut s, "Also the party: bowling on Friday.", &[("open_effort", r#"{"name": "party"}"#)], "ok");
-        let party_before = s.effort("party").unwrap().messages.len();
+        let party_before = s.efforts().get("party").unwrap().messages.len();
         s.begin_turn("Back to the auth bug: the refresh token TTL is 3600.", 0).unwrap();
         assert_eq!(s.routing_target(), Some("party"));
         s.execute_tool("switch_effort", r#"{"id": "auth-bug"}"#);
         assert_eq!(s.routing_target(), Some("auth-bug"));
         let report = s.end_turn("Then raise it to a day.", 0).unwrap();
         assert_eq!(report.routed_to.as_deref(), Some("auth-bug"));
-        assert_eq!(s.effort("party").unwrap().messages.len(), party_before);
-        assert!(s.effort("auth-bug").unwrap().messages.iter().any(|m| m.content.contains("TTL is 3600")));
+        assert_eq!(s.efforts().get("party").unwrap().messages.len(), party_before);
+        assert!(s.efforts().get("auth-bug").unwrap().messages.iter().any(|m| m.content.contains("TTL is 3600")));
         // The party's extractive summary keeps to the party.
         turn(&mut s, "Party is sorted.", &[("switch_effort", r#"{"id": "party"}"#), ("close_effort", "{}")], "Concluded.");
-        let summary = &s.effort("party").unwrap().summary.as_ref().unwrap().text;
+        let summary = &s.efforts().get("party").unwrap().summary.as_ref().unwrap().text;
         assert!(!summary.contains("TTL"), "{summary}");
 
         // Reopening: the turn's exchange goes to the reopened effort.
@@ -215,22 +215,22 @@ portable_tests! {
         let closing = s.execute_tool("close_effort", r#"{"summary": "Docs written."}"#);
         assert!(closing.ok, "{}", closing.result);
         assert_eq!(closing.result["now_active"], "guild-feature");
-        assert_eq!(s.active_id(), Some("guild-feature"));
+        assert_eq!(s.efforts().active_id(), Some("guild-feature"));
         let report = turn(&mut s, "Guild members need roles.", &[], "Noted.");
         assert_eq!(report.routed_to.as_deref(), Some("guild-feature"));
-        assert!(s.ambient().is_empty(), "nothing went to the ambient log while efforts were open");
+        assert!(s.ambient().messages().is_empty(), "nothing went to the ambient log while efforts were open");
 
         // Concluding an effort that is not active leaves the active one as it is.
         let closing = s.execute_tool("close_effort", r#"{"id": "api-refactor", "summary": "Refactored."}"#);
         assert!(closing.ok, "{}", closing.result);
         assert_eq!(closing.result["now_active"], "guild-feature");
-        assert_eq!(s.active_id(), Some("guild-feature"));
+        assert_eq!(s.efforts().active_id(), Some("guild-feature"));
 
         // The last open effort concluded: no effort is active, and chat goes to ambient.
         let closing = s.execute_tool("close_effort", r#"{"summary": "Guilds done."}"#);
         assert!(closing.ok, "{}", closing.result);
         assert!(closing.result.get("now_active").is_none());
-        assert_eq!(s.active_id(), None);
+        assert_eq!(s.efforts().active_id(), None);
         assert_eq!(chatter(&mut s).routed_to, None);
     }
 
@@ -238,14 +238,14 @@ portable_tests! {
         let mut s = session();
         let report = chatter(&mut s);
         assert_eq!(report.routed_to, None);
-        assert_eq!(s.ambient().len(), 2);
-        assert_eq!(s.ambient()[0].content, "How is the weather today?");
+        assert_eq!(s.ambient().messages().len(), 2);
+        assert_eq!(s.ambient().messages()[0].content, "How is the weather today?");
     }
 
     fn closing_replaces_the_raw_log_with_the_summary() {
         let mut s = session();
         let id = concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 3);
-        let effort = s.effort(&id).unwrap();
+        let effort = s.efforts().get(&id).unwrap();
         let summary = effort.summary.as_ref().unwrap();
         assert_eq!(summary.text, AUTH_SUMMARY);
         let plan = s.build_plan();
@@ -272,7 +272,7 @@ portable_tests! {
         let banner = outcome.banner.unwrap();
         assert!(banner.starts_with("--- Concluded effort: cache-layer ---\ncache layer: "), "{banner}");
         assert!(banner.contains("(extractive summary: no summary was provided)"));
-        let summary = s.effort("cache-layer").unwrap().summary.clone().unwrap();
+        let summary = s.efforts().get("cache-layer").unwrap().summary.clone().unwrap();
         assert!(summary.text.contains("LRU"), "{}", summary.text);
         s.end_turn("Concluded.", 0).unwrap();
 
@@ -286,8 +286,8 @@ portable_tests! {
         let mut s = session();
         let id = concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 4);
         chatter(&mut s);
-        let raw = s.effort(&id).unwrap().raw_tokens;
-        let summary_tokens = u64::from(s.effort(&id).unwrap().summary.as_ref().unwrap().tokens);
+        let raw = s.efforts().get(&id).unwrap().raw_tokens;
+        let summary_tokens = u64::from(s.efforts().get(&id).unwrap().summary.as_ref().unwrap().tokens);
         s.begin_turn("What exactly did we do for the auth bug?", 0).unwrap();
         let before = s.build_plan();
         let outcome = s.execute_tool("expand_effort", r#"{"id": "auth-bug"}"#);
@@ -311,7 +311,7 @@ portable_tests! {
         let summary = expanded.excluded.iter().find(|i| i.id == "summary:auth-bug").unwrap();
         assert_eq!(summary.reason, ExclusionReason::Expanded);
         // Every raw message is back, in order, byte-identical.
-        let raw_messages: Vec<&str> = s.effort(&id).unwrap().messages.iter().map(|m| m.content.as_str()).collect();
+        let raw_messages: Vec<&str> = s.efforts().get(&id).unwrap().messages.iter().map(|m| m.content.as_str()).collect();
         let shown: Vec<&str> = expanded.messages[item.first_message + 1..item.first_message + item.message_count].iter().map(|m| m.content.as_str()).collect();
         assert_eq!(shown, raw_messages);
         s.end_turn("Here are the details.", 0).unwrap();
@@ -324,7 +324,7 @@ portable_tests! {
         assert_eq!(collapsed.totals.context_tokens, before_collapse.totals.context_tokens - raw + summary_tokens);
         assert_eq!(collapsed.totals.expansion_tokens, 0);
         s.end_turn("Collapsed.", 0).unwrap();
-        assert_eq!(s.decay_stats().manual_collapses, 1);
+        assert_eq!(s.efforts().decay_stats().manual_collapses, 1);
     }
 
     fn expanded_logs_sit_after_ambient_and_before_open_efforts_with_the_active_last() {
@@ -351,7 +351,7 @@ portable_tests! {
         concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 4);
         let report = turn(&mut s, "Show the auth bug details.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "Here.");
         let m = report.metrics;
-        let raw = s.effort("auth-bug").unwrap().raw_tokens;
+        let raw = s.efforts().get("auth-bug").unwrap().raw_tokens;
         assert_eq!(m.expansion_tokens, raw);
         assert!((m.expansion_overhead - raw as f64 / m.context_tokens as f64).abs() < 1e-12);
         assert_eq!(m.naive_tokens, s.naive_tokens());
@@ -365,7 +365,7 @@ portable_tests! {
         concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
         let report = turn(&mut s, "The auth bug is back.", &[("reopen_effort", r#"{"id": "auth-bug"}"#)], "Reopened.");
         assert_eq!(report.banners, ["--- Reopened effort: auth-bug ---"]);
-        assert_eq!(s.active_id(), Some("auth-bug"));
+        assert_eq!(s.efforts().active_id(), Some("auth-bug"));
         let plan = s.build_plan();
         assert!(plan.included.iter().any(|i| i.id == "effort:auth-bug" && i.section == Section::Open));
         assert!(!plan.included.iter().any(|i| i.id == "summary:auth-bug"));
@@ -383,7 +383,7 @@ portable_tests! {
         let states: Vec<(&str, EffortState)> = status.efforts.iter().map(|e| (e.id.as_str(), e.state)).collect();
         assert_eq!(states, [("guild", EffortState::Active), ("auth-bug", EffortState::Expanded), ("perf-fix", EffortState::Concluded)]);
         let auth = &status.efforts[1];
-        assert_eq!(auth.raw_tokens, s.effort("auth-bug").unwrap().raw_tokens);
+        assert_eq!(auth.raw_tokens, s.efforts().get("auth-bug").unwrap().raw_tokens);
         assert_eq!(auth.turns_until_auto_collapse, Some(3));
         assert_eq!(status.expansion_tokens, auth.raw_tokens);
         assert!(status.efforts[2].turns_until_eviction.is_some());

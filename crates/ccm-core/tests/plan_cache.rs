@@ -231,15 +231,15 @@ portable_tests! {
         // messages its automatic recall shows.
         let store = MemoryStore::saved_from(&mut s);
         let mut opened = store.open_clean(s.counter());
-        assert!(!opened.recall_index_complete());
+        assert!(!opened.recall_state().index_complete());
         opened.begin_turn("Remind me: the widget frobnicates how often?", 3).unwrap();
-        while let Some(request) = opened.recall_index_request() {
+        while let Some(request) = opened.recall_state().index_request() {
             let messages = store.messages_between(request.from_seq, request.to_seq);
             changes_plan(&mut opened, "index_stored_messages", |opened| {
                 assert!(opened.index_stored_messages(request, messages).unwrap().is_empty());
             });
         }
-        assert!(opened.recall_index_complete());
+        assert!(opened.recall_state().index_complete());
         let needed = opened.messages_needed_for_plan();
         assert!(!needed.is_empty(), "the concluded log's messages are not loaded");
         assert!(changes_plan(&mut opened, "attach_recalled_messages", |opened| {

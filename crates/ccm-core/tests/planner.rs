@@ -35,7 +35,7 @@ fn evicted_auth(config: Config) -> Session {
     for _ in 0..25 {
         chatter(&mut s);
     }
-    assert_eq!(s.evicted_ids(), ["auth-bug"]);
+    assert_eq!(s.efforts().evicted_ids(), ["auth-bug"]);
     s
 }
 
@@ -72,11 +72,11 @@ portable_tests! {
         let dropped = plan.excluded.iter().find(|e| e.id.starts_with("effort:parser@before:")).unwrap();
         assert_eq!(dropped.reason, ExclusionReason::OverBudget);
         assert_eq!(dropped.count, 41 - u64::from(log.atoms - 1));
-        assert_eq!(dropped.tokens + log.tokens, s.effort("parser").unwrap().raw_tokens);
+        assert_eq!(dropped.tokens + log.tokens, s.efforts().get("parser").unwrap().raw_tokens);
         assert!(plan.item("pending").is_some(), "the current message is mandatory");
         s.end_turn("ok", 0).unwrap();
         // Nothing was lost: the log is whole in storage.
-        assert_eq!(s.effort("parser").unwrap().messages.len(), 84);
+        assert_eq!(s.efforts().get("parser").unwrap().messages.len(), 84);
     }
 
     fn ambient_exchanges_stay_contiguous_under_pressure() {
@@ -130,7 +130,7 @@ portable_tests! {
         let outcome = s.execute_tool("pin_context", r#"{"target": "summary:auth-bug", "ttl_turns": 500}"#);
         assert!(!outcome.ok);
         assert!(outcome.result["error"].as_str().unwrap().contains("at most 50 turns"));
-        assert!(s.pins().is_empty(), "refused pins change nothing");
+        assert!(s.pins().all().is_empty(), "refused pins change nothing");
     }
 
     fn a_lease_counts_down_only_on_included_turns_and_reports_its_expiry() {
@@ -143,7 +143,7 @@ portable_tests! {
         assert_eq!(outcome.banner.as_deref(), Some("--- Pinned: summary:auth-bug (lease) ---"));
         s.end_turn("Pinned.", 0).unwrap();
         // The pin was made during the turn; that turn's request already included it.
-        let lease = |s: &Session| match &s.pin_for("summary:auth-bug").map(|p| p.lease.clone()) {
+        let lease = |s: &Session| match &s.pins().on("summary:auth-bug").map(|p| p.lease.clone()) {
             Some(Some(ccm_core::pins::LeaseScope::Turns { remaining })) => Some(*remaining),
             _ => None,
         };
@@ -170,7 +170,7 @@ portable_tests! {
         for _ in 0..5 {
             chatter(&mut s);
         }
-        assert!(s.pin_for("summary:auth-bug").is_some(), "never included, so never counted down");
+        assert!(s.pins().on("summary:auth-bug").is_some(), "never included, so never counted down");
     }
 
     fn a_task_lease_ends_with_its_effort() {
@@ -181,7 +181,7 @@ portable_tests! {
         }
         assert!(s.build_plan().item("summary:auth-bug").is_some());
         turn(&mut s, "Migration done.", &[("close_effort", r#"{"summary": "Migrated."}"#)], "ok");
-        assert!(s.pin_for("summary:auth-bug").is_none());
+        assert!(s.pins().on("summary:auth-bug").is_none());
         assert!(s.build_plan().item("summary:auth-bug").is_none());
     }
 
@@ -191,7 +191,7 @@ portable_tests! {
         s.begin_turn("What is new?", 0).unwrap();
         assert!(s.build_plan().item("summary:auth-bug").is_some());
         s.end_turn("Nothing much.", 0).unwrap();
-        assert!(s.pins().is_empty());
+        assert!(s.pins().all().is_empty());
         assert!(s.build_plan().item("summary:auth-bug").is_none());
     }
 
@@ -228,7 +228,7 @@ portable_tests! {
         let plan = heavy.build_plan();
         let log = plan.item("effort:auth-bug").expect("heavy loads the best match's log");
         assert!(matches!(log.reason, InclusionReason::AutoExpanded { .. }));
-        assert_eq!(log.tokens, heavy.effort("auth-bug").unwrap().raw_tokens);
+        assert_eq!(log.tokens, heavy.efforts().get("auth-bug").unwrap().raw_tokens);
         assert_eq!(plan.exclusion("summary:auth-bug").unwrap().reason, ExclusionReason::Superseded);
         // The mode is an input of the plan.
         assert_ne!(plan.plan_id, light.build_plan().plan_id);
@@ -240,8 +240,8 @@ portable_tests! {
         let plan = s.build_plan();
         assert!(matches!(plan.item("summary:auth-bug").unwrap().reason, InclusionReason::AutoRetrieved { .. }));
         s.end_turn("Yes, the refresh token TTL of 86400 held.", 0).unwrap();
-        assert_eq!(s.summary_ids_in_memory(), ["auth-bug"], "the user's reference brought it back");
-        assert!(s.pin_for("summary:auth-bug").is_none(), "working memory keeps it; no pin is needed");
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["auth-bug"], "the user's reference brought it back");
+        assert!(s.pins().on("summary:auth-bug").is_none(), "working memory keeps it; no pin is needed");
         let plan = s.build_plan();
         assert!(matches!(plan.item("summary:auth-bug").unwrap().reason, InclusionReason::RecentlyReferenced { turns_since_reference: 0, .. }));
     }
@@ -251,16 +251,16 @@ portable_tests! {
         // ephemeral pin, and referenced again it is promoted to a lease.
         let mut s = evicted_auth(Config { context_mode: ContextMode::Heavy, ..Config::default() });
         turn(&mut s, "Did the refresh token TTL fix hold up?", &[], "Yes, the refresh token TTL of 86400 held.");
-        let pin = s.pin_for("effort:auth-bug").expect("referenced automatic item becomes ephemeral").clone();
+        let pin = s.pins().on("effort:auth-bug").expect("referenced automatic item becomes ephemeral").clone();
         assert_eq!((pin.kind, pin.origin, pin.references), (PinKind::Ephemeral, PinOrigin::Auto, 1));
         turn(&mut s, "And the refresh token retry?", &[], "The retry refreshes the token once.");
-        let pin = s.pin_for("effort:auth-bug").unwrap();
+        let pin = s.pins().on("effort:auth-bug").unwrap();
         assert_eq!(pin.kind, PinKind::Leased, "referenced again: promoted");
         // Nothing but the user makes a pin sticky.
         for _ in 0..3 {
             turn(&mut s, "refresh token again", &[], "refresh token");
         }
-        assert_ne!(s.pin_for("effort:auth-bug").map(|p| p.kind), Some(PinKind::Sticky));
+        assert_ne!(s.pins().on("effort:auth-bug").map(|p| p.kind), Some(PinKind::Sticky));
     }
 
     fn activation_ranks_summaries_when_the_budget_is_short() {
@@ -331,7 +331,7 @@ portable_tests! {
         let report = chatter(&mut s);
         assert_eq!(report.telemetry.requests.len(), 1);
         assert_eq!(report.telemetry.requests[0].reported_prompt_tokens, None);
-        assert_eq!(s.telemetry().len(), s.turn() as usize);
+        assert_eq!(s.history().telemetry().len(), s.turn() as usize);
     }
 }
 

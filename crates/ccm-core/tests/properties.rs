@@ -653,8 +653,8 @@ fn tool_call(op: &Op) -> (&'static str, String) {
 }
 
 fn check_invariants(s: &Session, completed_turns: u64) {
-    let mut seqs: Vec<u64> = s.ambient().iter().map(|m| m.seq).collect();
-    for e in s.efforts() {
+    let mut seqs: Vec<u64> = s.ambient().messages().iter().map(|m| m.seq).collect();
+    for e in s.efforts().all() {
         seqs.extend(e.messages.iter().map(|m| m.seq));
     }
     seqs.sort_unstable();
@@ -662,15 +662,15 @@ fn check_invariants(s: &Session, completed_turns: u64) {
         seqs.iter().copied().eq(0..2 * completed_turns),
         "every message exactly once: {seqs:?}"
     );
-    for id in s.expanded_ids() {
+    for id in s.efforts().expanded_ids() {
         assert_eq!(
-            s.effort(id).unwrap().status,
+            s.efforts().get(id).unwrap().status,
             ccm_core::EffortStatus::Concluded,
             "expanded ⊆ concluded"
         );
     }
-    if let Some(active) = s.active_id() {
-        assert!(s.open_ids().contains(&active), "active ∈ open");
+    if let Some(active) = s.efforts().active_id() {
+        assert!(s.efforts().open_ids().contains(&active), "active ∈ open");
     }
     let plan = s.build_plan();
     assert_eq!(plan.totals.context_tokens, s.working_tokens());
@@ -678,7 +678,7 @@ fn check_invariants(s: &Session, completed_turns: u64) {
         plan.totals.context_tokens,
         plan.included.iter().map(|i| i.tokens).sum::<u64>()
     );
-    for e in s.efforts() {
+    for e in s.efforts().all() {
         let raw: u64 = u64::from(e.header_tokens)
             + e.messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
         assert_eq!(e.raw_tokens, raw, "raw token total of {}", e.id);
@@ -792,7 +792,7 @@ fn check_plan_invariants(s: &Session) -> Result<(), TestCaseError> {
             }
             Section::Expanded | Section::Open => {
                 let id = item.id.trim_start_matches("effort:");
-                let effort = s.effort(id).expect("log of a stored effort");
+                let effort = s.efforts().get(id).expect("log of a stored effort");
                 prop_assert_eq!(
                     &messages[0].content,
                     &effort.header,
@@ -826,6 +826,7 @@ fn check_plan_invariants(s: &Session) -> Result<(), TestCaseError> {
         .sum();
     let sticky: Vec<&ccm_core::pins::Pin> = s
         .pins()
+        .all()
         .iter()
         .filter(|p| p.kind == ccm_core::pins::PinKind::Sticky)
         .collect();
@@ -837,7 +838,8 @@ fn check_plan_invariants(s: &Session) -> Result<(), TestCaseError> {
             .or_else(|| plan.exclusion(target).map(|e| e.tokens));
         if let Some(size) = size {
             if mandatory + size <= budget.request_budget
-                && s.effort(target.split_once(':').unwrap().1)
+                && s.efforts()
+                    .get(target.split_once(':').unwrap().1)
                     .is_some_and(|e| e.log == ccm_core::LogState::Loaded)
             {
                 // A pinned summary may be represented by its raw log instead (expanded or

@@ -245,8 +245,13 @@ fn reopened(s: &Session) -> Session {
 
 /// Every stored message of a session, with its log.
 fn messages(s: &Session) -> Vec<(Option<String>, ccm_core::Message)> {
-    let mut all: Vec<_> = s.ambient().iter().map(|m| (None, m.clone())).collect();
-    for effort in s.efforts() {
+    let mut all: Vec<_> = s
+        .ambient()
+        .messages()
+        .iter()
+        .map(|m| (None, m.clone()))
+        .collect();
+    for effort in s.efforts().all() {
         all.extend(
             effort
                 .messages
@@ -295,17 +300,27 @@ fn compare(parent: &Session, k: u64, exact: &Session, rebuilt: &Session, diff: &
         exact.stored_message_count(),
         "{at}"
     );
-    assert_eq!(rebuilt.history(), exact.history(), "metrics of the {at}");
+    assert_eq!(
+        rebuilt.history().points(),
+        exact.history().points(),
+        "metrics of the {at}"
+    );
     assert_eq!(rebuilt.branch(), exact.branch(), "{at}");
     assert!(
         rebuilt.repairs_on_open().is_empty(),
         "{at}: {:?}",
         rebuilt.repairs_on_open()
     );
-    let ids = |s: &Session| s.efforts().iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+    let ids = |s: &Session| {
+        s.efforts()
+            .all()
+            .iter()
+            .map(|e| e.id.clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(rebuilt), ids(exact), "efforts of the {at}");
-    for (r, x) in rebuilt.efforts().iter().zip(exact.efforts()) {
-        let now = parent.effort(&x.id).unwrap();
+    for (r, x) in rebuilt.efforts().all().iter().zip(exact.efforts().all()) {
+        let now = parent.efforts().get(&x.id).unwrap();
         assert_eq!(r.raw_tokens, x.raw_tokens, "{at}, {}", x.id);
         match (r.status, x.status) {
             (EffortStatus::Concluded, EffortStatus::Concluded) => {
@@ -342,27 +357,33 @@ fn compare(parent: &Session, k: u64, exact: &Session, rebuilt: &Session, diff: &
             // recently referenced first, when another effort's reference was clamped or its
             // status taken as open.
             let by_budget = x.evicted_over_budget || r.evicted_over_budget;
-            let others_approximate = rebuilt.efforts().iter().zip(exact.efforts()).any(|(r, x)| {
-                r.status != x.status || parent.effort(&x.id).unwrap().last_referenced_turn > k
-            });
+            let others_approximate = rebuilt
+                .efforts()
+                .all()
+                .iter()
+                .zip(exact.efforts().all())
+                .any(|(r, x)| {
+                    r.status != x.status
+                        || parent.efforts().get(&x.id).unwrap().last_referenced_turn > k
+                });
             assert!(
                 now.last_referenced_turn > k
-                    || !exact.expanded_ids().is_empty()
+                    || !exact.efforts().expanded_ids().is_empty()
                     || (by_budget && others_approximate),
                 "{at}: eviction of '{}' differs although its references are known",
                 x.id
             );
         }
     }
-    assert!(rebuilt.expanded_ids().is_empty(), "{at}");
-    if !exact.expanded_ids().is_empty() {
+    assert!(rebuilt.efforts().expanded_ids().is_empty(), "{at}");
+    if !exact.efforts().expanded_ids().is_empty() {
         diff.expanded += 1;
     }
-    if rebuilt.active_id() != exact.active_id() {
+    if rebuilt.efforts().active_id() != exact.efforts().active_id() {
         diff.active += 1;
     }
-    let mut open_r = rebuilt.open_ids();
-    let mut open_x = exact.open_ids();
+    let mut open_r = rebuilt.efforts().open_ids();
+    let mut open_x = exact.efforts().open_ids();
     if open_r != open_x {
         open_r.sort_unstable();
         open_x.sort_unstable();
@@ -373,7 +394,7 @@ fn compare(parent: &Session, k: u64, exact: &Session, rebuilt: &Session, diff: &
     if rebuilt.pins() != exact.pins() {
         diff.pins += 1;
     }
-    for pin in rebuilt.pins() {
+    for pin in rebuilt.pins().all() {
         assert!(pin.created_turn <= k, "{at}: pin {pin:?}");
     }
     let (plan_r, plan_x) = (rebuilt.build_plan(), exact.build_plan());
@@ -386,16 +407,17 @@ fn compare(parent: &Session, k: u64, exact: &Session, rebuilt: &Session, diff: &
     fn places(f: &Session) -> impl PartialEq + '_ {
         let efforts = f
             .efforts()
+            .all()
             .iter()
             .map(|e| (e.status, e.evicted, e.last_referenced_turn));
         (
             efforts.collect::<Vec<_>>(),
-            f.open_ids(),
-            f.active_id(),
-            f.pins().to_vec(),
+            f.efforts().open_ids(),
+            f.efforts().active_id(),
+            f.pins().all().to_vec(),
         )
     }
-    if places(rebuilt) == places(exact) && exact.expanded_ids().is_empty() {
+    if places(rebuilt) == places(exact) && exact.efforts().expanded_ids().is_empty() {
         let items = |plan: &ccm_core::ContextPlan| {
             let mut items = plan.included.clone();
             items.iter_mut().for_each(|i| i.activation = 0);
@@ -556,7 +578,7 @@ portable_tests! {
         step(&mut s, vec![]); // 6
         let opened = reopened(&s);
         let at = |k: u64| opened.rebuild_at(k, "x").unwrap();
-        let auth = |f: &Session| f.effort("auth-bug").unwrap().clone();
+        let auth = |f: &Session| f.efforts().get("auth-bug").unwrap().clone();
         assert_eq!(auth(&at(2)).status, EffortStatus::Open);
         assert!(auth(&at(2)).summary.is_none());
         // Concluded at 3 and not yet reopened at 4: its summary of the time is the one kept.
@@ -564,10 +586,10 @@ portable_tests! {
             let effort = auth(&at(k));
             assert_eq!(effort.status, EffortStatus::Concluded, "turn {k}");
             assert_eq!(effort.summary.unwrap().text, SUMMARIES[0][0]);
-            assert_eq!(at(k).active_id(), None, "turn {k}");
+            assert_eq!(at(k).efforts().active_id(), None, "turn {k}");
         }
         assert_eq!(auth(&at(5)).status, EffortStatus::Open);
-        assert_eq!(at(5).active_id(), Some("auth-bug"));
+        assert_eq!(at(5).efforts().active_id(), Some("auth-bug"));
         // Concluded again later with another summary: at 5 and 6 it stays open, and at 3 the
         // first summary is lost, so it is open there too (the conservative direction).
         let mut later = s.clone();
@@ -577,7 +599,7 @@ portable_tests! {
             let fork = later.rebuild_at(k, "x").unwrap();
             assert_eq!(auth(&fork).status, EffortStatus::Open, "turn {k}");
             assert!(auth(&fork).summary.is_none(), "turn {k}");
-            assert_eq!(fork.active_id(), Some("auth-bug"), "turn {k}");
+            assert_eq!(fork.efforts().active_id(), Some("auth-bug"), "turn {k}");
         }
         let last = later.rebuild_at(7, "x").unwrap();
         assert_eq!(auth(&last).summary.unwrap().text, SUMMARIES[0][1]);

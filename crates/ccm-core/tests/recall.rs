@@ -252,14 +252,14 @@ portable_tests! {
         let store = MemoryStore::saved_from(&mut s);
         let mut opened = store.open_clean(s.counter());
         let mut steps = 0;
-        while let Some(request) = opened.recall_index_request() {
+        while let Some(request) = opened.recall_state().index_request() {
             steps += 1;
             let problems = opened
                 .index_stored_messages(request, store.messages_between(request.from_seq, request.to_seq))
                 .unwrap();
             assert!(problems.is_empty(), "{problems:?}");
         }
-        assert!(steps >= 1 && opened.recall_index_complete());
+        assert!(steps >= 1 && opened.recall_state().index_complete());
         for query in ["password rotation Vault", "ledger invoices batch 7", "rollback window Sunday", "wedding"] {
             let args = serde_json::json!({ "query": query }).to_string();
             let needed = opened.messages_needed_for_tool("search_efforts", &args);
@@ -373,7 +373,7 @@ portable_tests! {
         assert!(!texts(&s).iter().any(|t| t.contains("harbour")), "no word in common");
         assert!(s.recall_embedding_batch(Some(question), 10).is_none(), "embeddings are off");
         s.enable_embeddings("toy");
-        assert_eq!(s.embeddings_model(), Some("toy"));
+        assert_eq!(s.recall_state().embeddings_model(), Some("toy"));
         let batch = s.recall_embedding_batch(Some(question), 1_000).unwrap();
         assert_eq!(batch.query.as_deref(), Some(question));
         assert_eq!(batch.texts.len(), 1 + s.stored_message_count());
@@ -393,10 +393,10 @@ portable_tests! {
         let mut nan = batch.texts.iter().map(|t| vector(t)).collect::<Vec<_>>();
         nan[1] = vec![f32::NAN, 0.0];
         assert!(s.absorb_recall_embeddings(&batch, nan).is_err());
-        assert_eq!(s.recall_texts_without_vectors(), s.stored_message_count());
+        assert_eq!(s.recall_state().texts_without_vectors(), s.stored_message_count());
         let vectors = batch.texts.iter().map(|t| vector(t)).collect();
         s.absorb_recall_embeddings(&batch, vectors).unwrap();
-        assert_eq!(s.recall_texts_without_vectors(), 0);
+        assert_eq!(s.recall_state().texts_without_vectors(), 0);
         assert!(texts(&s).iter().any(|t| t.contains("harbour")), "{:?}", texts(&s));
         // A query without a vector ranks by words alone, as before.
         assert!(!evidence_texts(&s.find_messages("vessel sea port location").unwrap())

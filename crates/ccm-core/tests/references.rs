@@ -58,8 +58,8 @@ portable_tests! {
         for _ in 0..25 {
             turn(&mut s, ABOUT_PUELLA, &[], "Partnership and harmony.");
         }
-        assert_eq!(s.summary_ids_in_memory(), ["puella"], "only the summary the messages single out stays");
-        assert_eq!(s.evicted_ids(), ["via", "carcer", "laetitia"]);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["puella"], "only the summary the messages single out stays");
+        assert_eq!(s.efforts().evicted_ids(), ["via", "carcer", "laetitia"]);
     }
 
     fn seed_rule_two_shared_keywords_keep_every_summary_of_the_domain_alive() {
@@ -68,8 +68,8 @@ portable_tests! {
         for _ in 0..25 {
             turn(&mut s, ABOUT_PUELLA, &[], "Partnership and harmony.");
         }
-        assert_eq!(s.summary_ids_in_memory(), ["via", "puella", "carcer", "laetitia"]);
-        assert!(s.evicted_ids().is_empty());
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["via", "puella", "carcer", "laetitia"]);
+        assert!(s.efforts().evicted_ids().is_empty());
     }
 
     fn distinctive_rule_decides_like_the_seed_rule_when_summaries_share_nothing() {
@@ -86,14 +86,14 @@ portable_tests! {
             for _ in 0..5 {
                 chatter(&mut s);
             }
-            assert_eq!(s.summary_ids_in_memory(), ["auth-bug"], "{rule:?}");
+            assert_eq!(s.efforts().summary_ids_in_memory(), ["auth-bug"], "{rule:?}");
         }
     }
 
     fn distinctive_rule_counts_an_id_only_as_whole_words() {
         let mut s = session_with(ReferenceRule::Distinctive);
         concluded_effort(&mut s, "auth bug", "Fixed 401 errors.", 1);
-        let last = |s: &Session| s.effort("auth-bug").unwrap().last_referenced_turn;
+        let last = |s: &Session| s.efforts().get("auth-bug").unwrap().last_referenced_turn;
         let before = last(&s);
         turn(&mut s, "oauth-bugs are another story", &[], "Sure.");
         assert_eq!(last(&s), before, "a longer word is not the id");
@@ -103,7 +103,7 @@ portable_tests! {
         let mut seed = session_with(ReferenceRule::Seed);
         concluded_effort(&mut seed, "auth bug", "Fixed 401 errors.", 1);
         let mentioned = turn(&mut seed, "oauth-bugs are another story", &[], "Sure.").turn;
-        assert_eq!(seed.effort("auth-bug").unwrap().last_referenced_turn, mentioned);
+        assert_eq!(seed.efforts().get("auth-bug").unwrap().last_referenced_turn, mentioned);
     }
 
     fn distinctive_rule_brings_back_an_evicted_summary_when_the_user_refers_to_it() {
@@ -111,19 +111,19 @@ portable_tests! {
         for _ in 0..25 {
             chatter(&mut s);
         }
-        assert_eq!(s.evicted_ids().len(), 4);
+        assert_eq!(s.efforts().evicted_ids().len(), 4);
         // The model's long answer touches Puella's words in passing: no return.
         turn(&mut s, "Tell me something.", &[], "Puella stands for partnership and harmony.");
-        assert!(s.summary_ids_in_memory().is_empty());
+        assert!(s.efforts().summary_ids_in_memory().is_empty());
         // The person asks about it: it returns, with its eviction countdown restarted.
         let asked = turn(&mut s, "Remind me what Puella meant for partnership.", &[], "Harmony.").turn;
-        assert_eq!(s.summary_ids_in_memory(), ["puella"]);
-        assert_eq!(s.effort("puella").unwrap().last_referenced_turn, asked);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["puella"]);
+        assert_eq!(s.efforts().get("puella").unwrap().last_referenced_turn, asked);
         // Resident again, the model's references keep it.
         for _ in 0..25 {
             turn(&mut s, "Go on.", &[], "Puella, partnership and harmony again.");
         }
-        assert_eq!(s.summary_ids_in_memory(), ["puella"]);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["puella"]);
     }
 
     fn seed_rule_brings_back_an_evicted_summary_on_any_reference() {
@@ -131,9 +131,9 @@ portable_tests! {
         for _ in 0..25 {
             chatter(&mut s);
         }
-        assert_eq!(s.evicted_ids().len(), 4);
+        assert_eq!(s.efforts().evicted_ids().len(), 4);
         turn(&mut s, "Tell me something.", &[], "Puella stands for partnership and harmony.");
-        assert_eq!(s.summary_ids_in_memory(), ["puella"]);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["puella"]);
     }
 
     fn summary_budget_evicts_the_least_recently_referenced_first() {
@@ -154,9 +154,9 @@ portable_tests! {
         assert!(report.metrics.events.iter().all(|e| e.kind != EventKind::EvictedOverBudget));
         let report = turn(&mut s, "Done.", &[("close_effort", &serde_json::json!({"summary": DOMAIN[2].1}).to_string())], "ok");
         // Puella was referenced longest ago (at its conclusion), Via more recently.
-        assert_eq!(s.summary_ids_in_memory(), ["via", "carcer"]);
-        assert_eq!(s.evicted_ids(), ["puella"]);
-        assert!(s.effort("puella").unwrap().evicted_over_budget);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["via", "carcer"]);
+        assert_eq!(s.efforts().evicted_ids(), ["puella"]);
+        assert!(s.efforts().get("puella").unwrap().evicted_over_budget);
         assert!(report
             .metrics
             .events
@@ -169,12 +169,12 @@ portable_tests! {
         assert!(plan.totals.summary_tokens <= u64::from(budget));
         // Asked about again, it returns and the budget makes room by the same order.
         turn(&mut s, "What was Puella about, partnership?", &[], "Harmony.");
-        assert_eq!(s.summary_ids_in_memory(), ["puella", "carcer"], "in conclusion order");
-        assert!(!s.effort("puella").unwrap().evicted_over_budget);
-        assert_eq!(s.evicted_ids(), ["via"]);
+        assert_eq!(s.efforts().summary_ids_in_memory(), ["puella", "carcer"], "in conclusion order");
+        assert!(!s.efforts().get("puella").unwrap().evicted_over_budget);
+        assert_eq!(s.efforts().evicted_ids(), ["via"]);
         // The flag travels with the document.
         let restored = Session::from_json(&s.to_json().unwrap()).unwrap();
-        assert!(restored.effort("via").unwrap().evicted_over_budget);
+        assert!(restored.efforts().get("via").unwrap().evicted_over_budget);
         assert_eq!(restored.build_plan().exclusion("evicted:over_budget").unwrap().count, 1);
     }
 
@@ -184,7 +184,7 @@ portable_tests! {
             turn(&mut s, &format!("short question {i}"), &[], &format!("short answer {i}"));
         }
         // Room for three of the six exchanges.
-        let exchange: u64 = s.ambient()[10..].iter().map(|m| u64::from(m.tokens)).sum();
+        let exchange: u64 = s.ambient().messages()[10..].iter().map(|m| u64::from(m.tokens)).sum();
         let budget = 3 * exchange + exchange / 2;
         let mut config = s.config().clone();
         config.ambient_token_budget = u32::try_from(budget).unwrap();
@@ -207,7 +207,7 @@ portable_tests! {
         assert_eq!(ambient, ["ambient:7"]);
         assert_eq!(plan.item("ambient:7").unwrap().message_count, 2);
         assert!(plan.item("ambient:7").unwrap().tokens > budget);
-        assert_eq!(s.ambient().len(), 14, "every message stays stored");
+        assert_eq!(s.ambient().messages().len(), 14, "every message stays stored");
     }
 
     fn no_budget_is_written_none_and_zero_is_the_smallest_budget() {

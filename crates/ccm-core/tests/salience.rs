@@ -35,7 +35,7 @@ portable_tests! {
         s.execute_tool("open_effort", r#"{"name": "x"}"#);
         assert_eq!(s.abort_turn().unwrap(), "two");
         assert_eq!(s.turn(), 1);
-        assert!(s.effort("x").is_none(), "the aborted turn's effort is undone");
+        assert!(s.efforts().get("x").is_none(), "the aborted turn's effort is undone");
         assert_eq!(s.begin_turn("two again", 0).unwrap(), 2);
     }
 
@@ -44,17 +44,17 @@ portable_tests! {
         let expanded_at = s.turn();
         assert_eq!(chatter(&mut s).banners, Vec::<String>::new());
         assert_eq!(chatter(&mut s).banners, Vec::<String>::new());
-        assert_eq!(s.expanded_ids(), ["auth-bug"], "two idle turns are not enough");
+        assert_eq!(s.efforts().expanded_ids(), ["auth-bug"], "two idle turns are not enough");
         let report = chatter(&mut s);
         assert_eq!(report.turn, expanded_at + 3);
         assert_eq!(report.banners, ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]);
-        assert!(s.expanded_ids().is_empty());
+        assert!(s.efforts().expanded_ids().is_empty());
         let event = &report.metrics.events[0];
         assert_eq!((event.kind, event.effort.as_str()), (EventKind::AutoCollapsed, "auth-bug"));
-        assert_eq!(event.tokens, s.effort("auth-bug").unwrap().raw_tokens);
+        assert_eq!(event.tokens, s.efforts().get("auth-bug").unwrap().raw_tokens);
         // The turn was measured with the log still in context; the next one starts without it.
         assert_eq!(report.metrics.expansion_tokens, event.tokens);
-        assert_eq!(report.metrics.next_context_tokens + event.tokens - u64::from(s.effort("auth-bug").unwrap().summary.as_ref().unwrap().tokens), report.metrics.context_tokens);
+        assert_eq!(report.metrics.next_context_tokens + event.tokens - u64::from(s.efforts().get("auth-bug").unwrap().summary.as_ref().unwrap().tokens), report.metrics.context_tokens);
     }
 
     fn a_reference_by_keywords_resets_the_decay_counter() {
@@ -65,7 +65,7 @@ portable_tests! {
         turn(&mut s, "Does the refresh token survive a restart?", &[], "Yes.");
         chatter(&mut s);
         chatter(&mut s);
-        assert_eq!(s.expanded_ids(), ["auth-bug"]);
+        assert_eq!(s.efforts().expanded_ids(), ["auth-bug"]);
         let report = chatter(&mut s);
         assert_eq!(report.banners, ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]);
     }
@@ -76,7 +76,7 @@ portable_tests! {
         chatter(&mut s);
         turn(&mut s, "Anything else to check?", &[], "The auth bug is settled; nothing else.");
         chatter(&mut s);
-        assert_eq!(s.expanded_ids(), ["auth-bug"]);
+        assert_eq!(s.efforts().expanded_ids(), ["auth-bug"]);
     }
 
     fn a_single_keyword_is_not_a_reference() {
@@ -92,11 +92,11 @@ portable_tests! {
         for _ in 0..3 {
             chatter(&mut s);
         }
-        assert!(s.expanded_ids().is_empty());
+        assert!(s.efforts().expanded_ids().is_empty());
         let report = turn(&mut s, "Back to the auth bug details.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "Loaded again.");
-        assert_eq!(s.expanded_ids(), ["auth-bug"]);
+        assert_eq!(s.efforts().expanded_ids(), ["auth-bug"]);
         assert!(report.banners[0].starts_with("--- Expanded effort: auth-bug ("));
-        let decay = s.decay_stats().report();
+        let decay = s.efforts().decay_stats().report();
         assert_eq!(decay.auto_collapses, 1);
         assert_eq!(decay.false_decay_rate, 1.0);
     }
@@ -107,7 +107,7 @@ portable_tests! {
             chatter(&mut s);
         }
         turn(&mut s, "The auth bug again please.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "Loaded.");
-        assert_eq!(s.decay_stats().report().false_decay_rate, 0.0);
+        assert_eq!(s.efforts().decay_stats().report().false_decay_rate, 0.0);
     }
 
     fn multiple_expanded_efforts_decay_independently() {
@@ -116,7 +116,7 @@ portable_tests! {
         chatter(&mut s);
         let report = chatter(&mut s);
         assert_eq!(report.banners, ["--- Auto-collapsed effort: auth-bug (inactive for 3 turns) ---"]);
-        assert_eq!(s.expanded_ids(), ["perf-fix"]);
+        assert_eq!(s.efforts().expanded_ids(), ["perf-fix"]);
         let report = chatter(&mut s);
         assert_eq!(report.banners, ["--- Auto-collapsed effort: perf-fix (inactive for 3 turns) ---"]);
     }
@@ -129,7 +129,7 @@ portable_tests! {
             let report = chatter(&mut s);
             assert!(report.banners.is_empty());
         }
-        assert_eq!(s.open_ids(), ["guild", "other"]);
+        assert_eq!(s.efforts().open_ids(), ["guild", "other"]);
         assert!(s.build_plan().included.iter().any(|i| i.id == "effort:guild"));
     }
 
@@ -144,7 +144,7 @@ portable_tests! {
 
     fn decay_metrics_are_collected() {
         let mut s = expanded_auth();
-        let auth = s.effort("auth-bug").unwrap();
+        let auth = s.efforts().get("auth-bug").unwrap();
         // Each context after the collapse shows the summary instead of the raw log.
         let saved_per_turn = auth.raw_tokens - u64::from(auth.summary.as_ref().unwrap().tokens);
         for _ in 0..3 {
@@ -152,12 +152,12 @@ portable_tests! {
         }
         // Decayed at the end of the third idle turn, whose context still had the log: nothing
         // saved yet.
-        assert_eq!(s.decay_stats().report().tokens_saved_by_decay, 0);
+        assert_eq!(s.efforts().decay_stats().report().tokens_saved_by_decay, 0);
         chatter(&mut s);
         chatter(&mut s);
         turn(&mut s, "Now the perf fix.", &[("expand_effort", r#"{"id": "perf-fix"}"#)], "ok");
         turn(&mut s, "done", &[("collapse_effort", r#"{"id": "perf-fix"}"#)], "ok");
-        let report = s.decay_stats().report();
+        let report = s.efforts().decay_stats().report();
         assert_eq!(report.auto_collapses, 1);
         assert_eq!(report.manual_collapses, 1);
         assert_eq!(report.manual_vs_auto_collapse, 1.0);
@@ -168,11 +168,11 @@ portable_tests! {
         // Measured on the plans: re-expanding adds exactly what each of those turns saved.
         turn(&mut s, "Back to the auth bug.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "ok");
         let expanded = s.build_plan();
-        assert_eq!(expanded.item("effort:auth-bug").unwrap().tokens - saved_per_turn, s.effort("auth-bug").unwrap().summary.as_ref().unwrap().tokens as u64);
+        assert_eq!(expanded.item("effort:auth-bug").unwrap().tokens - saved_per_turn, s.efforts().get("auth-bug").unwrap().summary.as_ref().unwrap().tokens as u64);
         // Once expanded again it saves nothing more.
-        let saved = s.decay_stats().report().tokens_saved_by_decay;
+        let saved = s.efforts().decay_stats().report().tokens_saved_by_decay;
         chatter(&mut s);
-        assert_eq!(s.decay_stats().report().tokens_saved_by_decay, saved);
+        assert_eq!(s.efforts().decay_stats().report().tokens_saved_by_decay, saved);
     }
 
     fn keyword_extraction_ignores_case_punctuation_and_stopwords() {

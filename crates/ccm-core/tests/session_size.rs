@@ -50,7 +50,11 @@ fn an_attachment_past_the_session_budget_is_refused_and_the_export_stays_importa
         "{message}"
     );
     assert!(message.contains("nothing was attached"), "{message}");
-    assert_eq!(session.attachments().len(), 4, "nothing was attached");
+    assert_eq!(
+        session.attachments().by_id().len(),
+        4,
+        "nothing was attached"
+    );
     session.end_turn("Read them.", 1).unwrap();
 
     let json = session.to_json().unwrap();
@@ -190,7 +194,10 @@ fn an_answer_a_host_ends_a_turn_with_is_checked_and_an_attachment_counts_against
     assert!(refused
         .to_string()
         .contains("attachment 'big.txt' would bring"));
-    assert!(session.attachments().is_empty(), "nothing was attached");
+    assert!(
+        session.attachments().by_id().is_empty(),
+        "nothing was attached"
+    );
     session.end_turn("Short.", 4).unwrap();
     assert!(session.stored_chars() + ROOM_FOR_ANSWER_CHARS <= MAX_SESSION_STORED_CHARS);
 }

@@ -76,18 +76,18 @@ fn import_error(json: &str) -> String {
 portable_tests! {
     fn export_import_round_trips_exactly_without_expansions() {
         let original = busy_session();
-        assert_eq!(original.expanded_ids(), ["auth-bug"]);
-        assert!(!original.evicted_ids().is_empty());
+        assert_eq!(original.efforts().expanded_ids(), ["auth-bug"]);
+        assert!(!original.efforts().evicted_ids().is_empty());
         let json = original.to_json().unwrap();
         let restored = Session::from_json(&json).unwrap();
-        assert!(restored.expanded_ids().is_empty(), "expansions are transient");
+        assert!(restored.efforts().expanded_ids().is_empty(), "expansions are transient");
         // Compared with assert! so a failure does not print two whole sessions.
         assert!(restored.to_json().unwrap() == json, "everything else must round-trip byte for byte");
-        assert_eq!(restored.active_id(), Some("guild"));
-        assert_eq!(restored.open_ids(), ["guild", "api"]);
-        assert_eq!(restored.evicted_ids(), original.evicted_ids());
-        assert_eq!(restored.summary_ids_in_memory(), original.summary_ids_in_memory());
-        assert_eq!(restored.decay_stats(), original.decay_stats());
+        assert_eq!(restored.efforts().active_id(), Some("guild"));
+        assert_eq!(restored.efforts().open_ids(), ["guild", "api"]);
+        assert_eq!(restored.efforts().evicted_ids(), original.efforts().evicted_ids());
+        assert_eq!(restored.efforts().summary_ids_in_memory(), original.efforts().summary_ids_in_memory());
+        assert_eq!(restored.efforts().decay_stats(), original.efforts().decay_stats());
         // The restored session behaves identically from here on (collapse the original's
         // expansion so both start from the same working set).
         let mut original = original;
@@ -102,10 +102,10 @@ portable_tests! {
     fn a_document_counted_with_another_rule_is_recounted() {
         let original = busy_session();
         let approximate = Session::from_json_with_counter(&original.to_json().unwrap(), Arc::new(ApproximateCounter)).unwrap();
-        let effort = approximate.effort("auth-bug").unwrap();
+        let effort = approximate.efforts().get("auth-bug").unwrap();
         let expected: u64 = u64::from(effort.header_tokens) + effort.messages.iter().map(|m| u64::from(m.tokens)).sum::<u64>();
         assert_eq!(effort.raw_tokens, expected);
-        assert_ne!(effort.raw_tokens, original.effort("auth-bug").unwrap().raw_tokens);
+        assert_ne!(effort.raw_tokens, original.efforts().get("auth-bug").unwrap().raw_tokens);
         assert_eq!(approximate.naive_tokens(), approximate.build_plan().totals.naive_tokens);
     }
 
@@ -143,14 +143,14 @@ portable_tests! {
         let json = busy_session().to_json().unwrap();
         let restored = Session::from_json(&mutate(&json, |v| v["active"] = Value::Null)).unwrap();
         // guild and api are open; api was opened last, so it is the one made active.
-        assert_eq!(restored.active_id(), Some("api"));
+        assert_eq!(restored.efforts().active_id(), Some("api"));
         assert_eq!(restored.repairs_on_open().len(), 1, "{:?}", restored.repairs_on_open());
         assert!(restored.repairs_on_open()[0].contains("'api', the most recently opened, is now active"));
         // The repaired session routes the next exchange into the effort, not the ambient log.
         let mut s = restored;
-        let ambient_before = s.ambient().len();
+        let ambient_before = s.ambient().messages().len();
         turn(&mut s, "more about the endpoints", &[], "ok");
-        assert_eq!(s.ambient().len(), ambient_before);
+        assert_eq!(s.ambient().messages().len(), ambient_before);
         // A consistent document reports nothing.
         assert!(Session::from_json(&json).unwrap().repairs_on_open().is_empty());
     }

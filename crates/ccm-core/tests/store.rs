@@ -102,10 +102,10 @@ portable_tests! {
         assert!(report.is_clean(), "{:?}", report.problems);
         assert!(opened.build_plan().to_json() == original.build_plan().to_json(), "same plan");
         // Concluded logs stay on disk; the open one and the ambient tail are loaded.
-        assert!(opened.efforts().iter().filter(|e| e.status == ccm_core::EffortStatus::Concluded).all(|e| e.log != LogState::Loaded));
-        assert_eq!(opened.effort("guild").unwrap().log, LogState::Loaded);
-        assert_eq!(opened.ambient().len(), 20);
-        assert_eq!(opened.ambient_offset(), original.ambient().len() as u64 - 20);
+        assert!(opened.efforts().all().iter().filter(|e| e.status == ccm_core::EffortStatus::Concluded).all(|e| e.log != LogState::Loaded));
+        assert_eq!(opened.efforts().get("guild").unwrap().log, LogState::Loaded);
+        assert_eq!(opened.ambient().messages().len(), 20);
+        assert_eq!(opened.ambient().offset(), original.ambient().messages().len() as u64 - 20);
         assert!(!opened.is_fully_loaded());
         assert!(opened.to_json().unwrap_err().to_string().contains("only partly loaded"));
         // Both continue identically.
@@ -115,7 +115,7 @@ portable_tests! {
             turn(s, "Members need ranks.", &[], "Add a rank column.");
         }
         assert!(a.build_plan().to_json() == b.build_plan().to_json(), "same plan after a turn");
-        assert_eq!(a.history().last(), b.history().last());
+        assert_eq!(a.history().points().last(), b.history().points().last());
     }
 
     fn a_concluded_log_is_loaded_on_demand_for_expand_and_reopen() {
@@ -132,11 +132,11 @@ portable_tests! {
         opened.attach_effort_log(id, store.effort_log(id)).unwrap();
         let expanded = opened.execute_tool("expand_effort", &format!(r#"{{"id": "{id}"}}"#));
         assert!(expanded.ok, "{}", expanded.result);
-        assert_eq!(expanded.result["tokens_loaded"], original.effort(id).unwrap().raw_tokens);
+        assert_eq!(expanded.result["tokens_loaded"], original.efforts().get(id).unwrap().raw_tokens);
         let plan = opened.build_plan();
         let item = plan.included.iter().find(|i| i.id == format!("effort:{id}")).unwrap();
         let shown: Vec<&str> = plan.messages[item.first_message + 1..item.first_message + item.message_count].iter().map(|m| m.content.as_str()).collect();
-        let stored: Vec<&str> = original.effort(id).unwrap().messages.iter().map(|m| m.content.as_str()).collect();
+        let stored: Vec<&str> = original.efforts().get(id).unwrap().messages.iter().map(|m| m.content.as_str()).collect();
         assert_eq!(shown, stored, "the expanded log is the stored one, byte for byte");
         opened.end_turn("Here it is.", 0).unwrap();
     }
@@ -147,14 +147,14 @@ portable_tests! {
         // More messages than the record holds, or the same number out of order, are not the
         // log the record describes.
         let mut log = store.effort_log("task-alpha-0");
-        log.push(original.ambient()[0].clone());
+        log.push(original.ambient().messages()[0].clone());
         let error = opened.attach_effort_log("task-alpha-0", log).unwrap_err().to_string();
         assert!(error.contains("has 7 messages"), "{error}");
         let mut log = store.effort_log("task-alpha-0");
         log.swap(0, 1);
         let error = opened.attach_effort_log("task-alpha-0", log).unwrap_err().to_string();
         assert!(error.contains("not in sequence order"), "{error}");
-        assert!(opened.effort("task-alpha-0").unwrap().log != LogState::Loaded);
+        assert!(opened.efforts().get("task-alpha-0").unwrap().log != LogState::Loaded);
     }
 
     fn missing_records_are_reported_on_load_kept_as_they_are_and_exported() {
@@ -171,7 +171,7 @@ portable_tests! {
         let lost_effort_message = alpha.messages[2].seq;
         let lost_ambient = full.ambient[0].seq;
         // With att-1 gone, what bounds its message is the attachment after it.
-        let next_attachment_turn = s.attachments()["att-2"].message_turn;
+        let next_attachment_turn = s.attachments().by_id()["att-2"].message_turn;
         store.forget_message(lost_effort_message).unwrap();
         store.forget_message(lost_ambient).unwrap();
         store.forget_attachment("att-1").unwrap();
@@ -183,7 +183,7 @@ portable_tests! {
         assert!(problems.contains(&format!("effort 'task-alpha-0' (\"{}\", {alpha_turns}): 1 of its {} messages are missing from storage", alpha.name, alpha.messages.len())), "{problems}");
         assert!(problems.contains(&format!("attachment 'att-1' (attached to a message of turns 0 to {next_attachment_turn}) is missing from storage")), "{problems}");
         assert!(!problems.contains("att-2"), "{problems}");
-        assert!(opened.attachments().contains_key("att-2"), "the readable attachment is kept");
+        assert!(opened.attachments().by_id().contains_key("att-2"), "the readable attachment is kept");
 
         // The concluded log, loaded when it is expanded, shows what is readable and says what
         // is not, instead of refusing the expansion.
@@ -214,7 +214,7 @@ portable_tests! {
         assert!(repairs.contains(&format!("message {lost_effort_message} could not be read")), "{repairs}");
         assert_eq!(exported.attachments.iter().map(|a| a.attachment.id.as_str()).collect::<Vec<_>>(), ["att-2"]);
         let imported = Session::from_json_with_counter(&serde_json::to_string(&exported).unwrap(), counter.clone()).unwrap();
-        assert_eq!(imported.attachments()["att-2"].attachment.full_text, "Ana, Bo and Cy are on the roster.");
+        assert_eq!(imported.attachments().by_id()["att-2"].attachment.full_text, "Ana, Bo and Cy are on the roster.");
 
         // An attachment whose effort lost its record and every message still goes out, in an
         // open effort of that name.
@@ -227,13 +227,13 @@ portable_tests! {
         let exported = store.export_repaired(Vec::new(), counter.clone()).unwrap();
         assert!(exported.repairs.iter().any(|r| r.contains("its attachment 'att-2' is kept")), "{:?}", exported.repairs);
         let imported = Session::from_json_with_counter(&serde_json::to_string(&exported).unwrap(), counter).unwrap();
-        assert!(imported.effort("guild").is_some());
-        assert_eq!(imported.attachments()["att-2"].attachment.full_text, "Ana, Bo and Cy are on the roster.");
+        assert!(imported.efforts().get("guild").is_some());
+        assert_eq!(imported.attachments().by_id()["att-2"].attachment.full_text, "Ana, Bo and Cy are on the roster.");
     }
 
     fn an_unreadable_record_is_reported_and_the_session_still_opens() {
         let (original, mut store) = saved_session(3);
-        let guild_first = original.effort("guild").unwrap().messages[0].seq;
+        let guild_first = original.efforts().get("guild").unwrap().messages[0].seq;
         store.forget_message(guild_first).unwrap();
         let mut records = store.load();
         records.unreadable.push("message 7: invalid JSON".to_string());
@@ -242,7 +242,7 @@ portable_tests! {
         assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
         assert_eq!(report.problems[0], "message 7: invalid JSON");
         assert!(report.problems[1].contains("effort 'guild': 1 of 2 messages could be read"), "{:?}", report.problems);
-        assert_eq!(opened.active_id(), Some("guild"));
+        assert_eq!(opened.efforts().active_id(), Some("guild"));
         let plan = opened.build_plan();
         assert_eq!(plan.totals.context_tokens, opened.working_tokens());
         assert!(Session::from_store(Default::default(), original.counter().clone()).is_err(), "no header, no session");
@@ -253,14 +253,14 @@ portable_tests! {
         let mut records = store.load();
         records.header.as_mut().unwrap().active = None;
         let (opened, report) = Session::from_store(records, original.counter().clone()).unwrap();
-        assert_eq!(opened.active_id(), Some("guild"));
+        assert_eq!(opened.efforts().active_id(), Some("guild"));
         assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
         assert!(report.problems[0].contains("none was active; 'guild', the most recently opened, is now active"), "{:?}", report.problems);
         // A wrong id is reported, and the same repair gives routing its active effort.
         let mut records = store.load();
         records.header.as_mut().unwrap().active = Some("no-such-effort".to_string());
         let (opened, report) = Session::from_store(records, original.counter().clone()).unwrap();
-        assert_eq!(opened.active_id(), Some("guild"));
+        assert_eq!(opened.efforts().active_id(), Some("guild"));
         assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
         assert!(report.problems[0].contains("'no-such-effort' is not an open effort"), "{:?}", report.problems);
     }
@@ -303,9 +303,9 @@ portable_tests! {
         // Still damaged on the next load, and still reported; the rest opens as saved.
         let (reopened, report) = Session::from_store(load_without_damaged(&store), counter).unwrap();
         assert!(report.problems.iter().any(|p| p.contains(&format!("{} of {} effort records could be read", before.len(), before.len() + 1))), "{:?}", report.problems);
-        assert_eq!(reopened.active_id(), Some("audit"));
-        assert!(reopened.effort(&damaged.effort.id).is_none());
-        assert_eq!(reopened.efforts().len(), before.len());
+        assert_eq!(reopened.efforts().active_id(), Some("audit"));
+        assert!(reopened.efforts().get(&damaged.effort.id).is_none());
+        assert_eq!(reopened.efforts().all().len(), before.len());
     }
 
     fn a_damaged_store_still_exports_everything_readable_and_the_export_imports() {
@@ -387,8 +387,8 @@ portable_tests! {
         assert!(error.to_string().contains("the session changed in another window"), "{error}");
         // The refused batch changed nothing: the store still holds the first tab's turn only.
         let (reloaded, _) = open(&store);
-        assert!(reloaded.effort("guild").unwrap().messages.iter().any(|m| m.content == "first tab writes"));
-        assert!(!reloaded.effort("guild").unwrap().messages.iter().any(|m| m.content == "second tab writes"));
+        assert!(reloaded.efforts().get("guild").unwrap().messages.iter().any(|m| m.content == "first tab writes"));
+        assert!(!reloaded.efforts().get("guild").unwrap().messages.iter().any(|m| m.content == "second tab writes"));
         // The second tab's turn is still pending in memory, so nothing is lost there either.
         assert_eq!(second.write_batch().unwrap().messages.len(), 2);
         assert!(second.mark_saved(&reloaded.write_batch().unwrap()).is_err());
@@ -473,9 +473,9 @@ portable_tests! {
         assert_eq!(batch.metrics.len(), 1, "the amended point is written again");
         let (opened, report) = open(&store);
         assert!(report.is_clean(), "{:?}", report.problems);
-        let kinds: Vec<EventKind> = opened.history().last().unwrap().events.iter().map(|e| e.kind).collect();
+        let kinds: Vec<EventKind> = opened.history().points().last().unwrap().events.iter().map(|e| e.kind).collect();
         assert!(kinds.ends_with(&[EventKind::Expanded, EventKind::Collapsed]), "{kinds:?}");
-        assert_eq!(opened.history(), s.history());
+        assert_eq!(opened.history().points(), s.history().points());
         assert!(save(&mut s, &mut store).metrics.is_empty(), "nothing new, nothing written");
     }
 
@@ -491,7 +491,7 @@ portable_tests! {
         s.mark_saved(&batch).unwrap();
         save(&mut s, &mut store);
         let (opened, _) = open(&store);
-        let kinds: Vec<EventKind> = opened.history().last().unwrap().events.iter().map(|e| e.kind).collect();
+        let kinds: Vec<EventKind> = opened.history().points().last().unwrap().events.iter().map(|e| e.kind).collect();
         assert!(kinds.ends_with(&[EventKind::Expanded, EventKind::Collapsed]), "{kinds:?}");
     }
 }

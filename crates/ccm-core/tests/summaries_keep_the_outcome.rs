@@ -87,7 +87,7 @@ fn interleaved_efforts_keep_their_own_outcomes() {
     let login = session.close_effort(None, None).unwrap();
     session.end_turn("Concluded.", 0).unwrap();
     // The party, the one effort still open, is active again.
-    assert_eq!(session.active_id(), Some("birthday-party"));
+    assert_eq!(session.efforts().active_id(), Some("birthday-party"));
     session
         .begin_turn("Party's sorted, we booked the bowling alley.", 0)
         .unwrap();

@@ -125,7 +125,7 @@ impl EngineSettings {
 /// after the turn and give the answer's text to [`Session::upgrade_rolling_summary`]; on any
 /// failure the extractive summary simply stays.
 pub fn rolling_summary_request(session: &Session, settings: &EngineSettings) -> Option<LlmRequest> {
-    let (input, max_words) = session.rolling_summary_upgrade()?;
+    let (input, max_words) = session.compaction().rolling_summary_upgrade()?;
     let prompt = crate::summary::rolling_summary_prompt(&input, max_words);
     let messages = vec![
         WireMessage::System(prompt.system),
@@ -793,7 +793,7 @@ impl TurnEngine {
     /// the logs and messages the plan shows (pinned logs, Heavy mode's best match, recalled
     /// excerpts).
     fn records_for_request(&mut self, session: &Session) -> Option<LogLoad> {
-        let index = session.recall_index_request();
+        let index = session.recall_state().index_request();
         let load = if index.is_some() {
             LogLoad {
                 efforts: Vec::new(),
@@ -929,7 +929,8 @@ impl TurnEngine {
             return None;
         }
         let effort = session
-            .effort(&effort_id)
+            .efforts()
+            .get(&effort_id)
             .expect("closable_effort returned an existing id");
         // The turn's own exchange is stored in this effort if the turn is routed to it.
         let pending_user_text = (session.routing_target() == Some(effort_id.as_str()))

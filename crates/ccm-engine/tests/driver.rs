@@ -34,7 +34,10 @@ fn call(name: &str, arguments: &str) -> ProviderResponse {
 }
 
 fn status(session: &Session) -> Option<EffortStatus> {
-    session.effort("csv-import").map(|effort| effort.status)
+    session
+        .efforts()
+        .get("csv-import")
+        .map(|effort| effort.status)
 }
 
 /// A session with one concluded effort (`csv-import`), saved to a store and opened again, so
@@ -80,7 +83,7 @@ fn stored_session() -> (Session, MemoryStore) {
         Session::from_store(store.load(), session.counter().clone()).expect("readable");
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_ne!(
-        opened.effort("csv-import").expect("stored").log,
+        opened.efforts().get("csv-import").expect("stored").log,
         LogState::Loaded
     );
     (opened, store)
@@ -230,8 +233,11 @@ fn a_stored_log_is_read_when_a_tool_call_needs_it_and_the_call_then_runs() {
     );
     assert_eq!(events.len(), 1);
     assert!(events[0].starts_with("expand_effort ok=true"), "{events:?}");
-    assert_eq!(session.effort("csv-import").unwrap().log, LogState::Loaded);
-    assert_eq!(session.expanded_ids(), ["csv-import"]);
+    assert_eq!(
+        session.efforts().get("csv-import").unwrap().log,
+        LogState::Loaded
+    );
+    assert_eq!(session.efforts().expanded_ids(), ["csv-import"]);
 }
 
 #[test]
@@ -244,7 +250,7 @@ fn before_the_first_request_the_recall_index_is_rebuilt_and_recalled_messages_re
         loads[0].index.map(|r| (r.from_seq, r.to_seq)),
         Some((0, session.stored_message_count() as u64 - 2))
     );
-    assert!(session.recall_index_complete());
+    assert!(session.recall_state().index_complete());
     let recalled = loads
         .iter()
         .find(|l| l.tool.is_none() && !l.messages.is_empty())
@@ -281,8 +287,11 @@ fn a_log_that_cannot_be_read_becomes_the_calls_error_and_the_turn_goes_on() {
     );
     // Nothing changed: the effort is still concluded and its log still in the store only.
     assert_eq!(status(&session), Some(EffortStatus::Concluded));
-    assert_ne!(session.effort("csv-import").unwrap().log, LogState::Loaded);
-    assert!(session.expanded_ids().is_empty());
+    assert_ne!(
+        session.efforts().get("csv-import").unwrap().log,
+        LogState::Loaded
+    );
+    assert!(session.efforts().expanded_ids().is_empty());
 }
 
 #[test]

@@ -88,7 +88,7 @@ portable_tests! {
         let mut session = session();
         let (outcome, _) = run(&mut session, answer("a".repeat(MAX_ANSWER_CHARS), vec![]));
         outcome.expect("an answer at the limit is fine");
-        let stored = session.ambient().last().expect("the answer is stored");
+        let stored = session.ambient().messages().last().expect("the answer is stored");
         assert_eq!(stored.content.len(), MAX_ANSWER_CHARS);
         let json = session.to_json().unwrap();
         let again = Session::from_json(&json).expect("what was stored reads back");

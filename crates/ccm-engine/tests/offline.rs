@@ -42,14 +42,14 @@ portable_tests! {
         assert_eq!(calls(&closed), [r#"close_effort({"id":"auth-bug"})"#]);
         assert_eq!(closed.tool_calls[0].handling, ToolHandling::ClosedWithRequestedSummary);
         assert!(closed.requests.iter().any(|r| matches!(r.purpose, RequestPurpose::Summary { .. })));
-        let summary = s.effort("auth-bug").unwrap().summary.clone().unwrap().text.clone();
+        let summary = s.efforts().get("auth-bug").unwrap().summary.clone().unwrap().text.clone();
         assert_eq!(
             summary,
             "auth bug: Let's work on the auth bug: users get 401 after an hour. The refresh token \
              TTL is 3600 in config/auth.yaml. Raised it to 86400 and the 401s are gone."
         );
         assert!(closed.reply.starts_with(&format!("--- Concluded effort: auth-bug ---\n{summary}\n\n")));
-        assert_eq!(s.effort("auth-bug").unwrap().status, EffortStatus::Concluded);
+        assert_eq!(s.efforts().get("auth-bug").unwrap().status, EffortStatus::Concluded);
     }
 
     fn switches_expands_collapses_and_reports_status() {
@@ -60,11 +60,11 @@ portable_tests! {
         say(&mut s, "Help me with the billing export: the CSV has wrong totals.");
         let opened = say(&mut s, "Let's work on the docs site.");
         assert_eq!(calls(&opened), [r#"open_effort({"name":"docs site"})"#]);
-        assert_eq!(s.active_id(), Some("docs-site"));
+        assert_eq!(s.efforts().active_id(), Some("docs-site"));
 
         let back = say(&mut s, "Back to the billing export.");
         assert_eq!(calls(&back), [r#"switch_effort({"id":"billing-export"})"#]);
-        assert_eq!(s.active_id(), Some("billing-export"));
+        assert_eq!(s.efforts().active_id(), Some("billing-export"));
 
         let expanded = say(&mut s, "Remind me exactly what the TTL was in the auth bug?");
         assert_eq!(calls(&expanded), [r#"expand_effort({"id":"auth-bug"})"#]);
@@ -96,7 +96,7 @@ portable_tests! {
             calls(&both),
             [r#"close_effort({"id":"billing-export"})"#, r#"open_effort({"name":"onboarding emails"})"#]
         );
-        assert_eq!(s.open_ids(), ["docs-site", "onboarding-emails"]);
+        assert_eq!(s.efforts().open_ids(), ["docs-site", "onboarding-emails"]);
     }
 
     fn searches_for_what_left_memory_and_expands_it_when_details_are_asked() {
@@ -108,7 +108,7 @@ portable_tests! {
             let reply = say(&mut s, &format!("Unrelated chat number {i} about the weather."));
             assert!(reply.tool_calls.is_empty());
         }
-        assert_eq!(s.evicted_ids(), ["pricing-page"]);
+        assert_eq!(s.efforts().evicted_ids(), ["pricing-page"]);
 
         let found = say(&mut s, "What did we decide about the yearly toggle earlier?");
         assert_eq!(
@@ -121,7 +121,7 @@ portable_tests! {
         for i in 0..20 {
             say(&mut s, &format!("More chat number {i}, nothing else."));
         }
-        assert_eq!(s.evicted_ids(), ["pricing-page"]);
+        assert_eq!(s.efforts().evicted_ids(), ["pricing-page"]);
         let detailed = say(&mut s, "Remind me of the details of the yearly toggle fix.");
         assert_eq!(
             calls(&detailed),

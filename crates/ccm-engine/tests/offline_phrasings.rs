@@ -20,7 +20,7 @@ fn busy_with_taxes() -> Session {
         "Let's work on the tax return: the deadline is April 15.",
     );
     say(&mut s, "The receipts are in the blue folder.");
-    assert_eq!(s.active_id(), Some("tax-return"));
+    assert_eq!(s.efforts().active_id(), Some("tax-return"));
     s
 }
 
@@ -51,7 +51,7 @@ portable_tests! {
             assert!(said.contains("Try: "), "{text}: {said}");
             assert!(said.contains("\"Let's work on"), "{text}: {said}");
             // Nothing was filed or opened.
-            assert!(s.open_ids().is_empty(), "{text}");
+            assert!(s.efforts().open_ids().is_empty(), "{text}");
         }
         // Asking for help with something opens an effort for it instead.
         let mut s = session();
@@ -80,8 +80,8 @@ portable_tests! {
         ] {
             let mut s = busy_with_taxes();
             let opened = say(&mut s, text);
-            assert_eq!(s.active_id(), Some(id), "{text}: {:?}", calls(&opened));
-            assert_eq!(s.effort("tax-return").unwrap().messages.len(), 4, "{text}: filed into tax-return");
+            assert_eq!(s.efforts().active_id(), Some(id), "{text}: {:?}", calls(&opened));
+            assert_eq!(s.efforts().get("tax-return").unwrap().messages.len(), 4, "{text}: filed into tax-return");
         }
     }
 
@@ -100,10 +100,10 @@ portable_tests! {
         ] {
             let mut s = busy_with_taxes();
             say(&mut s, "Let's work on the garden shed: it needs a new roof.");
-            assert_eq!(s.active_id(), Some("garden-shed"));
+            assert_eq!(s.efforts().active_id(), Some("garden-shed"));
             let switched = say(&mut s, text);
             assert_eq!(calls(&switched), [r#"switch_effort({"id":"tax-return"})"#], "{text}");
-            assert_eq!(s.active_id(), Some("tax-return"), "{text}");
+            assert_eq!(s.efforts().active_id(), Some("tax-return"), "{text}");
         }
     }
 
@@ -127,7 +127,7 @@ portable_tests! {
             let mut s = busy_with_taxes();
             let closed = say(&mut s, text);
             assert_eq!(calls(&closed), [r#"close_effort({"id":"tax-return"})"#], "{text}");
-            assert_eq!(s.effort("tax-return").unwrap().status, EffortStatus::Concluded, "{text}");
+            assert_eq!(s.efforts().get("tax-return").unwrap().status, EffortStatus::Concluded, "{text}");
         }
         // Questions about what is done are not conclusions.
         for text in ["What have we done so far?", "Is the tax return finished?", "Is it fixed?"] {
@@ -211,7 +211,7 @@ portable_tests! {
                 say(&mut s, fact);
             }
             say(&mut s, "That's done.");
-            let summary = s.effort("platform-settings").unwrap().summary.clone().unwrap().text.clone();
+            let summary = s.efforts().get("platform-settings").unwrap().summary.clone().unwrap().text.clone();
             assert!(summary.contains(latest), "{facts:?}: {summary}");
             assert!(!summary.contains(stale), "{facts:?} kept the stale fact: {summary}");
         }
@@ -220,7 +220,7 @@ portable_tests! {
         say(&mut s, "Let's work on the auth bug: users get 401 errors after an hour.");
         say(&mut s, "The refresh token TTL is 1h in config/auth.yaml.");
         say(&mut s, "The auth bug is resolved: raising the refresh token TTL to 24h fixed it. We're done.");
-        let summary = s.effort("auth-bug").unwrap().summary.clone().unwrap().text.clone();
+        let summary = s.efforts().get("auth-bug").unwrap().summary.clone().unwrap().text.clone();
         assert!(summary.contains("raising the refresh token TTL to 24h fixed it"), "{summary}");
         assert!(!summary.contains("1h"), "{summary}");
     }

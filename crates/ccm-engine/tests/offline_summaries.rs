@@ -21,7 +21,7 @@ fn demo_summary(case: &ClosingCase) -> String {
         session.begin_turn(user, 0).unwrap();
         session.end_turn(assistant, 0).unwrap();
     }
-    let effort = session.effort(&id).unwrap();
+    let effort = session.efforts().get(&id).unwrap();
     match &summary_messages(effort, Some(last.0))[1] {
         WireMessage::User(text) => compose_summary(text),
         other => panic!("unexpected {other:?}"),

@@ -4347,8 +4347,13 @@ fn effort_with<'a>(ids: &'a [String], word: &str) -> Option<&'a String> {
 /// What went wrong with a row, or `None` when it did what it should.
 fn check(setup: Setup, text: &str, expect: Expect) -> Option<String> {
     let mut s = prepare(setup);
-    let before_open: Vec<String> = s.open_ids().into_iter().map(str::to_string).collect();
-    let before_active = s.active_id().map(str::to_string);
+    let before_open: Vec<String> = s
+        .efforts()
+        .open_ids()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let before_active = s.efforts().active_id().map(str::to_string);
     let known: Vec<String> = s
         .effort_status()
         .efforts
@@ -4356,8 +4361,13 @@ fn check(setup: Setup, text: &str, expect: Expect) -> Option<String> {
         .map(|e| e.id)
         .collect();
     let result = say(&mut s, text);
-    let open_now: Vec<String> = s.open_ids().into_iter().map(str::to_string).collect();
-    let active = s.active_id().map(str::to_string);
+    let open_now: Vec<String> = s
+        .efforts()
+        .open_ids()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let active = s.efforts().active_id().map(str::to_string);
     let said = result
         .model_text
         .trim_start_matches(OFFLINE_MARKER)
@@ -4373,7 +4383,8 @@ fn check(setup: Setup, text: &str, expect: Expect) -> Option<String> {
     let concluded: Vec<&String> = before_open
         .iter()
         .filter(|id| {
-            s.effort(id)
+            s.efforts()
+                .get(id)
                 .is_some_and(|e| e.status == EffortStatus::Concluded)
         })
         .collect();

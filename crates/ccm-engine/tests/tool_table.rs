@@ -203,7 +203,11 @@ fn a_tool_added_in_a_test_is_offered_run_by_the_session_and_traced() {
     // carries the banners of the session's own operations only.
     assert_eq!(result.reply, "Three words.");
     // The session's own telemetry traces the added tool like a built-in one.
-    let telemetry = session.telemetry().last().expect("the turn's telemetry");
+    let telemetry = session
+        .history()
+        .telemetry()
+        .last()
+        .expect("the turn's telemetry");
     let traced: Vec<(&str, bool)> = telemetry
         .tools
         .iter()
@@ -351,7 +355,11 @@ fn a_host_tool_call_is_handed_to_the_host_and_its_result_stored_like_any_other()
         ]
     );
     assert_eq!(result.reply, "It is noon.");
-    let telemetry = session.telemetry().last().expect("the turn's telemetry");
+    let telemetry = session
+        .history()
+        .telemetry()
+        .last()
+        .expect("the turn's telemetry");
     let traced: Vec<(&str, &str, bool)> = telemetry
         .tools
         .iter()

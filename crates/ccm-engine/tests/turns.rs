@@ -187,8 +187,8 @@ portable_tests! {
         );
         // What the model said before its tool calls is part of its answer.
         assert_eq!(result.model_text, "I'll open both.\n\nBoth are open; we start with the auth bug.");
-        assert_eq!(s.active_id(), Some("auth-bug"));
-        assert_eq!(s.open_ids(), ["auth-bug", "billing-export"]);
+        assert_eq!(s.efforts().active_id(), Some("auth-bug"));
+        assert_eq!(s.efforts().open_ids(), ["auth-bug", "billing-export"]);
         assert_eq!(result.tool_calls.len(), 3);
         assert!(result.tool_calls.iter().all(|c| c.ok && c.handling == ToolHandling::Executed));
         assert_eq!(result.tool_calls[2].round, 2);
@@ -232,8 +232,8 @@ portable_tests! {
         assert!(result.tool_calls.iter().all(|c| !c.ok && c.banner.is_none()));
         assert_eq!(result.reply, "Nothing worked, sorry.");
         // Only the exchange was stored: the failed calls changed nothing else.
-        assert_eq!(s.open_ids(), ["auth-bug"]);
-        assert_eq!(s.effort("auth-bug").unwrap().messages.len(), 6);
+        assert_eq!(s.efforts().open_ids(), ["auth-bug"]);
+        assert_eq!(s.efforts().get("auth-bug").unwrap().messages.len(), 6);
         assert_ne!(s.to_json(), before);
     }
 
@@ -261,7 +261,7 @@ portable_tests! {
         let ignored = result.tool_calls.last().unwrap();
         assert_eq!(ignored.handling, ToolHandling::IgnoredInForcedAnswer);
         assert!(!ignored.ok);
-        assert!(s.effort("late").is_none());
+        assert!(s.efforts().get("late").is_none());
         assert_eq!(result.reply, "Here is where things stand.");
     }
 
@@ -304,7 +304,7 @@ portable_tests! {
         assert!(matches!(&summary.messages[0], WireMessage::System(p) if p.contains("identifiers")));
 
         let written = "Fixed 401s by raising the refresh token TTL in config/auth.yaml from 3600 to 86400.";
-        let effort = s.effort("auth-bug").unwrap();
+        let effort = s.efforts().get("auth-bug").unwrap();
         assert_eq!(effort.status, EffortStatus::Concluded);
         assert_eq!(effort.summary.as_ref().unwrap().text, written);
         // The raw log is kept, with this turn's exchange appended.
@@ -348,7 +348,7 @@ portable_tests! {
             );
             let result = done(step);
             assert_eq!(sent.len(), 3);
-            let effort = s.effort("auth-bug").unwrap();
+            let effort = s.efforts().get("auth-bug").unwrap();
             let summary = effort.summary.as_ref().unwrap();
             assert_eq!(effort.status, EffortStatus::Concluded);
             assert!(summary.text.starts_with("auth bug: "), "{}", summary.text);
@@ -373,7 +373,7 @@ portable_tests! {
         assert_eq!(sent.len(), 2);
         assert_eq!(done(step).tool_calls[0].handling, ToolHandling::ClosedWithModelSummary);
         assert_eq!(
-            s.effort("auth-bug").unwrap().summary.as_ref().unwrap().text,
+            s.efforts().get("auth-bug").unwrap().summary.as_ref().unwrap().text,
             "TTL raised from 3600 to 86400 in config/auth.yaml."
         );
 
@@ -395,7 +395,7 @@ portable_tests! {
         assert!(matches!(sent[1].purpose, RequestPurpose::Summary { .. }));
         assert_eq!(done(step).tool_calls[0].handling, ToolHandling::ClosedWithModelSummary);
         assert_eq!(
-            s.effort("auth-bug").unwrap().summary.as_ref().unwrap().text,
+            s.efforts().get("auth-bug").unwrap().summary.as_ref().unwrap().text,
             "TTL raised from 3600 to 86400 in config/auth.yaml."
         );
 
@@ -540,7 +540,7 @@ portable_tests! {
         engine.receive(&mut s, Ok(calls), 1).unwrap();
         let Step::Send(summary) = engine.next(&mut s).unwrap() else { panic!() };
         assert!(matches!(summary.purpose, RequestPurpose::Summary { .. }));
-        assert_eq!(s.open_ids(), ["auth-bug", "docs"]);
+        assert_eq!(s.efforts().open_ids(), ["auth-bug", "docs"]);
         // A cancellation reported by the transport ends the turn; it is no summary failure.
         engine.receive(&mut s, Err(ProviderError::Cancelled), 2).unwrap();
         let failure = failed(engine.next(&mut s).unwrap());

@@ -740,8 +740,8 @@ efforts:
 
         let session =
             Session::from_document(imported.document, Arc::new(ApproximateCounter)).unwrap();
-        assert_eq!(session.active_id(), Some("guild-feature"));
-        assert_eq!(session.summary_ids_in_memory(), ["auth-bug"]);
+        assert_eq!(session.efforts().active_id(), Some("guild-feature"));
+        assert_eq!(session.efforts().summary_ids_in_memory(), ["auth-bug"]);
         let plan = session.build_plan();
         assert!(plan.included.iter().any(|i| i.id == "summary:auth-bug"));
         assert!(plan.included.iter().any(|i| i.id == "effort:guild-feature"));
@@ -772,7 +772,7 @@ efforts:
         );
         let session =
             Session::from_document(imported.document, Arc::new(ApproximateCounter)).unwrap();
-        assert_eq!(session.active_id(), Some("guild-feature"));
+        assert_eq!(session.efforts().active_id(), Some("guild-feature"));
         assert!(session.repairs_on_open().is_empty());
     }
 

@@ -147,7 +147,7 @@ fn an_exported_session_imports_as_the_same_conversation() {
     // The imported session opens, and exporting it again writes the same files.
     let session =
         Session::from_document(imported.document.clone(), Arc::new(ApproximateCounter)).unwrap();
-    assert_eq!(session.active_id(), Some("billing-export"));
+    assert_eq!(session.efforts().active_id(), Some("billing-export"));
     assert_eq!(ccm_import::export(&session.to_document().unwrap()), files);
 }
 

@@ -72,6 +72,7 @@ fn compaction_ranks_by_embeddings_from_the_endpoint() {
     }
     let records: Vec<&ccm_core::compaction::CompactionRecord> = session
         .history()
+        .points()
         .iter()
         .flat_map(|m| &m.compactions)
         .collect();
@@ -105,6 +106,7 @@ fn a_failing_endpoint_falls_back_to_lexical_ranking() {
     }
     let records: Vec<&ccm_core::compaction::CompactionRecord> = session
         .history()
+        .points()
         .iter()
         .flat_map(|m| &m.compactions)
         .collect();
@@ -159,7 +161,7 @@ fn recall_fuses_the_endpoints_vectors_with_the_lexical_ranking() {
     )
     .expect("the mock endpoint embeds");
     assert_eq!(embedded, session.stored_message_count());
-    assert_eq!(session.recall_texts_without_vectors(), 0);
+    assert_eq!(session.recall_state().texts_without_vectors(), 0);
     let found = texts(&session);
     assert!(found.iter().any(|t| t == said), "{found:?}");
     // A wrong model is refused before anything is sent.

@@ -48,8 +48,8 @@ fn a_turn_runs_several_rounds_of_tool_calls() {
             "--- Started effort: auth-bug ---\n--- Started effort: billing-export ---\n\
              --- Switched to effort: auth-bug ---\n\nBoth are open; the auth bug comes first."
         );
-        assert_eq!(s.open_ids(), ["auth-bug", "billing-export"]);
-        assert_eq!(s.active_id(), Some("auth-bug"));
+        assert_eq!(s.efforts().open_ids(), ["auth-bug", "billing-export"]);
+        assert_eq!(s.efforts().active_id(), Some("auth-bug"));
 
         let log = chat_requests(&server);
         assert_eq!(log.len(), 3, "{kind:?}");
@@ -113,7 +113,7 @@ fn streamed_tool_calls_are_accumulated_across_chunks() {
         .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
         // The arguments arrived in 5-byte fragments and were put together before running.
         assert_eq!(
-            s.effort("auth-bug").unwrap().description.as_deref(),
+            s.efforts().get("auth-bug").unwrap().description.as_deref(),
             Some(description),
             "{kind:?}"
         );
@@ -170,7 +170,7 @@ fn closing_an_effort_asks_for_its_summary() {
         assert!(body.contains("USER: The refresh token TTL is 3600 in config/auth.yaml."));
         assert!(body.contains("USER: Raised it to 86400 and it works. We're done."));
 
-        let effort = s.effort("auth-bug").unwrap();
+        let effort = s.efforts().get("auth-bug").unwrap();
         assert_eq!(effort.status, EffortStatus::Concluded);
         assert_eq!(effort.summary.as_ref().unwrap().text, written);
         assert_eq!(effort.messages.len(), 6, "the raw log is kept");
@@ -221,7 +221,7 @@ fn a_failed_or_empty_summary_request_falls_back_and_says_why() {
                 settings(false),
                 &mut transport(&server, kind),
             );
-            let effort = s.effort("auth-bug").unwrap();
+            let effort = s.efforts().get("auth-bug").unwrap();
             assert_eq!(effort.status, EffortStatus::Concluded);
             let summary = &effort.summary.as_ref().unwrap().text;
             assert!(summary.starts_with("auth bug: "), "{summary}");
@@ -257,7 +257,10 @@ fn a_close_that_cannot_succeed_makes_no_summary_request() {
         .as_str()
         .unwrap()
         .starts_with("no effort with id 'no-such-effort'"));
-    assert_eq!(s.effort("auth-bug").unwrap().status, EffortStatus::Open);
+    assert_eq!(
+        s.efforts().get("auth-bug").unwrap().status,
+        EffortStatus::Open
+    );
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
     let mut session = small_session();
     let mut upgraded = false;
     play(&mut session, &mut transport, |session| {
-        if let Some(rolling) = session.rolling_summary() {
+        if let Some(rolling) = session.compaction().rolling_summary() {
             if rolling.source == RollingSource::Llm {
                 upgraded = true;
                 assert!(
@@ -61,7 +61,7 @@ fn an_emergency_compaction_gets_a_model_written_rolling_summary() {
                     rolling.text
                 );
                 assert!(
-                    session.rolling_summary_upgrade().is_none(),
+                    session.compaction().rolling_summary_upgrade().is_none(),
                     "nothing left to upgrade"
                 );
                 return true;
@@ -95,7 +95,7 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
     }
     let mut saw_extractive = false;
     play(&mut session, &mut transport, |session| {
-        if let Some(rolling) = session.rolling_summary() {
+        if let Some(rolling) = session.compaction().rolling_summary() {
             assert_eq!(rolling.source, RollingSource::Extractive);
             assert!(!rolling.text.trim().is_empty());
             saw_extractive = true;
@@ -104,6 +104,7 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
     });
     let levels: Vec<(u8, u64, u64)> = session
         .history()
+        .points()
         .iter()
         .flat_map(|m| {
             m.compactions
@@ -114,7 +115,7 @@ fn a_failed_summary_request_keeps_the_extractive_summary() {
     assert!(
         saw_extractive,
         "an emergency compaction happened: {levels:?}, rolling {:?}, plan {}",
-        session.rolling_summary().map(|r| r.tokens),
+        session.compaction().rolling_summary().map(|r| r.tokens),
         session.working_tokens()
     );
 }

@@ -228,11 +228,11 @@ struct EffortStates {
 fn states(session: &Session) -> EffortStates {
     let owned = |ids: Vec<&str>| ids.into_iter().map(str::to_string).collect();
     EffortStates {
-        active: session.active_id().map(str::to_string),
-        open: owned(session.open_ids()),
-        summaries_in_memory: owned(session.summary_ids_in_memory()),
-        expanded: owned(session.expanded_ids()),
-        evicted: owned(session.evicted_ids()),
+        active: session.efforts().active_id().map(str::to_string),
+        open: owned(session.efforts().open_ids()),
+        summaries_in_memory: owned(session.efforts().summary_ids_in_memory()),
+        expanded: owned(session.efforts().expanded_ids()),
+        evicted: owned(session.efforts().evicted_ids()),
     }
 }
 

@@ -175,8 +175,9 @@ fn check_messages(
 ) -> Vec<String> {
     let mut stored: Vec<&ccm_core::Message> = session
         .ambient()
+        .messages()
         .iter()
-        .chain(session.efforts().iter().flat_map(|e| &e.messages))
+        .chain(session.efforts().all().iter().flat_map(|e| &e.messages))
         .collect();
     stored.sort_by_key(|m| m.seq);
     let expected: Vec<&str> = conversation
@@ -284,12 +285,14 @@ const QUERY_WORDS: usize = 4;
 fn recall_probes(session: &Session) -> Vec<RecallProbe> {
     let efforts = session.efforts();
     let logs: Vec<Vec<&str>> = efforts
+        .all()
         .iter()
         .map(|e| e.messages.iter().map(|m| m.content.as_str()).collect())
         .collect();
-    let evicted: BTreeSet<&str> = session.evicted_ids().into_iter().collect();
+    let evicted: BTreeSet<&str> = session.efforts().evicted_ids().into_iter().collect();
     let queries = distinctive_words(&logs, QUERY_WORDS);
     efforts
+        .all()
         .iter()
         .zip(queries)
         .filter(|(effort, _)| evicted.contains(effort.id.as_str()))

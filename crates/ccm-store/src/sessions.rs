@@ -241,7 +241,7 @@ where
     E: From<StoreError> + From<SnapshotError>,
 {
     let mut problems = Vec::new();
-    while let Some(request) = core.recall_index_request() {
+    while let Some(request) = core.recall_state().index_request() {
         problems.extend(read_records::<S, E>(store, id, core, &[], Some(request), &[]).await?);
     }
     Ok(problems)

@@ -138,7 +138,7 @@ impl Session {
 
     /// Every pin, in creation order.
     pub fn pins(&self) -> JsResult<JsPins> {
-        to_js(&self.read(|s| s.pins().to_vec())?).map_err(fail)
+        to_js(&self.read(|s| s.pins().all().to_vec())?).map_err(fail)
     }
 
     /// Attaches a file (`kind` `"file"`, the default) or pasted text (`"pasted"`) to the user
@@ -196,7 +196,7 @@ impl Session {
     /// Telemetry of the recent turns (up to 500): each request's plan id, exclusions and
     /// usage, the tool calls, and the diff against the previous turn.
     pub fn telemetry(&self) -> JsResult<JsTelemetry> {
-        to_js(&self.read(|s| s.telemetry().to_vec())?).map_err(fail)
+        to_js(&self.read(|s| s.history().telemetry().to_vec())?).map_err(fail)
     }
 
     /// This session's branch: its name, and where it was forked from.

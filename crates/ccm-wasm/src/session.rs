@@ -517,7 +517,7 @@ impl Session {
         wasm_bindgen_futures::future_to_promise(async move {
             let (options, endpoint) = parsed.map_err(fail)?;
             session.with_core(|core| {
-                if core.embeddings_model() != Some(endpoint.model.as_str()) {
+                if core.recall_state().embeddings_model() != Some(endpoint.model.as_str()) {
                     core.enable_embeddings(&endpoint.model);
                 }
             });
@@ -538,7 +538,7 @@ impl Session {
     /// `prepareRecall()` (and by `runTurn` before its first request).
     #[wasm_bindgen(getter, js_name = recallReady)]
     pub fn recall_ready(&self) -> JsResult<bool> {
-        self.read(|s| s.recall_index_complete())
+        self.read(|s| s.recall_state().index_complete())
     }
 
     /// For a session opened from storage: completes its recall index, reading the stored
@@ -646,9 +646,9 @@ impl Session {
         let s = &cell.core;
         to_js(&SessionMetrics {
             turn: s.turn(),
-            history: s.history(),
-            history_offset: s.history_offset(),
-            decay: s.decay_stats().report(),
+            history: s.history().points(),
+            history_offset: s.history().offset(),
+            decay: s.efforts().decay_stats().report(),
             working_tokens: s.working_tokens(),
             naive_tokens: s.naive_tokens(),
             stored_messages: s.stored_message_count(),
@@ -672,7 +672,7 @@ impl Session {
     /// The active effort's id, or `undefined`.
     #[wasm_bindgen(getter, js_name = activeEffort)]
     pub fn active_effort(&self) -> JsResult<Option<String>> {
-        self.read(|s| s.active_id().map(str::to_string))
+        self.read(|s| s.efforts().active_id().map(str::to_string))
     }
 
     /// The id of the stored session this object was opened from or saved as, or `undefined`.

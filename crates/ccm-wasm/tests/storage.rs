@@ -420,7 +420,7 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
     // bluebird is open (turns 11 and 12): its log is read on opening. Damage its first message.
     let (seq, log) = session.with_core(|s| {
         (
-            s.effort("bluebird").unwrap().messages[0].seq,
+            s.efforts().get("bluebird").unwrap().messages[0].seq,
             "effort:bluebird",
         )
     });
@@ -449,7 +449,7 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
         "{problems}"
     );
     assert_eq!(
-        loaded.with_core(|s| (s.turn(), s.active_id().map(str::to_string))),
+        loaded.with_core(|s| (s.turn(), s.efforts().active_id().map(str::to_string))),
         (12, Some("bluebird".into()))
     );
     // The export carries everything readable, a placeholder for the damaged message and the
@@ -485,7 +485,7 @@ async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
     let store = fresh_store("localstorage", name).await;
     let session = saved_with_open_effort(&store).await;
     let id = store_id(&session);
-    let seq = session.with_core(|s| s.ambient().last().unwrap().seq);
+    let seq = session.with_core(|s| s.ambient().messages().last().unwrap().seq);
     local_storage()
         .set_item(&format!("{name}/{id}/m/{seq}"), "\u{0}not json")
         .unwrap();
@@ -564,7 +564,7 @@ async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &st
     );
     assert!(!problems.contains("second record"), "{problems}");
     let ids: Vec<String> =
-        reloaded.with_core(|s| s.efforts().iter().map(|e| e.id.clone()).collect());
+        reloaded.with_core(|s| s.efforts().all().iter().map(|e| e.id.clone()).collect());
     assert_eq!(ids, ["bluebird", "cinnamon", "dolphin"]);
     assert_eq!(reloaded.with_core(|s| s.turn()), 25);
 }
@@ -851,7 +851,7 @@ async fn attachments_survive_a_reload(backend: &str) {
     let id = store_id(&session);
     let loaded = store.load_session(&id, None).await.unwrap();
     assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
-    let stored = loaded.with_core(|s| s.attachments().get("att-1").cloned());
+    let stored = loaded.with_core(|s| s.attachments().by_id().get("att-1").cloned());
     assert_eq!(
         stored
             .expect("the attachment came back")
@@ -1089,7 +1089,7 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     store.save_session(&session).await.unwrap();
     let id = store_id(&session);
     let (avalanche, lost_effort_message, lost_ambient, ambient_count) = session.with_core(|s| {
-        let avalanche = s.effort("avalanche").unwrap();
+        let avalanche = s.efforts().get("avalanche").unwrap();
         (
             (
                 avalanche.name.clone(),
@@ -1098,8 +1098,8 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
                 avalanche.messages.len(),
             ),
             avalanche.messages[1].seq,
-            s.ambient()[0].seq,
-            s.ambient().len(),
+            s.ambient().messages()[0].seq,
+            s.ambient().messages().len(),
         )
     });
     let db = raw_db(name, None).await;
@@ -1198,7 +1198,7 @@ async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
     assert!(clean.problems().is_empty(), "{:?}", clean.problems());
 
     let (effort_name, opened, concluded, count, lost) = session.with_core(|s| {
-        let avalanche = s.effort("avalanche").unwrap();
+        let avalanche = s.efforts().get("avalanche").unwrap();
         (
             avalanche.name.clone(),
             avalanche.opened_turn,
@@ -1226,7 +1226,7 @@ async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
         .unwrap();
     loaded.with_core(|s| {
         assert_eq!(
-            s.effort("avalanche").unwrap().messages.len(),
+            s.efforts().get("avalanche").unwrap().messages.len(),
             count - 1,
             "the readable messages are loaded"
         );

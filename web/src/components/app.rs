@@ -461,7 +461,7 @@ fn SidePanel(
     let points = Memo::new(move |_| {
         state
             .session
-            .derive(|core| chart::curve_points(core.history(), core.telemetry()))
+            .derive(|core| chart::curve_points(core.history().points(), core.history().telemetry()))
             .unwrap_or_default()
     });
     let on_action = Callback::new(move |(action, id): (EffortAction, String)| {

@@ -877,7 +877,7 @@ fn ExpandedBefore() -> impl IntoView {
             .derive(|core| {
                 before
                     .into_iter()
-                    .filter(|id| core.expansion(id).is_none())
+                    .filter(|id| core.efforts().expansion(id).is_none())
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default()

@@ -37,6 +37,7 @@ fn ConcludeForm(
         .session
         .read(|core| {
             core.efforts()
+                .all()
                 .iter()
                 .position(|e| e.id == id)
                 .map(|index| core.extractive_summary_of(index))

@@ -177,6 +177,6 @@ mod tests {
             "{last_reply}"
         );
         // Concluding the active effort left the other one active.
-        assert_eq!(session.active_id(), Some("billing-export"));
+        assert_eq!(session.efforts().active_id(), Some("billing-export"));
     }
 }

@@ -24,8 +24,9 @@ pub(super) fn remember_expansions(session: &SessionState) {
     };
     let Some(expanded) = session.read(|core| {
         core.efforts()
+            .all()
             .iter()
-            .filter(|e| core.expansion(&e.id).is_some())
+            .filter(|e| core.efforts().expansion(&e.id).is_some())
             .map(|e| e.id.clone())
             .collect::<Vec<String>>()
     }) else {
@@ -84,9 +85,10 @@ pub(super) fn read_after_adopt(state: AppState) {
     };
     let complete = state.session.read(|core| {
         core.is_fully_loaded().then(|| {
-            let recorded =
-                view_model::lost_expansions(core.history(), |id| core.expansion(id).is_some());
-            lost(recorded, &|id| core.expansion(id).is_some())
+            let recorded = view_model::lost_expansions(core.history().points(), |id| {
+                core.efforts().expansion(id).is_some()
+            });
+            lost(recorded, &|id| core.efforts().expansion(id).is_some())
         })
     });
     let (Some(store), Some(id)) = (state.session.store(), state.session.id_now()) else {
@@ -128,9 +130,9 @@ pub(super) fn read_after_adopt(state: AppState) {
                     .session
                     .with_core(|core| {
                         let recorded = view_model::lost_expansions(&document.history, |effort| {
-                            core.expansion(effort).is_some()
+                            core.efforts().expansion(effort).is_some()
                         });
-                        lost(recorded, &|id| core.expansion(id).is_some())
+                        lost(recorded, &|id| core.efforts().expansion(id).is_some())
                     })
                     .unwrap_or_default();
                 state.session.archive.set(ArchiveState::Read {

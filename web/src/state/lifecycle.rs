@@ -196,9 +196,10 @@ impl AppState {
         };
         let Some(missing) = self.session.with_core(|core| {
             core.history()
+                .points()
                 .iter()
                 .map(|point| point.turn)
-                .filter(|turn| !core.telemetry().iter().any(|t| t.turn == *turn))
+                .filter(|turn| !core.history().telemetry().iter().any(|t| t.turn == *turn))
                 .collect::<Vec<u64>>()
         }) else {
             return;
@@ -228,7 +229,7 @@ impl AppState {
         let Some(session) = self.session.current.get_value() else {
             return;
         };
-        if session.with_core(|core| core.recall_index_complete()) {
+        if session.with_core(|core| core.recall_state().index_complete()) {
             return;
         }
         let state = *self;
@@ -635,6 +636,7 @@ impl AppState {
         };
         let missing: Vec<String> = session.with_core(|core| {
             core.efforts()
+                .all()
                 .iter()
                 .filter(|e| e.log != LogState::Loaded)
                 .map(|e| e.id.clone())

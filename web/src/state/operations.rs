@@ -93,7 +93,7 @@ impl AppState {
         };
         if action == EffortAction::ReadLog {
             let log = session.with_core(|core| {
-                core.effort(&id).map(|e| OpenLog {
+                core.efforts().get(&id).map(|e| OpenLog {
                     id: e.id.clone(),
                     messages: e
                         .messages

@@ -3,9 +3,10 @@
 use crate::model::Message;
 
 /// The ambient log of a session. A session opened from a store has the tail of it that its
-/// working set needs; `offset` older messages are stored but not loaded.
+/// working set needs; `offset` older messages are stored but not loaded. Read it through
+/// [`crate::Session::ambient`].
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Ambient {
+pub struct Ambient {
     /// The loaded messages, oldest first.
     pub(crate) messages: Vec<Message>,
     /// Tokens of every stored ambient message, loaded or not.
@@ -15,6 +16,18 @@ pub(crate) struct Ambient {
 }
 
 impl Ambient {
+    /// The loaded ambient log (messages exchanged while no effort was active). A session
+    /// created in memory or imported from a document has all of it; one opened from a store
+    /// has the tail its working set needs ([`Ambient::offset`] older ones are stored).
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// How many older ambient messages are stored but not loaded.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Where the ambient window starts in the loaded messages: `(by count, by count and
     /// tokens)`. Messages between the two are among the last `window` exchanges but left out
     /// for the token budget. An exchange is the messages of one turn; the walk reads at most

@@ -5,9 +5,10 @@ use crate::compaction::SessionAttachment;
 use crate::model::LogRef;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Every attachment of a session, and where each belongs.
+/// Every attachment of a session, and where each belongs. Read it through
+/// [`crate::Session::attachments`].
 #[derive(Debug, Clone)]
-pub(crate) struct Attachments {
+pub struct Attachments {
     /// Every attachment, by id.
     pub(crate) by_id: BTreeMap<String, SessionAttachment>,
     /// Attachment ids per log, by the sequence number of their message.
@@ -30,6 +31,11 @@ impl Default for Attachments {
 }
 
 impl Attachments {
+    /// Attachments by id, evicted or not: every one ever attached stays stored.
+    pub fn by_id(&self) -> &BTreeMap<String, SessionAttachment> {
+        &self.by_id
+    }
+
     /// Files an attachment under its log (it must have one).
     pub(crate) fn index(&mut self, id: &str) {
         if let Some(stored) = self.by_id.get(id) {

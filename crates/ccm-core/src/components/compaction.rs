@@ -9,9 +9,10 @@ use crate::compaction::{
 use std::collections::BTreeMap;
 
 /// Compaction state. The policy, the rolling summary and the moved items are persisted; the
-/// caches are not (they are recomputed on demand).
+/// caches are not (they are recomputed on demand). Read it through
+/// [`crate::Session::compaction`].
 #[derive(Debug, Clone)]
-pub(crate) struct Compaction {
+pub struct Compaction {
     /// The compaction policy (configuration and state).
     pub(crate) policy: CompactionPolicy,
     /// The rolling summary of the last level-3 compaction (the planner reads it, so it is
@@ -39,6 +40,33 @@ impl Compaction {
             query_vector: None,
             rolling_upgrade: None,
         }
+    }
+
+    /// The rolling summary that stands in for compacted history, if a level-3 compaction made
+    /// one.
+    pub fn rolling_summary(&self) -> Option<&RollingSummary> {
+        self.rolling.as_ref()
+    }
+
+    /// Items compaction moved out of the working set, with why (still stored).
+    pub fn compacted_items(&self) -> &BTreeMap<String, MoveReason> {
+        &self.compacted
+    }
+
+    /// The compaction policy (its configuration and state: the last decision and why).
+    pub fn policy(&self) -> &CompactionPolicy {
+        &self.policy
+    }
+
+    /// What a model-written rolling summary is made from, while the current rolling summary
+    /// is the extractive fallback of the last level-3 compaction: the history it stands for
+    /// and the most words it may have. A host (the native runner, the browser's `runTurn`)
+    /// sends the engine's request for it after the turn and hands the answer to
+    /// [`crate::Session::upgrade_rolling_summary`]; without a model the extractive summary
+    /// stays.
+    pub fn rolling_summary_upgrade(&self) -> Option<(RollingInput<'_>, u32)> {
+        let upgrade = self.rolling_upgrade.as_ref()?;
+        Some((upgrade.input(), upgrade.max_words))
     }
 
     /// The part of the state the planner reads.

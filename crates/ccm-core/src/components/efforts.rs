@@ -86,9 +86,9 @@ pub(crate) struct Placement {
 }
 
 /// Every effort of a session, evicted ones included, with the indexes that keep the per-turn
-/// path proportional to the working set.
+/// path proportional to the working set. Read it through [`crate::Session::efforts`].
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Efforts {
+pub struct Efforts {
     /// Every effort, in opening order.
     pub(crate) list: Vec<Effort>,
     /// Effort ids to their position in `list`.
@@ -104,9 +104,51 @@ pub(crate) struct Efforts {
 }
 
 impl Efforts {
+    /// Every effort in opening order, evicted ones included.
+    pub fn all(&self) -> &[Effort] {
+        &self.list
+    }
+
     /// The effort with this id.
-    pub(crate) fn get(&self, id: &str) -> Option<&Effort> {
+    pub fn get(&self, id: &str) -> Option<&Effort> {
         self.index.get(id).map(|&i| &self.list[i])
+    }
+
+    /// Ids of the expanded efforts in expansion order.
+    pub fn expanded_ids(&self) -> Vec<&str> {
+        self.placement
+            .expanded
+            .iter()
+            .map(|e| self.list[e.effort].id.as_str())
+            .collect()
+    }
+
+    /// The expansion record of an effort, if it is expanded.
+    pub fn expansion(&self, id: &str) -> Option<&Expansion> {
+        let index = *self.index.get(id)?;
+        self.placement.expanded.iter().find(|e| e.effort == index)
+    }
+
+    /// Ids of the concluded efforts whose summaries are in working memory, in conclusion order.
+    pub fn summary_ids_in_memory(&self) -> Vec<&str> {
+        self.placement
+            .in_memory
+            .iter()
+            .map(|&(_, i)| self.list[i].id.as_str())
+            .collect()
+    }
+
+    /// Ids of the evicted efforts, in conclusion order. Walks every effort: meant for views and
+    /// tests, not for the per-turn path.
+    pub fn evicted_ids(&self) -> Vec<&str> {
+        let mut evicted: Vec<&Effort> = self.list.iter().filter(|e| e.evicted).collect();
+        evicted.sort_by_key(|e| e.concluded_seq);
+        evicted.into_iter().map(|e| e.id.as_str()).collect()
+    }
+
+    /// The decay statistics of slice 3.
+    pub fn decay_stats(&self) -> &DecayStats {
+        &self.placement.decay
     }
 
     /// Whether an effort is expanded.
@@ -115,7 +157,7 @@ impl Efforts {
     }
 
     /// Ids of the open efforts in opening order.
-    pub(crate) fn open_ids(&self) -> Vec<&str> {
+    pub fn open_ids(&self) -> Vec<&str> {
         self.placement
             .open
             .iter()
@@ -124,12 +166,12 @@ impl Efforts {
     }
 
     /// The active effort's id.
-    pub(crate) fn active_id(&self) -> Option<&str> {
+    pub fn active_id(&self) -> Option<&str> {
         self.placement.active.map(|i| self.list[i].id.as_str())
     }
 
     /// Tokens currently loaded by expanded efforts.
-    pub(crate) fn expansion_tokens(&self) -> u64 {
+    pub fn expansion_tokens(&self) -> u64 {
         self.placement
             .expanded
             .iter()

@@ -1,14 +1,23 @@
 //! The parts a session is made of. Each owns its fields and the rules that only concern them;
 //! `Session` composes them and coordinates what spans several (a turn, a conclusion, a save).
 //! None of them knows `Session`, so the planner and the persistence layout can borrow them
-//! without a circle of imports.
+//! without a circle of imports. Hosts read them through the session's accessors
+//! (`session.efforts()`, `session.pins()`, ...); every change goes through the session.
 
-pub(crate) mod ambient;
-pub(crate) mod attachments;
-pub(crate) mod compaction;
-pub(crate) mod efforts;
-pub(crate) mod history;
-pub(crate) mod pins;
-pub(crate) mod recall;
-pub(crate) mod saves;
+pub mod ambient;
+pub mod attachments;
+pub mod compaction;
+pub mod efforts;
+pub mod history;
+pub mod pins;
+pub mod recall;
+pub mod saves;
 pub(crate) mod versioned;
+
+pub use ambient::Ambient;
+pub use attachments::Attachments;
+pub use compaction::Compaction;
+pub use efforts::{Efforts, Expansion};
+pub use history::History;
+pub use pins::Pins;
+pub use recall::{IndexRequest, Recall, INDEX_CHUNK};

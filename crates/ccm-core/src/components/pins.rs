@@ -5,9 +5,10 @@ use crate::pins::Pin;
 use std::collections::BTreeMap;
 
 /// The pins of a session and the activation scores of its candidates. Small (a handful of
-/// pins, the recently included items), so an undo record copies it whole.
+/// pins, the recently included items), so an undo record copies it whole. Read it through
+/// [`crate::Session::pins`].
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Pins {
+pub struct Pins {
     /// Pins in creation order.
     pub(crate) list: Vec<Pin>,
     /// The number of the next pin.
@@ -30,8 +31,13 @@ impl Default for Pins {
 }
 
 impl Pins {
+    /// The pins in creation order.
+    pub fn all(&self) -> &[Pin] {
+        &self.list
+    }
+
     /// The pin on a target, if any.
-    pub(crate) fn on(&self, target: &str) -> Option<&Pin> {
+    pub fn on(&self, target: &str) -> Option<&Pin> {
         self.list.iter().find(|p| p.target == target)
     }
 

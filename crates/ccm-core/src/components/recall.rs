@@ -134,9 +134,24 @@ pub(crate) struct RecallVectors {
     pub(crate) query: Option<(String, Vec<f32>)>,
 }
 
-/// Recall's state in a session.
+/// Stored messages a host reads per step while the index of a session opened from a store is
+/// rebuilt: a step costs about as much as opening a session does.
+pub const INDEX_CHUNK: u64 = 2_000;
+
+/// A step of the rebuild of the recall index of a session opened from a store: read the stored
+/// messages with sequence numbers from `from_seq` up to (not including) `to_seq`, of every log,
+/// and hand them to [`crate::Session::index_stored_messages`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct IndexRequest {
+    /// The first sequence number to read.
+    pub from_seq: u64,
+    /// The end of the range (exclusive).
+    pub to_seq: u64,
+}
+
+/// Recall's state in a session. Read it through [`crate::Session::recall_state`].
 #[derive(Debug, Clone)]
-pub(crate) struct Recall {
+pub struct Recall {
     pub(crate) index: RecallIndex,
     pub(crate) state: IndexState,
     /// Stored messages read back to show them (the logs they belong to are not loaded).
@@ -162,6 +177,47 @@ impl Default for Recall {
             header_counts: HeaderCounts::default(),
             vectors: None,
         }
+    }
+}
+
+impl Recall {
+    /// Bytes of memory the recall index holds, approximately (documents, postings and the
+    /// dictionary): for measuring its cost per stored message.
+    pub fn index_bytes(&self) -> usize {
+        self.index.approximate_bytes()
+    }
+
+    /// Whether the recall index holds every stored text. A session opened from a store starts
+    /// without it and is brought up to date with [`Recall::index_request`]; until then
+    /// searches and the automatic recall see only what was indexed so far.
+    pub fn index_complete(&self) -> bool {
+        self.state == IndexState::Complete
+    }
+
+    /// The next step of the rebuild of the recall index, or `None` when it is complete. A host
+    /// that opened the session from a store reads the stored messages of the range (every log)
+    /// and hands them to [`crate::Session::index_stored_messages`]; each step reads at most
+    /// [`INDEX_CHUNK`] messages.
+    pub fn index_request(&self) -> Option<IndexRequest> {
+        match self.state {
+            IndexState::Complete => None,
+            IndexState::Building { next, until } => Some(IndexRequest {
+                from_seq: next,
+                to_seq: until.min(next + INDEX_CHUNK),
+            }),
+        }
+    }
+
+    /// The model of the vectors recall keeps, or `None` while embeddings are off.
+    pub fn embeddings_model(&self) -> Option<&str> {
+        self.vectors.as_ref().map(|v| v.model.as_str())
+    }
+
+    /// How many indexed texts have no vector yet (0 when embeddings are off).
+    pub fn texts_without_vectors(&self) -> usize {
+        self.vectors.as_ref().map_or(0, |vectors| {
+            self.index.len().saturating_sub(vectors.by_key.len())
+        })
     }
 }
 

@@ -9,8 +9,8 @@
 use super::Session;
 use crate::compaction::{
     plan_compaction, Attachment, AttachmentError, AttachmentKind, AttachmentMode, CompactionEvent,
-    CompactionInput, CompactionOutcome, CompactionRecord, MoveReason, MovedKind, NewAttachment,
-    Relevance, RollingSummary, SeqRange, SessionAttachment, Usage, WorkingItem,
+    CompactionInput, CompactionOutcome, CompactionRecord, MovedKind, NewAttachment, Relevance,
+    RollingSummary, SeqRange, SessionAttachment, Usage, WorkingItem,
 };
 use crate::components::compaction::RollingUpgrade;
 use crate::model::LogRef;
@@ -57,27 +57,6 @@ enum OwnedKind {
 }
 
 impl Session {
-    /// Attachments by id, evicted or not: every one ever attached stays stored.
-    pub fn attachments(&self) -> &BTreeMap<String, SessionAttachment> {
-        &self.attachments.by_id
-    }
-
-    /// The rolling summary that stands in for compacted history, if a level-3 compaction made
-    /// one.
-    pub fn rolling_summary(&self) -> Option<&RollingSummary> {
-        self.compaction.rolling.as_ref()
-    }
-
-    /// Items compaction moved out of the working set, with why (still stored).
-    pub fn compacted_items(&self) -> &BTreeMap<String, MoveReason> {
-        &self.compaction.compacted
-    }
-
-    /// The compaction policy (its configuration and state: the last decision and why).
-    pub fn compaction_policy(&self) -> &crate::compaction::CompactionPolicy {
-        &self.compaction.policy
-    }
-
     /// Attaches a file or pasted document to the user message of the turn in progress. Its
     /// text is stored whole and counted once; `summary` is the caller's (or an extractive one
     /// is made) and is what the context shows when the attachment is compressed.
@@ -468,16 +447,6 @@ impl Session {
         Some(event)
     }
 
-    /// What a model-written rolling summary is made from, while the current rolling summary is
-    /// the extractive fallback of the last level-3 compaction: the history it stands for and
-    /// the most words it may have. A host (the native runner, the browser's `runTurn`) sends
-    /// the engine's request for it after the turn and hands the answer to
-    /// [`Session::upgrade_rolling_summary`]; without a model the extractive summary stays.
-    pub fn rolling_summary_upgrade(&self) -> Option<(crate::compaction::RollingInput<'_>, u32)> {
-        let upgrade = self.compaction.rolling_upgrade.as_ref()?;
-        Some((upgrade.input(), upgrade.max_words))
-    }
-
     /// Replaces the extractive rolling summary with a model's answer to the request made from
     /// [`Session::rolling_summary_upgrade`]. Returns whether it was taken: an empty answer, or
     /// one not smaller than the history it stands for, keeps the extractive summary.
@@ -600,7 +569,7 @@ impl Session {
     /// The working set as compaction sees it, from the plan's included items.
     fn describe_working_set(&self, included: &[IncludedItem]) -> Vec<OwnedItem> {
         let mut owned = Vec::with_capacity(included.len());
-        let pinned = |id: &str| self.pin_for(id).is_some();
+        let pinned = |id: &str| self.pins.on(id).is_some();
         for item in included {
             match item.section {
                 Section::Ambient => {
@@ -627,7 +596,7 @@ impl Session {
                 }
                 Section::Open => {
                     let id = item.id.trim_start_matches("effort:");
-                    let Some(effort) = self.effort(id) else {
+                    let Some(effort) = self.efforts.get(id) else {
                         continue;
                     };
                     owned.push(OwnedItem {
@@ -677,10 +646,11 @@ impl Session {
                 }
                 Section::Expanded => {
                     let id = item.id.trim_start_matches("effort:");
-                    let Some(effort) = self.effort(id) else {
+                    let Some(effort) = self.efforts.get(id) else {
                         continue;
                     };
                     let idle = self
+                        .efforts
                         .expansion(id)
                         .map_or(0, |e| self.turn.saturating_sub(e.last_referenced_turn));
                     let expanded = matches!(item.reason, InclusionReason::Expanded { .. });
@@ -792,7 +762,7 @@ impl Session {
         for stored in attachments {
             let id = stored.attachment.id.clone();
             match &stored.log {
-                Some(LogRef::Effort(effort)) if self.effort(effort).is_none() => {
+                Some(LogRef::Effort(effort)) if self.efforts.get(effort).is_none() => {
                     return Err(crate::SnapshotError::Inconsistent(format!(
                         "attachment '{id}' belongs to unknown effort '{effort}'"
                     )))

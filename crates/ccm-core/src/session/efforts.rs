@@ -54,9 +54,10 @@ impl Session {
             return Ok(index);
         }
         let known: Vec<&str> = self
+            .efforts
             .open_ids()
             .into_iter()
-            .chain(self.summary_ids_in_memory())
+            .chain(self.efforts.summary_ids_in_memory())
             .collect();
         let hint = if known.is_empty() {
             String::new()
@@ -174,7 +175,12 @@ impl Session {
         );
         Ok(Opened {
             id,
-            open_efforts: self.open_ids().into_iter().map(str::to_string).collect(),
+            open_efforts: self
+                .efforts
+                .open_ids()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
         })
     }
 
@@ -287,7 +293,7 @@ impl Session {
             self.efforts.placement.active = self.efforts.placement.open.first().copied();
         }
         let report = Concluded {
-            now_active: self.active_id().map(str::to_string),
+            now_active: self.efforts.active_id().map(str::to_string),
             ..report
         };
         self.efforts
@@ -578,7 +584,7 @@ impl Session {
                 reason: reason.to_string(),
             });
         }
-        let previous = self.active_id().map(str::to_string);
+        let previous = self.efforts.active_id().map(str::to_string);
         self.efforts.placement.active = Some(index);
         if let Some(state) = &mut self.turn_state {
             state.switched_to = Some(index);
@@ -641,10 +647,10 @@ impl Session {
         );
         StatusReport {
             turn: self.turn,
-            active: self.active_id().map(str::to_string),
+            active: self.efforts.active_id().map(str::to_string),
             efforts,
             evicted_count: self.efforts.placement.evicted.count,
-            expansion_tokens: self.expansion_tokens(),
+            expansion_tokens: self.efforts.expansion_tokens(),
         }
     }
 

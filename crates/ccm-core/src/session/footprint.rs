@@ -116,7 +116,7 @@ impl Session {
         indexes += self.efforts.list.len() as u64 * 512;
 
         let records = self.history.points.len() as u64 * BYTES_PER_TURN_RECORD
-            + self.history.rewind.len() as u64 * BYTES_PER_TURN_RECORD
+            + self.rewind.len() as u64 * BYTES_PER_TURN_RECORD
             + self.history.telemetry.len() as u64 * BYTES_PER_TELEMETRY_TURN;
 
         MemoryFootprint {

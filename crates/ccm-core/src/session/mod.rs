@@ -30,21 +30,23 @@ use crate::components::saves::Saves;
 use crate::components::versioned::Versioned;
 use crate::config::Config;
 use crate::error::{EffortError, SnapshotError};
-use crate::metrics::{DecayStats, EffortEvent, EventKind, TurnMetrics};
-use crate::model::{Effort, EffortStatus, LogState, Message, Summary, SummarySource};
+use crate::metrics::{EffortEvent, EventKind, TurnMetrics};
+use crate::model::{Effort, EffortStatus, LogState, Summary, SummarySource};
 use crate::prompt;
 use crate::state::SessionState;
 use crate::text;
 use crate::tokens::TokenCounter;
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
 pub use crate::components::efforts::Expansion;
+pub use crate::components::recall::{IndexRequest, INDEX_CHUNK};
 pub use footprint::MemoryFootprint;
 pub use recall::{
-    Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, IndexRequest,
-    RecallEmbeddingBatch, Recalled, AUTO_MAX_MESSAGES_PER_WORD, INDEX_CHUNK,
+    Evidence, EvidenceExcerpt, EvidenceGroup, EvidenceLog, EvidenceMessage, RecallEmbeddingBatch,
+    Recalled, AUTO_MAX_MESSAGES_PER_WORD,
 };
 pub(crate) use stored_size::{is_unrecorded, StoredSize};
 pub use turn::TurnReport;
@@ -86,7 +88,10 @@ pub struct Session {
     /// The full-text index of every stored text and the recalled excerpts.
     pub(crate) recall: Versioned<Recall>,
     pub(crate) compaction: Compaction,
-    pub(crate) history: History<TurnDelta>,
+    pub(crate) history: History,
+    /// Rewind deltas of the last completed turns, oldest first (at most
+    /// [`Session::REWIND_TURNS`]): what forking at an earlier turn undoes.
+    pub(crate) rewind: VecDeque<TurnDelta>,
     pub(crate) saves: Saves,
     pub(crate) turn_state: Option<TurnState>,
     /// Banner of the last successful operation, read back by tool dispatch.
@@ -108,7 +113,7 @@ impl fmt::Debug for Session {
             .field("turn", &self.turn)
             .field("efforts", &self.efforts.list.len())
             .field("ambient_messages", &self.ambient.messages.len())
-            .field("active", &self.active_id())
+            .field("active", &self.efforts.active_id())
             .field("counter", &self.counter.name())
             .finish_non_exhaustive()
     }
@@ -309,6 +314,7 @@ impl Session {
                     .map_err(|e| crate::ConfigError::Invalid(e.to_string()))?,
             ),
             history: History::default(),
+            rewind: VecDeque::new(),
             saves: Saves::default(),
             turn_state: None,
             last_banner: None,
@@ -402,31 +408,40 @@ impl Session {
         &self.system_prompt
     }
 
-    /// Every effort in opening order, evicted ones included.
-    pub fn efforts(&self) -> &[Effort] {
-        &self.efforts.list
+    /// The efforts and where each one is (open, active, expanded, in working memory, evicted).
+    pub fn efforts(&self) -> &Efforts {
+        &self.efforts
     }
 
-    /// The effort with this id.
-    pub fn effort(&self, id: &str) -> Option<&Effort> {
-        self.efforts.get(id)
+    /// The ambient log (messages exchanged while no effort was active).
+    pub fn ambient(&self) -> &Ambient {
+        &self.ambient
     }
 
-    /// The loaded ambient log (messages exchanged while no effort was active). A session
-    /// created in memory or imported from a document has all of it; one opened from a store
-    /// has the tail its working set needs ([`Session::ambient_offset`] older ones are stored).
-    pub fn ambient(&self) -> &[Message] {
-        &self.ambient.messages
+    /// The pins and the activation of the candidates.
+    pub fn pins(&self) -> &Pins {
+        &self.pins
     }
 
-    /// How many older ambient messages are stored but not loaded.
-    pub fn ambient_offset(&self) -> u64 {
-        self.ambient.offset
+    /// The attachments, by id and by log.
+    pub fn attachments(&self) -> &Attachments {
+        &self.attachments
     }
 
-    /// The active effort's id.
-    pub fn active_id(&self) -> Option<&str> {
-        self.efforts.active_id()
+    /// The compaction state: the policy, the rolling summary and the moved items.
+    pub fn compaction(&self) -> &Compaction {
+        &self.compaction
+    }
+
+    /// The record of past turns: metrics points and telemetry.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// Recall's state: the index of every stored text and its embeddings (the `recall` tool
+    /// is [`Session::recall`]).
+    pub fn recall_state(&self) -> &Recall {
+        &self.recall
     }
 
     /// What opening this session had to repair, one sentence each; empty for a session
@@ -434,64 +449,6 @@ impl Session {
     /// in its [`crate::store::LoadReport`].
     pub fn repairs_on_open(&self) -> &[String] {
         &self.repairs_on_open
-    }
-
-    /// Ids of the open efforts in opening order.
-    pub fn open_ids(&self) -> Vec<&str> {
-        self.efforts.open_ids()
-    }
-
-    /// Ids of the expanded efforts in expansion order.
-    pub fn expanded_ids(&self) -> Vec<&str> {
-        self.efforts
-            .placement
-            .expanded
-            .iter()
-            .map(|e| self.efforts.list[e.effort].id.as_str())
-            .collect()
-    }
-
-    /// The expansion record of an effort, if it is expanded.
-    pub fn expansion(&self, id: &str) -> Option<&Expansion> {
-        let index = *self.efforts.index.get(id)?;
-        self.efforts
-            .placement
-            .expanded
-            .iter()
-            .find(|e| e.effort == index)
-    }
-
-    /// Ids of the concluded efforts whose summaries are in working memory, in conclusion order.
-    pub fn summary_ids_in_memory(&self) -> Vec<&str> {
-        self.efforts
-            .placement
-            .in_memory
-            .iter()
-            .map(|&(_, i)| self.efforts.list[i].id.as_str())
-            .collect()
-    }
-
-    /// Ids of the evicted efforts, in conclusion order. Walks every effort: meant for views and
-    /// tests, not for the per-turn path.
-    pub fn evicted_ids(&self) -> Vec<&str> {
-        let mut evicted: Vec<&Effort> = self.efforts.list.iter().filter(|e| e.evicted).collect();
-        evicted.sort_by_key(|e| e.concluded_seq);
-        evicted.into_iter().map(|e| e.id.as_str()).collect()
-    }
-
-    /// Per-turn metrics since the session started.
-    pub fn history(&self) -> &[TurnMetrics] {
-        &self.history.points
-    }
-
-    /// How many older metrics points are stored but not loaded.
-    pub fn history_offset(&self) -> u64 {
-        self.history.offset
-    }
-
-    /// The decay statistics of slice 3.
-    pub fn decay_stats(&self) -> &DecayStats {
-        &self.efforts.placement.decay
     }
 
     /// Total stored messages (ambient and every effort's log).
@@ -516,8 +473,13 @@ impl Session {
             turn: self.turn,
             next_seq: self.next_seq,
             next_concluded_seq: placement.next_concluded_seq,
-            active: self.active_id().map(str::to_string),
-            open: self.open_ids().into_iter().map(str::to_string).collect(),
+            active: self.efforts.active_id().map(str::to_string),
+            open: self
+                .efforts
+                .open_ids()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             decay: placement.decay.clone(),
             auto_collapsed_at: self
                 .efforts

@@ -8,16 +8,6 @@ use crate::pins::{
 };
 
 impl Session {
-    /// The pins in creation order.
-    pub fn pins(&self) -> &[Pin] {
-        &self.pins.list
-    }
-
-    /// The pin on a target, if any.
-    pub fn pin_for(&self, target: &str) -> Option<&Pin> {
-        self.pins.on(target)
-    }
-
     /// Checks that a target names something this session can put in context.
     fn check_pin_target(&self, target: &str) -> Result<(), PinError> {
         let invalid = |reason: String| PinError::InvalidTarget {
@@ -32,7 +22,7 @@ impl Session {
         match kind {
             "summary" | "effort" => {
                 let effort = self
-                    .effort(rest)
+                    .efforts.get(rest)
                     .ok_or_else(|| invalid(format!("no effort with id '{rest}'")))?;
                 if kind == "summary" && effort.status != EffortStatus::Concluded {
                     return Err(invalid(format!(
@@ -80,7 +70,7 @@ impl Session {
         let lease = match request.kind {
             PinKind::Leased => Some(match (&request.task, request.ttl_turns) {
                 (Some(task), _) => {
-                    let effort = self.effort(task).ok_or_else(|| PinError::InvalidTarget {
+                    let effort = self.efforts.get(task).ok_or_else(|| PinError::InvalidTarget {
                         target: target.clone(),
                         reason: format!("the task effort '{task}' does not exist"),
                     })?;

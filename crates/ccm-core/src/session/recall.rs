@@ -4,6 +4,7 @@
 //! opened from a store.
 
 use super::{EffortState, Session};
+use crate::components::recall::IndexRequest;
 use crate::components::recall::{
     AutoRecall, Focused, IndexState, LeftOut, ShownExcerpt, TextSources,
 };
@@ -31,9 +32,6 @@ const SEMANTIC_WEIGHT: f64 = 0.5;
 const LEFT_OUT_LISTED: usize = 8;
 /// Tokens a message costs in a search result beyond its own: its role and the JSON around it.
 const EVIDENCE_MESSAGE_OVERHEAD: u64 = 4;
-/// Stored messages a host reads per step while the index of a session opened from a store is
-/// rebuilt: a step costs about as much as opening a session does.
-pub const INDEX_CHUNK: u64 = 2_000;
 
 /// One message of the evidence a search or a recall shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -130,17 +128,6 @@ pub struct Recalled {
     pub tokens_loaded: u64,
     /// Turns they stay without a reference.
     pub turns_until_auto_collapse: u64,
-}
-
-/// A step of the rebuild of the recall index of a session opened from a store: read the stored
-/// messages with sequence numbers from `from_seq` up to (not including) `to_seq`, of every log,
-/// and hand them to [`Session::index_stored_messages`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct IndexRequest {
-    /// The first sequence number to read.
-    pub from_seq: u64,
-    /// The end of the range (exclusive).
-    pub to_seq: u64,
 }
 
 /// Texts to embed for recall (see [`Session::recall_embedding_batch`]).
@@ -261,33 +248,6 @@ impl Session {
         }
     }
 
-    /// Bytes of memory the recall index holds, approximately (documents, postings and the
-    /// dictionary): for measuring its cost per stored message.
-    pub fn recall_index_bytes(&self) -> usize {
-        self.recall.index.approximate_bytes()
-    }
-
-    /// Whether the recall index holds every stored text. A session opened from a store starts
-    /// without it and is brought up to date with [`Session::recall_index_request`]; until then
-    /// searches and the automatic recall see only what was indexed so far.
-    pub fn recall_index_complete(&self) -> bool {
-        self.recall.state == IndexState::Complete
-    }
-
-    /// The next step of the rebuild of the recall index, or `None` when it is complete. A host
-    /// that opened the session from a store reads the stored messages of the range (every log)
-    /// and hands them to [`Session::index_stored_messages`]; each step reads at most
-    /// [`INDEX_CHUNK`] messages.
-    pub fn recall_index_request(&self) -> Option<IndexRequest> {
-        match self.recall.state {
-            IndexState::Complete => None,
-            IndexState::Building { next, until } => Some(IndexRequest {
-                from_seq: next,
-                to_seq: until.min(next + INDEX_CHUNK),
-            }),
-        }
-    }
-
     /// Indexes the stored messages a host read for `request` (the messages of its range, any
     /// order; missing ones are skipped and reported). Returns a sentence per problem.
     ///
@@ -298,11 +258,11 @@ impl Session {
         request: IndexRequest,
         mut messages: Vec<StoredMessage>,
     ) -> Result<Vec<String>, crate::SnapshotError> {
-        if self.recall_index_request() != Some(request) {
+        if self.recall.index_request() != Some(request) {
             return Err(crate::SnapshotError::Inconsistent(format!(
                 "the recall index asked for messages {}..{}, not {}..{}",
-                self.recall_index_request().map_or(0, |r| r.from_seq),
-                self.recall_index_request().map_or(0, |r| r.to_seq),
+                self.recall.index_request().map_or(0, |r| r.from_seq),
+                self.recall.index_request().map_or(0, |r| r.to_seq),
                 request.from_seq,
                 request.to_seq
             )));
@@ -611,7 +571,7 @@ impl Session {
             groups: self.groups_of(&shown),
             tokens: selection.tokens,
             more,
-            incomplete: !self.recall_index_complete(),
+            incomplete: !self.recall.index_complete(),
         };
         (shown, evidence)
     }
@@ -830,7 +790,7 @@ impl Session {
         let mut batch_texts: Vec<String> = query.iter().cloned().collect();
         // Once every text has its vector there is nothing to look for: a host that refreshes
         // before every message must not walk the whole index each time.
-        let docs = match self.recall_texts_without_vectors() {
+        let docs = match self.recall.texts_without_vectors() {
             0 => &[][..],
             _ => self.recall.index.docs(),
         };
@@ -855,18 +815,6 @@ impl Session {
             query,
             texts: batch_texts,
             keys,
-        })
-    }
-
-    /// The model of the vectors recall keeps, or `None` while embeddings are off.
-    pub fn embeddings_model(&self) -> Option<&str> {
-        self.recall.vectors.as_ref().map(|v| v.model.as_str())
-    }
-
-    /// How many indexed texts have no vector yet (0 when embeddings are off).
-    pub fn recall_texts_without_vectors(&self) -> usize {
-        self.recall.vectors.as_ref().map_or(0, |vectors| {
-            self.recall.index.len().saturating_sub(vectors.by_key.len())
         })
     }
 

@@ -268,7 +268,8 @@ impl Session {
                 }
                 (PinKind::Leased, Some(LeaseScope::Task { effort })) => {
                     if self
-                        .effort(&effort)
+                        .efforts
+                        .get(&effort)
                         .is_some_and(|e| e.status == EffortStatus::Open)
                     {
                         kept.push(pin);
@@ -307,11 +308,11 @@ impl Session {
             let resident = item
                 .id
                 .strip_prefix("summary:")
-                .and_then(|id| self.effort(id))
+                .and_then(|id| self.efforts.get(id))
                 .is_some_and(|e| e.status == EffortStatus::Concluded && !e.evicted);
             if automatic
                 && !resident
-                && self.pin_for(&item.id).is_none()
+                && self.pins.on(&item.id).is_none()
                 && referenced(self, &item.id)
             {
                 let pin = Pin {
@@ -369,11 +370,6 @@ impl Session {
         self.plan(false).working_set_tokens()
     }
 
-    /// Tokens currently loaded by expanded efforts.
-    pub fn expansion_tokens(&self) -> u64 {
-        self.efforts.expansion_tokens()
-    }
-
     /// The ambient messages in working memory: the last `ambient_window` exchanges, as many of
     /// them as fit `ambient_token_budget` (the newest exchange is always kept, whole).
     pub fn ambient_window(&self) -> &[Message] {
@@ -408,7 +404,11 @@ impl Session {
             self.efforts.placement.in_memory.len() as u64
                 - self.efforts.placement.expanded.len() as u64,
             self.ambient_window().len() as u64,
-            self.expanded_ids().iter().map(|s| s.to_string()).collect(),
+            self.efforts
+                .expanded_ids()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             self.efforts.placement.open.len() as u64,
             self.efforts.placement.evicted.count,
             events,
@@ -418,7 +418,7 @@ impl Session {
     /// Expansion tokens as they were during the turn: the current expansions plus those that
     /// auto-collapsed at its end (they were in the context the turn was measured with).
     fn expansion_tokens_of_events(&self, events: &[EffortEvent]) -> u64 {
-        self.expansion_tokens()
+        self.efforts.expansion_tokens()
             + events
                 .iter()
                 .filter(|e| e.kind == EventKind::AutoCollapsed)

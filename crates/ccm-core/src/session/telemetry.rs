@@ -10,11 +10,6 @@ use crate::telemetry::{
 };
 
 impl Session {
-    /// Telemetry of the turns kept in memory, oldest first.
-    pub fn telemetry(&self) -> &[TurnTelemetry] {
-        &self.history.telemetry
-    }
-
     /// Records a request of the turn in progress (the engine calls it for every request it
     /// sends). Ignored outside a turn.
     pub fn record_request(&mut self, plan: &ContextPlan, reported_prompt_tokens: Option<u64>) {

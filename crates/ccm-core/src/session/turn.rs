@@ -477,13 +477,14 @@ impl Session {
         self.history.points.push(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {
-            self.history.keep_delta(
-                TurnDelta {
-                    turn: self.turn,
-                    undo: finished.undo,
-                },
-                Session::REWIND_TURNS,
-            );
+            // Keeps the completed turn's rewind delta, dropping the oldest beyond the window.
+            if self.rewind.len() == Session::REWIND_TURNS {
+                self.rewind.pop_front();
+            }
+            self.rewind.push_back(TurnDelta {
+                turn: self.turn,
+                undo: finished.undo,
+            });
         }
         Ok(TurnReport {
             turn: self.turn,

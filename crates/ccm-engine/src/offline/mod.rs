@@ -125,7 +125,7 @@ impl SessionFacts {
     /// The facts of `session` as it stands.
     pub fn of(session: &Session) -> SessionFacts {
         let fact = |id: &str| {
-            session.effort(id).map(|effort| {
+            session.efforts().get(id).map(|effort| {
                 // What an open effort is about: its latest messages from the person, without
                 // the ones that only steered the conversation ("remind me of the billing
                 // export…" asked while this effort was active is about another effort). A
@@ -155,14 +155,21 @@ impl SessionFacts {
         };
         SessionFacts {
             turn: session.turn(),
-            active: session.active_id().map(str::to_string),
-            open: session.open_ids().into_iter().filter_map(fact).collect(),
+            active: session.efforts().active_id().map(str::to_string),
+            open: session
+                .efforts()
+                .open_ids()
+                .into_iter()
+                .filter_map(fact)
+                .collect(),
             concluded: session
+                .efforts()
                 .summary_ids_in_memory()
                 .into_iter()
                 .filter_map(fact)
                 .collect(),
             expanded: session
+                .efforts()
                 .expanded_ids()
                 .into_iter()
                 .map(str::to_string)

@@ -172,7 +172,7 @@ mod tests {
             session.begin_turn(user, 0).unwrap();
             session.end_turn(assistant, 0).unwrap();
         }
-        session.effort("auth-bug").unwrap().clone()
+        session.efforts().get("auth-bug").unwrap().clone()
     }
 
     fn request_text(effort: &Effort, pending: Option<&str>) -> String {

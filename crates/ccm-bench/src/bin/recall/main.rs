@@ -386,7 +386,7 @@ fn run() -> Result<(), String> {
         options.data.display(),
     );
     for p in &prepared {
-        let index_bytes = p.session.recall_index_bytes();
+        let index_bytes = p.session.recall_state().index_bytes();
         println!(
             "  {} messages, recall index {} KB ({} bytes per message)",
             p.messages.len(),

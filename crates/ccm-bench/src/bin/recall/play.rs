@@ -86,7 +86,7 @@ pub fn play(conversation: &Conversation, config: Config) -> Result<Played, Strin
             for (offset, turn) in pair.iter().enumerate() {
                 position_of.insert(turn.id.clone(), first + offset);
             }
-            let stored = session.effort(&format!("session-{}", dated.number));
+            let stored = session.efforts().get(&format!("session-{}", dated.number));
             let log = stored.map(|e| &e.messages[..]).unwrap_or(&[]);
             for message in &log[log.len().saturating_sub(2)..] {
                 messages.push(StoredText {
