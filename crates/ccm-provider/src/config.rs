@@ -17,6 +17,10 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// Every protocol, in the order lists and error messages give them. It sits beside the enum
+    /// so that a new protocol touches this file, its own module and `lib.rs` only.
+    pub const ALL: [ProviderKind; 2] = [ProviderKind::OpenAiCompatible, ProviderKind::Anthropic];
+
     /// The protocol's entry in the table (see [`crate::protocol`]): the one place that maps a
     /// kind to its module. A new protocol adds its variant above, to `ProviderKind::ALL`, and
     /// its arm here.

@@ -82,9 +82,6 @@ impl Clone for Box<dyn StreamAccumulator> {
 }
 
 impl ProviderKind {
-    /// Every protocol, in the order lists and error messages give them.
-    pub const ALL: [ProviderKind; 2] = [ProviderKind::OpenAiCompatible, ProviderKind::Anthropic];
-
     /// The protocol whose `--protocol` name is `name` (case and surrounding blanks ignored).
     pub fn from_protocol_name(name: &str) -> Option<ProviderKind> {
         let name = name.trim();
