@@ -310,7 +310,7 @@ fn parse_log(
 /// };
 /// let imported = convert(&files, Config::default(), &ApproximateCounter).unwrap();
 /// let session = Session::from_document(imported.document, Arc::new(ApproximateCounter)).unwrap();
-/// assert_eq!(session.summary_ids_in_memory(), ["auth-bug"]);
+/// assert_eq!(session.efforts().summary_ids_in_memory(), ["auth-bug"]);
 /// ```
 pub fn convert(
     files: &CcmFiles<'_>,

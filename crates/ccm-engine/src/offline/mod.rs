@@ -60,7 +60,7 @@
 //! .unwrap();
 //! assert!(result.reply.starts_with("--- Started effort: auth-bug ---"));
 //! assert!(result.model_text.starts_with("(offline demo model)"));
-//! assert_eq!(session.active_id(), Some("auth-bug"));
+//! assert_eq!(session.efforts().active_id(), Some("auth-bug"));
 //! ```
 
 mod intent;
