@@ -256,14 +256,27 @@ test('a tab learns of the other tab\'s turn before it answers and keeps what is 
   await context.close();
 });
 
-test('a message in another script loads the whole o200k_base table before its turn, once', async () => {
-  const { context, page, errors } = await newPage(browser, app.url);
+/** Opens the app in a new page that records the path of every rank table it asks for. */
+async function openRecordingTables() {
+  const opened = await newPage(browser, app.url);
   const tables = [];
-  page.on('request', (request) => {
+  opened.page.on('request', (request) => {
     if (request.url().endsWith('.ccmt')) tables.push(new URL(request.url()).pathname);
   });
-  await page.goto(app.url);
+  await opened.page.goto(app.url);
+  await waitReady(opened.page);
+  return { ...opened, tables };
+}
+
+/** Reloads the page and waits until it has fetched the whole o200k_base table. */
+async function reloadUntilWholeTable(page) {
+  await page.reload();
   await waitReady(page);
+  await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/o200k_base.ccmt')), null, { timeout: 20_000 });
+}
+
+test('a message in another script loads the whole o200k_base table before its turn, once', async () => {
+  const { context, page, errors, tables } = await openRecordingTables();
   await send(page, 'Grüße — naïve café 🙂');
   assert.deepEqual(tables, ['/o200k_base.common.ccmt']);
   await send(page, 'Привет! Давайте обсудим план релиза.');
@@ -276,22 +289,14 @@ test('a message in another script loads the whole o200k_base table before its tu
   // The offline model quotes stored text in summaries and recalls, so after a reload this
   // browser loads the whole table again (from its cache) before anything is counted.
   tables.length = 0;
-  await page.reload();
-  await waitReady(page);
-  await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/o200k_base.ccmt')), null, { timeout: 20_000 });
+  await reloadUntilWholeTable(page);
   assert.deepEqual(tables, ['/o200k_base.common.ccmt', '/o200k_base.ccmt']);
   assert.deepEqual(unexpected(errors), []);
   await context.close();
 });
 
 test('a browser that has seen only common scripts keeps to the part after a reload; one with older sessions loads the whole table', async () => {
-  const { context, page, errors } = await newPage(browser, app.url);
-  const tables = [];
-  page.on('request', (request) => {
-    if (request.url().endsWith('.ccmt')) tables.push(new URL(request.url()).pathname);
-  });
-  await page.goto(app.url);
-  await waitReady(page);
+  const { context, page, errors, tables } = await openRecordingTables();
   await send(page, 'Plain English only, with a café and an emoji 🙂.');
   await page.reload();
   await waitReady(page);
@@ -300,9 +305,7 @@ test('a browser that has seen only common scripts keeps to the part after a relo
   // Sessions stored by a version of the app that did not keep track of scripts may hold any.
   await page.evaluate(() => localStorage.removeItem('ccm.app.tokenizerScripts'));
   tables.length = 0;
-  await page.reload();
-  await waitReady(page);
-  await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/o200k_base.ccmt')), null, { timeout: 20_000 });
+  await reloadUntilWholeTable(page);
   assert.deepEqual(tables, ['/o200k_base.common.ccmt', '/o200k_base.ccmt']);
   assert.equal(await page.evaluate(() => localStorage.getItem('ccm.app.tokenizerScripts')), 'all');
   assert.deepEqual(unexpected(errors), []);
@@ -310,13 +313,7 @@ test('a browser that has seen only common scripts keeps to the part after a relo
 });
 
 test('the first visit downloads only the common-scripts part of o200k_base; an import loads the whole table, a session counted with cl100k_base loads that', async () => {
-  const { context, page, errors } = await newPage(browser, app.url);
-  const tables = [];
-  page.on('request', (request) => {
-    if (request.url().endsWith('.ccmt')) tables.push(new URL(request.url()).pathname);
-  });
-  await page.goto(app.url);
-  await waitReady(page);
+  const { context, page, errors, tables } = await openRecordingTables();
   await send(page, 'hello');
   await page.waitForTimeout(1000);
   assert.deepEqual(tables, ['/o200k_base.common.ccmt']);
