@@ -23,7 +23,8 @@
 
 use super::attachments::{Attachment, AttachmentMode};
 use super::error::CompactionError;
-use super::policy::{threshold_tokens, CompactionConfig, CompactionDecision, Level};
+use super::level::Level;
+use super::policy::{threshold_tokens, CompactionConfig, CompactionDecision};
 use super::relevance::{bm25_scores, select_keep};
 use super::report::{
     check_applicable, CompactionEvent, MoveReason, MovedItem, MovedKind, NotApplied,
