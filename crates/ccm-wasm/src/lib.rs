@@ -7,7 +7,7 @@
 //! arguments JavaScript passes (`args.rs`) and delegates to `ccm-browser` (storage, the
 //! session cell, the `fetch` transport) and `ccm-core`, which own every rule.
 //!
-//! One file per exported class: `session.rs` (`Session`), `store.rs` (`SessionStore`).
+//! One file per exported class: `session.rs` (`Session`), `session_store.rs` (`SessionStore`).
 //! Errors become JavaScript `Error`s in one place (`error.rs`), with the core's message and a
 //! `code` property.
 //!
@@ -32,7 +32,7 @@ mod memory;
 mod options;
 mod planning;
 mod session;
-mod store;
+mod session_store;
 mod types;
 
 pub use adapters::tool_definitions;
@@ -41,7 +41,7 @@ pub use engine::{JsTurnResult, TurnOptions};
 pub use memory::{memory_usage, set_default_memory_budget, JsMemoryFootprint, JsMemoryUsage};
 pub use options::SessionOptions;
 pub use session::{CloseEffortArgs, JsDocumentInput, Session};
-pub use store::{
+pub use session_store::{
     CcmFileTexts, CcmImportReport, SaveReport, SessionInfo, SessionStore, StoreOptions,
 };
 pub use types::*;

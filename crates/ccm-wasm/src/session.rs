@@ -10,7 +10,7 @@ use crate::error::{fail, Code, Failure, JsResult};
 use crate::memory::JsMemoryFootprint;
 use crate::options::SessionOptions;
 use crate::types::*;
-use ccm_browser::{BrowserSession, SessionCell};
+use ccm_browser::{BrowserError, BrowserSession, SessionCell};
 use ccm_core::Session as CoreSession;
 use js_sys::Promise;
 use serde::{Deserialize, Serialize};
@@ -173,13 +173,7 @@ impl Session {
     ) -> JsResult<R> {
         let mut cell = self.cell().map_err(fail)?;
         if let Some(busy) = cell.busy {
-            return Err(fail(Failure::new(
-                Code::Busy,
-                format!(
-                    "{busy} of this session is in progress and nothing was changed: wait for {} to finish and try again",
-                    busy.replacen("a ", "the ", 1)
-                ),
-            )));
+            return Err(fail(BrowserError::in_progress(busy)));
         }
         // A change after a streamed turn accepts that turn: taking it back now would undo this
         // change too.
