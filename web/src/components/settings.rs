@@ -613,7 +613,7 @@ fn SessionForm(
                 <input inputmode="decimal" data-testid="cfg-temperature" placeholder="the provider's default" prop:value=move || temperature.get() on:input=move |ev| temperature.set(event_target_value(&ev)) />
                 <small class="hint">"0 answers the same way every time, higher values vary more (0 to 2). Blank keeps the provider's default."</small>
             </label>
-            <RecallFields decay=fields.decay eviction=fields.eviction ambient=fields.ambient overlap=fields.overlap ambient_budget=fields.ambient_budget summary_budget=fields.summary_budget recall_budget=fields.recall_budget rule=fields.rule search=fields.search />
+            <RecallFields fields=fields />
             <NumberField label="Context window (tokens)" test_id="cfg-window" value=fields.window help="The model's window; compaction levels are shares of it." />
             <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=fields.reserved help="The request budget is the window minus this." />
             <label class="field">
@@ -753,42 +753,35 @@ impl ConfigFields {
 /// the token budgets, the reference rule and search, and the seed profile's values.
 #[component]
 fn RecallFields(
-    decay: RwSignal<String>,
-    eviction: RwSignal<String>,
-    ambient: RwSignal<String>,
-    overlap: RwSignal<String>,
-    ambient_budget: RwSignal<String>,
-    summary_budget: RwSignal<String>,
-    recall_budget: RwSignal<String>,
-    rule: RwSignal<String>,
-    search: RwSignal<String>,
+    /// The session form's fields.
+    fields: ConfigFields,
 ) -> impl IntoView {
     view! {
-        <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
-        <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
-        <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
-        <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
-        <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
-        <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
-        <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
-        <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
+        <NumberField label="Decay (turns)" test_id="cfg-decay" value=fields.decay help="Turns without a reference before an expanded effort collapses by itself." />
+        <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=fields.eviction help="Turns without a reference before a summary leaves working memory." />
+        <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=fields.ambient help="Recent exchanges outside any effort kept in context." />
+        <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=fields.ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
+        <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=fields.summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
+        <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=fields.recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
+        <NumberField label="Keyword overlap" test_id="cfg-overlap" value=fields.overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
+        <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=fields.rule
             choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
             help="How a message is found to mention a summary, which keeps it in memory." />
-        <ChoiceField label="Search" test_id="cfg-search-rule" value=search
+        <ChoiceField label="Search" test_id="cfg-search-rule" value=fields.search
             choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
             help="How search_efforts and the Manifest's search find past efforts." />
         <p class="field">
             <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
                 let seed = Profile::Seed.config();
-                rule.set(seed.reference_rule.name().to_string());
-                search.set(seed.search_rule.name().to_string());
-                ambient_budget.set(budget_text(seed.ambient_token_budget));
-                summary_budget.set(budget_text(seed.summary_token_budget));
-                recall_budget.set(seed.recall_token_budget.to_string());
-                decay.set(seed.decay_threshold.to_string());
-                eviction.set(seed.summary_eviction_threshold.to_string());
-                ambient.set(seed.ambient_window.to_string());
-                overlap.set(seed.min_keyword_overlap.to_string());
+                fields.rule.set(seed.reference_rule.name().to_string());
+                fields.search.set(seed.search_rule.name().to_string());
+                fields.ambient_budget.set(budget_text(seed.ambient_token_budget));
+                fields.summary_budget.set(budget_text(seed.summary_token_budget));
+                fields.recall_budget.set(seed.recall_token_budget.to_string());
+                fields.decay.set(seed.decay_threshold.to_string());
+                fields.eviction.set(seed.summary_eviction_threshold.to_string());
+                fields.ambient.set(seed.ambient_window.to_string());
+                fields.overlap.set(seed.min_keyword_overlap.to_string());
             }>"Fill in the seed profile"</button>
             <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
         </p>
