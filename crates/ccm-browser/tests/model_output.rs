@@ -84,15 +84,10 @@ async fn an_endless_streamed_answer_is_given_up_on_just_past_the_limit_and_cance
         ),
     );
     Reflect::set(&js_sys::global(), &JsValue::from_str("fetch"), &fetch).unwrap();
-    let error = send_with_limits(
-        &config(),
-        &request(true),
-        None,
-        common::idle_limits(0),
-        &|_| {},
-    )
-    .await
-    .unwrap_err();
+    let limits = common::idle_limits(0);
+    let error = send_with_limits(&config(), &request(true), None, limits, &|_| {})
+        .await
+        .unwrap_err();
     assert_eq!(
         error,
         ProviderError::OutputTooLarge {
@@ -117,15 +112,10 @@ async fn an_endless_body_that_is_not_streamed_is_given_up_on_at_the_body_limit()
         "x",
         "application/json",
     );
-    let error = send_with_limits(
-        &config(),
-        &request(false),
-        None,
-        common::idle_limits(0),
-        &|_| {},
-    )
-    .await
-    .unwrap_err();
+    let limits = common::idle_limits(0);
+    let error = send_with_limits(&config(), &request(false), None, limits, &|_| {})
+        .await
+        .unwrap_err();
     assert_eq!(
         error,
         ProviderError::OutputTooLarge {

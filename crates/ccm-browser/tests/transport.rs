@@ -26,6 +26,13 @@ fn config() -> ProviderConfig {
     common::provider()
 }
 
+/// How the first request, sent with `limits`, fails.
+async fn failure_with(limits: Limits) -> ProviderError {
+    send_with_limits(&config(), &request(), None, limits, &|_| {})
+        .await
+        .unwrap_err()
+}
+
 /// Makes `fetch` answer `200` with `parts` as the body's chunks (bytes, so that a chunk may
 /// end inside a character), of type `content_type`; the body stays open (and silent) after
 /// the last part unless `close`.
@@ -53,15 +60,8 @@ const FIRST_EVENT: &str =
 #[wasm_bindgen_test]
 async fn a_stream_that_goes_silent_midway_is_given_up_on() {
     answer_with(&[FIRST_EVENT.as_bytes()], "text/event-stream", false);
-    let error = send_with_limits(
-        &config(),
-        &request(),
-        None,
-        common::idle_limits(200),
-        &|_| {},
-    )
-    .await
-    .unwrap_err();
+    let limits = common::idle_limits(200);
+    let error = failure_with(limits).await;
     assert_eq!(
         error,
         ProviderError::StreamStalled {
@@ -77,15 +77,8 @@ async fn a_stream_that_goes_silent_midway_is_given_up_on() {
 #[wasm_bindgen_test]
 async fn a_body_that_never_starts_is_a_timeout_which_is_retried() {
     answer_with(&[], "text/event-stream", false);
-    let error = send_with_limits(
-        &config(),
-        &request(),
-        None,
-        common::idle_limits(200),
-        &|_| {},
-    )
-    .await
-    .unwrap_err();
+    let limits = common::idle_limits(200);
+    let error = failure_with(limits).await;
     assert_eq!(error, ProviderError::Timeout { after_ms: 200 });
     assert!(error.is_transient());
 }
@@ -102,15 +95,10 @@ async fn a_complete_stream_is_not_cut_by_the_idle_timeout() {
         "text/event-stream",
         true,
     );
-    let response = send_with_limits(
-        &config(),
-        &request(),
-        None,
-        common::idle_limits(200),
-        &|_| {},
-    )
-    .await
-    .unwrap();
+    let limits = common::idle_limits(200);
+    let response = send_with_limits(&config(), &request(), None, limits, &|_| {})
+        .await
+        .unwrap();
     assert_eq!(response.text, "Hello 🦀");
 }
 
@@ -124,15 +112,8 @@ async fn an_html_page_is_reported_as_one() {
         "text/html; charset=utf-8",
         true,
     );
-    let error = send_with_limits(
-        &config(),
-        &request(),
-        None,
-        common::idle_limits(200),
-        &|_| {},
-    )
-    .await
-    .unwrap_err();
+    let limits = common::idle_limits(200);
+    let error = failure_with(limits).await;
     assert_eq!(
         error,
         ProviderError::NotAStream {
@@ -177,9 +158,7 @@ async fn a_stream_that_trickles_ends_at_the_total_deadline() {
         ..Limits::default()
     };
     let started = js_sys::Date::now();
-    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
-        .await
-        .unwrap_err();
+    let error = failure_with(limits).await;
     let waited = js_sys::Date::now() - started;
     assert_eq!(
         error,
@@ -210,9 +189,7 @@ async fn headers_that_never_come_are_a_timeout() {
         headers_ms: 200,
         ..Limits::default()
     };
-    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
-        .await
-        .unwrap_err();
+    let error = failure_with(limits).await;
     assert_eq!(error, ProviderError::Timeout { after_ms: 200 });
     assert_eq!(
         error.to_string(),
@@ -223,9 +200,7 @@ async fn headers_that_never_come_are_a_timeout() {
         total_ms: 150,
         ..Limits::default()
     };
-    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
-        .await
-        .unwrap_err();
+    let error = failure_with(limits).await;
     assert_eq!(error, ProviderError::Timeout { after_ms: 150 });
 }
 
@@ -236,15 +211,8 @@ async fn an_empty_or_bom_only_stream_is_a_cut_off_stream() {
     for content_type in ["text/event-stream", "text/plain"] {
         for body in [&b""[..], b"\xEF\xBB\xBF", b"\xEF\xBB\xBF\n\n"] {
             answer_with(&[body], content_type, true);
-            let error = send_with_limits(
-                &config(),
-                &request(),
-                None,
-                common::idle_limits(200),
-                &|_| {},
-            )
-            .await
-            .unwrap_err();
+            let limits = common::idle_limits(200);
+            let error = failure_with(limits).await;
             assert_eq!(
                 error,
                 ProviderError::StreamTruncated {

@@ -60,8 +60,27 @@ pub fn has_exact_token_counts() -> bool {
     cfg!(feature = "exact")
 }
 
-/// Test and benchmark helpers; not part of the JavaScript API.
+/// Test and benchmark helpers; not part of the JavaScript API. The storage tests reach every
+/// method the way a host does, through the JavaScript face; these two hooks are for what no
+/// method shows, the core's records behind a session (sequence numbers, write batches,
+/// plans) and a session built turn by turn with a counter of the test's own.
 #[doc(hidden)]
 pub mod testing {
+    use crate::Session;
+    use ccm_core::Session as CoreSession;
+
     pub use ccm_browser::testing::{DB_VERSION, LAYOUT_VERSION};
+
+    /// A package `Session` over `core`.
+    pub fn session_of(core: CoreSession) -> Session {
+        Session::from_core_session(core)
+    }
+
+    /// Runs `f` on the core session behind `session`.
+    ///
+    /// # Panics
+    /// When called from inside another call on the same session (a token counter callback).
+    pub fn with_core<R>(session: &Session, f: impl FnOnce(&mut CoreSession) -> R) -> R {
+        session.with_core(f)
+    }
 }

@@ -183,39 +183,17 @@ impl Session {
         outcome
     }
 
-    /// Wraps a core session (for Rust hosts, and for tests that build sessions with their own
-    /// counter).
-    pub fn from_core_session(core: CoreSession) -> Session {
+    /// Wraps a core session.
+    pub(crate) fn from_core_session(core: CoreSession) -> Session {
         Session::wrap(BrowserSession::from_core(core))
     }
 
-    /// The browser session behind this object (shared, not copied).
-    pub fn browser_session(&self) -> &BrowserSession {
-        &self.inner
-    }
-
-    /// Runs `f` on the core session, for Rust hosts that drive it directly.
+    /// Runs `f` on the core session.
     ///
     /// # Panics
     /// When called from inside another call on the same session (a token counter callback).
-    pub fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
+    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
         self.inner.with_core(f)
-    }
-
-    /// What opening this session from storage had to skip or repair.
-    pub fn problems(&self) -> Vec<String> {
-        self.inner.problems()
-    }
-
-    /// Rust form of `loadLogsForTool`.
-    ///
-    /// # Errors
-    /// A storage failure, or a stored log that does not match its effort record.
-    pub async fn load_logs_for(&self, name: &str, args_json: &str) -> Result<(), JsValue> {
-        self.inner
-            .load_logs_for(name, args_json)
-            .await
-            .map_err(fail)
     }
 }
 
