@@ -14,7 +14,7 @@
 use crate::state::{read_local, write_local, AppState, NoticeKind, SyncStatus};
 use ccm_browser::sync::{is_unreachable, SessionSync, SyncClient, SyncReport};
 use ccm_browser::BrowserError;
-use ccm_core::store::WriteBatch;
+use ccm_core::persistence::WriteBatch;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::rc::Rc;

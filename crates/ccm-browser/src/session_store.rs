@@ -4,8 +4,8 @@ use crate::counter::{check_counter, counter_for, counter_named};
 use crate::error::BrowserError;
 use crate::session::{BrowserSession, SessionCell, StoreLink};
 use crate::storage::{idb, local, Backend};
+use ccm_core::persistence::WriteBatch;
 use ccm_core::snapshot::SessionDocument;
-use ccm_core::store::WriteBatch;
 use ccm_core::tokens::TokenCounter;
 use ccm_core::{Config, Session as CoreSession};
 use ccm_import::CcmFiles;
@@ -475,7 +475,7 @@ impl RecordStore for BrowserStore {
     async fn load(
         &self,
         id: &str,
-    ) -> Result<(SessionRow, ccm_core::store::LoadedRecords), StoreError> {
+    ) -> Result<(SessionRow, ccm_core::persistence::LoadedRecords), StoreError> {
         self.backend.load(id).await
     }
 

@@ -80,7 +80,7 @@ use crate::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{
+use ccm_core::persistence::{
     EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch, RECORD_SCHEMA_VERSION,
 };
 use ccm_core::telemetry::TurnTelemetry;

@@ -7,7 +7,7 @@
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::conformance::{self, Harness, Options};
 use ccm_store::records::{decode, decode_all, encode, log_key};

@@ -26,7 +26,7 @@
 use crate::error::js_message;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};

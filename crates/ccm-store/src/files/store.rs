@@ -15,7 +15,7 @@ use crate::records::{decode_all, encode, SessionRow};
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
