@@ -45,6 +45,21 @@ pub struct StoredRecords {
     pub unreadable: Vec<String>,
 }
 
+impl StoredRecords {
+    /// No records yet beside the row: an export's read starts here and fills each list in as
+    /// it reads it, with what it could not read in `unreadable`.
+    pub fn of(row: Result<SessionRow, String>) -> StoredRecords {
+        StoredRecords {
+            row,
+            efforts: Vec::new(),
+            messages: Vec::new(),
+            metrics: Vec::new(),
+            attachments: Vec::new(),
+            unreadable: Vec::new(),
+        }
+    }
+}
+
 /// A stored session whose row (header) cannot be read: it is still listed, marked damaged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DamagedSession {
@@ -132,6 +147,10 @@ pub trait RecordStore {
     async fn delete(&self, id: &str) -> Result<(), StoreError>;
 }
 
+/// What a person can do with a session that cannot be opened whole, for the sentences that
+/// report one (the listing of every backend, the file store's refusal to open it).
+pub const DAMAGED_WAY_OUT: &str = ". Its records are kept as they are: an export takes out everything readable (its repairs list says what was lost), and importing that export stores it as a new, healthy session";
+
 /// The stored row of an existing session, or a precise error.
 pub fn existing_row(
     id: &str,
@@ -175,8 +194,9 @@ pub fn next_row(
         }
         WriteMode::Save { now_ms } => {
             let row = match stored {
-                // The session was deleted meanwhile (by another window or process).
-                None => return Err(StoreError::conflict(0, batch.base_revision)),
+                // The session was deleted meanwhile (by another window or process): a conflict,
+                // since this copy must not bring it back, that says what happened.
+                None => return Err(StoreError::deleted_meanwhile(id)),
                 Some(row) => existing_row(id, Some(row))?,
             };
             if row.header.revision != batch.base_revision {

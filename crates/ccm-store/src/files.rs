@@ -152,7 +152,11 @@ impl FileStore {
     /// [`StoreError::Storage`] when the directory cannot be created or read, or holds sessions
     /// of a newer layout; [`StoreError::Quota`] when the disk is full.
     pub fn open(dir: impl AsRef<Path>) -> Result<FileStore, StoreError> {
-        FileStore::with_fs(fs::NativeFs::new(dir.as_ref().to_path_buf()))
+        let fs = fs::NativeFs::new(dir.as_ref().to_path_buf());
+        // What killed processes left is cleared where a store is opened, as Node's
+        // FileSessionStore.open does, so that no temporary file outlives its process for long.
+        fs.clear_leftovers();
+        FileStore::with_fs(fs)
     }
 
     /// The directory the sessions are in.
