@@ -366,34 +366,25 @@ impl RecordStore for HostStore {
                 )
                 .await?;
             let Some(set) = set else { continue };
-            let mut unreadable = Vec::new();
-            let efforts = efforts_of(set.efforts, &mut unreadable);
-            let mut logs = BTreeMap::new();
+            let mut loaded = LoadedRecords {
+                header: Some(row.header.clone()),
+                ..LoadedRecords::default()
+            };
+            loaded.efforts = efforts_of(set.efforts, &mut loaded.unreadable);
             for (effort, texts) in set.effort_logs {
-                logs.insert(effort, messages_of(texts, &mut unreadable));
+                let messages = messages_of(texts, &mut loaded.unreadable);
+                loaded.effort_logs.insert(effort, messages);
             }
-            let ambient_tail = messages_of(set.ambient_tail, &mut unreadable);
-            let history_tail = metrics_of(set.history_tail, &mut unreadable);
-            let attachments = attachments_of(set.attachments, &mut unreadable);
-            let log_sizes = set
-                .log_sizes
-                .into_iter()
-                .map(|(key, count)| (log_of(&key), count))
-                .collect();
-            let header = Some(row.header.clone());
-            return Ok((
-                row,
-                LoadedRecords {
-                    header,
-                    efforts,
-                    effort_logs: logs,
-                    ambient_tail,
-                    history_tail,
-                    unreadable,
-                    attachments,
-                    log_sizes: Some(log_sizes),
-                },
-            ));
+            loaded.ambient_tail = messages_of(set.ambient_tail, &mut loaded.unreadable);
+            loaded.history_tail = metrics_of(set.history_tail, &mut loaded.unreadable);
+            loaded.attachments = attachments_of(set.attachments, &mut loaded.unreadable);
+            loaded.log_sizes = Some(
+                set.log_sizes
+                    .into_iter()
+                    .map(|(key, count)| (log_of(&key), count))
+                    .collect(),
+            );
+            return Ok((row, loaded));
         }
         Err(StoreError::storage(format!(
             "session '{id}' changed {LOAD_ATTEMPTS} times while it was being opened; try again"
@@ -443,20 +434,14 @@ impl RecordStore for HostStore {
         let Some(row) = all.row else {
             return Err(StoreError::not_found(id));
         };
-        let mut unreadable = Vec::new();
-        let efforts = efforts_of(all.efforts, &mut unreadable);
+        let mut read = StoredRecords::of(row_of(&row));
+        read.efforts = efforts_of(all.efforts, &mut read.unreadable);
         let (messages, mut problems) = stored_messages_of(all.messages);
-        unreadable.append(&mut problems);
-        let metrics = metrics_of(all.metrics, &mut unreadable);
-        let attachments = attachments_of(all.attachments, &mut unreadable);
-        Ok(StoredRecords {
-            row: row_of(&row),
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        read.messages = messages;
+        read.unreadable.append(&mut problems);
+        read.metrics = metrics_of(all.metrics, &mut read.unreadable);
+        read.attachments = attachments_of(all.attachments, &mut read.unreadable);
+        Ok(read)
     }
 
     async fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, StoreError> {
