@@ -284,6 +284,7 @@ impl RecordStore for HostStore {
 
     async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let stored = self.row_text(id).await?;
+        let saving = matches!(mode, WriteMode::Save { .. });
         let row = next_row(id, stored.as_deref().map(row_of), batch, mode)?;
         let records = RecordWrites {
             efforts: batch
@@ -331,6 +332,8 @@ impl RecordStore for HostStore {
             .and_then(|t| row_of(t).ok())
             .map_or(0, |r| r.header.revision);
         Err(match now {
+            // Deleted while this save ran: say so, as `next_row` does for a delete before it.
+            None if saving => StoreError::deleted_meanwhile(id),
             Some(_) if stored_revision == batch.base_revision => StoreError::conflict_text(
                 "the session was changed by another writer while this save ran (it was renamed); save again",
             ),
