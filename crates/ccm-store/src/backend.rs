@@ -72,6 +72,11 @@ pub struct DamagedSession {
 /// Messages read by sequence number, and the records among them that could not be read.
 pub type MessagesRead = (Vec<StoredMessage>, Vec<String>);
 
+/// One log's messages in sequence order, and the records among them that could not be read.
+/// Named, as [`MessagesRead`] is, so that `effort_log` fits its signature on one line in
+/// every backend, where the spelled-out type repeated the same five lines in each.
+pub type LogRead = (Vec<Message>, Vec<String>);
+
 /// What a [`RecordStore::write`] returns: the row as written, or why nothing was written. A name
 /// of its own keeps every backend's `write` on one line, where the spelled-out type made each
 /// implementation repeat the same six-line signature.
@@ -120,11 +125,7 @@ pub trait RecordStore {
     async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError>;
 
     /// The raw log of one effort, in sequence order, and its unreadable records.
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError>;
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead>;
 
     /// The stored messages with sequence numbers `from..to` (every log): a step of the recall
     /// index's rebuild.

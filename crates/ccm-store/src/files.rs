@@ -96,11 +96,10 @@ mod store;
 mod tests;
 
 use crate::backend::{
-    DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
+    DamagedSession, LogRead, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
-use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use fs::FileSystem;
@@ -188,11 +187,7 @@ impl<F: FileSystem> RecordStore for FileStore<F> {
         self.store.load(id)
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         self.store.effort_log(id, effort)
     }
 

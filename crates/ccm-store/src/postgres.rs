@@ -72,13 +72,12 @@
 //! prepared statements and timeouts for creating and waiting for connections.
 
 use crate::backend::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode,
-    WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, StoredRecords,
+    WriteMode, WriteResult,
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_core::compaction::SessionAttachment;
-use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, LogRef, StoredMessage, WriteBatch, RECORD_SCHEMA_VERSION};
 use ccm_core::telemetry::TurnTelemetry;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -1261,11 +1260,7 @@ impl RecordStore for PostgresStore {
         self.load_session(id).await
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let key = log_key(&LogRef::Effort(effort.to_string()));
         let (stored, unreadable) = self
             .stored_messages(

@@ -5,14 +5,13 @@
 #![cfg(feature = "conformance")]
 
 use ccm_core::compaction::SessionAttachment;
-use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::conformance::{self, Fault as ConformanceFault, Harness, Injected, Options};
 use ccm_store::records::{decode, decode_all, encode, log_key};
 use ccm_store::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
-    StoreResult, StoredRecords, WriteMode, WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, SessionRow,
+    StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -227,11 +226,7 @@ impl RecordStore for MemoryStore {
         Ok((row, loaded))
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let records = self.session(id)?;
         let key = log_key(&LogRef::Effort(effort.to_string()));
         let seqs: Vec<u64> = records

@@ -19,8 +19,8 @@ use ccm_core::store::{
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key};
 use ccm_store::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
-    StoreResult, StoredRecords, WriteMode, WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, SessionRow,
+    StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
 };
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use serde::de::DeserializeOwned;
@@ -394,11 +394,7 @@ impl RecordStore for HostStore {
         )))
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let key = log_key(&LogRef::Effort(effort.to_string()));
         let texts: Vec<(u64, String)> = self
             .call("log", &[JsValue::from_str(id), JsValue::from_str(&key)])

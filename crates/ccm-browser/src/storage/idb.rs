@@ -28,7 +28,9 @@ use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key, SessionRow};
-use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};
+use ccm_store::{
+    DamagedSession, LogRead, StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
+};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -711,11 +713,7 @@ impl IdbBackend {
 
     /// The stored raw log of one effort, in sequence order, and the records that could not be
     /// read.
-    pub(crate) async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    pub(crate) async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the effort's log could not be read", &e);
         let by_log = tx

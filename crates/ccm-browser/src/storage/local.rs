@@ -46,7 +46,9 @@ use ccm_core::model::Message;
 use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, log_key, SessionRow};
-use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};
+use ccm_store::{
+    DamagedSession, LogRead, StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
+};
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage as _};
 use js_sys::{Function, Promise, Reflect};
@@ -602,11 +604,7 @@ impl LocalBackend {
     }
 
     /// The stored raw log of one effort.
-    pub(crate) fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    pub(crate) fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let row = ccm_store::existing_row(id, self.row(id)?)?;
         let mut unreadable = Vec::new();
         let mut size = 0;

@@ -8,11 +8,11 @@ use super::format::{
 };
 use super::fs::{Access, FileHandle, FileSystem};
 use crate::backend::{
-    existing_row, next_row, DamagedSession, MessagesRead, StoredRecords, WriteMode, DAMAGED_WAY_OUT,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, StoredRecords, WriteMode,
+    DAMAGED_WAY_OUT,
 };
-use crate::error::StoreError;
+use crate::error::{StoreError, StoreResult};
 use crate::records::{decode_all, encode, SessionRow};
-use ccm_core::model::Message;
 use ccm_core::store::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use serde::de::DeserializeOwned;
@@ -702,11 +702,7 @@ impl<F: FileSystem> Store<F> {
     }
 
     /// The raw log of one effort.
-    pub(crate) fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    pub(crate) fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let Some((_lock, view)) = self.reader(id)? else {
             return Err(StoreError::not_found(id));
         };
