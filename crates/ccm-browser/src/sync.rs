@@ -15,8 +15,8 @@
 //! part of either.
 
 use crate::error::{js_message, BrowserError};
-use crate::store::{new_session_id, BrowserStore};
-use ccm_core::store::WriteBatch;
+use crate::session_store::{new_session_id, BrowserStore};
+use ccm_core::persistence::WriteBatch;
 use ccm_store::remote::{RemoteStore, Request, Response, Transport};
 use ccm_store::sync::{self as store_sync, SyncOutcome};
 use ccm_store::{RecordStore, SessionRow, StoreError, WriteMode};

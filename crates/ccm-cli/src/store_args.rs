@@ -91,7 +91,9 @@ impl From<CliError> for String {
 }
 
 /// The counter of a stored session: its own counting rule, exact where the CLI has the rule.
-fn counter_for(header: &ccm_core::store::SessionHeader) -> Result<Arc<dyn TokenCounter>, CliError> {
+fn counter_for(
+    header: &ccm_core::persistence::SessionHeader,
+) -> Result<Arc<dyn TokenCounter>, CliError> {
     match Encoding::from_name(&header.counted_with) {
         Ok(encoding) => Ok(default_counter(encoding)),
         Err(_) if header.counted_with == ApproximateCounter.name() => {

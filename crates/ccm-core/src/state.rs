@@ -2,7 +2,7 @@
 //! that decides the context except the bulk records (efforts with their logs, ambient messages,
 //! metrics, attachments), which each layout keeps in its own way.
 //!
-//! The document (`SessionDocument`, in `snapshot`) and the header (`SessionHeader`, in `store`)
+//! The document (`SessionDocument`, in `snapshot`) and the header (`SessionHeader`, in `persistence`)
 //! keep their field order, so their bytes stay what they were;
 //! both are assembled from and taken apart into one [`SessionState`], so the session reads and
 //! writes its state in one place ([`crate::Session::state`] and the restore it shares between

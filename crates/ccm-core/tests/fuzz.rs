@@ -8,7 +8,7 @@
 //! reports. Native only (proptest).
 #![cfg(not(target_arch = "wasm32"))]
 
-use ccm_core::store::LoadedRecords;
+use ccm_core::persistence::LoadedRecords;
 use ccm_core::tools::TOOL_NAMES;
 use ccm_core::{Message, Session};
 use ccm_test_support::memory_store::MemoryStore;

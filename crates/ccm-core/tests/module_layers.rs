@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 const ABOVE_THE_SESSION: [&str; 6] = [
     "session/",
     "snapshot.rs",
-    "store.rs",
+    "persistence.rs",
     "branch.rs",
     "tools/",
     "lib.rs",

@@ -2,7 +2,7 @@
 //! revision check that keeps two writers from losing each other's turns.
 
 use ccm_core::compaction::AttachmentKind;
-use ccm_core::store::WriteBatch;
+use ccm_core::persistence::WriteBatch;
 use ccm_core::{EventKind, LogState, Session, SnapshotError};
 use ccm_test_support::memory_store::MemoryStore;
 use ccm_test_support::portable_tests;
@@ -19,7 +19,7 @@ fn save(session: &mut Session, store: &mut MemoryStore) -> WriteBatch {
     batch
 }
 
-fn open(store: &MemoryStore) -> (Session, ccm_core::store::LoadReport) {
+fn open(store: &MemoryStore) -> (Session, ccm_core::persistence::LoadReport) {
     let counter = session().counter().clone();
     Session::from_store(store.load(), counter).expect("header readable")
 }

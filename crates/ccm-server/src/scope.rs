@@ -7,7 +7,7 @@
 //! account's session, whatever id it sends: the id is only ever the part after the prefix.
 
 use ccm_core::model::Message;
-use ccm_core::store::{LoadedRecords, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::postgres::PostgresStore;
 use ccm_store::{

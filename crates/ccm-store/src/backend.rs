@@ -6,7 +6,7 @@ use crate::records::SessionRow;
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{EffortRecord, LoadedRecords, StoredMessage, WriteBatch};
+use ccm_core::persistence::{EffortRecord, LoadedRecords, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 
 /// Whether a write creates a session or saves one that exists.
@@ -96,7 +96,7 @@ pub type WriteResult = StoreResult<SessionRow>;
 ///   stored revision readable.
 /// - **Incremental.** A write stores the batch's records and the row, nothing else, so its
 ///   cost does not grow with the conversation; [`load`](RecordStore::load) reads what the
-///   header's [`load_request`](ccm_core::store::SessionHeader::load_request) names.
+///   header's [`load_request`](ccm_core::persistence::SessionHeader::load_request) names.
 /// - **Damage held and reported.** A record that cannot be decoded is skipped with a sentence
 ///   in the result's `unreadable` list, never dropped from storage or fatal to its session
 ///   (except the row, without which a session cannot be opened but is still listed and

@@ -100,7 +100,7 @@ use crate::backend::{
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
-use ccm_core::store::{LoadedRecords, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use fs::FileSystem;
 #[cfg(not(target_arch = "wasm32"))]

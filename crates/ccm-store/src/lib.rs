@@ -1,6 +1,6 @@
 //! The storage contract of CCM sessions.
 //!
-//! The core (`ccm_core::store`) defines what a session is made of in storage: a header with a
+//! The core (`ccm_core::persistence`) defines what a session is made of in storage: a header with a
 //! revision, effort records, message records, metrics, telemetry and attachments; write
 //! batches of only what changed, building on a base revision; load requests that name only
 //! the working set; and the repair and report of damaged records on load. This crate turns

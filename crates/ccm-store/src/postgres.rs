@@ -78,7 +78,9 @@ use crate::backend::{
 use crate::error::{StoreError, StoreResult};
 use crate::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_core::compaction::SessionAttachment;
-use ccm_core::store::{LoadedRecords, LogRef, StoredMessage, WriteBatch, RECORD_SCHEMA_VERSION};
+use ccm_core::persistence::{
+    LoadedRecords, LogRef, StoredMessage, WriteBatch, RECORD_SCHEMA_VERSION,
+};
 use ccm_core::telemetry::TurnTelemetry;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use serde::de::DeserializeOwned;

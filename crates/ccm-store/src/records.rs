@@ -1,12 +1,12 @@
 //! The stored form of a session's records, shared by every backend.
 //!
 //! Every record is stored as JSON text of the core's record type ([`SessionHeader`],
-//! [`EffortRecord`](ccm_core::store::EffortRecord), [`StoredMessage`](ccm_core::store::StoredMessage),
+//! [`EffortRecord`](ccm_core::persistence::EffortRecord), [`StoredMessage`](ccm_core::persistence::StoredMessage),
 //! [`TurnMetrics`](ccm_core::metrics::TurnMetrics), …). JSON text rather than a backend's own
 //! structured form keeps the backends byte-identical, makes a damaged record detectable (it
 //! fails to decode instead of silently missing fields) and is what an export contains anyway.
 
-use ccm_core::store::{LogRef, SessionHeader};
+use ccm_core::persistence::{LogRef, SessionHeader};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

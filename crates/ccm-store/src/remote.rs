@@ -38,7 +38,7 @@ use crate::records::SessionRow;
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{
+use ccm_core::persistence::{
     EffortRecord, LoadedRecords, LogRef, SessionHeader, StoredMessage, WriteBatch,
 };
 use ccm_core::telemetry::TurnTelemetry;

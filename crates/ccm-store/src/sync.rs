@@ -37,7 +37,7 @@
 use crate::backend::{RecordStore, WriteMode};
 use crate::error::StoreError;
 use crate::records::SessionRow;
-use ccm_core::store::{SessionHeader, WriteBatch};
+use ccm_core::persistence::{SessionHeader, WriteBatch};
 
 /// What [`sync_session`] did.
 #[derive(Debug, Clone, PartialEq)]

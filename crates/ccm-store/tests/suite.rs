@@ -5,7 +5,7 @@
 #![cfg(feature = "conformance")]
 
 use ccm_core::compaction::SessionAttachment;
-use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::conformance::{self, Fault as ConformanceFault, Harness, Injected, Options};
 use ccm_store::records::{decode, decode_all, encode, log_key};

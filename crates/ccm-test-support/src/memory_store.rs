@@ -4,10 +4,10 @@
 
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::error::SnapshotError;
-use ccm_core::snapshot::SessionDocument;
-use ccm_core::store::{
+use ccm_core::persistence::{
     EffortRecord, LoadedRecords, LogRef, SessionHeader, StoredMessage, WriteBatch,
 };
+use ccm_core::snapshot::SessionDocument;
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_core::{Message, Session, TokenCounter, TurnMetrics};
 use std::collections::{BTreeMap, BTreeSet};

@@ -787,8 +787,9 @@ impl Device {
                 .map_err(|e| e.to_string())?
                 .header
                 .next_seq;
-            let key =
-                |m: &ccm_core::store::StoredMessage| (m.message.seq, m.message.content.clone());
+            let key = |m: &ccm_core::persistence::StoredMessage| {
+                (m.message.seq, m.message.content.clone())
+            };
             let mine: Vec<_> = mine.messages.iter().map(key).collect();
             let theirs: Vec<_> = theirs
                 .messages

@@ -51,7 +51,7 @@ fn corpora() -> Vec<(&'static str, String)> {
         include_str!("../../../ccm-core/src/session/turn.rs"),
         include_str!("../../../ccm-core/src/session/salience.rs"),
         include_str!("../../../ccm-core/src/session/efforts.rs"),
-        include_str!("../../../ccm-core/src/store.rs"),
+        include_str!("../../../ccm-core/src/persistence.rs"),
         include_str!("../../../ccm-cli/src/proof.rs"),
         include_str!("../../../ccm-core/src/session/compaction_hooks.rs"),
         include_str!("../../../ccm-import/src/lib.rs"),

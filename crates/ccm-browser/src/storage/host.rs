@@ -13,7 +13,7 @@ use crate::error::js_message;
 use ccm_core::compaction::SessionAttachment;
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::store::{
+use ccm_core::persistence::{
     EffortRecord, LoadRequest, LoadedRecords, LogRef, StoredMessage, WriteBatch,
 };
 use ccm_core::telemetry::TurnTelemetry;

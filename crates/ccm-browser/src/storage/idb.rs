@@ -25,7 +25,7 @@
 
 use crate::error::js_message;
 use ccm_core::model::Message;
-use ccm_core::store::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_store::{

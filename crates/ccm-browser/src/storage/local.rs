@@ -43,7 +43,7 @@
 
 use crate::error::js_message;
 use ccm_core::model::Message;
-use ccm_core::store::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, log_key, SessionRow};
 use ccm_store::{
@@ -712,7 +712,7 @@ impl LocalBackend {
     fn attachments(
         &self,
         id: &str,
-        header: &ccm_core::store::SessionHeader,
+        header: &ccm_core::persistence::SessionHeader,
         unreadable: &mut Vec<String>,
     ) -> Result<Vec<ccm_core::compaction::SessionAttachment>, StoreError> {
         let mut texts = Vec::new();

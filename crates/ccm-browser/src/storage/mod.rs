@@ -1,4 +1,4 @@
-//! Browser storage of sessions in the core's record layout (`ccm_core::store`).
+//! Browser storage of sessions in the core's record layout (`ccm_core::persistence`).
 //!
 //! Two backends keep the same records: [`idb`] (IndexedDB, the default) and [`local`]
 //! (localStorage, the fallback where IndexedDB is unavailable). Both implement
@@ -17,7 +17,7 @@ pub(crate) mod js_files;
 pub mod local;
 
 use crate::error::js_message;
-use ccm_core::store::{LoadedRecords, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::{
     DamagedSession, LogRead, MessagesRead, RecordStore, SessionRow, StoreError, StoreResult,

@@ -446,7 +446,7 @@ impl Session {
 
     /// What opening this session had to repair, one sentence each; empty for a session
     /// created in memory or opened from consistent records. A store's load also lists these
-    /// in its [`crate::store::LoadReport`].
+    /// in its [`crate::persistence::LoadReport`].
     pub fn repairs_on_open(&self) -> &[String] {
         &self.repairs_on_open
     }

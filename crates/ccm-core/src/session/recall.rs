@@ -11,8 +11,8 @@ use crate::components::recall::{
 use crate::config::ContextMode;
 use crate::error::EffortError;
 use crate::model::{EffortStatus, LogRef, Message, Role};
+use crate::persistence::StoredMessage;
 use crate::recall::{analyzer, evidence, NewDoc, Query, Scored, Source};
-use crate::store::StoredMessage;
 use crate::tools::Needs;
 use serde::Serialize;
 use std::collections::BTreeSet;

@@ -2,7 +2,7 @@
 //! commit and the intent. Every fixed-width number is little-endian.
 
 use crate::records::{decode, log_key, SessionRow};
-use ccm_core::store::LogRef;
+use ccm_core::persistence::LogRef;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 

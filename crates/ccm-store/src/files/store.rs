@@ -13,7 +13,7 @@ use crate::backend::{
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::{decode_all, encode, SessionRow};
-use ccm_core::store::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;

@@ -4,8 +4,8 @@ use crate::counter::{check_counter, counter_for, counter_named};
 use crate::error::BrowserError;
 use crate::session::{BrowserSession, SessionCell, StoreLink};
 use crate::storage::{idb, local, Backend};
+use ccm_core::persistence::WriteBatch;
 use ccm_core::snapshot::SessionDocument;
-use ccm_core::store::WriteBatch;
 use ccm_core::tokens::TokenCounter;
 use ccm_core::{Config, Session as CoreSession};
 use ccm_import::CcmFiles;
@@ -123,6 +123,21 @@ pub fn document_config(json: &str) -> Config {
         .ok()
         .and_then(|v| serde_json::from_value(v.get("config")?.clone()).ok())
         .unwrap_or_default()
+}
+
+/// A session read from a document to import: the document passes the library's checks
+/// (`crate::document`, so the store refuses what `Session.fromJSON` refuses, with the same
+/// words), and every token is counted with `counter` or the document's own encoding.
+fn session_of_document(
+    json: &str,
+    counter: Option<Arc<dyn TokenCounter>>,
+) -> Result<CoreSession, BrowserError> {
+    crate::document::check_document_text(json)
+        .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
+    let counter = counter_for(&document_config(json), counter)?;
+    let core = CoreSession::from_json_with_counter(json, counter)?;
+    check_counter()?;
+    Ok(core)
 }
 
 impl BrowserStore {
@@ -297,9 +312,7 @@ impl BrowserStore {
         let cell = session.cell().clone();
         let mut state = session.borrow_cell()?;
         if let Some(busy) = state.busy {
-            return Err(BrowserError::busy(format!(
-                "{busy} of this session is in progress; await it first"
-            )));
+            return Err(BrowserError::in_progress(busy));
         }
         let (batch, target) = match &state.link {
             Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => (
@@ -349,11 +362,7 @@ impl BrowserStore {
         name: &str,
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<SessionInfo, BrowserError> {
-        crate::document::check_document_text(json)
-            .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
-        let counter = counter_for(&document_config(json), counter)?;
-        let core = CoreSession::from_json_with_counter(json, counter)?;
-        check_counter()?;
+        let core = session_of_document(json, counter)?;
         self.import_core(&core, name).await
     }
 
@@ -371,11 +380,7 @@ impl BrowserStore {
         (created_ms, updated_ms): (f64, f64),
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<SessionInfo, BrowserError> {
-        crate::document::check_document_text(json)
-            .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
-        let counter = counter_for(&document_config(json), counter)?;
-        let core = CoreSession::from_json_with_counter(json, counter)?;
-        check_counter()?;
+        let core = session_of_document(json, counter)?;
         let batch = core.full_write_batch()?;
         let mode = WriteMode::Create {
             now_ms: created_ms,
@@ -470,7 +475,7 @@ impl RecordStore for BrowserStore {
     async fn load(
         &self,
         id: &str,
-    ) -> Result<(SessionRow, ccm_core::store::LoadedRecords), StoreError> {
+    ) -> Result<(SessionRow, ccm_core::persistence::LoadedRecords), StoreError> {
         self.backend.load(id).await
     }
 
