@@ -53,11 +53,12 @@
 // the process, and is judged on this host), those older than 10 minutes in any case, and the
 // owner files of processes that are gone.
 //
-// Damage. `list()` reads, besides each session's commit (which the Rust store reads), a bounded
-// part of its other files: their sizes against the lengths the commit records, the byte where
-// the committed records end, and the first bytes of each log. A session whose files do not
-// match is listed with `damaged` set to what is wrong and the way out (export it, import the
-// export as a new session). Damage inside records that the commit's lengths cannot show (a
+// Damage. `list()` reads, besides each session's commit, a bounded part of its other files:
+// their sizes against the lengths the commit records, the byte where the committed records
+// end, and the first bytes of each committed log (the Rust store's `files_problem`). A session
+// whose files do not match is listed with `damaged` set to what is wrong and the way out
+// (export it, import the export as a new session); so is a session folder whose commit was
+// lost, which only this file can see (`ccmSessionProblem`). Damage inside records that the commit's lengths cannot show (a
 // garbled byte in the middle of records.dat) is found by `load` (`loadProblems`) and
 // `exportSession` (`repairs`), which read the records themselves.
 //
@@ -745,8 +746,8 @@ function ccmSessionProblem(directory, name) {
 }
 
 /**
- * `list` of the Rust store, with the damage its files show (see the comment at the top), and
- * the sessions whose commit is missing.
+ * `list` of the Rust store (which reports the damage a session's files show against its
+ * commit), with the sessions whose commit is missing, which the Rust store cannot list.
  */
 async function ccmListWithDamage(listed, directory) {
   const sessions = await listed;
@@ -754,16 +755,11 @@ async function ccmListWithDamage(listed, directory) {
   const damaged = [];
   const names = new Set();
   for (const info of sessions) {
-    const name = ccmSessionFolderName(info.id);
-    names.add(name);
-    if (info.damaged) {
-      damaged.push({ ...info, damaged: info.damaged + ccmWayOut(info.id) });
-      continue;
-    }
-    const problem = ccmSessionProblem(directory, name);
-    if (problem === CCM_GONE) continue;
-    if (problem === null) healthy.push(info);
-    else damaged.push({ ...info, damaged: `session "${info.id}" is damaged: ${problem}${ccmWayOut(info.id)}` });
+    names.add(ccmSessionFolderName(info.id));
+    // The Rust store checks each listed session's files against its commit itself and words
+    // the damage with its way out; checking them again here would name the way out twice.
+    if (info.damaged) damaged.push(info);
+    else healthy.push(info);
   }
   let folders = [];
   try {
