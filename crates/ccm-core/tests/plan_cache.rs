@@ -325,7 +325,8 @@ fn every_public_mutation_is_driven_by_a_test_here() {
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();
-    files.extend(["persistence.rs", "tools/mod.rs", "snapshot.rs", "state.rs"].map(|f| src.join(f)));
+    files
+        .extend(["persistence.rs", "tools/mod.rs", "snapshot.rs", "state.rs"].map(|f| src.join(f)));
     let mut missing = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();

@@ -118,7 +118,7 @@ impl Session {
             .map_or(0, |(text, _)| message_text_chars(text));
         let efforts: u64 = self
             .efforts
-            .list
+            .all()
             .iter()
             .map(|effort| serialized_chars(&effort.clone_without_messages()) + 1)
             .sum();
@@ -191,7 +191,7 @@ impl Session {
     pub(crate) fn count_loaded_records(&self) -> u64 {
         let messages: u64 = self
             .efforts
-            .list
+            .all()
             .iter()
             .flat_map(|effort| &effort.messages)
             .chain(&self.ambient.messages)
