@@ -133,7 +133,8 @@ pub enum TurnError {
     #[error("no turn is in progress; call begin_turn first")]
     NotInTurn,
     /// The turn's text would take the session past the most it may store; the turn did not
-    /// begin (or, for an answer checked with `Session::room_for_answer`, is still open).
+    /// begin (or, for an answer refused by `end_turn` or `Session::room_for_answer`, is still
+    /// open).
     #[error(transparent)]
     SessionFull(#[from] crate::compaction::SessionFull),
 }

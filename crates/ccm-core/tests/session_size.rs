@@ -178,6 +178,20 @@ fn an_answer_a_host_ends_a_turn_with_is_checked_and_an_attachment_counts_against
         "{refused}"
     );
     session.room_for_answer(&"a".repeat(1_000_000)).unwrap();
+    // A host that ends the turn with the answer anyway is refused the same way, and the turn
+    // stays open with nothing changed.
+    let stored_before = session.stored_chars();
+    let refused = session.end_turn(&answer, 4).unwrap_err();
+    assert!(
+        matches!(&refused, TurnError::SessionFull(full) if !full.room_for_answer),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("Start a new session to go on"),
+        "{refused}"
+    );
+    assert!(session.in_turn(), "the turn stays open");
+    assert_eq!(session.stored_chars(), stored_before);
     // An attachment under the attachments' own limit still counts against the session.
     let refused = session
         .attach(

@@ -2,6 +2,7 @@
 //! says what would be accepted, so the person configuring CCM (or the host integrating it) can
 //! act on it without reading the source.
 
+use super::numbers::thousands;
 use thiserror::Error;
 
 /// A compaction setting outside its valid range, or settings that contradict each other.
@@ -102,9 +103,9 @@ pub enum AttachmentError {
     /// could then be longer than an import accepts.
     #[error(
         "attachment '{name}' would bring this session's attachments to {} characters, more than the {} one session may hold (so that its export stays within the {} characters an import accepts); nothing was attached. Start a new session for more documents, or attach a shorter excerpt",
-        super::report::thousands(*.total as u64),
-        super::report::thousands(MAX_SESSION_ATTACHMENT_CHARS as u64),
-        super::report::thousands(MAX_IMPORT_DOCUMENT_CHARS as u64)
+        thousands(*.total as u64),
+        thousands(MAX_SESSION_ATTACHMENT_CHARS as u64),
+        thousands(MAX_IMPORT_DOCUMENT_CHARS as u64)
     )]
     SessionFull {
         /// The attachment's name.
@@ -155,10 +156,10 @@ pub const ROOM_FOR_ANSWER_CHARS: u64 = 2_000_000;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error(
     "{what} would bring this session to {} characters stored{}, more than the {} one session may hold (so that its export stays within the {} characters an import accepts); nothing was changed. Start a new session to go on; this one can still be read, exported and searched",
-    super::report::thousands(*.total),
+    thousands(*.total),
     if *.room_for_answer { " with room kept for the model's answer" } else { "" },
-    super::report::thousands(MAX_SESSION_STORED_CHARS),
-    super::report::thousands(MAX_IMPORT_DOCUMENT_CHARS as u64)
+    thousands(MAX_SESSION_STORED_CHARS),
+    thousands(MAX_IMPORT_DOCUMENT_CHARS as u64)
 )]
 pub struct SessionFull {
     /// What was refused, in words: "this message of 2,000 characters", "attachment 'a.txt'".

@@ -22,7 +22,8 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`policy`] | [`CompactionConfig`], [`Level`], [`Usage`], and [`CompactionPolicy`]: when to compact (thresholds, cooldown, hysteresis) |
+//! | [`level`] | [`Level`] and [`Usage`]: the scale the other modules speak of |
+//! | [`policy`] | [`CompactionConfig`] and [`CompactionPolicy`]: when to compact (thresholds, cooldown, hysteresis) |
 //! | [`attachments`] | [`Attachment`]: full text, summary, both token counts, mode, reference history |
 //! | [`relevance`] | [`bm25_scores`], [`EmbeddingCache`] (the endpoint's JSON is `ccm-provider`'s), [`select_keep`] |
 //! | [`rolling`] | [`RollingSummary`], the extractive fallback |
@@ -100,6 +101,8 @@
 
 pub mod attachments;
 pub mod error;
+pub mod level;
+mod numbers;
 pub mod planner;
 pub mod policy;
 pub mod relevance;
@@ -116,13 +119,14 @@ pub use error::{
     MAX_SESSION_ATTACHMENT_CHARS, MAX_SESSION_STORED_CHARS, RECORDED_FROM_CHARS,
     ROOM_FOR_ANSWER_CHARS,
 };
+pub use level::{Level, Usage};
 pub use planner::{
     plan_compaction, CompactionInput, CompactionOutcome, CompactionPlan, ItemKind, Relevance,
     RollingPlan, WorkingItem,
 };
 pub use policy::{
     threshold_tokens, CompactionConfig, CompactionConfigInput, CompactionDecision, CompactionMark,
-    CompactionPolicy, DecisionReason, HysteresisMark, Level, PolicyState, ThresholdPreset, Usage,
+    CompactionPolicy, DecisionReason, HysteresisMark, PolicyState, ThresholdPreset,
 };
 pub use relevance::{
     bm25_scores, cosine_similarity, lexical_terms, select_keep, EmbeddingBatch, EmbeddingCache,

@@ -23,15 +23,14 @@
 
 use super::attachments::{Attachment, AttachmentMode};
 use super::error::CompactionError;
-use super::policy::{threshold_tokens, CompactionConfig, CompactionDecision, Level};
+use super::level::Level;
+use super::policy::{threshold_tokens, CompactionConfig, CompactionDecision};
 use super::relevance::{bm25_scores, select_keep};
 use super::report::{
     check_applicable, CompactionEvent, MoveReason, MovedItem, MovedKind, NotApplied,
     RollingSummaryInfo,
 };
-use super::rolling::{
-    merge_ranges, rolling_budget_tokens, HistoryText, RollingInput, RollingSummary, SeqRange,
-};
+use super::rolling::{merge_ranges, rolling_budget_tokens, RollingInput, RollingSummary, SeqRange};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -101,14 +100,19 @@ pub struct WorkingItem<'a> {
 }
 
 impl<'a> WorkingItem<'a> {
-    /// An item compaction never moves.
-    pub fn fixed(id: &'a str, tokens: u64) -> WorkingItem<'a> {
+    /// Every constructor's item: not pinned until [`pinned`](Self::pinned) says so.
+    fn unpinned(id: &'a str, tokens: u64, kind: ItemKind<'a>) -> WorkingItem<'a> {
         WorkingItem {
             id,
             tokens,
             pinned: false,
-            kind: ItemKind::Fixed,
+            kind,
         }
+    }
+
+    /// An item compaction never moves.
+    pub fn fixed(id: &'a str, tokens: u64) -> WorkingItem<'a> {
+        WorkingItem::unpinned(id, tokens, ItemKind::Fixed)
     }
 
     /// An ambient exchange or message.
@@ -119,16 +123,7 @@ impl<'a> WorkingItem<'a> {
         messages: u32,
         text: &'a str,
     ) -> WorkingItem<'a> {
-        WorkingItem {
-            id,
-            tokens,
-            pinned: false,
-            kind: ItemKind::Ambient {
-                seqs,
-                messages,
-                text,
-            },
-        }
+        WorkingItem::history(id, tokens, None, seqs, messages, text)
     }
 
     /// A turn of the open effort `effort`.
@@ -140,17 +135,33 @@ impl<'a> WorkingItem<'a> {
         messages: u32,
         text: &'a str,
     ) -> WorkingItem<'a> {
-        WorkingItem {
-            id,
-            tokens,
-            pinned: false,
-            kind: ItemKind::EffortTurn {
+        WorkingItem::history(id, tokens, Some(effort), seqs, messages, text)
+    }
+
+    /// Ambient chat and an open effort's turn are one thing to compaction, a piece of history
+    /// with its stored messages and text; only the effort it belongs to tells them apart.
+    fn history(
+        id: &'a str,
+        tokens: u64,
+        effort: Option<&'a str>,
+        seqs: SeqRange,
+        messages: u32,
+        text: &'a str,
+    ) -> WorkingItem<'a> {
+        let kind = match effort {
+            None => ItemKind::Ambient {
+                seqs,
+                messages,
+                text,
+            },
+            Some(effort) => ItemKind::EffortTurn {
                 effort,
                 seqs,
                 messages,
                 text,
             },
-        }
+        };
+        WorkingItem::unpinned(id, tokens, kind)
     }
 
     /// An expanded effort's raw log.
@@ -160,42 +171,39 @@ impl<'a> WorkingItem<'a> {
         summary_tokens: u64,
         turns_since_reference: u64,
     ) -> WorkingItem<'a> {
-        WorkingItem {
+        WorkingItem::unpinned(
             id,
             tokens,
-            pinned: false,
-            kind: ItemKind::Expanded {
+            ItemKind::Expanded {
                 summary_tokens,
                 turns_since_reference,
             },
-        }
+        )
     }
 
     /// An attachment seen from message `current` (the caller's message counter).
     pub fn attachment(attachment: &'a Attachment, current: u64) -> WorkingItem<'a> {
-        WorkingItem {
-            id: &attachment.id,
-            tokens: u64::from(attachment.tokens()),
-            pinned: false,
-            kind: ItemKind::Attachment {
+        WorkingItem::unpinned(
+            &attachment.id,
+            u64::from(attachment.tokens()),
+            ItemKind::Attachment {
                 mode: attachment.mode,
                 compressed_tokens: u64::from(attachment.compressed_tokens),
                 messages_since_reference: attachment.messages_since_reference(current),
             },
-        }
+        )
     }
 
     /// The previous rolling summary.
     pub fn rolling_summary(id: &'a str, summary: &'a RollingSummary) -> WorkingItem<'a> {
-        WorkingItem {
+        WorkingItem::unpinned(
             id,
-            tokens: u64::from(summary.tokens),
-            pinned: false,
-            kind: ItemKind::RollingSummary {
+            u64::from(summary.tokens),
+            ItemKind::RollingSummary {
                 covers: &summary.covers,
                 text: &summary.text,
             },
-        }
+        )
     }
 
     /// The same item, kept by a pin.
@@ -258,15 +266,11 @@ impl RollingPlan {
     /// The material for the engine's rolling summary request and
     /// [`RollingSummary::extractive`]: the previous summary and the history, oldest first.
     pub fn input(&self) -> RollingInput<'_> {
-        RollingInput {
-            previous_text: self.previous_text.as_deref(),
-            previous_covers: &self.previous_covers,
-            history: self
-                .history
-                .iter()
-                .map(|(seqs, text)| HistoryText { seqs: *seqs, text })
-                .collect(),
-        }
+        RollingInput::borrowing(
+            self.previous_text.as_deref(),
+            &self.previous_covers,
+            &self.history,
+        )
     }
 }
 

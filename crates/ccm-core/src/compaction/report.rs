@@ -2,8 +2,11 @@
 //! the banner shown to the person, and the rule that a compaction which frees nothing is not
 //! applied.
 
-use super::policy::{Level, Usage};
+use super::level::{Level, Usage};
 use super::rolling::{RollingSource, SeqRange};
+// Other crates name it by this path (`compaction::report::thousands`). It lives in a leaf
+// module so that the errors, which print counts too, need not import the report.
+pub use super::numbers::thousands;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -254,19 +257,6 @@ pub fn check_applicable(
     } else {
         Ok(())
     }
-}
-
-/// `n` with a comma every three digits (`3,120`), as banners print token counts.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {

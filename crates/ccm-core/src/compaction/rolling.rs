@@ -129,7 +129,25 @@ pub struct RollingInput<'a> {
     pub history: Vec<HistoryText<'a>>,
 }
 
-impl RollingInput<'_> {
+impl<'a> RollingInput<'a> {
+    /// The input read from an owned copy of the material (the previous summary's text and
+    /// coverage, and the history as `(messages, text)` pairs): the planned compaction and the
+    /// upgrade of an extractive summary both keep it that way, and both hand it out as this.
+    pub(crate) fn borrowing(
+        previous_text: Option<&'a str>,
+        previous_covers: &'a [SeqRange],
+        history: &'a [(SeqRange, String)],
+    ) -> RollingInput<'a> {
+        RollingInput {
+            previous_text,
+            previous_covers,
+            history: history
+                .iter()
+                .map(|(seqs, text)| HistoryText { seqs: *seqs, text })
+                .collect(),
+        }
+    }
+
     /// The stored messages the new summary stands for: the previous coverage plus the history.
     pub fn covers(&self) -> Vec<SeqRange> {
         merge_ranges(

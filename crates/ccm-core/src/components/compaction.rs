@@ -3,8 +3,7 @@
 
 use super::versioned::Versioned;
 use crate::compaction::{
-    CompactionPolicy, EmbeddingCache, HistoryText, MoveReason, RollingInput, RollingSummary,
-    SeqRange,
+    CompactionPolicy, EmbeddingCache, MoveReason, RollingInput, RollingSummary, SeqRange,
 };
 use std::collections::BTreeMap;
 
@@ -139,14 +138,10 @@ pub(crate) struct RollingUpgrade {
 
 impl RollingUpgrade {
     pub(crate) fn input(&self) -> RollingInput<'_> {
-        RollingInput {
-            previous_text: self.previous_text.as_deref(),
-            previous_covers: &self.previous_covers,
-            history: self
-                .history
-                .iter()
-                .map(|(seqs, text)| HistoryText { seqs: *seqs, text })
-                .collect(),
-        }
+        RollingInput::borrowing(
+            self.previous_text.as_deref(),
+            &self.previous_covers,
+            &self.history,
+        )
     }
 }

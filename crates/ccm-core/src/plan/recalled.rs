@@ -14,6 +14,39 @@ fn render_key(excerpt: &ShownExcerpt) -> (u8, u64, u64) {
     (1, u64::MAX - 1, excerpt.keys[0].0)
 }
 
+/// How a recalled excerpt competes for room: the part of its candidate that differs between
+/// the excerpts the model recalled and those the automatic recall found.
+struct Standing {
+    tier: u8,
+    rank: (u32, u64),
+    reason: InclusionReason,
+    ttl: TtlState,
+    activation: u32,
+}
+
+/// An excerpt's candidate: what it is and where it is rendered (the same for both kinds of
+/// recall), with its `standing`. An excerpt the automatic recall found is marked automatic,
+/// like everything automatic retrieval pulls in.
+fn excerpt_candidate(excerpt: &ShownExcerpt, part: Part, standing: Standing) -> Candidate {
+    let auto = matches!(part, Part::Excerpt { auto: true, .. });
+    Candidate {
+        id: excerpt.id.clone(),
+        section: Section::Recalled,
+        part,
+        tokens: excerpt.tokens,
+        tier: standing.tier,
+        rank: standing.rank,
+        render: render_key(excerpt),
+        reason: standing.reason,
+        ttl: standing.ttl,
+        activation: standing.activation,
+        ties: Ties {
+            auto,
+            ..Ties::default()
+        },
+    }
+}
+
 /// Whether every text of an excerpt is in memory (a session opened from a store reads the
 /// messages of concluded logs back first; see `Session::messages_needed_for_plan`).
 fn is_loaded(input: &PlanInput<'_>, excerpt: &ShownExcerpt) -> bool {
@@ -63,14 +96,9 @@ pub(super) fn focused(input: &PlanInput<'_>, gathered: &mut Gathered) {
         }
         let idle = input.turn.saturating_sub(focused.last_referenced_turn);
         let activation = input.pins.activation_of(&excerpt.id);
-        gathered.candidates.push(Candidate {
-            id: excerpt.id.clone(),
-            section: Section::Recalled,
-            part: Part::Excerpt { auto: false, index },
-            tokens: excerpt.tokens,
+        let standing = Standing {
             tier: TIER_EXPANDED,
             rank: (activation, focused.last_referenced_turn),
-            render: render_key(excerpt),
             reason: InclusionReason::Recalled {
                 query: focused.query.clone(),
                 turns_since_reference: idle,
@@ -80,8 +108,11 @@ pub(super) fn focused(input: &PlanInput<'_>, gathered: &mut Gathered) {
                 turns: decay.saturating_sub(idle),
             },
             activation,
-            ties: Ties::default(),
-        });
+        };
+        let part = Part::Excerpt { auto: false, index };
+        gathered
+            .candidates
+            .push(excerpt_candidate(excerpt, part, standing));
     }
 }
 
@@ -98,26 +129,22 @@ pub(super) fn automatic(input: &PlanInput<'_>, gathered: &mut Gathered) {
         if !loaded_or_excluded(input, excerpt, gathered) {
             continue;
         }
-        gathered.candidates.push(Candidate {
-            id: excerpt.id.clone(),
-            section: Section::Recalled,
-            part: Part::Excerpt { auto: true, index },
-            tokens: excerpt.tokens,
-            tier: TIER_AUTO_RECALL,
-            // Within the tier, the best excerpt is placed first.
-            rank: ((count - index) as u32, 0),
-            render: render_key(excerpt),
-            reason: InclusionReason::AutoRecalled {
-                score: excerpt.score,
-                matched: excerpt.matched.clone(),
+        let part = Part::Excerpt { auto: true, index };
+        gathered.candidates.push(excerpt_candidate(
+            excerpt,
+            part,
+            Standing {
+                tier: TIER_AUTO_RECALL,
+                // Within the tier, the best excerpt is placed first.
+                rank: ((count - index) as u32, 0),
+                reason: InclusionReason::AutoRecalled {
+                    score: excerpt.score,
+                    matched: excerpt.matched.clone(),
+                },
+                ttl: TtlState::Ephemeral,
+                activation: input.pins.activation_of(&excerpt.id),
             },
-            ttl: TtlState::Ephemeral,
-            activation: input.pins.activation_of(&excerpt.id),
-            ties: Ties {
-                auto: true,
-                ..Ties::default()
-            },
-        });
+        ));
     }
     for left in &auto.left_out {
         gathered.exclude(

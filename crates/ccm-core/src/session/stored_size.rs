@@ -22,8 +22,9 @@ use crate::compaction::{
     ROOM_FOR_ANSWER_CHARS,
 };
 use crate::metrics::TurnMetrics;
-use crate::model::Message;
+use crate::model::{Effort, EffortStatus, LogState, Message, Summary, SummarySource};
 use serde::Serialize;
+use std::sync::{Arc, OnceLock};
 
 /// The most a message record takes in an export besides its text: its sequence number, turn,
 /// role, token count and time, with their keys and punctuation (at most about 130 characters
@@ -73,6 +74,115 @@ fn serialized_chars<T: Serialize>(value: &T) -> u64 {
     }
 }
 
+/// At most what `text` takes as a JSON string, without its quotes: a character takes at most six
+/// characters when escaped (`\u0001`) and at most one per UTF-8 byte otherwise (a UTF-16 unit
+/// needs at least one byte), so six per byte bounds it without reading the text.
+fn text_chars_at_most(text: &str) -> u64 {
+    6 * text.len() as u64
+}
+
+/// At most what a list of texts adds to a record beyond its brackets: each text with its quotes
+/// and a comma.
+fn texts_chars_at_most(texts: &[String]) -> u64 {
+    texts.iter().map(|text| text_chars_at_most(text) + 3).sum()
+}
+
+/// At most what an effort record takes in the export besides its texts: its keys, numbers,
+/// punctuation and the quotes of its texts. Measured once by writing the longest such record:
+/// every number at its largest, every optional part present (a missing description, written
+/// `null`, is longer than an empty one), and each status and summary source tried.
+fn effort_frame_chars() -> u64 {
+    static FRAME: OnceLock<u64> = OnceLock::new();
+    *FRAME.get_or_init(|| {
+        // Matches keep these lists complete: a new status or source fails to compile here.
+        let statuses = [EffortStatus::Open, EffortStatus::Concluded].map(|status| match status {
+            EffortStatus::Open | EffortStatus::Concluded => status,
+        });
+        let sources =
+            [SummarySource::Provided, SummarySource::Extractive].map(|source| match source {
+                SummarySource::Provided | SummarySource::Extractive => source,
+            });
+        let mut longest = 0;
+        for status in statuses {
+            for source in sources {
+                let record = Effort {
+                    id: String::new(),
+                    name: String::new(),
+                    description: None,
+                    status,
+                    opened_turn: u64::MAX,
+                    concluded_turn: Some(u64::MAX),
+                    concluded_seq: Some(u64::MAX),
+                    summary: Some(Arc::new(Summary {
+                        text: String::new(),
+                        source,
+                        rendered: String::new(),
+                        tokens: u32::MAX,
+                        keywords: vec![String::new()],
+                        terms: vec![String::new()],
+                    })),
+                    messages: Vec::new(),
+                    header: String::new(),
+                    header_tokens: u32::MAX,
+                    raw_tokens: u64::MAX,
+                    last_referenced_turn: u64::MAX,
+                    evicted: false,
+                    evicted_over_budget: true,
+                    log: LogState::Loaded,
+                };
+                longest = longest.max(serialized_chars(&record));
+            }
+        }
+        longest
+    })
+}
+
+/// At most what an effort's record (without its log) takes in the export, from the lengths of
+/// its texts alone: far cheaper than writing it, which [`Session::stored_chars`] does only when
+/// this bound comes near the limit. The record is taken apart field by field, so a new field
+/// fails to compile here until it is counted.
+pub(crate) fn effort_record_chars_at_most(effort: &Effort) -> u64 {
+    let Effort {
+        id,
+        name,
+        description,
+        status: _,
+        opened_turn: _,
+        concluded_turn: _,
+        concluded_seq: _,
+        summary,
+        messages: _,
+        header,
+        header_tokens: _,
+        raw_tokens: _,
+        last_referenced_turn: _,
+        evicted: _,
+        evicted_over_budget: _,
+        log: _,
+    } = effort;
+    let summary_chars = summary.as_deref().map_or(0, |summary| {
+        let Summary {
+            text,
+            source: _,
+            rendered,
+            tokens: _,
+            keywords,
+            terms,
+        } = summary;
+        text_chars_at_most(text)
+            + text_chars_at_most(rendered)
+            + texts_chars_at_most(keywords)
+            + texts_chars_at_most(terms)
+    });
+    effort_frame_chars()
+        + text_chars_at_most(id)
+        + text_chars_at_most(name)
+        + description.as_deref().map_or(0, text_chars_at_most)
+        + text_chars_at_most(header)
+        + summary_chars
+        + 1
+}
+
 /// What a stored message takes in the export.
 pub(crate) fn message_chars(message: &Message) -> u64 {
     message_text_chars(&message.content)
@@ -113,15 +223,35 @@ impl Session {
     /// opened from a store counts the history it has not read from the count in its header,
     /// without reading it.
     pub fn stored_chars(&self) -> u64 {
-        let pending = self
-            .pending_user_message()
-            .map_or(0, |(text, _)| message_text_chars(text));
         let efforts: u64 = self
             .efforts
             .all()
             .iter()
             .map(|effort| serialized_chars(&effort.clone_without_messages()) + 1)
             .sum();
+        self.stored_chars_besides_efforts() + efforts
+    }
+
+    /// An upper bound of [`Session::stored_chars`] that does not write the effort records, only
+    /// measures their texts ([`effort_record_chars_at_most`]). Writing every record on every
+    /// check made `begin_turn` cost in proportion to the session's whole history (4.4 G of the
+    /// 52 G instructions of the ShareGPT replay); with this bound the records are written only
+    /// when a check comes near the limit.
+    fn stored_chars_at_most(&self) -> u64 {
+        let efforts: u64 = self
+            .efforts
+            .list
+            .iter()
+            .map(effort_record_chars_at_most)
+            .sum();
+        self.stored_chars_besides_efforts() + efforts
+    }
+
+    /// What [`Session::stored_chars`] counts besides the effort records.
+    fn stored_chars_besides_efforts(&self) -> u64 {
+        let pending = self
+            .pending_user_message()
+            .map_or(0, |(text, _)| message_text_chars(text));
         let references: u64 = self
             .attachments
             .by_id
@@ -130,7 +260,6 @@ impl Session {
             .sum();
         self.stored.chars
             + pending
-            + efforts
             + references
             + serialized_chars(&self.state())
             + DOCUMENT_FRAME_CHARS
@@ -150,10 +279,19 @@ impl Session {
         } else {
             0
         };
-        let total = self
-            .stored_chars()
-            .saturating_add(adding)
-            .saturating_add(room);
+        let with_addition = |stored: u64| stored.saturating_add(adding).saturating_add(room);
+        // The cheap bound decides whenever it fits, which is every check far from the limit;
+        // the exact count decides the rest, so the outcome is the exact count's either way.
+        let bound = self.stored_chars_at_most();
+        debug_assert!(
+            bound >= self.stored_chars(),
+            "the bound {bound} is below the count {}",
+            self.stored_chars()
+        );
+        if with_addition(bound) <= MAX_SESSION_STORED_CHARS {
+            return Ok(());
+        }
+        let total = with_addition(self.stored_chars());
         if total > MAX_SESSION_STORED_CHARS {
             return Err(SessionFull {
                 what: what(),
@@ -167,8 +305,9 @@ impl Session {
     /// Checks that the turn in progress can end with `answer` without taking the session past
     /// [`MAX_SESSION_STORED_CHARS`]. `begin_turn` keeps room for an answer of the model's
     /// largest ([`ROOM_FOR_ANSWER_CHARS`]), so an answer from the turn engine always fits; a
-    /// host that ends turns with text of its own (up to 16,000,000 characters) checks it here
-    /// before [`Session::end_turn`], which does not refuse.
+    /// host that ends turns with text of its own (up to 16,000,000 characters) can check it
+    /// here before [`Session::end_turn`], which makes the same check and refuses such an answer
+    /// with the turn left open.
     ///
     /// # Errors
     /// [`SessionFull`] when it would not fit; the turn stays open (end it with a shorter
@@ -252,5 +391,76 @@ mod tests {
             let js: u64 = json.chars().map(char::len_utf16).sum::<usize>() as u64;
             assert_eq!(json_text_chars(text), js, "{text:?}");
         }
+    }
+
+    /// Texts whose escapes take the most room for their bytes (control characters), the least
+    /// (non-Latin letters), and everything between.
+    const TEXTS: [&str; 7] = [
+        "",
+        "plain words",
+        "\u{1}\u{2}\u{1f}",
+        "quote \" backslash \\ line\n",
+        "ünïcödé 🦀 crab",
+        "日本語のテキスト",
+        "\u{7f}\u{2028} edge",
+    ];
+
+    fn effort(seed: usize) -> Effort {
+        let text = |k: usize| TEXTS[(seed + k) % TEXTS.len()].repeat(1 + (seed + k) % 3);
+        let texts = |k: usize| (0..(seed + k) % 4).map(|j| text(k + j)).collect::<Vec<_>>();
+        Effort {
+            id: text(0),
+            name: text(1),
+            description: seed.is_multiple_of(2).then(|| text(2)),
+            status: if seed.is_multiple_of(3) {
+                EffortStatus::Open
+            } else {
+                EffortStatus::Concluded
+            },
+            opened_turn: seed as u64,
+            concluded_turn: (!seed.is_multiple_of(3)).then_some(u64::MAX - seed as u64),
+            concluded_seq: (!seed.is_multiple_of(5)).then_some(u64::MAX),
+            summary: (!seed.is_multiple_of(3)).then(|| {
+                Arc::new(Summary {
+                    text: text(3),
+                    source: if seed.is_multiple_of(2) {
+                        SummarySource::Provided
+                    } else {
+                        SummarySource::Extractive
+                    },
+                    rendered: text(4),
+                    tokens: u32::MAX,
+                    keywords: texts(5),
+                    terms: texts(6),
+                })
+            }),
+            messages: Vec::new(),
+            header: text(7),
+            header_tokens: u32::MAX,
+            raw_tokens: u64::MAX,
+            last_referenced_turn: seed as u64 * 1_000_003,
+            evicted: seed % 2 == 1,
+            evicted_over_budget: seed % 4 == 1,
+            log: LogState::Loaded,
+        }
+    }
+
+    #[test]
+    fn the_bound_of_an_effort_record_is_never_below_what_the_export_writes() {
+        for seed in 0..400 {
+            let effort = effort(seed);
+            let written = serialized_chars(&effort) + 1;
+            let bound = effort_record_chars_at_most(&effort);
+            assert!(bound >= written, "{bound} < {written} for {effort:?}");
+        }
+    }
+
+    #[test]
+    fn the_bound_of_a_plain_record_stays_within_a_few_times_what_it_writes() {
+        // A bound far above the record would send every check of a long session to the exact
+        // count, which is what the bound exists to avoid.
+        let effort = effort(4);
+        let written = serialized_chars(&effort) + 1;
+        assert!(effort_record_chars_at_most(&effort) < 8 * written);
     }
 }

@@ -302,11 +302,15 @@ impl Session {
     /// active when the turn began, else the ambient log.
     ///
     /// # Errors
-    /// [`TurnError::NotInTurn`] without a matching `begin_turn`.
+    /// [`TurnError::NotInTurn`] without a matching `begin_turn`; [`TurnError::SessionFull`]
+    /// when the answer would take the session past what it may store (see
+    /// [`Session::room_for_answer`]; an answer of the model's size always fits): nothing
+    /// changes and the turn stays open, to be ended with a shorter answer or aborted.
     pub fn end_turn(&mut self, assistant_text: &str, at_ms: u64) -> Result<TurnReport, TurnError> {
         if self.turn_state.is_none() {
             return Err(TurnError::NotInTurn);
         }
+        self.room_for_answer(assistant_text)?;
         // The plan of the turn's request decides which leases count down and which automatic
         // items were shown; it must be taken before the exchange is stored. It is the kept
         // plan when nothing changed since the request was planned. When the host recorded the
