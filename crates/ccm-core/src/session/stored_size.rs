@@ -240,7 +240,7 @@ impl Session {
     fn stored_chars_at_most(&self) -> u64 {
         let efforts: u64 = self
             .efforts
-            .list
+            .all()
             .iter()
             .map(effort_record_chars_at_most)
             .sum();
