@@ -60,16 +60,10 @@ impl MarkerKind {
         }
     }
 
-    /// The CSS class suffix that colours the marker.
+    /// The CSS class suffix that colours the marker: the legend's word, which is a valid
+    /// class name for every kind, so the stylesheet and the legend cannot drift apart.
     pub fn css(self) -> &'static str {
-        match self {
-            MarkerKind::Opened => "opened",
-            MarkerKind::Concluded => "concluded",
-            MarkerKind::Expanded => "expanded",
-            MarkerKind::AutoCollapsed => "auto-collapsed",
-            MarkerKind::Evicted => "evicted",
-            MarkerKind::Compacted => "compacted",
-        }
+        self.label()
     }
 
     fn of_event(kind: EventKind) -> Option<MarkerKind> {

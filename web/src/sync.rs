@@ -11,7 +11,7 @@
 //! Only session records and the sync token go to the server. The provider's API key is kept
 //! apart (`state/settings.rs`) and never sent there.
 
-use crate::state::{read_local, write_local, AppState, NoticeKind};
+use crate::state::{read_local, write_local, AppState, NoticeKind, SyncStatus};
 use ccm_browser::sync::{is_unreachable, SessionSync, SyncClient, SyncReport};
 use ccm_browser::BrowserError;
 use ccm_core::persistence::WriteBatch;
@@ -44,69 +44,6 @@ impl SyncSettings {
             url,
             token: read_local(TOKEN_KEY).unwrap_or_default(),
         })
-    }
-}
-
-/// Where syncing stands, as the header and Settings show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SyncStatus {
-    /// No sync server is set up.
-    Off,
-    /// A sync is running.
-    Syncing,
-    /// Every session is the same here and on the server.
-    Synced,
-    /// The server cannot be reached; turns are kept here and sent later. The text says why.
-    Offline(String),
-    /// Another device wrote a session this browser also wrote: the person chooses.
-    Conflict,
-    /// The server answered with a refusal (a token it does not take, a damaged session).
-    Failed(String),
-}
-
-impl SyncStatus {
-    /// The status's short name (its `data-state`).
-    pub fn key(&self) -> &'static str {
-        match self {
-            SyncStatus::Off => "off",
-            SyncStatus::Syncing => "syncing",
-            SyncStatus::Synced => "synced",
-            SyncStatus::Offline(_) => "offline",
-            SyncStatus::Conflict => "conflict",
-            SyncStatus::Failed(_) => "failed",
-        }
-    }
-
-    /// The status in words.
-    pub fn label(&self) -> &'static str {
-        match self {
-            SyncStatus::Off => "Sync off",
-            SyncStatus::Syncing => "Syncing…",
-            SyncStatus::Synced => "Synced",
-            SyncStatus::Offline(_) => "Offline",
-            SyncStatus::Conflict => "Sync conflict",
-            SyncStatus::Failed(_) => "Sync failed",
-        }
-    }
-
-    /// What the person may want to know beyond the label.
-    pub fn detail(&self) -> String {
-        match self {
-            SyncStatus::Off => {
-                "Sessions are kept in this browser only. Enter a sync server and token to keep them on every device.".to_string()
-            }
-            SyncStatus::Syncing => "Sending and receiving turns…".to_string(),
-            SyncStatus::Synced => {
-                "Every session here is on the sync server too.".to_string()
-            }
-            SyncStatus::Offline(why) => format!(
-                "Turns are saved in this browser and sent when the server can be reached again: {why}."
-            ),
-            SyncStatus::Conflict => {
-                "Another device changed a conversation this browser changed too. Open it to choose which version to continue.".to_string()
-            }
-            SyncStatus::Failed(why) => format!("The sync server refused: {why}."),
-        }
     }
 }
 
@@ -382,16 +319,6 @@ pub fn deleted(state: AppState, id: String) {
 /// Renames a session on the server too, in the background.
 pub fn renamed(state: AppState, id: String, name: String) {
     spawn_local(run(state, Job::Rename(id, name)));
-}
-
-/// Whether the open session is in a sync conflict (no turn is taken into it until the person
-/// chooses).
-pub fn current_in_conflict(state: AppState) -> bool {
-    let id = state.session.id().get();
-    state
-        .sync
-        .conflicts()
-        .with(|c| id.as_ref().is_some_and(|id| c.contains(id)))
 }
 
 /// Resolves the open session's conflict. Either way this browser's version is kept as a

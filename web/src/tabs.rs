@@ -50,30 +50,3 @@ pub fn announce(id: &str) {
         }
     });
 }
-
-/// Joins the text of a message that could not be kept in the session (`saved_aside`) with
-/// what is typed in the box, so that neither is lost: the older first, each once.
-pub fn keep_both(saved_aside: &str, typed: &str) -> String {
-    let (aside, typed) = (saved_aside.trim(), typed.trim_end());
-    if aside.is_empty() || typed.contains(aside) {
-        typed.to_string()
-    } else if typed.trim().is_empty() {
-        aside.to_string()
-    } else {
-        format!("{aside}\n\n{typed}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::keep_both;
-
-    #[test]
-    fn no_text_is_lost_or_doubled() {
-        assert_eq!(keep_both("", "typed"), "typed");
-        assert_eq!(keep_both("sent", ""), "sent");
-        assert_eq!(keep_both("sent", "  "), "sent");
-        assert_eq!(keep_both("sent", "typed"), "sent\n\ntyped");
-        assert_eq!(keep_both("sent", "sent\n\ntyped"), "sent\n\ntyped");
-    }
-}

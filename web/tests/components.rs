@@ -374,9 +374,11 @@ fn document() -> web_sys::Document {
     web_sys::window().unwrap().document().unwrap()
 }
 
-/// The element that has the focus, if any.
-fn focused() -> Option<web_sys::Element> {
-    document().active_element()
+/// The element that has the focus, if any, as the `HtmlElement` the tests hold.
+fn focused() -> Option<web_sys::HtmlElement> {
+    document()
+        .active_element()
+        .map(|element| element.unchecked_into())
 }
 
 fn press(target: &web_sys::HtmlElement, key: &str, shift: bool) {
@@ -449,42 +451,27 @@ async fn a_modal_takes_the_focus_keeps_tab_inside_and_gives_the_focus_back() {
     );
     // The first control (the close button in the title bar) has the focus.
     let close = one(&mount, "[data-testid=dialog-close]");
-    assert_eq!(
-        focused().as_ref(),
-        Some(close.unchecked_ref::<web_sys::Element>())
-    );
+    assert_eq!(focused().as_ref(), Some(&close));
 
     // Tab from the last control wraps to the first; Shift+Tab from the first to the last.
     let ok = one(&mount, "[data-testid=ok]");
     ok.focus().unwrap();
     press(&ok, "Tab", false);
-    assert_eq!(
-        focused().as_ref(),
-        Some(close.unchecked_ref::<web_sys::Element>())
-    );
+    assert_eq!(focused().as_ref(), Some(&close));
     press(&close, "Tab", true);
-    assert_eq!(
-        focused().as_ref(),
-        Some(ok.unchecked_ref::<web_sys::Element>())
-    );
+    assert_eq!(focused().as_ref(), Some(&ok));
     // Between two controls the browser moves the focus itself: the trap leaves it alone.
     let answer = one(&mount, "[data-testid=answer]");
     answer.focus().unwrap();
     press(&answer, "Tab", false);
-    assert_eq!(
-        focused().as_ref(),
-        Some(answer.unchecked_ref::<web_sys::Element>())
-    );
+    assert_eq!(focused().as_ref(), Some(&answer));
 
     // Escape closes it, and the focus goes back to the opener.
     press(&answer, "Escape", false);
     leptos::task::tick().await;
     assert_eq!(*closes.lock().unwrap(), 1);
     assert!(all(&mount, "dialog").is_empty(), "gone after Escape");
-    assert_eq!(
-        focused().as_ref(),
-        Some(opener.unchecked_ref::<web_sys::Element>())
-    );
+    assert_eq!(focused().as_ref(), Some(&opener));
 
     // A click on the backdrop (the dialog element itself) closes it too; one inside does not.
     open.set(true);

@@ -225,9 +225,7 @@ pub fn begin_turn(
         BrowserError::Busy("the session is in use by a call that has not returned".to_string())
     })?;
     if let Some(busy) = state.busy {
-        return Err(BrowserError::Busy(format!(
-            "{busy} of this session is in progress; await it first"
-        )));
+        return Err(BrowserError::in_progress(busy));
     }
     let engine = TurnEngine::begin(&mut state.core, user_text, at_ms, settings)?;
     state.busy = Some("a turn");

@@ -62,9 +62,6 @@ pub enum BrowserError {
     /// The turn engine refused: a turn could not begin, or the engine was misused.
     #[error(transparent)]
     Engine(#[from] ccm_engine::EngineError),
-    /// An effort operation was refused.
-    #[error(transparent)]
-    Effort(#[from] ccm_core::EffortError),
     /// A session document could not be read, written or checked (also: stored records that
     /// do not add up).
     #[error(transparent)]
@@ -77,6 +74,17 @@ pub enum BrowserError {
 impl BrowserError {
     pub(crate) fn busy(message: impl Into<String>) -> BrowserError {
         BrowserError::Busy(message.into())
+    }
+
+    /// The refusal of a change, a save or a turn while `activity` of the same session ("a
+    /// save", "a turn", "a summary") runs. Every host words it this way (the app through this
+    /// crate, the npm package through ccm-wasm), so the person reads that nothing was applied
+    /// and what to do, whichever door the refusal came through.
+    pub fn in_progress(activity: &str) -> BrowserError {
+        BrowserError::Busy(format!(
+            "{activity} of this session is in progress and nothing was changed: wait for {} to finish and try again",
+            activity.replacen("a ", "the ", 1)
+        ))
     }
 
     pub(crate) fn argument(message: impl Into<String>) -> BrowserError {

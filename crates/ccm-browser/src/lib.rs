@@ -34,8 +34,8 @@ pub mod driver;
 pub mod embeddings;
 mod error;
 mod session;
+mod session_store;
 mod storage;
-mod store;
 pub mod summary;
 pub mod sync;
 pub mod transport;
@@ -49,7 +49,7 @@ pub use session::{
     load_effort_logs, load_logs_for_tool, load_records, prepare_recall, BrowserSession,
     SessionCell, StoreLink,
 };
-pub use store::{
+pub use session_store::{
     document_config, new_session_id, BackendChoice, BrowserStore, CcmImport, PreparedSave,
     SaveReport, SessionInfo,
 };

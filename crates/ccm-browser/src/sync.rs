@@ -15,7 +15,7 @@
 //! part of either.
 
 use crate::error::{js_message, BrowserError};
-use crate::store::{new_session_id, BrowserStore};
+use crate::session_store::{new_session_id, BrowserStore};
 use ccm_core::persistence::WriteBatch;
 use ccm_store::remote::{RemoteStore, Request, Response, Transport};
 use ccm_store::sync::{self as store_sync, SyncOutcome};

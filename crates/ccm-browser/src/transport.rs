@@ -65,26 +65,6 @@ fn tighter(a: u64, b: u64) -> u64 {
     }
 }
 
-/// Sends `request` to the provider of `config` with `fetch`, with the default [`Limits`] but
-/// for the idle timeout. See [`send_with_limits`].
-///
-/// # Errors
-///
-/// As [`send_with_limits`].
-pub async fn send(
-    config: &ProviderConfig,
-    request: &LlmRequest,
-    signal: Option<&AbortSignal>,
-    idle_timeout_ms: u64,
-    on_delta: &dyn Fn(StreamDelta),
-) -> Result<ProviderResponse, ProviderError> {
-    let limits = Limits {
-        idle_ms: idle_timeout_ms,
-        ..Limits::default()
-    };
-    send_with_limits(config, request, signal, limits, on_delta).await
-}
-
 /// Sends `request` to the provider of `config` with `fetch`. Streamed deltas are passed to
 /// `on_delta` as they arrive, but only for requests whose text is the reply the person waits
 /// for (`RequestPurpose::is_answer`); a summary request's text is not shown as a reply.

@@ -5,7 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use ccm_browser::{BackendChoice, BrowserStore};
-use ccm_store::conformance::{self, Harness, Options};
+use ccm_store::conformance::{self, Fault, Harness, Injected, Options};
 use ccm_store::RecordStore;
 use js_sys::{Array, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -117,6 +117,18 @@ impl Harness for IdbHarness {
         .await;
     }
 
+    async fn inject(&mut self, _: &BrowserStore, _: &str, fault: Fault) -> Injected {
+        Injected::transactional(fault)
+    }
+
+    fn leftovers(&self, _: &BrowserStore) -> Result<Vec<String>, &'static str> {
+        Err("IndexedDB keeps a write's work in its transaction, not in temporary records")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
     fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {
         // IndexedDB says nothing of what a transaction wrote; the suite measures the records
         // handed to it, and ccm-wasm's storage tests count the records a save puts.
@@ -200,6 +212,44 @@ impl Harness for LocalHarness {
         local_storage()
             .set_item(&self.key(id, "row"), "{\"header\": damaged")
             .unwrap();
+    }
+
+    async fn inject(&mut self, _: &BrowserStore, id: &str, fault: Fault) -> Injected {
+        if fault != Fault::SaveKilledBeforeCommit {
+            return Injected::CannotExist(
+                "the backend's only lock is a Web Lock, which the browser lets go when its page dies",
+            );
+        }
+        // A page closed during a save leaves the records it wrote before the row, which it
+        // writes last: here the next message and an effort record past the stored ones.
+        let row: serde_json::Value = serde_json::from_str(
+            &local_storage()
+                .get_item(&self.key(id, "row"))
+                .unwrap()
+                .expect("a stored row"),
+        )
+        .unwrap();
+        let next_seq = row["header"]["next_seq"].as_u64().unwrap();
+        let efforts = row["header"]["effort_count"].as_u64().unwrap();
+        let storage = local_storage();
+        storage
+            .set_item(
+                &self.key(id, &format!("m/{next_seq}")),
+                "{\"log\":\"ambient\",\"message\":{\"seq\":",
+            )
+            .unwrap();
+        storage
+            .set_item(&self.key(id, &format!("e/{efforts}")), "{\"id\":\"half")
+            .unwrap();
+        Injected::Done
+    }
+
+    fn leftovers(&self, _: &BrowserStore) -> Result<Vec<String>, &'static str> {
+        Err("a save writes its records under their own keys; it makes no temporary ones")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        js_sys::Date::now()
     }
 
     fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {
@@ -369,6 +419,19 @@ impl Harness for HostHarness {
 
     async fn damage_row(&mut self, _: &BrowserStore, id: &str) {
         set_row_text(&self.table, id, "{\"header\": damaged");
+    }
+
+    async fn inject(&mut self, _: &BrowserStore, _: &str, fault: Fault) -> Injected {
+        // A record table's write is one call that applies whole, like a transaction.
+        Injected::transactional(fault)
+    }
+
+    fn leftovers(&self, _: &BrowserStore) -> Result<Vec<String>, &'static str> {
+        Err("a record table's write is one call; it makes no temporary records")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        js_sys::Date::now()
     }
 
     fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {

@@ -5,35 +5,24 @@
 
 #![cfg(target_arch = "wasm32")]
 
-use ccm_browser::transport::send;
-use ccm_core::{Config, Session};
-use ccm_engine::{EngineSettings, LlmRequest, Step, TurnEngine};
-use ccm_provider::{OutputField, ProviderConfig, ProviderError, ProviderKind, RetryPolicy};
+use ccm_browser::transport::send_with_limits;
+use ccm_engine::LlmRequest;
+use ccm_provider::{OutputField, ProviderConfig, ProviderError};
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+mod common;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 fn request(stream: bool) -> LlmRequest {
-    let mut session = Session::new(Config::default()).unwrap();
-    let settings = EngineSettings::new("mock-model")
-        .with_stream(stream)
-        .with_retry(RetryPolicy::never());
-    let mut engine = TurnEngine::begin(&mut session, "Write it all out.", 0, settings).unwrap();
-    match engine.next(&mut session).unwrap() {
-        Step::Send(request) => request,
-        _ => panic!("a turn starts with a request"),
-    }
+    common::first_request("Write it all out.", stream)
 }
 
 fn config() -> ProviderConfig {
-    ProviderConfig::custom(
-        ProviderKind::OpenAiCompatible,
-        "http://127.0.0.1:9/v1",
-        None,
-    )
+    common::provider()
 }
 
 /// Makes `fetch` answer with `head`, then `piece` for ever; counts the reads in
@@ -95,7 +84,8 @@ async fn an_endless_streamed_answer_is_given_up_on_just_past_the_limit_and_cance
         ),
     );
     Reflect::set(&js_sys::global(), &JsValue::from_str("fetch"), &fetch).unwrap();
-    let error = send(&config(), &request(true), None, 0, &|_| {})
+    let limits = common::idle_limits(0);
+    let error = send_with_limits(&config(), &request(true), None, limits, &|_| {})
         .await
         .unwrap_err();
     assert_eq!(
@@ -122,7 +112,8 @@ async fn an_endless_body_that_is_not_streamed_is_given_up_on_at_the_body_limit()
         "x",
         "application/json",
     );
-    let error = send(&config(), &request(false), None, 0, &|_| {})
+    let limits = common::idle_limits(0);
+    let error = send_with_limits(&config(), &request(false), None, limits, &|_| {})
         .await
         .unwrap_err();
     assert_eq!(

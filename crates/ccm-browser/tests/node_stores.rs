@@ -12,7 +12,7 @@
 #![cfg(all(target_arch = "wasm32", feature = "node-conformance"))]
 
 use ccm_browser::BrowserStore;
-use ccm_store::conformance::{self, Harness, Options};
+use ccm_store::conformance::{self, Fault, Harness, Injected, Options};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -47,6 +47,10 @@ export function removeDir(dir) { fs.rmSync(dir, { recursive: true, force: true }
 // FileSessionStore's file functions over `directory`, counting the bytes they write.
 export function filePrimitives(glue, directory, counter) {
   const primitives = loadGlue(path.join(glue, "filestore.cjs.js")).__primitives(directory);
+  // What FileSessionStore.open does before it opens the store.
+  fs.mkdirSync(path.join(directory, "locks"), { recursive: true });
+  fs.mkdirSync(path.join(directory, "sessions"), { recursive: true });
+  primitives.clearLeftovers();
   const writeAt = primitives.writeAt, replace = primitives.replace;
   primitives.writeAt = (handle, offset, bytes) => { counter.bytes += bytes.length; return writeAt(handle, offset, bytes); };
   primitives.replace = (file, bytes) => { counter.bytes += bytes.length; return replace(file, bytes); };
@@ -95,6 +99,71 @@ export function damageFileRow(root, id) {
   fs.writeFileSync(file, `${line}\nthis is not a session row\n`);
 }
 
+// What crashed processes leave in a file store (see ccm_store::conformance::Fault), as the
+// native harness leaves it (crates/ccm-store/tests/files.rs): owner files of Node processes
+// that are gone, a takeover's break file, and a save's remains before its commit.
+const { spawnSync } = process.getBuiltinModule("child_process");
+function deadPid() { return spawnSync(process.execPath, ["-e", "0"]).pid; }
+function leftOwner(root, id, pid) {
+  const file = path.join(root, "locks", `${id}.lock.owner`);
+  const owner = { pid, host: os.hostname(), time_ms: Date.now(), holder: "node", start: "1", thread: 0, nonce: "left" };
+  fs.writeFileSync(file, JSON.stringify(owner));
+  return file;
+}
+export function injectFileFault(root, id, fault) {
+  if (fault === "LockOfDeadProcess") leftOwner(root, id, deadPid());
+  // This process's parent runs, and started long before the time written here.
+  else if (fault === "LockOfReusedProcessId") leftOwner(root, id, process.ppid);
+  else if (fault === "InterruptedLockTakeover") {
+    const owner = leftOwner(root, id, deadPid());
+    fs.renameSync(leftOwner(root, "breaker", deadPid()), `${owner}.break`);
+  } else if (fault === "SaveKilledBeforeCommit") {
+    const dir = path.join(root, "sessions", id);
+    fs.appendFileSync(path.join(dir, "records.dat"), '{"role":"user","content":"half a rec');
+    fs.writeFileSync(path.join(dir, `commit.tmp-${deadPid()}-0a1b2c3d-0`), "ccm-files-commit 1 revision=");
+  } else throw new Error(`no such fault: ${fault}`);
+}
+// The kinds of damage that make a whole session unreadable, as the native harness names them.
+const FILE_DAMAGE = {
+  "the commit's first line is garbled": (dir) => {
+    const text = fs.readFileSync(path.join(dir, "commit"), "utf8");
+    fs.writeFileSync(path.join(dir, "commit"), text.replace("ccm-files-commit 1", "ccm-fXles-commit 1"));
+  },
+  "the commit's row is cut": (dir) => {
+    const text = fs.readFileSync(path.join(dir, "commit"), "utf8");
+    fs.writeFileSync(path.join(dir, "commit"), text.slice(0, text.indexOf("\n") + 40));
+  },
+  "the commit is empty": (dir) => fs.writeFileSync(path.join(dir, "commit"), ""),
+  "records.dat is cut short": (dir) => fs.truncateSync(path.join(dir, "records.dat"), fs.statSync(path.join(dir, "records.dat")).size - 300),
+  "records.dat is missing": (dir) => fs.unlinkSync(path.join(dir, "records.dat")),
+  "the message index is cut short": (dir) => fs.truncateSync(path.join(dir, "messages.idx"), 64),
+  "the ambient log's header is garbled": (dir) => {
+    const file = path.join(dir, "logs", "ambient.seq");
+    const bytes = fs.readFileSync(file);
+    bytes.fill(0x21, 0, 12);
+    fs.writeFileSync(file, bytes);
+  },
+  "the metrics index is missing": (dir) => fs.unlinkSync(path.join(dir, "metrics.idx")),
+  "the last record's text is overwritten": (dir) => {
+    const file = path.join(dir, "records.dat");
+    const bytes = fs.readFileSync(file);
+    bytes.fill(0x7b, bytes.length - 20, bytes.length);
+    fs.writeFileSync(file, bytes);
+  },
+};
+export function fileDamageKinds() { return Object.keys(FILE_DAMAGE); }
+export function damageFiles(root, id, kind) { FILE_DAMAGE[kind](path.join(root, "sessions", id)); }
+// Files an atomic replace or a lock takeover makes and removes.
+export function fileLeftovers(dir) {
+  const found = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...fileLeftovers(file));
+    else if (/\.(tmp|stale)-|\.break$/.test(entry.name)) found.push(file);
+  }
+  return found;
+}
+
 // PostgresSessionStore's record table on a fresh schema (or `schema`), its bytes counted.
 let schemas = 0;
 export async function postgresTable(glue, url, schema, counter) {
@@ -133,6 +202,14 @@ extern "C" {
     fn remove_file_message(root: &str, id: &str, seq: f64);
     #[wasm_bindgen(js_name = damageFileRow)]
     fn damage_file_row(root: &str, id: &str);
+    #[wasm_bindgen(js_name = injectFileFault)]
+    fn inject_file_fault(root: &str, id: &str, fault: &str);
+    #[wasm_bindgen(js_name = fileDamageKinds)]
+    fn file_damage_kinds() -> Vec<String>;
+    #[wasm_bindgen(js_name = damageFiles)]
+    fn damage_files(root: &str, id: &str, kind: &str);
+    #[wasm_bindgen(js_name = fileLeftovers)]
+    fn file_leftovers(dir: &str) -> Vec<String>;
     #[wasm_bindgen(js_name = postgresTable)]
     fn postgres_table(glue: &str, url: &str, schema: Option<String>, counter: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = schemaOf)]
@@ -185,6 +262,28 @@ impl Harness for FilesHarness {
 
     async fn damage_row(&mut self, _: &BrowserStore, id: &str) {
         damage_file_row(self.dir(), id);
+    }
+
+    async fn inject(&mut self, _: &BrowserStore, id: &str, fault: Fault) -> Injected {
+        inject_file_fault(self.dir(), id, &format!("{fault:?}"));
+        Injected::Done
+    }
+
+    fn damage_kinds(&self) -> Vec<String> {
+        // The names live in JavaScript, beside the damage.
+        file_damage_kinds()
+    }
+
+    async fn damage(&mut self, _: &BrowserStore, id: &str, kind: &str) {
+        damage_files(self.dir(), id, kind);
+    }
+
+    fn leftovers(&self, _: &BrowserStore) -> Result<Vec<String>, &'static str> {
+        Ok(file_leftovers(self.dir()))
+    }
+
+    fn clock_ms(&self) -> f64 {
+        js_sys::Date::now()
     }
 
     fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {
@@ -267,6 +366,18 @@ impl Harness for PostgresHarness {
             self.schema()
         );
         self.run(&text, vec![id.into()]).await;
+    }
+
+    async fn inject(&mut self, _: &BrowserStore, _: &str, fault: Fault) -> Injected {
+        Injected::transactional(fault)
+    }
+
+    fn leftovers(&self, _: &BrowserStore) -> Result<Vec<String>, &'static str> {
+        Err("PostgreSQL keeps a write's work in its transaction, not in files of ours")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        js_sys::Date::now()
     }
 
     fn bytes_written(&self, _: &BrowserStore) -> Option<u64> {

@@ -6,35 +6,31 @@
 
 #![cfg(target_arch = "wasm32")]
 
-use ccm_browser::transport::{send, send_with_limits, Limits};
-use ccm_core::{Config, Session};
-use ccm_engine::{EngineSettings, LlmRequest, Step, TurnEngine};
-use ccm_provider::{ProviderConfig, ProviderError, ProviderKind, RetryPolicy};
+use ccm_browser::transport::{send_with_limits, Limits};
+use ccm_engine::LlmRequest;
+use ccm_provider::{ProviderConfig, ProviderError};
 use js_sys::{Function, Reflect};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
+
+mod common;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 /// The first request of a streaming turn.
 fn request() -> LlmRequest {
-    let mut session = Session::new(Config::default()).unwrap();
-    let settings = EngineSettings::new("mock-model")
-        .with_stream(true)
-        .with_retry(RetryPolicy::never());
-    let mut engine = TurnEngine::begin(&mut session, "Hello there.", 0, settings).unwrap();
-    match engine.next(&mut session).unwrap() {
-        Step::Send(request) => request,
-        _ => panic!("a turn starts with a request"),
-    }
+    common::first_request("Hello there.", true)
 }
 
 fn config() -> ProviderConfig {
-    ProviderConfig::custom(
-        ProviderKind::OpenAiCompatible,
-        "http://127.0.0.1:9/v1",
-        None,
-    )
+    common::provider()
+}
+
+/// How the first request, sent with `limits`, fails.
+async fn failure_with(limits: Limits) -> ProviderError {
+    send_with_limits(&config(), &request(), None, limits, &|_| {})
+        .await
+        .unwrap_err()
 }
 
 /// Makes `fetch` answer `200` with `parts` as the body's chunks (bytes, so that a chunk may
@@ -64,9 +60,8 @@ const FIRST_EVENT: &str =
 #[wasm_bindgen_test]
 async fn a_stream_that_goes_silent_midway_is_given_up_on() {
     answer_with(&[FIRST_EVENT.as_bytes()], "text/event-stream", false);
-    let error = send(&config(), &request(), None, 200, &|_| {})
-        .await
-        .unwrap_err();
+    let limits = common::idle_limits(200);
+    let error = failure_with(limits).await;
     assert_eq!(
         error,
         ProviderError::StreamStalled {
@@ -82,9 +77,8 @@ async fn a_stream_that_goes_silent_midway_is_given_up_on() {
 #[wasm_bindgen_test]
 async fn a_body_that_never_starts_is_a_timeout_which_is_retried() {
     answer_with(&[], "text/event-stream", false);
-    let error = send(&config(), &request(), None, 200, &|_| {})
-        .await
-        .unwrap_err();
+    let limits = common::idle_limits(200);
+    let error = failure_with(limits).await;
     assert_eq!(error, ProviderError::Timeout { after_ms: 200 });
     assert!(error.is_transient());
 }
@@ -101,7 +95,8 @@ async fn a_complete_stream_is_not_cut_by_the_idle_timeout() {
         "text/event-stream",
         true,
     );
-    let response = send(&config(), &request(), None, 200, &|_| {})
+    let limits = common::idle_limits(200);
+    let response = send_with_limits(&config(), &request(), None, limits, &|_| {})
         .await
         .unwrap();
     assert_eq!(response.text, "Hello 🦀");
@@ -117,9 +112,8 @@ async fn an_html_page_is_reported_as_one() {
         "text/html; charset=utf-8",
         true,
     );
-    let error = send(&config(), &request(), None, 200, &|_| {})
-        .await
-        .unwrap_err();
+    let limits = common::idle_limits(200);
+    let error = failure_with(limits).await;
     assert_eq!(
         error,
         ProviderError::NotAStream {
@@ -164,9 +158,7 @@ async fn a_stream_that_trickles_ends_at_the_total_deadline() {
         ..Limits::default()
     };
     let started = js_sys::Date::now();
-    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
-        .await
-        .unwrap_err();
+    let error = failure_with(limits).await;
     let waited = js_sys::Date::now() - started;
     assert_eq!(
         error,
@@ -197,9 +189,7 @@ async fn headers_that_never_come_are_a_timeout() {
         headers_ms: 200,
         ..Limits::default()
     };
-    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
-        .await
-        .unwrap_err();
+    let error = failure_with(limits).await;
     assert_eq!(error, ProviderError::Timeout { after_ms: 200 });
     assert_eq!(
         error.to_string(),
@@ -210,9 +200,7 @@ async fn headers_that_never_come_are_a_timeout() {
         total_ms: 150,
         ..Limits::default()
     };
-    let error = send_with_limits(&config(), &request(), None, limits, &|_| {})
-        .await
-        .unwrap_err();
+    let error = failure_with(limits).await;
     assert_eq!(error, ProviderError::Timeout { after_ms: 150 });
 }
 
@@ -223,9 +211,8 @@ async fn an_empty_or_bom_only_stream_is_a_cut_off_stream() {
     for content_type in ["text/event-stream", "text/plain"] {
         for body in [&b""[..], b"\xEF\xBB\xBF", b"\xEF\xBB\xBF\n\n"] {
             answer_with(&[body], content_type, true);
-            let error = send(&config(), &request(), None, 200, &|_| {})
-                .await
-                .unwrap_err();
+            let limits = common::idle_limits(200);
+            let error = failure_with(limits).await;
             assert_eq!(
                 error,
                 ProviderError::StreamTruncated {

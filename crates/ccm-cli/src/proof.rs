@@ -50,16 +50,11 @@ impl ScriptedTurn {
         }
     }
 
+    /// A setup turn: the same as a shown one, without a row of its own.
     fn setup(user: &str, tools: &[(&str, &str)], assistant: &str) -> ScriptedTurn {
         ScriptedTurn {
             step: None,
-            action: String::new(),
-            user: user.to_string(),
-            tools: tools
-                .iter()
-                .map(|(n, a)| (n.to_string(), a.to_string()))
-                .collect(),
-            assistant: assistant.to_string(),
+            ..ScriptedTurn::shown("", "", user, tools, assistant)
         }
     }
 }

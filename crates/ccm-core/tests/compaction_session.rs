@@ -23,6 +23,19 @@ fn small_window() -> Config {
     }
 }
 
+/// The effort call the heavy run makes at turn `t`, if any: an effort opens at turn 5 of every
+/// 40 and is concluded at turn 25, so the run has open and concluded efforts beside its chat.
+fn effort_call(t: usize) -> Option<(&'static str, String)> {
+    match t % 40 {
+        5 => Some(("open_effort", format!(r#"{{"name": "topic {t}"}}"#))),
+        25 => Some((
+            "close_effort",
+            r#"{"summary": "Settled the approach and wrote it down."}"#.to_string(),
+        )),
+        _ => None,
+    }
+}
+
 /// Drives `turns` turns of chat with an attachment every `every` turns, an effort now and then.
 /// Returns the session and every attachment's original text.
 fn heavy_run(turns: usize, every: usize) -> (Session, Vec<(String, String)>) {
@@ -46,14 +59,8 @@ fn heavy_run_observed(
             WORDS[(t * 5) % 24]
         );
         s.begin_turn(&user, t as u64 * 1_000).unwrap();
-        if t % 40 == 5 {
-            s.execute_tool("open_effort", &format!(r#"{{"name": "topic {t}"}}"#));
-        }
-        if t % 40 == 25 {
-            s.execute_tool(
-                "close_effort",
-                r#"{"summary": "Settled the approach and wrote it down."}"#,
-            );
+        if let Some((tool, args)) = effort_call(t) {
+            s.execute_tool(tool, &args);
         }
         if t % 50 == 49 {
             // A very large paste jumps usage past the emergency threshold in one message.

@@ -170,23 +170,6 @@ portable_tests! {
         assert!(s.naive_tokens() > 3 * high, "naive {} vs ceiling {high}", s.naive_tokens());
     }
 
-    fn concluded_efforts_in_memory_list_their_raw_logs_as_summarized_or_decayed() {
-        let mut s = session();
-        concluded_effort(&mut s, "auth bug", AUTH_SUMMARY, 1);
-        concluded_effort(&mut s, "email bounce", MAIL_SUMMARY, 1);
-        turn(&mut s, "Show the auth bug.", &[("expand_effort", r#"{"id": "auth-bug"}"#)], "ok");
-        for _ in 0..3 {
-            chatter(&mut s);
-        }
-        let plan = s.build_plan();
-        let reason = |id: &str| plan.excluded.iter().find(|e| e.id == id).map(|e| e.reason);
-        assert_eq!(reason("effort:auth-bug"), Some(ExclusionReason::Decayed));
-        assert_eq!(reason("effort:email-bounce"), Some(ExclusionReason::Summarized));
-        assert_eq!(plan.totals.context_tokens, plan.included.iter().map(|i| i.tokens).sum::<u64>());
-        assert_eq!(plan.totals.excluded_tokens, plan.excluded.iter().map(|i| i.tokens).sum::<u64>());
-        assert_eq!(plan.totals.context_tokens, s.working_tokens());
-    }
-
     fn plans_are_deterministic_and_their_id_changes_with_the_content() {
         let build = || {
             let mut s = session();

@@ -159,42 +159,6 @@ portable_tests! {
         assert!(!s.build_plan().excluded.iter().any(|e| e.reason == ExclusionReason::TtlExpired), "reported once");
     }
 
-    fn a_lease_that_is_not_included_does_not_count_down() {
-        // A lease whose item does not fit the leased budget is excluded and keeps its turns.
-        let config = Config { leased_token_budget: 5, ..Config::default() };
-        let mut s = evicted_auth(config);
-        s.pin(PinRequest { target: "summary:auth-bug".into(), kind: PinKind::Leased, ttl_turns: Some(2), task: None }, PinOrigin::Model).unwrap();
-        let plan = s.build_plan();
-        let excluded = plan.exclusion("summary:auth-bug").expect("over the leased budget");
-        assert_eq!(excluded.reason, ExclusionReason::OverBudget);
-        for _ in 0..5 {
-            chatter(&mut s);
-        }
-        assert!(s.pins().on("summary:auth-bug").is_some(), "never included, so never counted down");
-    }
-
-    fn a_task_lease_ends_with_its_effort() {
-        let mut s = evicted_auth(Config::default());
-        turn(&mut s, "Start the migration.", &[("open_effort", r#"{"name": "migration"}"#), ("pin_context", r#"{"target": "summary:auth-bug", "task": "migration"}"#)], "ok");
-        for _ in 0..3 {
-            turn(&mut s, "more migration work", &[], "ok");
-        }
-        assert!(s.build_plan().item("summary:auth-bug").is_some());
-        turn(&mut s, "Migration done.", &[("close_effort", r#"{"summary": "Migrated."}"#)], "ok");
-        assert!(s.pins().on("summary:auth-bug").is_none());
-        assert!(s.build_plan().item("summary:auth-bug").is_none());
-    }
-
-    fn an_ephemeral_pin_lasts_one_request() {
-        let mut s = evicted_auth(Config::default());
-        s.pin(PinRequest { target: "summary:auth-bug".into(), kind: PinKind::Ephemeral, ttl_turns: None, task: None }, PinOrigin::User).unwrap();
-        s.begin_turn("What is new?", 0).unwrap();
-        assert!(s.build_plan().item("summary:auth-bug").is_some());
-        s.end_turn("Nothing much.", 0).unwrap();
-        assert!(s.pins().all().is_empty());
-        assert!(s.build_plan().item("summary:auth-bug").is_none());
-    }
-
     fn context_modes_decide_what_is_pulled_in_automatically() {
         let question = "Did the refresh token TTL fix hold up?";
         let mut off = evicted_auth(Config { context_mode: ContextMode::Off, ..Config::default() });

@@ -29,10 +29,11 @@ fn timed(s: &mut Session, user: &str, tools: &[(&str, &str)], assistant: &str, a
 /// summary that does not keep it; then other efforts and chat push it out of working memory.
 fn long_history() -> Session {
     let mut s = session();
+    let open = [("open_effort", r#"{"name": "payment migration"}"#)];
     timed(
         &mut s,
         "Let's plan the payment service migration.",
-        &[("open_effort", r#"{"name": "payment migration"}"#)],
+        &open,
         "Sure, where do we start?",
         MAY_8,
     );

@@ -8,10 +8,15 @@
 
 use ccm_core::compaction::{
     AttachmentError, AttachmentKind, MAX_IMPORT_DOCUMENT_CHARS, MAX_SESSION_ATTACHMENT_CHARS,
-    MAX_SESSION_STORED_CHARS, ROOM_FOR_ANSWER_CHARS,
 };
-use ccm_core::{ApproximateCounter, Config, Session, TokenCounter, TurnError};
+// The tests that fill a session to its limit run natively only (see below).
+use ccm_core::{ApproximateCounter, Config, Session, TokenCounter};
 use std::sync::Arc;
+#[cfg(not(target_arch = "wasm32"))]
+use {
+    ccm_core::compaction::{MAX_SESSION_STORED_CHARS, ROOM_FOR_ANSWER_CHARS},
+    ccm_core::TurnError,
+};
 
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -70,6 +75,7 @@ fn approximate() -> Arc<dyn TokenCounter> {
 }
 
 /// How long `json` is as JavaScript counts it (the import limit's unit).
+#[cfg(not(target_arch = "wasm32"))]
 fn js_length(json: &str) -> usize {
     json.chars().map(char::len_utf16).sum()
 }
@@ -78,6 +84,7 @@ fn js_length(json: &str) -> usize {
 /// written as two characters in JSON, so the count has to follow its escapes), then one long
 /// word, which keeps the session's own work on the text (indexing, references, summaries)
 /// small.
+#[cfg(not(target_arch = "wasm32"))]
 fn long_message(turn: usize, chars: usize) -> String {
     let mut text = format!("Turn {turn} says \"here is the log\":\n");
     text.push_str(&"x".repeat(chars - text.len()));
@@ -86,6 +93,7 @@ fn long_message(turn: usize, chars: usize) -> String {
 
 /// Grows a session by messages alone (no attachments) until the next message of `chars`
 /// characters is refused; returns the refusal.
+#[cfg(not(target_arch = "wasm32"))]
 fn grow_until_refused(session: &mut Session, chars: usize) -> TurnError {
     for turn in 0.. {
         let text = long_message(turn, chars);

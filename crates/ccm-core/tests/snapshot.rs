@@ -10,6 +10,9 @@ use std::sync::Arc;
 #[cfg(target_arch = "wasm32")]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+/// The model's call that expands auth-bug, made twice in `busy_session`.
+const EXPAND_AUTH_BUG: [(&str, &str); 1] = [("expand_effort", r#"{"id": "auth-bug"}"#)];
+
 fn busy_session() -> Session {
     let mut s = session();
     concluded_effort(
@@ -40,21 +43,11 @@ fn busy_session() -> Session {
         ],
         "ok",
     );
-    turn(
-        &mut s,
-        "Show the auth bug.",
-        &[("expand_effort", r#"{"id": "auth-bug"}"#)],
-        "ok",
-    );
+    turn(&mut s, "Show the auth bug.", &EXPAND_AUTH_BUG, "ok");
     for _ in 0..3 {
         turn(&mut s, "guild members and ranks", &[], "ok");
     }
-    turn(
-        &mut s,
-        "auth bug again",
-        &[("expand_effort", r#"{"id": "auth-bug"}"#)],
-        "ok",
-    );
+    turn(&mut s, "auth bug again", &EXPAND_AUTH_BUG, "ok");
     s
 }
 

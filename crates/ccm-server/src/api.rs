@@ -7,7 +7,10 @@ use crate::error::{ApiError, ErrorCode};
 use crate::scope::{check_session_id, AccountStore};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Query, Request, State};
+use axum::extract::{
+    DefaultBodyLimit, FromRequestParts, MatchedPath, Path, Query, RawPathParams, Request, State,
+};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -19,7 +22,7 @@ use ccm_store::remote::{
     ImportRequest, ListResponse, LoadResponse, LogResponse, MessagesResponse, RecordsResponse,
     RenameRequest, SeqsRequest, WriteRequest,
 };
-use ccm_store::{sessions, RecordStore, StoreError};
+use ccm_store::{sessions, MessagesRead, RecordStore, StoreError};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde::de::DeserializeOwned;
@@ -225,14 +228,57 @@ async fn not_a_route() -> ApiError {
     ApiError::not_found("there is no such route on this server; the API lives under /v1")
 }
 
-/// The account's store and its session id from the path, checked.
-fn scoped<'a>(
-    state: &'a AppState,
-    account: &'a Account,
-    id: &str,
-) -> Result<AccountStore<'a>, ApiError> {
-    check_session_id(id).map_err(ApiError::bad_request)?;
-    Ok(AccountStore::new(&state.store, &account.id))
+/// What every route of one session starts from: the authenticated account's store and the
+/// session id from the path, checked before anything is read or parsed. Handlers take it
+/// after their other path extractors, so a malformed path is refused as before.
+struct SessionScope {
+    state: Shared,
+    account: String,
+    id: String,
+}
+
+impl SessionScope {
+    /// The account's store and the session's id.
+    fn parts(&self) -> (AccountStore<'_>, &str) {
+        (
+            AccountStore::new(&self.state.store, &self.account),
+            &self.id,
+        )
+    }
+
+    /// The request's JSON body, within the server's body limit.
+    fn body<T: DeserializeOwned>(
+        &self,
+        bytes: Result<Bytes, BytesRejection>,
+    ) -> Result<T, ApiError> {
+        body(bytes, self.state.limits.max_body_bytes)
+    }
+}
+
+impl FromRequestParts<Shared> for SessionScope {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Shared) -> Result<Self, ApiError> {
+        // The account is set by `authenticate`, which guards every session route.
+        let account = parts
+            .extensions
+            .get::<Account>()
+            .map(|account| account.id.clone())
+            .ok_or_else(|| ApiError::unauthorized("this request was not authenticated"))?;
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        let id = params
+            .iter()
+            .find_map(|(name, value)| (name == "id").then(|| value.to_string()))
+            .ok_or_else(|| ApiError::bad_request("this route names no session"))?;
+        check_session_id(&id).map_err(ApiError::bad_request)?;
+        Ok(SessionScope {
+            state: state.clone(),
+            account,
+            id,
+        })
+    }
 }
 
 /// A JSON body of type `T`, or a precise refusal.
@@ -275,23 +321,21 @@ async fn list(
 }
 
 async fn write(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
+    session: SessionScope,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ccm_store::SessionRow>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let request: WriteRequest = body(bytes, state.limits.max_body_bytes)?;
+    let (store, id) = session.parts();
+    let request: WriteRequest = session.body(bytes)?;
     if let Some(name) = &request.name {
         check_name(name)?;
     }
-    match store.write(&id, &request.batch, request.write_mode()).await {
+    match store.write(id, &request.batch, request.write_mode()).await {
         Ok(row) => Ok(Json(row)),
         Err(error @ StoreError::Conflict(_)) => {
             // The revision that won, so that the client can tell "pull" from "conflict"
             // without another request. Read after the refusal; a later save may have moved it
             // on again, which the client's next attempt finds the same way.
-            let stored = store.revision(&id).await.ok().flatten();
+            let stored = store.revision(id).await.ok().flatten();
             Err(ApiError::store(error, stored))
         }
         Err(error) => Err(error.into()),
@@ -307,23 +351,18 @@ fn check_name(name: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-async fn load(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
-) -> Result<Json<LoadResponse>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let (row, records) = store.load(&id).await?;
+async fn load(session: SessionScope) -> Result<Json<LoadResponse>, ApiError> {
+    let (store, id) = session.parts();
+    let (row, records) = store.load(id).await?;
     Ok(Json(LoadResponse::of(row, records)))
 }
 
 async fn effort_log(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path((id, effort)): Path<(String, String)>,
+    Path((_, effort)): Path<(String, String)>,
+    session: SessionScope,
 ) -> Result<Json<LogResponse>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let (messages, unreadable) = store.effort_log(&id, &effort).await?;
+    let (store, id) = session.parts();
+    let (messages, unreadable) = store.effort_log(id, &effort).await?;
     Ok(Json(LogResponse {
         messages,
         unreadable,
@@ -336,13 +375,20 @@ struct Range {
     to: u64,
 }
 
+/// A read of stored messages as the wire format answers it: the messages, and the records
+/// that could not be read.
+fn messages_read((messages, unreadable): MessagesRead) -> Json<MessagesResponse> {
+    Json(MessagesResponse {
+        messages,
+        unreadable,
+    })
+}
+
 async fn messages_between(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
+    session: SessionScope,
     range: Result<Query<Range>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<MessagesResponse>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
+    let (store, id) = session.parts();
     let Query(range) = range.map_err(|e| {
         ApiError::bad_request(format!(
             "a range read takes ?from=N&to=M with whole numbers ({e})"
@@ -353,94 +399,71 @@ async fn messages_between(
             "a range read may span at most {MAX_RANGE} messages; read in steps"
         )));
     }
-    let (messages, unreadable) = store.messages_between(&id, range.from, range.to).await?;
-    Ok(Json(MessagesResponse {
-        messages,
-        unreadable,
-    }))
+    Ok(messages_read(
+        store.messages_between(id, range.from, range.to).await?,
+    ))
 }
 
 async fn messages_by_seq(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
+    session: SessionScope,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Json<MessagesResponse>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let request: SeqsRequest = body(bytes, state.limits.max_body_bytes)?;
+    let (store, id) = session.parts();
+    let request: SeqsRequest = session.body(bytes)?;
     if request.seqs.len() > MAX_SEQS {
         return Err(ApiError::bad_request(format!(
             "a read by number may name at most {MAX_SEQS} messages; read in steps"
         )));
     }
-    let (messages, unreadable) = store.messages_by_seq(&id, &request.seqs).await?;
-    Ok(Json(MessagesResponse {
-        messages,
-        unreadable,
-    }))
+    Ok(messages_read(
+        store.messages_by_seq(id, &request.seqs).await?,
+    ))
 }
 
-async fn records(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
-) -> Result<Json<RecordsResponse>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    Ok(Json(RecordsResponse::of(store.read_all(&id).await?)))
+async fn records(session: SessionScope) -> Result<Json<RecordsResponse>, ApiError> {
+    let (store, id) = session.parts();
+    Ok(Json(RecordsResponse::of(store.read_all(id).await?)))
 }
 
 async fn telemetry(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path((id, turn)): Path<(String, u64)>,
+    Path((_, turn)): Path<(String, u64)>,
+    session: SessionScope,
 ) -> Result<Json<Option<ccm_core::telemetry::TurnTelemetry>>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    Ok(Json(store.telemetry(&id, turn).await?))
+    let (store, id) = session.parts();
+    Ok(Json(store.telemetry(id, turn).await?))
 }
 
 async fn rename(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
+    session: SessionScope,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<StatusCode, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let request: RenameRequest = body(bytes, state.limits.max_body_bytes)?;
+    let (store, id) = session.parts();
+    let request: RenameRequest = session.body(bytes)?;
     check_name(&request.name)?;
-    store.rename(&id, &request.name, request.now_ms).await?;
+    store.rename(id, &request.name, request.now_ms).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn delete(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
-) -> Result<StatusCode, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    store.delete(&id).await?;
+async fn delete(session: SessionScope) -> Result<StatusCode, ApiError> {
+    let (store, id) = session.parts();
+    store.delete(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn export(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let document = sessions::export_document::<_, ApiError>(&store, &id, |_| None).await?;
+async fn export(session: SessionScope) -> Result<Response, ApiError> {
+    let (store, id) = session.parts();
+    let document = sessions::export_document::<_, ApiError>(&store, id, |_| None).await?;
     let text = serde_json::to_string(&document)
         .map_err(|e| ApiError::internal(format!("the export could not be written: {e}")))?;
     Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
 }
 
 async fn import(
-    State(state): State<Shared>,
-    Extension(account): Extension<Account>,
-    Path(id): Path<String>,
+    session: SessionScope,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ccm_store::SessionRow>, ApiError> {
-    let store = scoped(&state, &account, &id)?;
-    let request: ImportRequest = body(bytes, state.limits.max_body_bytes)?;
+    let (store, id) = session.parts();
+    let request: ImportRequest = session.body(bytes)?;
     check_name(&request.name)?;
     // Counting is CPU work of the size of the document: off the threads that serve requests.
     let document = request.document;
@@ -449,7 +472,7 @@ async fn import(
         .map_err(|e| ApiError::internal(format!("the import stopped: {e}")))??;
     let row = sessions::insert::<_, ApiError>(
         &store,
-        &id,
+        id,
         &mut session,
         &request.name,
         request.now_ms,

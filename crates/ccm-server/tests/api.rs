@@ -659,6 +659,24 @@ impl conformance::Harness for RemoteHarness<'_> {
         assert_eq!(changed, 1);
     }
 
+    async fn inject(
+        &mut self,
+        _: &Remote,
+        _: &str,
+        fault: conformance::Fault,
+    ) -> conformance::Injected {
+        // The server keeps sessions in PostgreSQL, one transaction per write.
+        conformance::Injected::transactional(fault)
+    }
+
+    fn leftovers(&self, _: &Remote) -> Result<Vec<String>, &'static str> {
+        Err("the server's PostgreSQL keeps a write's work in its transaction, not in files")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        conformance::system_clock_ms()
+    }
+
     fn bytes_written(&self, _: &Remote) -> Option<u64> {
         None
     }

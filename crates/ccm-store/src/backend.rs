@@ -45,6 +45,21 @@ pub struct StoredRecords {
     pub unreadable: Vec<String>,
 }
 
+impl StoredRecords {
+    /// No records yet beside the row: an export's read starts here and fills each list in as
+    /// it reads it, with what it could not read in `unreadable`.
+    pub fn of(row: Result<SessionRow, String>) -> StoredRecords {
+        StoredRecords {
+            row,
+            efforts: Vec::new(),
+            messages: Vec::new(),
+            metrics: Vec::new(),
+            attachments: Vec::new(),
+            unreadable: Vec::new(),
+        }
+    }
+}
+
 /// A stored session whose row (header) cannot be read: it is still listed, marked damaged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DamagedSession {
@@ -56,6 +71,11 @@ pub struct DamagedSession {
 
 /// Messages read by sequence number, and the records among them that could not be read.
 pub type MessagesRead = (Vec<StoredMessage>, Vec<String>);
+
+/// One log's messages in sequence order, and the records among them that could not be read.
+/// Named, as [`MessagesRead`] is, so that `effort_log` fits its signature on one line in
+/// every backend, where the spelled-out type repeated the same five lines in each.
+pub type LogRead = (Vec<Message>, Vec<String>);
 
 /// What a [`RecordStore::write`] returns: the row as written, or why nothing was written. A name
 /// of its own keeps every backend's `write` on one line, where the spelled-out type made each
@@ -105,11 +125,7 @@ pub trait RecordStore {
     async fn load(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError>;
 
     /// The raw log of one effort, in sequence order, and its unreadable records.
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError>;
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead>;
 
     /// The stored messages with sequence numbers `from..to` (every log): a step of the recall
     /// index's rebuild.
@@ -131,6 +147,10 @@ pub trait RecordStore {
     /// Deletes a session and every record of it; deleting an unknown id is not an error.
     async fn delete(&self, id: &str) -> Result<(), StoreError>;
 }
+
+/// What a person can do with a session that cannot be opened whole, for the sentences that
+/// report one (the listing of every backend, the file store's refusal to open it).
+pub const DAMAGED_WAY_OUT: &str = ". Its records are kept as they are: an export takes out everything readable (its repairs list says what was lost), and importing that export stores it as a new, healthy session";
 
 /// The stored row of an existing session, or a precise error.
 pub fn existing_row(
@@ -175,8 +195,9 @@ pub fn next_row(
         }
         WriteMode::Save { now_ms } => {
             let row = match stored {
-                // The session was deleted meanwhile (by another window or process).
-                None => return Err(StoreError::conflict(0, batch.base_revision)),
+                // The session was deleted meanwhile (by another window or process): a conflict,
+                // since this copy must not bring it back, that says what happened.
+                None => return Err(StoreError::deleted_meanwhile(id)),
                 Some(row) => existing_row(id, Some(row))?,
             };
             if row.header.revision != batch.base_revision {

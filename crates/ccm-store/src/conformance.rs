@@ -6,6 +6,11 @@
 //! the contract is tested; a backend's own tests keep what is specific to it (its layout, its
 //! connection handling).
 //!
+//! What crashed and concurrent processes leave behind (a dead process's lock, a save killed
+//! before its commit, a delete meeting a save, damage that makes a whole session unreadable,
+//! temporary files) is checked by the cases of [`faults`], with the crashes each backend's
+//! harness fakes through [`Harness::inject`].
+//!
 //! Two properties need real processes and are driven from each native backend's tests with
 //! the steps here: [`save_until_killed`] / [`check_after_kill`] (a process killed in the
 //! middle of a save) and [`race_turns`] / [`check_after_race`] (two processes writing one
@@ -51,6 +56,31 @@ pub trait Harness {
     /// Replaces the stored row (header) of session `id` with text that is not a row.
     async fn damage_row(&mut self, store: &Self::Store, id: &str);
 
+    /// Leaves `fault` in the storage of session `id` as a crashed process would, or says in one
+    /// line why this backend's storage cannot hold it.
+    async fn inject(&mut self, store: &Self::Store, id: &str, fault: Fault) -> Injected;
+
+    /// The kinds of damage this backend's storage can have that make a whole session
+    /// unreadable, by name. A store of records under keys has one, its row; the file store
+    /// names the ways its files can be cut, lost or overwritten.
+    fn damage_kinds(&self) -> Vec<String> {
+        vec![faults::ROW_DAMAGE.to_string()]
+    }
+
+    /// Damages session `id` as `kind` (one of [`damage_kinds`](Harness::damage_kinds)) says.
+    async fn damage(&mut self, store: &Self::Store, id: &str, kind: &str) {
+        assert_eq!(kind, faults::ROW_DAMAGE, "a kind the harness does not name");
+        self.damage_row(store, id).await;
+    }
+
+    /// The temporary files in the storage behind `store` (what an atomic replace or a lock
+    /// takeover makes and removes), or why the backend has none.
+    fn leftovers(&self, store: &Self::Store) -> Result<Vec<String>, &'static str>;
+
+    /// Milliseconds of a clock that runs where the test runs (the suite has no clock of its
+    /// own: it runs in browsers too), to time a save after a crash.
+    fn clock_ms(&self) -> f64;
+
     /// Bytes this handle has written to its storage so far (record texts, rows, indexes and
     /// whatever else the backend writes), for the check that a save costs the same at any
     /// length of conversation. `None` when the backend cannot count them; the suite then
@@ -58,7 +88,17 @@ pub trait Harness {
     fn bytes_written(&self, store: &Self::Store) -> Option<u64>;
 }
 
-/// The properties [`run`] checks, in order, with what each means.
+/// Milliseconds since the epoch by the system's clock: [`Harness::clock_ms`] for native
+/// harnesses (wasm32 in a browser has no such clock; its harnesses read JavaScript's).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn system_clock_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+/// The properties [`run`] checks, in order, with what each means: those of this module, then
+/// those of [`faults`].
 pub const PROPERTIES: &[(&str, &str)] = &[
     (
         "round_trip",
@@ -96,6 +136,12 @@ pub const PROPERTIES: &[(&str, &str)] = &[
         "export_import",
         "an export imports as a new session whose export is the same document",
     ),
+    faults::PROPERTIES[0],
+    faults::PROPERTIES[1],
+    faults::PROPERTIES[2],
+    faults::PROPERTIES[3],
+    faults::PROPERTIES[4],
+    faults::PROPERTIES[5],
 ];
 
 /// The outcome of each property for one backend: a row of the conformance matrix.
@@ -108,6 +154,9 @@ pub struct Report {
     /// Bytes written per save early and late in the incremental check, and the turns at which
     /// they were measured.
     pub incremental: Option<Incremental>,
+    /// For each fault of [`faults`], whether the harness injected it or why the backend
+    /// cannot hold it: what the crash cases ran against.
+    pub faults: Vec<String>,
 }
 
 /// What the incremental check measured.
@@ -148,6 +197,9 @@ impl Report {
                     "records handed to it"
                 }
             ));
+        }
+        for fault in &self.faults {
+            out.push_str(&format!("  fault {fault}\n"));
         }
         out
     }
@@ -191,6 +243,10 @@ macro_rules! ensure {
     };
 }
 
+// After the macro, which the module's cases use too.
+pub mod faults;
+pub use faults::{Fault, Injected};
+
 /// Runs every property against the harness's backend and reports each.
 pub async fn run<H: Harness>(harness: &mut H, options: Options) -> Report {
     let backend = harness.fresh().await.kind().to_string();
@@ -221,10 +277,13 @@ pub async fn run<H: Harness>(harness: &mut H, options: Options) -> Report {
     results.push(("damaged_row", damaged_row(harness).await));
     results.push(("list_rename_delete", list_rename_delete(harness).await));
     results.push(("export_import", export_import(harness).await));
+    let (fault_results, faults) = faults::run(harness).await;
+    results.extend(fault_results);
     Report {
         backend,
         results,
         incremental: measured,
+        faults,
     }
 }
 

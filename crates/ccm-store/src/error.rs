@@ -78,6 +78,14 @@ impl StoreError {
         ))
     }
 
+    /// The refusal of a save of a session that was deleted while this copy was open: a
+    /// conflict (the copy must not bring the session back) that says why and how to keep it.
+    pub fn deleted_meanwhile(id: &str) -> StoreError {
+        StoreError::Conflict(format!(
+            "session '{id}' was deleted (in another window or process) while this copy was open, so the save was refused and nothing was stored; to keep this copy, export it and import the export as a new session"
+        ))
+    }
+
     /// The error for an id that names no stored session.
     pub fn not_found(id: &str) -> StoreError {
         StoreError::NotFound { id: id.to_string() }

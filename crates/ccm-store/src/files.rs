@@ -96,11 +96,10 @@ mod store;
 mod tests;
 
 use crate::backend::{
-    DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
+    DamagedSession, LogRead, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
-use ccm_core::model::Message;
 use ccm_core::persistence::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use fs::FileSystem;
@@ -152,7 +151,11 @@ impl FileStore {
     /// [`StoreError::Storage`] when the directory cannot be created or read, or holds sessions
     /// of a newer layout; [`StoreError::Quota`] when the disk is full.
     pub fn open(dir: impl AsRef<Path>) -> Result<FileStore, StoreError> {
-        FileStore::with_fs(fs::NativeFs::new(dir.as_ref().to_path_buf()))
+        let fs = fs::NativeFs::new(dir.as_ref().to_path_buf());
+        // What killed processes left is cleared where a store is opened, as Node's
+        // FileSessionStore.open does, so that no temporary file outlives its process for long.
+        fs.clear_leftovers();
+        FileStore::with_fs(fs)
     }
 
     /// The directory the sessions are in.
@@ -184,11 +187,7 @@ impl<F: FileSystem> RecordStore for FileStore<F> {
         self.store.load(id)
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         self.store.effort_log(id, effort)
     }
 

@@ -29,8 +29,8 @@ pub mod sessions;
 pub mod sync;
 
 pub use backend::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode,
-    WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, StoredRecords,
+    WriteMode, WriteResult,
 };
 pub use error::{StoreError, StoreResult};
 pub use records::SessionRow;

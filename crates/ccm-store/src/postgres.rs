@@ -72,19 +72,18 @@
 //! prepared statements and timeouts for creating and waiting for connections.
 
 use crate::backend::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode,
-    WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, StoredRecords,
+    WriteMode, WriteResult,
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::{decode, decode_all, encode, log_key, SessionRow};
 use ccm_core::compaction::SessionAttachment;
-use ccm_core::metrics::TurnMetrics;
-use ccm_core::model::Message;
 use ccm_core::persistence::{
-    EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch, RECORD_SCHEMA_VERSION,
+    LoadedRecords, LogRef, StoredMessage, WriteBatch, RECORD_SCHEMA_VERSION,
 };
 use ccm_core::telemetry::TurnTelemetry;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -1076,6 +1075,20 @@ impl PostgresStore {
             .collect())
     }
 
+    /// The records [`numbered`](Self::numbered) reads, decoded; the ones that cannot be read
+    /// are described in `unreadable`.
+    async fn decoded<C: GenericClient, T: DeserializeOwned>(
+        &self,
+        client: &C,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        what: impl Fn(i64) -> String,
+        unreadable: &mut Vec<String>,
+    ) -> Result<Vec<T>, tokio_postgres::Error> {
+        let texts = self.numbered(client, sql, params, what).await?;
+        Ok(decode_all(texts, unreadable))
+    }
+
     async fn load_session(&self, id: &str) -> Result<(SessionRow, LoadedRecords), StoreError> {
         let mut client = self.client().await?;
         let lost = client.lost.clone();
@@ -1089,18 +1102,23 @@ impl PostgresStore {
                 .map_err(fail)?,
         )?;
         let request = row.header.load_request();
-        let mut unreadable = Vec::new();
-
-        let efforts: Vec<EffortRecord> = decode_all(
-            self.numbered(&tx, &self.sql.efforts, &[&id], |p| {
-                format!("effort record {p}")
-            })
+        let mut loaded = LoadedRecords {
+            header: Some(row.header.clone()),
+            ..LoadedRecords::default()
+        };
+        let effort = |p| format!("effort record {p}");
+        loaded.efforts = self
+            .decoded(
+                &tx,
+                &self.sql.efforts,
+                &[&id],
+                effort,
+                &mut loaded.unreadable,
+            )
             .await
-            .map_err(fail)?,
-            &mut unreadable,
-        );
-        let attachments = self
-            .attachments(&tx, id, &mut unreadable)
+            .map_err(fail)?;
+        loaded.attachments = self
+            .attachments(&tx, id, &mut loaded.unreadable)
             .await
             .map_err(fail)?;
 
@@ -1110,7 +1128,7 @@ impl PostgresStore {
             .iter()
             .map(|effort| (log_key(&LogRef::Effort(effort.clone())), effort.clone()))
             .collect();
-        let mut effort_logs: BTreeMap<String, Vec<Message>> = request
+        loaded.effort_logs = request
             .effort_logs
             .iter()
             .map(|effort| (effort.clone(), Vec::new()))
@@ -1127,43 +1145,39 @@ impl PostgresStore {
                     continue;
                 };
                 match decode::<StoredMessage>(&format!("message {seq}"), text) {
-                    Ok(stored) => effort_logs
+                    Ok(stored) => loaded
+                        .effort_logs
                         .entry(effort.clone())
                         .or_default()
                         .push(stored.message),
-                    Err(problem) => unreadable.push(problem),
+                    Err(problem) => loaded.unreadable.push(problem),
                 }
             }
         }
 
-        let mut ambient_tail: Vec<Message> = decode_all::<StoredMessage>(
-            self.numbered(
+        let ambient_tail: Vec<StoredMessage> = self
+            .decoded(
                 &tx,
                 &self.sql.ambient_tail,
                 &[&id, &big(request.ambient_tail)],
                 |seq| format!("message {seq}"),
+                &mut loaded.unreadable,
             )
             .await
-            .map_err(fail)?,
-            &mut unreadable,
-        )
-        .into_iter()
-        .map(|stored| stored.message)
-        .collect();
-        ambient_tail.reverse();
+            .map_err(fail)?;
+        loaded.ambient_tail = ambient_tail.into_iter().rev().map(|s| s.message).collect();
 
-        let mut history_tail: Vec<TurnMetrics> = decode_all(
-            self.numbered(
+        loaded.history_tail = self
+            .decoded(
                 &tx,
                 &self.sql.history_tail,
                 &[&id, &big(request.history_tail)],
                 |turn| format!("the metrics point of turn {turn}"),
+                &mut loaded.unreadable,
             )
             .await
-            .map_err(fail)?,
-            &mut unreadable,
-        );
-        history_tail.reverse();
+            .map_err(fail)?;
+        loaded.history_tail.reverse();
 
         let statement = tx.prepare_cached(&self.sql.log_sizes).await.map_err(fail)?;
         let mut log_sizes = BTreeMap::new();
@@ -1174,20 +1188,8 @@ impl PostgresStore {
                 log_sizes.insert(log, u64::try_from(count).unwrap_or(0));
             }
         }
-        let header = Some(row.header.clone());
-        Ok((
-            row,
-            LoadedRecords {
-                header,
-                efforts,
-                effort_logs,
-                ambient_tail,
-                history_tail,
-                unreadable,
-                attachments,
-                log_sizes: Some(log_sizes),
-            },
-        ))
+        loaded.log_sizes = Some(log_sizes);
+        Ok((row, loaded))
     }
 
     /// Every attachment record of a session; unreadable ones are described.
@@ -1260,11 +1262,7 @@ impl RecordStore for PostgresStore {
         self.load_session(id).await
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let key = log_key(&LogRef::Effort(effort.to_string()));
         let (stored, unreadable) = self
             .stored_messages(
@@ -1326,43 +1324,34 @@ impl RecordStore for PostgresStore {
             .await
             .map_err(fail)?
             .ok_or_else(|| StoreError::not_found(id))?;
-        let mut unreadable = Vec::new();
-        let efforts = decode_all(
-            self.numbered(&tx, &self.sql.efforts, &[&id], |p| {
-                format!("effort record {p}")
-            })
-            .await
-            .map_err(fail)?,
-            &mut unreadable,
-        );
-        let messages = decode_all(
-            self.numbered(&tx, &self.sql.all_messages, &[&id], |seq| {
-                format!("message {seq}")
-            })
-            .await
-            .map_err(fail)?,
-            &mut unreadable,
-        );
-        let metrics = decode_all(
-            self.numbered(&tx, &self.sql.all_metrics, &[&id], |turn| {
-                format!("the metrics point of turn {turn}")
-            })
-            .await
-            .map_err(fail)?,
-            &mut unreadable,
-        );
-        let attachments = self
-            .attachments(&tx, id, &mut unreadable)
+        let mut read = StoredRecords::of(row);
+        let sql = &self.sql;
+        let effort = |p| format!("effort record {p}");
+        read.efforts = self
+            .decoded(&tx, &sql.efforts, &[&id], effort, &mut read.unreadable)
             .await
             .map_err(fail)?;
-        Ok(StoredRecords {
-            row,
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        let message = |seq| format!("message {seq}");
+        read.messages = self
+            .decoded(
+                &tx,
+                &sql.all_messages,
+                &[&id],
+                message,
+                &mut read.unreadable,
+            )
+            .await
+            .map_err(fail)?;
+        let point = |turn| format!("the metrics point of turn {turn}");
+        read.metrics = self
+            .decoded(&tx, &sql.all_metrics, &[&id], point, &mut read.unreadable)
+            .await
+            .map_err(fail)?;
+        read.attachments = self
+            .attachments(&tx, id, &mut read.unreadable)
+            .await
+            .map_err(fail)?;
+        Ok(read)
     }
 
     async fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, StoreError> {

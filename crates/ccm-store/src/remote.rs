@@ -31,7 +31,7 @@
 //! bad_request`, `413 too_large`, `429 rate_limited`).
 
 use crate::backend::{
-    DamagedSession, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
+    DamagedSession, LogRead, MessagesRead, RecordStore, StoredRecords, WriteMode, WriteResult,
 };
 use crate::error::{StoreError, StoreResult};
 use crate::records::SessionRow;
@@ -569,11 +569,7 @@ impl<T: Transport> RecordStore for RemoteStore<T> {
         Ok(loaded.into_parts())
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let path = session_path(id, &format!("/efforts/{}/log", encode_segment(effort)));
         let log: LogResponse = self.call(Method::Get, path, None).await?;
         Ok((log.messages, log.unreadable))

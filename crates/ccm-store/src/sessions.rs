@@ -2,7 +2,7 @@
 //! import, written once so that every backend behaves the same. Hosts add what is theirs: the
 //! browser its session cell and busy mark, the CLI its terminal.
 
-use crate::backend::{RecordStore, WriteMode};
+use crate::backend::{RecordStore, WriteMode, DAMAGED_WAY_OUT};
 use crate::error::StoreError;
 use crate::records::SessionRow;
 use ccm_core::branch::BranchInfo;
@@ -94,7 +94,7 @@ pub async fn list<S: RecordStore>(store: &S) -> Result<Vec<SessionInfo>, StoreEr
         turn_count: 0.0,
         message_count: 0.0,
         revision: 0.0,
-        damaged: Some(d.problem),
+        damaged: Some(format!("{}{DAMAGED_WAY_OUT}", d.problem)),
         branch: None,
     }));
     Ok(sessions)

@@ -11,7 +11,7 @@ compile_error!(
     "the file backend's tests run the conformance suite: enable the feature `conformance` too (the crate's dev-dependency on itself normally does)"
 );
 
-use ccm_store::conformance::{self, Harness, Options, SuiteError};
+use ccm_store::conformance::{self, Fault, Harness, Injected, Options, SuiteError};
 use ccm_store::files::FileStore;
 use ccm_store::{sessions, RecordStore, StoreError};
 use std::io::{BufRead, BufReader};
@@ -135,6 +135,123 @@ fn damage_row_files(root: &Path, id: &str) {
         .expect("damaging the row");
 }
 
+/// The host name, as the lock's owner files name it.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The id of a process that has exited (and been reaped), so that no process has it now.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().expect("`true` runs");
+    let pid = child.id();
+    child.wait().expect("`true` exits");
+    pid
+}
+
+/// The owner file of session `id`'s lock, as a Node process that held it left it.
+fn left_owner(root: &Path, id: &str, pid: u32, start: &str) -> PathBuf {
+    let path = root.join("locks").join(format!("{id}.lock.owner"));
+    let text = format!(
+        r#"{{"pid":{pid},"host":"{}","time_ms":{},"holder":"node","start":"{start}","thread":0,"nonce":"left"}}"#,
+        host_name(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    );
+    std::fs::write(&path, &text).expect("writing an owner file");
+    path
+}
+
+/// What a process killed while it appended a save's records left: bytes past the committed
+/// end of `records.dat` and the temporary file of its commit.
+fn killed_save_files(root: &Path, id: &str) {
+    let dir = session_dir(root, id);
+    let mut data = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("records.dat"))
+        .expect("records");
+    std::io::Write::write_all(&mut data, b"{\"role\":\"user\",\"content\":\"half a rec")
+        .expect("appending");
+    std::fs::write(
+        dir.join(format!("commit.tmp-{}-0", dead_pid())),
+        b"ccm-files-commit 1 revision=",
+    )
+    .expect("a temporary commit");
+}
+
+/// Damages the files of the session in the directory given.
+type Damage = fn(&Path);
+
+/// Kinds of damage that make a whole session unreadable, each as a failing disk or another
+/// program leaves it, in the session's directory.
+const FILE_DAMAGE: [(&str, Damage); 9] = [
+    ("the commit's first line is garbled", |dir| {
+        let text = std::fs::read_to_string(dir.join("commit")).unwrap();
+        std::fs::write(
+            dir.join("commit"),
+            text.replace("ccm-files-commit 1", "ccm-fXles-commit 1"),
+        )
+        .unwrap();
+    }),
+    ("the commit's row is cut", |dir| {
+        let text = std::fs::read_to_string(dir.join("commit")).unwrap();
+        std::fs::write(dir.join("commit"), &text[..text.find('\n').unwrap() + 40]).unwrap();
+    }),
+    ("the commit is empty", |dir| {
+        std::fs::write(dir.join("commit"), "").unwrap()
+    }),
+    ("records.dat is cut short", |dir| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("records.dat"))
+            .unwrap();
+        file.set_len(file.metadata().unwrap().len() - 300).unwrap();
+    }),
+    ("records.dat is missing", |dir| {
+        std::fs::remove_file(dir.join("records.dat")).unwrap()
+    }),
+    ("the message index is cut short", |dir| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("messages.idx"))
+            .unwrap();
+        file.set_len(64).unwrap();
+    }),
+    ("the ambient log's header is garbled", |dir| {
+        let path = dir.join("logs").join("ambient.seq");
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[..12].fill(b'!');
+        std::fs::write(&path, bytes).unwrap();
+    }),
+    ("the metrics index is missing", |dir| {
+        std::fs::remove_file(dir.join("metrics.idx")).unwrap()
+    }),
+    ("the last record's text is overwritten", |dir| {
+        let path = dir.join("records.dat");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let end = bytes.len();
+        bytes[end - 20..].fill(b'{');
+        std::fs::write(&path, bytes).unwrap();
+    }),
+];
+
+/// Files under `dir` that an atomic replace or a lock takeover makes and removes.
+fn temporaries(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if path.is_dir() {
+            found.extend(temporaries(&path));
+        } else if name.contains(".tmp-") || name.contains(".stale-") || name.ends_with(".break") {
+            found.push(path.display().to_string());
+        }
+    }
+    found
+}
+
 // ----- the conformance suite -----
 
 struct FilesHarness {
@@ -165,6 +282,51 @@ impl Harness for FilesHarness {
 
     async fn damage_row(&mut self, store: &FileStore, id: &str) {
         damage_row_files(store.dir(), id);
+    }
+
+    async fn inject(&mut self, store: &FileStore, id: &str, fault: Fault) -> Injected {
+        let root = store.dir();
+        match fault {
+            Fault::LockOfDeadProcess => {
+                left_owner(root, id, dead_pid(), "1");
+            }
+            Fault::LockOfReusedProcessId => {
+                // This test's parent runs, and started long before the time written here.
+                left_owner(root, id, std::os::unix::process::parent_id(), "1");
+            }
+            Fault::InterruptedLockTakeover => {
+                let owner = left_owner(root, id, dead_pid(), "1");
+                let mut mark = owner.into_os_string();
+                mark.push(".break");
+                let breaker = left_owner(root, "breaker", dead_pid(), "1");
+                std::fs::rename(breaker, mark).expect("a break file");
+            }
+            Fault::SaveKilledBeforeCommit => killed_save_files(root, id),
+        }
+        Injected::Done
+    }
+
+    fn damage_kinds(&self) -> Vec<String> {
+        FILE_DAMAGE
+            .iter()
+            .map(|(kind, _)| kind.to_string())
+            .collect()
+    }
+
+    async fn damage(&mut self, store: &FileStore, id: &str, kind: &str) {
+        let (_, damage) = FILE_DAMAGE
+            .iter()
+            .find(|(name, _)| *name == kind)
+            .expect("a kind the harness named");
+        damage(&session_dir(store.dir(), id));
+    }
+
+    fn leftovers(&self, store: &FileStore) -> Result<Vec<String>, &'static str> {
+        Ok(temporaries(store.dir()))
+    }
+
+    fn clock_ms(&self) -> f64 {
+        conformance::system_clock_ms()
     }
 
     fn bytes_written(&self, store: &FileStore) -> Option<u64> {

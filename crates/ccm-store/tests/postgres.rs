@@ -20,7 +20,7 @@
 //! the child does. The child tests (`child_*`) do nothing and pass when that variable is not
 //! set, which is how they show up in a normal run.
 
-use ccm_store::conformance::{self, Harness, Options, SuiteError};
+use ccm_store::conformance::{self, Fault, Harness, Injected, Options, SuiteError};
 use ccm_store::postgres::{PostgresOptions, PostgresStore, SCHEMA_VERSION};
 use ccm_store::{sessions, RecordStore, StoreError};
 use std::io::{BufRead, BufReader, Read};
@@ -172,6 +172,18 @@ impl Harness for PgHarness {
             )
             .await;
         assert_eq!(changed, 1, "the row of {id} to damage");
+    }
+
+    async fn inject(&mut self, _: &PostgresStore, _: &str, fault: Fault) -> Injected {
+        Injected::transactional(fault)
+    }
+
+    fn leftovers(&self, _: &PostgresStore) -> Result<Vec<String>, &'static str> {
+        Err("PostgreSQL keeps a write's work in its transaction, not in files of ours")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        conformance::system_clock_ms()
     }
 
     fn bytes_written(&self, store: &PostgresStore) -> Option<u64> {

@@ -5,15 +5,13 @@
 #![cfg(feature = "conformance")]
 
 use ccm_core::compaction::SessionAttachment;
-use ccm_core::metrics::TurnMetrics;
-use ccm_core::model::Message;
 use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
-use ccm_store::conformance::{self, Harness, Options};
+use ccm_store::conformance::{self, Fault as ConformanceFault, Harness, Injected, Options};
 use ccm_store::records::{decode, decode_all, encode, log_key};
 use ccm_store::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
-    StoreResult, StoredRecords, WriteMode, WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, SessionRow,
+    StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -40,6 +38,9 @@ enum Fault {
     RewritesEverything,
     /// Drops records it cannot decode when it reads them, without a word.
     HidesDamage,
+    /// Takes a save of a session that is no longer stored as a creation, as a store of whole
+    /// documents that writes a file per save does: a delete during a save is undone.
+    BringsDeletedBack,
 }
 
 /// Sessions in memory, shared between handles like storage is.
@@ -81,6 +82,24 @@ fn row_of(records: &Records) -> Result<SessionRow, String> {
     decode("the session's header record", Some(&records.row))
 }
 
+/// Every readable effort record of a session; the others are described in `unreadable`.
+fn efforts_of(records: &Records, unreadable: &mut Vec<String>) -> Vec<EffortRecord> {
+    let texts = records.efforts.iter();
+    decode_all(
+        texts.map(|(p, t)| (format!("effort record {p}"), Some(t.clone()))),
+        unreadable,
+    )
+}
+
+/// Every readable attachment of a session; the others are described in `unreadable`.
+fn attachments_of(records: &Records, unreadable: &mut Vec<String>) -> Vec<SessionAttachment> {
+    let texts = records.attachments.iter();
+    decode_all(
+        texts.map(|(k, t)| (format!("attachment {k}"), Some(t.clone()))),
+        unreadable,
+    )
+}
+
 impl RecordStore for MemoryStore {
     fn kind(&self) -> &'static str {
         "memory"
@@ -109,6 +128,13 @@ impl RecordStore for MemoryStore {
                 updated_ms: *now_ms,
                 header: batch.header.clone(),
                 ..row
+            },
+            (Fault::BringsDeletedBack, None, WriteMode::Save { now_ms }) => SessionRow {
+                id: id.to_string(),
+                name: id.to_string(),
+                created_ms: *now_ms,
+                updated_ms: *now_ms,
+                header: batch.header.clone(),
             },
             (_, stored, _) => next_row(id, stored, batch, mode)?,
         };
@@ -152,14 +178,11 @@ impl RecordStore for MemoryStore {
         let records = self.session(id)?;
         let row = existing_row(id, Some(row_of(&records)))?;
         let request = row.header.load_request();
-        let mut unreadable = Vec::new();
-        let efforts: Vec<EffortRecord> = decode_all(
-            records
-                .efforts
-                .iter()
-                .map(|(p, t)| (format!("effort record {p}"), Some(t.clone()))),
-            &mut unreadable,
-        );
+        let mut loaded = LoadedRecords {
+            header: Some(row.header.clone()),
+            ..LoadedRecords::default()
+        };
+        loaded.efforts = efforts_of(&records, &mut loaded.unreadable);
         let mut log_sizes: BTreeMap<LogRef, u64> = BTreeMap::new();
         let mut by_log: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for (seq, (log, _)) in &records.messages {
@@ -172,25 +195,23 @@ impl RecordStore for MemoryStore {
             };
             log_sizes.insert(log, seqs.len() as u64);
         }
-        let mut effort_logs = BTreeMap::new();
         for effort in &request.effort_logs {
             let seqs = by_log
                 .get(&log_key(&LogRef::Effort(effort.clone())))
                 .cloned()
                 .unwrap_or_default();
             let (messages, mut problems) = self.decode_messages(&records, seqs.into_iter());
-            unreadable.append(&mut problems);
-            effort_logs.insert(
-                effort.clone(),
-                messages.into_iter().map(|m| m.message).collect(),
-            );
+            loaded.unreadable.append(&mut problems);
+            let log = messages.into_iter().map(|m| m.message).collect();
+            loaded.effort_logs.insert(effort.clone(), log);
         }
         let ambient = by_log.get("ambient").cloned().unwrap_or_default();
         let tail = ambient.len().saturating_sub(request.ambient_tail as usize);
         let (ambient_tail, mut problems) =
             self.decode_messages(&records, ambient[tail..].iter().copied());
-        unreadable.append(&mut problems);
-        let metrics: Vec<TurnMetrics> = decode_all(
+        loaded.unreadable.append(&mut problems);
+        loaded.ambient_tail = ambient_tail.into_iter().map(|m| m.message).collect();
+        loaded.history_tail = decode_all(
             records
                 .metrics
                 .values()
@@ -198,35 +219,14 @@ impl RecordStore for MemoryStore {
                 .take(request.history_tail as usize)
                 .rev()
                 .map(|t| ("a metrics point".to_string(), Some(t.clone()))),
-            &mut unreadable,
+            &mut loaded.unreadable,
         );
-        let attachments: Vec<SessionAttachment> = decode_all(
-            records
-                .attachments
-                .iter()
-                .map(|(k, t)| (format!("attachment {k}"), Some(t.clone()))),
-            &mut unreadable,
-        );
-        Ok((
-            row.clone(),
-            LoadedRecords {
-                header: Some(row.header),
-                efforts,
-                effort_logs,
-                ambient_tail: ambient_tail.into_iter().map(|m| m.message).collect(),
-                history_tail: metrics,
-                unreadable,
-                attachments,
-                log_sizes: Some(log_sizes),
-            },
-        ))
+        loaded.attachments = attachments_of(&records, &mut loaded.unreadable);
+        loaded.log_sizes = Some(log_sizes);
+        Ok((row, loaded))
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let records = self.session(id)?;
         let key = log_key(&LogRef::Effort(effort.to_string()));
         let seqs: Vec<u64> = records
@@ -254,39 +254,21 @@ impl RecordStore for MemoryStore {
 
     async fn read_all(&self, id: &str) -> Result<StoredRecords, StoreError> {
         let records = self.session(id)?;
-        let mut unreadable = Vec::new();
-        let efforts = decode_all(
-            records
-                .efforts
-                .iter()
-                .map(|(p, t)| (format!("effort record {p}"), Some(t.clone()))),
-            &mut unreadable,
-        );
+        let mut read = StoredRecords::of(row_of(&records));
+        read.efforts = efforts_of(&records, &mut read.unreadable);
         let (messages, mut problems) =
             self.decode_messages(&records, records.messages.keys().copied());
-        unreadable.append(&mut problems);
-        let metrics = decode_all(
+        read.messages = messages;
+        read.unreadable.append(&mut problems);
+        read.metrics = decode_all(
             records
                 .metrics
                 .values()
                 .map(|t| ("a metrics point".to_string(), Some(t.clone()))),
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let attachments = decode_all(
-            records
-                .attachments
-                .iter()
-                .map(|(k, t)| (format!("attachment {k}"), Some(t.clone()))),
-            &mut unreadable,
-        );
-        Ok(StoredRecords {
-            row: row_of(&records),
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        read.attachments = attachments_of(&records, &mut read.unreadable);
+        Ok(read)
     }
 
     async fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, StoreError> {
@@ -363,6 +345,23 @@ impl Harness for MemoryHarness {
         store.sessions.borrow_mut().get_mut(id).unwrap().row = "{\"header\": damaged".into();
     }
 
+    async fn inject(&mut self, _: &MemoryStore, _: &str, fault: ConformanceFault) -> Injected {
+        Injected::CannotExist(match fault {
+            ConformanceFault::SaveKilledBeforeCommit => {
+                "the reference backend writes a batch in one step, in memory: nothing of a save outlives a crash"
+            }
+            _ => "the reference backend takes no lock: its writes are one step each",
+        })
+    }
+
+    fn leftovers(&self, _: &MemoryStore) -> Result<Vec<String>, &'static str> {
+        Err("the reference backend makes no temporary records")
+    }
+
+    fn clock_ms(&self) -> f64 {
+        conformance::system_clock_ms()
+    }
+
     fn bytes_written(&self, store: &MemoryStore) -> Option<u64> {
         Some(store.written.get())
     }
@@ -422,4 +421,11 @@ fn a_backend_that_rewrites_everything_fails_the_incremental_property() {
 fn a_backend_that_hides_damage_fails_the_damage_property() {
     let failed = failed(&run(Fault::HidesDamage));
     assert!(failed.contains(&"damaged_records"), "{failed:?}");
+}
+
+#[test]
+fn a_backend_that_brings_deleted_sessions_back_fails_the_delete_properties() {
+    let failed = failed(&run(Fault::BringsDeletedBack));
+    assert!(failed.contains(&"delete_during_save"), "{failed:?}");
+    assert!(failed.contains(&"list_rename_delete"), "{failed:?}");
 }

@@ -12,7 +12,7 @@ use crate::error::{fail, js_message, Code, Failure, JsResult};
 use crate::session::Session;
 use crate::types::{to_js, JsToolOutcome};
 use ccm_browser::summary::{summary_of_answer, SummaryRequest as EffortSummary};
-use ccm_browser::SessionCell;
+use ccm_browser::{BrowserError, SessionCell};
 use ccm_core::{EffortStatus, ToolDefinition, ToolOutcome};
 use js_sys::{Function, Promise, Reflect};
 use serde::Serialize;
@@ -272,11 +272,7 @@ fn borrow(cell: &Rc<RefCell<SessionCell>>) -> Result<std::cell::RefMut<'_, Sessi
         )
     })?;
     if let Some(busy) = state.busy {
-        return Err(Failure::new(
-            Code::Busy,
-            format!("{busy} of this session is in progress and nothing was changed: wait for {} to finish and try again",
-                    busy.replacen("a ", "the ", 1)),
-        ));
+        return Err(BrowserError::in_progress(busy).into());
     }
     Ok(state)
 }

@@ -308,7 +308,6 @@ impl From<BrowserError> for Failure {
             BrowserError::Engine(error) => {
                 return Failure::new(Code::Turn, in_js_words(&error.to_string()))
             }
-            BrowserError::Effort(error) => return error.into(),
             BrowserError::Snapshot(error) => return error.into(),
             BrowserError::Import(error) => return error.into(),
         };

@@ -7,7 +7,7 @@
 //! arguments JavaScript passes (`args.rs`) and delegates to `ccm-browser` (storage, the
 //! session cell, the `fetch` transport) and `ccm-core`, which own every rule.
 //!
-//! One file per exported class: `session.rs` (`Session`), `store.rs` (`SessionStore`).
+//! One file per exported class: `session.rs` (`Session`), `session_store.rs` (`SessionStore`).
 //! Errors become JavaScript `Error`s in one place (`error.rs`), with the core's message and a
 //! `code` property.
 //!
@@ -32,7 +32,7 @@ mod memory;
 mod options;
 mod planning;
 mod session;
-mod store;
+mod session_store;
 mod types;
 
 pub use adapters::tool_definitions;
@@ -41,7 +41,7 @@ pub use engine::{JsTurnResult, TurnOptions};
 pub use memory::{memory_usage, set_default_memory_budget, JsMemoryFootprint, JsMemoryUsage};
 pub use options::SessionOptions;
 pub use session::{CloseEffortArgs, JsDocumentInput, Session};
-pub use store::{
+pub use session_store::{
     CcmFileTexts, CcmImportReport, SaveReport, SessionInfo, SessionStore, StoreOptions,
 };
 pub use types::*;
@@ -60,8 +60,27 @@ pub fn has_exact_token_counts() -> bool {
     cfg!(feature = "exact")
 }
 
-/// Test and benchmark helpers; not part of the JavaScript API.
+/// Test and benchmark helpers; not part of the JavaScript API. The storage tests reach every
+/// method the way a host does, through the JavaScript face; these two hooks are for what no
+/// method shows, the core's records behind a session (sequence numbers, write batches,
+/// plans) and a session built turn by turn with a counter of the test's own.
 #[doc(hidden)]
 pub mod testing {
+    use crate::Session;
+    use ccm_core::Session as CoreSession;
+
     pub use ccm_browser::testing::{DB_VERSION, LAYOUT_VERSION};
+
+    /// A package `Session` over `core`.
+    pub fn session_of(core: CoreSession) -> Session {
+        Session::from_core_session(core)
+    }
+
+    /// Runs `f` on the core session behind `session`.
+    ///
+    /// # Panics
+    /// When called from inside another call on the same session (a token counter callback).
+    pub fn with_core<R>(session: &Session, f: impl FnOnce(&mut CoreSession) -> R) -> R {
+        session.with_core(f)
+    }
 }

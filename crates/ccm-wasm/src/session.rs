@@ -10,7 +10,7 @@ use crate::error::{fail, Code, Failure, JsResult};
 use crate::memory::JsMemoryFootprint;
 use crate::options::SessionOptions;
 use crate::types::*;
-use ccm_browser::{BrowserSession, SessionCell};
+use ccm_browser::{BrowserError, BrowserSession, SessionCell};
 use ccm_core::Session as CoreSession;
 use js_sys::Promise;
 use serde::{Deserialize, Serialize};
@@ -173,13 +173,7 @@ impl Session {
     ) -> JsResult<R> {
         let mut cell = self.cell().map_err(fail)?;
         if let Some(busy) = cell.busy {
-            return Err(fail(Failure::new(
-                Code::Busy,
-                format!(
-                    "{busy} of this session is in progress and nothing was changed: wait for {} to finish and try again",
-                    busy.replacen("a ", "the ", 1)
-                ),
-            )));
+            return Err(fail(BrowserError::in_progress(busy)));
         }
         // A change after a streamed turn accepts that turn: taking it back now would undo this
         // change too.
@@ -189,39 +183,17 @@ impl Session {
         outcome
     }
 
-    /// Wraps a core session (for Rust hosts, and for tests that build sessions with their own
-    /// counter).
-    pub fn from_core_session(core: CoreSession) -> Session {
+    /// Wraps a core session.
+    pub(crate) fn from_core_session(core: CoreSession) -> Session {
         Session::wrap(BrowserSession::from_core(core))
     }
 
-    /// The browser session behind this object (shared, not copied).
-    pub fn browser_session(&self) -> &BrowserSession {
-        &self.inner
-    }
-
-    /// Runs `f` on the core session, for Rust hosts that drive it directly.
+    /// Runs `f` on the core session.
     ///
     /// # Panics
     /// When called from inside another call on the same session (a token counter callback).
-    pub fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
+    pub(crate) fn with_core<R>(&self, f: impl FnOnce(&mut CoreSession) -> R) -> R {
         self.inner.with_core(f)
-    }
-
-    /// What opening this session from storage had to skip or repair.
-    pub fn problems(&self) -> Vec<String> {
-        self.inner.problems()
-    }
-
-    /// Rust form of `loadLogsForTool`.
-    ///
-    /// # Errors
-    /// A storage failure, or a stored log that does not match its effort record.
-    pub async fn load_logs_for(&self, name: &str, args_json: &str) -> Result<(), JsValue> {
-        self.inner
-            .load_logs_for(name, args_json)
-            .await
-            .map_err(fail)
     }
 }
 

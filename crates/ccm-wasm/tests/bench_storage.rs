@@ -7,10 +7,15 @@
 
 use ccm_core::tokens::ApproximateCounter;
 use ccm_core::{Config, Session as CoreSession};
-use ccm_wasm::{Session, SessionStore, StoreOptions};
+use ccm_wasm::testing::{session_of, with_core};
+use ccm_wasm::SessionStore;
 use std::sync::Arc;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
+
+mod common;
+
+use common::{load, open, save};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -47,36 +52,31 @@ async fn persist_and_open_at_1k_10k_100k_messages() {
     let mut rows = Vec::new();
     for size in [1_000u64, 10_000, 100_000] {
         let name = format!("ccm-bench-{size}");
-        JsFuture::from(SessionStore::delete_database(name.clone()))
+        JsFuture::from(SessionStore::delete_database_js(name.clone().into()))
             .await
             .unwrap();
-        let store = SessionStore::open_with(StoreOptions {
-            backend: Some("indexeddb".into()),
-            name: Some(name),
-        })
-        .await
-        .unwrap();
-        let session = Session::from_core_session(session_with(size));
-        store.save_session(&session).await.unwrap();
+        let store = open("indexeddb", &name).await.unwrap();
+        let session = session_of(session_with(size));
+        save(&store, &session).await.unwrap();
         let id = session.store_id().unwrap().unwrap();
         let rounds = 20;
         let (mut save_ms, mut open_ms) = (Vec::new(), Vec::new());
         for round in 0..rounds {
-            session.with_core(|s| {
+            with_core(&session, |s| {
                 s.begin_turn(&format!("one more turn {round}"), 1).unwrap();
                 s.end_turn("ok", 1).unwrap();
             });
             let started = now();
-            store.save_session(&session).await.unwrap();
+            save(&store, &session).await.unwrap();
             save_ms.push(now() - started);
             let started = now();
-            let loaded = store.load_session(&id, None).await.unwrap();
+            let loaded = load(&store, &id).await.unwrap();
             open_ms.push(now() - started);
-            assert!(loaded.problems().is_empty());
+            assert!(loaded.load_problems().unwrap().is_empty());
         }
         let mut rebuild_ms = Vec::new();
         for _ in 0..3 {
-            let loaded = store.load_session(&id, None).await.unwrap();
+            let loaded = load(&store, &id).await.unwrap();
             let started = now();
             JsFuture::from(loaded.prepare_recall()).await.unwrap();
             rebuild_ms.push(now() - started);

@@ -9,9 +9,9 @@
 
 use ccm_core::tokens::ApproximateCounter;
 use ccm_core::{Config, Session as CoreSession};
-use ccm_wasm::testing::DB_VERSION;
-use ccm_wasm::{Session, SessionOptions, SessionStore, StoreOptions};
-use js_sys::{Array, Object, Reflect};
+use ccm_wasm::testing::{session_of, with_core, DB_VERSION};
+use ccm_wasm::{Session, SessionStore};
+use js_sys::{Array, Reflect};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
@@ -22,29 +22,24 @@ use web_sys::{
     IdbDatabase, IdbFactory, IdbObjectStoreParameters, IdbOpenDbRequest, IdbTransactionMode,
 };
 
+mod common;
+
+use common::{create, export, export_document, import, list, load, object, open, save};
+
 wasm_bindgen_test_configure!(run_in_browser);
 
 // ----- helpers -------------------------------------------------------------------------
 
-fn store_options(backend: &str, name: &str) -> StoreOptions {
-    StoreOptions {
-        backend: Some(backend.to_string()),
-        name: Some(name.to_string()),
-    }
-}
-
 /// A fresh store: the IndexedDB database or the localStorage namespace is emptied first.
 async fn fresh_store(backend: &str, name: &str) -> SessionStore {
     if backend == "indexeddb" {
-        JsFuture::from(SessionStore::delete_database(name.to_string()))
+        JsFuture::from(SessionStore::delete_database_js(name.to_string().into()))
             .await
             .unwrap();
     } else {
         clear_namespace(name);
     }
-    SessionStore::open_with(store_options(backend, name))
-        .await
-        .unwrap()
+    open(backend, name).await.unwrap()
 }
 
 fn local_storage() -> web_sys::Storage {
@@ -100,7 +95,7 @@ const TOPICS: [&str; 12] = [
 /// that concludes it, the others are ambient chat.
 fn turn(session: &Session, n: u64) {
     let topic = TOPICS[(n / 10) as usize % TOPICS.len()];
-    session.with_core(|s| {
+    with_core(session, |s| {
         let user = match n % 10 {
             1 => format!("Let's work on the {topic} project"),
             4 => format!("The {topic} work is finished"),
@@ -122,17 +117,15 @@ fn turn(session: &Session, n: u64) {
 }
 
 fn core_session() -> Session {
-    Session::from_core_session(
-        CoreSession::with_counter(Config::default(), Arc::new(ApproximateCounter)).unwrap(),
-    )
+    session_of(CoreSession::with_counter(Config::default(), Arc::new(ApproximateCounter)).unwrap())
 }
 
 fn document(session: &Session) -> String {
-    session.with_core(|s| s.to_json().unwrap())
+    with_core(session, |s| s.to_json().unwrap())
 }
 
 fn plan(session: &Session) -> String {
-    session.with_core(|s| s.build_plan().to_json())
+    with_core(session, |s| s.build_plan().to_json())
 }
 
 // ----- round trips and incremental writes ----------------------------------------------
@@ -143,7 +136,7 @@ async fn round_trip_and_incremental_writes(backend: &str) {
     let mut written = Vec::new();
     for n in 1..=40 {
         turn(&session, n);
-        written.push(store.save_session(&session).await.unwrap().records_written);
+        written.push(save(&store, &session).await.unwrap().records_written);
     }
     // A turn writes the header, its two messages, its metrics point, its telemetry and the
     // effort records it changed: the same handful at turn 40 as at turn 2, however long the
@@ -153,12 +146,16 @@ async fn round_trip_and_incremental_writes(backend: &str) {
     assert!(written[1..].iter().all(|&w| w <= 7.0), "{written:?}");
 
     let id = store_id(&session);
-    let loaded = store.load_session(&id, None).await.unwrap();
-    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+    let loaded = load(&store, &id).await.unwrap();
+    assert!(
+        loaded.load_problems().unwrap().is_empty(),
+        "{:?}",
+        loaded.load_problems().unwrap()
+    );
     assert_eq!(plan(&loaded), plan(&session));
-    assert_eq!(loaded.with_core(|s| s.turn()), 40);
+    assert_eq!(with_core(&loaded, |s| s.turn()), 40);
     // The whole document comes back from the records.
-    let exported = store.export_document(&id).await.unwrap();
+    let exported = export_document(&store, &id).await.unwrap();
     assert_eq!(
         serde_json::to_string(&exported).unwrap(),
         document(&session)
@@ -166,14 +163,14 @@ async fn round_trip_and_incremental_writes(backend: &str) {
 
     // The loaded session goes on and saves incrementally too.
     turn(&loaded, 41);
-    let report = store.save_session(&loaded).await.unwrap();
+    let report = save(&store, &loaded).await.unwrap();
     assert_eq!(
         report.records_written, 6.0,
         "turn 41 also opens an effort: its new record"
     );
     assert_eq!(report.revision, 41.0);
 
-    let listed = store.list_sessions().await.unwrap();
+    let listed = list(&store).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(
         (listed[0].turn_count, listed[0].message_count),
@@ -205,20 +202,22 @@ async fn concluded_logs_are_read_only_when_a_tool_needs_them() {
     for n in 1..=5 {
         turn(&session, n);
     }
-    store.save_session(&session).await.unwrap();
-    let loaded = store.load_session(&store_id(&session), None).await.unwrap();
+    save(&store, &session).await.unwrap();
+    let loaded = load(&store, &store_id(&session)).await.unwrap();
     let args = r#"{"id": "avalanche"}"#;
-    let refused = loaded.with_core(|s| s.execute_tool("expand_effort", args));
+    let refused = with_core(&loaded, |s| s.execute_tool("expand_effort", args));
     assert!(!refused.ok);
     assert!(
         refused.result_json().contains("stored but not loaded"),
         "{}",
         refused.result_json()
     );
-    loaded.load_logs_for("expand_effort", args).await.unwrap();
-    let expanded = loaded.with_core(|s| s.execute_tool("expand_effort", args));
+    JsFuture::from(loaded.load_logs_for_tool("expand_effort".into(), args.into()))
+        .await
+        .unwrap();
+    let expanded = with_core(&loaded, |s| s.execute_tool("expand_effort", args));
     assert!(expanded.ok, "{}", expanded.result_json());
-    let original = session.with_core(|s| s.execute_tool("expand_effort", args));
+    let original = with_core(&session, |s| s.execute_tool("expand_effort", args));
     assert_eq!(expanded.result, original.result);
     assert_eq!(plan(&loaded), plan(&session));
 }
@@ -232,8 +231,8 @@ async fn the_recall_index_is_rebuilt_from_the_records(backend: &str) {
     for n in 1..=60 {
         turn(&session, n);
     }
-    store.save_session(&session).await.unwrap();
-    let loaded = store.load_session(&store_id(&session), None).await.unwrap();
+    save(&store, &session).await.unwrap();
+    let loaded = load(&store, &store_id(&session)).await.unwrap();
     assert!(
         !loaded.recall_ready().unwrap(),
         "opening reads the working set only"
@@ -247,14 +246,20 @@ async fn the_recall_index_is_rebuilt_from_the_records(backend: &str) {
         "reply 23",
     ] {
         let args = serde_json::json!({ "query": query }).to_string();
-        loaded.load_logs_for("search_efforts", &args).await.unwrap();
+        JsFuture::from(loaded.load_logs_for_tool("search_efforts".into(), JsValue::from(&args)))
+            .await
+            .unwrap();
         let evidence = |s: &Session| {
-            s.with_core(|core| serde_json::to_string(&core.find_messages(query).unwrap()).unwrap())
+            with_core(s, |core| {
+                serde_json::to_string(&core.find_messages(query).unwrap()).unwrap()
+            })
         };
         assert_eq!(evidence(&loaded), evidence(&session), "{query}");
     }
     // A message far outside the window, read back from storage, verbatim.
-    let found = loaded.with_core(|s| s.find_messages("ambient chat number 7").unwrap());
+    let found = with_core(&loaded, |s| {
+        s.find_messages("ambient chat number 7").unwrap()
+    });
     assert!(
         found.groups[0].excerpts[0]
             .messages
@@ -262,7 +267,11 @@ async fn the_recall_index_is_rebuilt_from_the_records(backend: &str) {
             .any(|m| m.text == "ambient chat number 7 about lunch"),
         "{found:?}"
     );
-    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+    assert!(
+        loaded.load_problems().unwrap().is_empty(),
+        "{:?}",
+        loaded.load_problems().unwrap()
+    );
 }
 
 #[wasm_bindgen_test]
@@ -278,34 +287,21 @@ async fn localstorage_recall_index_is_rebuilt_from_the_records() {
 #[wasm_bindgen_test]
 async fn rename_delete_export_and_import() {
     let store = fresh_store("indexeddb", "ccm-test-manage").await;
-    let created = store
-        .create_session(
-            "first",
-            SessionOptions {
-                decay_threshold: Some(4.0),
-                ..Default::default()
-            },
-            None,
-        )
-        .await
-        .unwrap();
+    let options = object(&[("decayThreshold", 4.into())]);
+    let created = create(&store, "first", options).await.unwrap();
     let id = store_id(&created);
-    created.with_core(|s| {
+    with_core(&created, |s| {
         s.begin_turn("hello", 1).unwrap();
         s.end_turn("hi", 2).unwrap();
     });
-    store.save_session(&created).await.unwrap();
-    JsFuture::from(store.rename(id.clone(), "renamed".into()))
+    save(&store, &created).await.unwrap();
+    JsFuture::from(store.rename_js(id.clone().into(), "renamed".into()))
         .await
         .unwrap();
-    let exported = serde_json::to_string(&store.export_document(&id).await.unwrap()).unwrap();
-    let imported = store
-        .import_document(&exported, "copy", None)
-        .await
-        .unwrap();
+    let exported = export(&store, &id).await.unwrap();
+    let imported = import(&store, &exported, "copy").await.unwrap();
     assert_ne!(imported.id, id);
-    let names: Vec<String> = store
-        .list_sessions()
+    let names: Vec<String> = list(&store)
         .await
         .unwrap()
         .into_iter()
@@ -316,29 +312,29 @@ async fn rename_delete_export_and_import() {
         names.contains(&"renamed".to_string()) && names.contains(&"copy".to_string()),
         "{names:?}"
     );
-    let copy = store.load_session(&imported.id, None).await.unwrap();
-    assert_eq!(copy.with_core(|s| s.config().decay_threshold), 4);
+    let copy = load(&store, &imported.id).await.unwrap();
+    assert_eq!(with_core(&copy, |s| s.config().decay_threshold), 4);
     assert_eq!(plan(&copy), plan(&created));
 
-    JsFuture::from(store.delete(id.clone())).await.unwrap();
-    let error = store.load_session(&id, None).await.map(|_| ()).unwrap_err();
+    JsFuture::from(store.delete_js(id.clone().into()))
+        .await
+        .unwrap();
+    let error = load(&store, &id).await.map(|_| ()).unwrap_err();
     assert_eq!(code(&error), "not_found");
-    assert_eq!(store.list_sessions().await.unwrap().len(), 1);
+    assert_eq!(list(&store).await.unwrap().len(), 1);
     // Nothing of the deleted session is left to be found by an export either.
     assert_eq!(
-        code(&store.export_document(&id).await.map(|_| ()).unwrap_err()),
+        code(&export_document(&store, &id).await.map(|_| ()).unwrap_err()),
         "not_found"
     );
 
-    let bad = store
-        .import_document(r#"{"format": "ccm-session", "version": 99}"#, "bad", None)
-        .await;
+    let bad = import(&store, r#"{"format": "ccm-session", "version": 99}"#, "bad").await;
     assert_eq!(
         message(bad.map(|_| ()).unwrap_err()),
         "session document version 99 is not supported (this build reads version 1)"
     );
     assert_eq!(
-        store.list_sessions().await.unwrap().len(),
+        list(&store).await.unwrap().len(),
         1,
         "a refused import stores nothing"
     );
@@ -381,11 +377,17 @@ async fn raw_db(name: &str, version: Option<u32>) -> IdbDatabase {
     request.result().unwrap().unchecked_into()
 }
 
-async fn put(db: &IdbDatabase, store: &str, value: &JsValue) {
+/// Makes one change to `store` of `db` by hand, in a transaction of its own, and waits until
+/// it is committed (the tests damage and remove stored records this way).
+async fn change_by_hand(
+    db: &IdbDatabase,
+    store: &str,
+    change: impl FnOnce(&web_sys::IdbObjectStore) -> Result<web_sys::IdbRequest, JsValue>,
+) {
     let tx = db
         .transaction_with_str_and_mode(store, IdbTransactionMode::Readwrite)
         .unwrap();
-    tx.object_store(store).unwrap().put(value).unwrap();
+    change(&tx.object_store(store).unwrap()).unwrap();
     let done = js_sys::Promise::new(&mut |resolve, reject| {
         tx.set_oncomplete(Some(&resolve));
         tx.set_onerror(Some(&reject));
@@ -393,12 +395,8 @@ async fn put(db: &IdbDatabase, store: &str, value: &JsValue) {
     JsFuture::from(done).await.unwrap();
 }
 
-fn object(fields: &[(&str, JsValue)]) -> JsValue {
-    let object = Object::new();
-    for (name, value) in fields {
-        Reflect::set(&object, &(*name).into(), value).unwrap();
-    }
-    object.into()
+async fn put(db: &IdbDatabase, store: &str, value: &JsValue) {
+    change_by_hand(db, store, |records| records.put(value)).await;
 }
 
 /// A session whose open effort and ambient tail are both read on opening.
@@ -407,7 +405,7 @@ async fn saved_with_open_effort(store: &SessionStore) -> Session {
     for n in 1..=12 {
         turn(&session, n);
     }
-    store.save_session(&session).await.unwrap();
+    save(store, &session).await.unwrap();
     session
 }
 
@@ -418,7 +416,7 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
     let session = saved_with_open_effort(&store).await;
     let id = store_id(&session);
     // bluebird is open (turns 11 and 12): its log is read on opening. Damage its first message.
-    let (seq, log) = session.with_core(|s| {
+    let (seq, log) = with_core(&session, |s| {
         (
             s.efforts().get("bluebird").unwrap().messages[0].seq,
             "effort:bluebird",
@@ -438,8 +436,8 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
     .await;
     db.close();
 
-    let loaded = store.load_session(&id, None).await.unwrap();
-    let problems = loaded.problems().join("\n");
+    let loaded = load(&store, &id).await.unwrap();
+    let problems = loaded.load_problems().unwrap().join("\n");
     assert!(
         problems.contains(&format!("message {seq} could not be read")),
         "{problems}"
@@ -449,12 +447,15 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
         "{problems}"
     );
     assert_eq!(
-        loaded.with_core(|s| (s.turn(), s.efforts().active_id().map(str::to_string))),
+        with_core(&loaded, |s| (
+            s.turn(),
+            s.efforts().active_id().map(str::to_string)
+        )),
         (12, Some("bluebird".into()))
     );
     // The export carries everything readable, a placeholder for the damaged message and the
     // list of repairs, and imports as a new session; the damaged record stays stored.
-    let exported = store.export_document(&id).await.unwrap();
+    let exported = export_document(&store, &id).await.unwrap();
     let repairs = exported.repairs.join("\n");
     assert!(
         repairs.contains(&format!("message {seq} could not be read")),
@@ -463,15 +464,12 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
     let placeholder = exported.ambient.iter().find(|m| m.seq == seq).unwrap();
     assert!(placeholder.content.contains("could not be read"));
     let json = serde_json::to_string(&exported).unwrap();
-    store
-        .import_document(&json, "repaired", None)
-        .await
-        .unwrap();
-    let problems_again = store
-        .load_session(&id, None)
+    import(&store, &json, "repaired").await.unwrap();
+    let problems_again = load(&store, &id)
         .await
         .unwrap()
-        .problems()
+        .load_problems()
+        .unwrap()
         .join("\n");
     assert!(
         problems_again.contains(&format!("message {seq} could not be read")),
@@ -485,7 +483,7 @@ async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
     let store = fresh_store("localstorage", name).await;
     let session = saved_with_open_effort(&store).await;
     let id = store_id(&session);
-    let seq = session.with_core(|s| s.ambient().messages().last().unwrap().seq);
+    let seq = with_core(&session, |s| s.ambient().messages().last().unwrap().seq);
     local_storage()
         .set_item(&format!("{name}/{id}/m/{seq}"), "\u{0}not json")
         .unwrap();
@@ -493,8 +491,8 @@ async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
         .set_item(&format!("{name}/{id}/e/0"), "[]")
         .unwrap();
 
-    let loaded = store.load_session(&id, None).await.unwrap();
-    let problems = loaded.problems().join("\n");
+    let loaded = load(&store, &id).await.unwrap();
+    let problems = loaded.load_problems().unwrap().join("\n");
     assert!(
         problems.contains(&format!("message {seq} could not be read")),
         "{problems}"
@@ -503,7 +501,7 @@ async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
         problems.contains("effort record 0 could not be read"),
         "{problems}"
     );
-    assert_eq!(loaded.with_core(|s| s.turn()), 12);
+    assert_eq!(with_core(&loaded, |s| s.turn()), 12);
 }
 
 /// The bug this pins: after a load that skipped an unreadable effort record, the next save
@@ -516,7 +514,7 @@ async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &st
     for n in 1..=22 {
         turn(&session, n);
     }
-    store.save_session(&session).await.unwrap();
+    save(&store, &session).await.unwrap();
     let id = store_id(&session);
     if backend == "indexeddb" {
         let db = raw_db(name, None).await;
@@ -537,14 +535,14 @@ async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &st
             .unwrap();
     }
 
-    let loaded = store.load_session(&id, None).await.unwrap();
-    let problems = loaded.problems().join("\n");
+    let loaded = load(&store, &id).await.unwrap();
+    let problems = loaded.load_problems().unwrap().join("\n");
     assert!(problems.contains("effort record 0"), "{problems}");
     // Conclude cinnamon and open dolphin: both effort records are written by the next save.
     for n in [23, 24, 31] {
         turn(&loaded, n);
     }
-    store.save_session(&loaded).await.unwrap();
+    save(&store, &loaded).await.unwrap();
     if backend == "localstorage" {
         assert_eq!(
             local_storage()
@@ -556,17 +554,18 @@ async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &st
         );
     }
 
-    let reloaded = store.load_session(&id, None).await.unwrap();
-    let problems = reloaded.problems().join("\n");
+    let reloaded = load(&store, &id).await.unwrap();
+    let problems = reloaded.load_problems().unwrap().join("\n");
     assert!(
         problems.contains("effort record 0"),
         "still reported: {problems}"
     );
     assert!(!problems.contains("second record"), "{problems}");
-    let ids: Vec<String> =
-        reloaded.with_core(|s| s.efforts().all().iter().map(|e| e.id.clone()).collect());
+    let ids: Vec<String> = with_core(&reloaded, |s| {
+        s.efforts().all().iter().map(|e| e.id.clone()).collect()
+    });
     assert_eq!(ids, ["bluebird", "cinnamon", "dolphin"]);
-    assert_eq!(reloaded.with_core(|s| s.turn()), 25);
+    assert_eq!(with_core(&reloaded, |s| s.turn()), 25);
 }
 
 #[wasm_bindgen_test]
@@ -598,8 +597,7 @@ async fn a_damaged_localstorage_index_is_rebuilt_from_the_records() {
                 .remove_item(&format!("{name}/sessions"))
                 .unwrap(),
         }
-        let mut listed: Vec<String> = store
-            .list_sessions()
+        let mut listed: Vec<String> = list(&store)
             .await
             .unwrap()
             .into_iter()
@@ -607,8 +605,8 @@ async fn a_damaged_localstorage_index_is_rebuilt_from_the_records() {
             .collect();
         listed.sort();
         assert_eq!(listed, ids, "index {damage:?}");
-        let loaded = store.load_session(&ids[0], None).await.unwrap();
-        assert_eq!(loaded.with_core(|s| s.turn()), 12);
+        let loaded = load(&store, &ids[0]).await.unwrap();
+        assert_eq!(with_core(&loaded, |s| s.turn()), 12);
     }
 }
 
@@ -621,9 +619,7 @@ async fn a_turn_begun_in_the_same_tick_as_a_save_does_not_fail_it() {
     let id = store_id(&session);
     turn(&session, 13);
     let saving = store.save(&session);
-    session
-        .with_core(|s| s.begin_turn("the next question", 14))
-        .unwrap();
+    with_core(&session, |s| s.begin_turn("the next question", 14)).unwrap();
     let report = JsFuture::from(saving)
         .await
         .expect("the completed turn is saved");
@@ -634,10 +630,10 @@ async fn a_turn_begun_in_the_same_tick_as_a_save_does_not_fail_it() {
             .unwrap()
             >= 2.0
     );
-    session.with_core(|s| s.end_turn("an answer", 14)).unwrap();
-    store.save_session(&session).await.unwrap();
-    let loaded = store.load_session(&id, None).await.unwrap();
-    assert_eq!(loaded.with_core(|s| s.turn()), 14);
+    with_core(&session, |s| s.end_turn("an answer", 14)).unwrap();
+    save(&store, &session).await.unwrap();
+    let loaded = load(&store, &id).await.unwrap();
+    assert_eq!(with_core(&loaded, |s| s.turn()), 14);
 }
 
 // ----- quota ---------------------------------------------------------------------------
@@ -648,7 +644,7 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
     let store = fresh_store("localstorage", name).await;
     let session = saved_with_open_effort(&store).await;
     let id = store_id(&session);
-    let before = serde_json::to_string(&store.export_document(&id).await.unwrap()).unwrap();
+    let before = export(&store, &id).await.unwrap();
     let stored_text = namespace_entries(name);
 
     // Fill localStorage: halve the filler until nothing fits any more.
@@ -671,11 +667,11 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
     // quota stops the save partway through its batch.
     storage.remove_item(reserve).unwrap();
     // A turn with a long answer so its records cannot fit.
-    session.with_core(|s| {
+    with_core(&session, |s| {
         s.begin_turn("one more", 13).unwrap();
         s.end_turn(&"long answer ".repeat(2_000), 14).unwrap();
     });
-    let error = store.save_session(&session).await.map(|_| ()).unwrap_err();
+    let error = save(&store, &session).await.map(|_| ()).unwrap_err();
     let (error_code, error_message) = (code(&error), message(error));
     for i in 0..fillers {
         storage
@@ -687,7 +683,7 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
         error_message.contains("localStorage is full"),
         "{error_message}"
     );
-    let after = serde_json::to_string(&store.export_document(&id).await.unwrap()).unwrap();
+    let after = export(&store, &id).await.unwrap();
     assert_eq!(
         after, before,
         "a failed save must leave the stored session as it was"
@@ -696,14 +692,10 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
     let changed = changed_keys(&namespace_entries(name), &stored_text);
     assert!(changed.is_empty(), "the failed save changed {changed:?}");
     // With space again, the same pending changes save.
-    let report = store.save_session(&session).await.unwrap();
+    let report = save(&store, &session).await.unwrap();
     assert_eq!(report.revision, 2.0);
     assert_eq!(
-        store
-            .load_session(&id, None)
-            .await
-            .unwrap()
-            .with_core(|s| s.turn()),
+        with_core(&load(&store, &id).await.unwrap(), |s| s.turn()),
         13
     );
 }
@@ -715,7 +707,7 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
 #[wasm_bindgen_test]
 async fn a_version_1_database_is_upgraded_and_its_records_survive() {
     let name = "ccm-test-upgrade";
-    JsFuture::from(SessionStore::delete_database(name.to_string()))
+    JsFuture::from(SessionStore::delete_database_js(name.to_string().into()))
         .await
         .unwrap();
     // The records of a real session, written the way version 1 stored them.
@@ -723,7 +715,7 @@ async fn a_version_1_database_is_upgraded_and_its_records_survive() {
     for n in 1..=15 {
         turn(&session, n);
     }
-    let batch = session.with_core(|s| s.full_write_batch().unwrap());
+    let batch = with_core(&session, |s| s.full_write_batch().unwrap());
     let db = raw_db(name, Some(1)).await;
     let id = "s-from-v1";
     let row = serde_json::json!({"id": id, "name": "old", "created_ms": 1.0, "updated_ms": 2.0, "header": batch.header});
@@ -759,16 +751,15 @@ async fn a_version_1_database_is_upgraded_and_its_records_survive() {
     }
     db.close();
 
-    let store = SessionStore::open_with(store_options("indexeddb", name))
-        .await
-        .unwrap();
-    let loaded = store.load_session(id, None).await.unwrap();
-    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
-    assert_eq!(plan(&loaded), plan(&session));
-    assert_eq!(
-        serde_json::to_string(&store.export_document(id).await.unwrap()).unwrap(),
-        document(&session)
+    let store = open("indexeddb", name).await.unwrap();
+    let loaded = load(&store, id).await.unwrap();
+    assert!(
+        loaded.load_problems().unwrap().is_empty(),
+        "{:?}",
+        loaded.load_problems().unwrap()
     );
+    assert_eq!(plan(&loaded), plan(&session));
+    assert_eq!(export(&store, id).await.unwrap(), document(&session));
     // The upgraded database has the current version and the log index the loads above used.
     drop(store);
     let db = raw_db(name, None).await;
@@ -781,31 +772,23 @@ async fn a_version_1_database_is_upgraded_and_its_records_survive() {
 #[wasm_bindgen_test]
 async fn an_upgrade_blocked_by_another_tab_is_a_clear_error() {
     let name = "ccm-test-blocked";
-    JsFuture::from(SessionStore::delete_database(name.to_string()))
+    JsFuture::from(SessionStore::delete_database_js(name.to_string().into()))
         .await
         .unwrap();
     // An older page in another tab: a version 1 connection that ignores `versionchange`.
     let old_tab = raw_db(name, Some(1)).await;
-    let error = SessionStore::open_with(store_options("indexeddb", name))
-        .await
-        .map(|_| ())
-        .unwrap_err();
+    let error = open("indexeddb", name).await.map(|_| ()).unwrap_err();
     assert_eq!(code(&error), "blocked");
     assert!(message(error).contains("another tab still has it open with an older version"));
     // A second attempt queues behind the blocked upgrade and gets no event of its own; it
     // gives up after a few seconds with the same advice. "auto" does not fall back to
     // localStorage here: the sessions are in IndexedDB.
-    let auto = SessionStore::open_with(store_options("auto", name))
-        .await
-        .map(|_| ())
-        .unwrap_err();
+    let auto = open("auto", name).await.map(|_| ()).unwrap_err();
     assert_eq!(code(&auto), "blocked");
     assert!(message(auto).contains("did not open within 5 seconds"));
     old_tab.close();
-    let store = SessionStore::open_with(store_options("indexeddb", name))
-        .await
-        .unwrap();
-    assert!(store.list_sessions().await.unwrap().is_empty());
+    let store = open("indexeddb", name).await.unwrap();
+    assert!(list(&store).await.unwrap().is_empty());
 }
 
 #[wasm_bindgen_test]
@@ -814,10 +797,10 @@ async fn a_connection_lets_go_when_another_tab_deletes_the_database() {
     let store = fresh_store("indexeddb", name).await;
     // Deleting waits for open connections; ours closes itself on `versionchange`, so this
     // completes instead of hanging.
-    JsFuture::from(SessionStore::delete_database(name.to_string()))
+    JsFuture::from(SessionStore::delete_database_js(name.to_string().into()))
         .await
         .unwrap();
-    let error = store.list_sessions().await.map(|_| ()).unwrap_err();
+    let error = list(&store).await.map(|_| ()).unwrap_err();
     assert_eq!(code(&error), "version_change");
     assert!(message(error).contains("reload this page"));
 }
@@ -831,7 +814,7 @@ async fn attachments_survive_a_reload(backend: &str) {
     let session = core_session();
     let text =
         "Release notes: the ledger rounding fix ships in v2.3.1 with a migration.".repeat(20);
-    session.with_core(|s| {
+    with_core(&session, |s| {
         s.begin_turn("Please read the attached release notes.", 1)
             .unwrap();
         s.attach(
@@ -843,15 +826,19 @@ async fn attachments_survive_a_reload(backend: &str) {
         .unwrap();
         s.end_turn("Read them.", 1).unwrap();
     });
-    let report = store.save_session(&session).await.unwrap();
+    let report = save(&store, &session).await.unwrap();
     assert!(
         report.records_written >= 6.0,
         "the attachment is one of the records written"
     );
     let id = store_id(&session);
-    let loaded = store.load_session(&id, None).await.unwrap();
-    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
-    let stored = loaded.with_core(|s| s.attachments().by_id().get("att-1").cloned());
+    let loaded = load(&store, &id).await.unwrap();
+    assert!(
+        loaded.load_problems().unwrap().is_empty(),
+        "{:?}",
+        loaded.load_problems().unwrap()
+    );
+    let stored = with_core(&loaded, |s| s.attachments().by_id().get("att-1").cloned());
     assert_eq!(
         stored
             .expect("the attachment came back")
@@ -860,7 +847,7 @@ async fn attachments_survive_a_reload(backend: &str) {
         text
     );
     assert_eq!(plan(&loaded), plan(&session));
-    let exported = store.export_document(&id).await.unwrap();
+    let exported = export_document(&store, &id).await.unwrap();
     assert_eq!(exported.attachments.len(), 1);
     assert_eq!(
         serde_json::to_string(&exported).unwrap(),
@@ -868,7 +855,7 @@ async fn attachments_survive_a_reload(backend: &str) {
     );
     // A turn that does not touch the attachment does not write it again.
     turn(&loaded, 2);
-    let report = store.save_session(&loaded).await.unwrap();
+    let report = save(&store, &loaded).await.unwrap();
     assert_eq!(report.records_written, 5.0);
 }
 
@@ -974,21 +961,22 @@ async fn a_session_saved_by_the_previous_localstorage_backend_loads_and_is_writt
     let stored_id = stored_id[0].clone();
 
     // It lists and loads with everything the script put in.
-    let store = SessionStore::open_with(store_options("localstorage", name))
-        .await
-        .unwrap();
-    let listed = store.list_sessions().await.unwrap();
+    let store = open("localstorage", name).await.unwrap();
+    let listed = list(&store).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, stored_id);
-    let loaded = store.load_session(&stored_id, None).await.unwrap();
-    assert!(loaded.problems().is_empty(), "{:?}", loaded.problems());
+    let loaded = load(&store, &stored_id).await.unwrap();
+    assert!(
+        loaded.load_problems().unwrap().is_empty(),
+        "{:?}",
+        loaded.load_problems().unwrap()
+    );
     let script = core_session();
     for n in 1..=13 {
         turn(&script, n);
     }
     assert_eq!(plan(&loaded), plan(&script));
-    let exported =
-        serde_json::to_string(&store.export_document(&stored_id).await.unwrap()).unwrap();
+    let exported = export(&store, &stored_id).await.unwrap();
     assert_eq!(
         parsed_without_prompt_counts(&exported),
         parsed_without_prompt_counts(&document(&script))
@@ -1003,7 +991,7 @@ async fn a_session_saved_by_the_previous_localstorage_backend_loads_and_is_writt
     let fresh = fresh_store("localstorage", again).await;
     let session = saved_with_open_effort(&fresh).await;
     turn(&session, 13);
-    fresh.save_session(&session).await.unwrap();
+    save(&fresh, &session).await.unwrap();
     let new_id = store_id(&session);
     let written: BTreeMap<String, String> = namespace_entries(again)
         .into_iter()
@@ -1043,23 +1031,15 @@ async fn a_session_saved_by_the_previous_localstorage_backend_loads_and_is_writt
 
     // The loaded session saves on top of the old records.
     turn(&loaded, 14);
-    assert_eq!(store.save_session(&loaded).await.unwrap().revision, 3.0);
-    let reloaded = store.load_session(&stored_id, None).await.unwrap();
-    assert_eq!(reloaded.with_core(|s| s.turn()), 14);
+    assert_eq!(save(&store, &loaded).await.unwrap().revision, 3.0);
+    let reloaded = load(&store, &stored_id).await.unwrap();
+    assert_eq!(with_core(&reloaded, |s| s.turn()), 14);
 }
 
 // ----- missing records -------------------------------------------------------------------
 
 async fn delete(db: &IdbDatabase, store: &str, key: &JsValue) {
-    let tx = db
-        .transaction_with_str_and_mode(store, IdbTransactionMode::Readwrite)
-        .unwrap();
-    tx.object_store(store).unwrap().delete(key).unwrap();
-    let done = js_sys::Promise::new(&mut |resolve, reject| {
-        tx.set_oncomplete(Some(&resolve));
-        tx.set_onerror(Some(&reject));
-    });
-    JsFuture::from(done).await.unwrap();
+    change_by_hand(db, store, |records| records.delete(key)).await;
 }
 
 /// The bug this pins: records that were gone from IndexedDB (an old ambient message, a
@@ -1075,7 +1055,7 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     for n in 1..=22 {
         turn(&session, n);
     }
-    session.with_core(|s| {
+    with_core(&session, |s| {
         s.begin_turn("Here are the cinnamon notes.", 23).unwrap();
         s.attach(
             "cinnamon.md",
@@ -1086,9 +1066,9 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
         .unwrap();
         s.end_turn("Read them.", 23).unwrap();
     });
-    store.save_session(&session).await.unwrap();
+    save(&store, &session).await.unwrap();
     let id = store_id(&session);
-    let (avalanche, lost_effort_message, lost_ambient, ambient_count) = session.with_core(|s| {
+    let (avalanche, lost_effort_message, lost_ambient, ambient_count) = with_core(&session, |s| {
         let avalanche = s.efforts().get("avalanche").unwrap();
         (
             (
@@ -1109,8 +1089,8 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     delete(&db, "attachments", &key("att-1".into())).await;
     db.close();
 
-    let loaded = store.load_session(&id, None).await.unwrap();
-    let problems = loaded.problems().join("\n");
+    let loaded = load(&store, &id).await.unwrap();
+    let problems = loaded.load_problems().unwrap().join("\n");
     assert!(
         problems.contains(&format!(
             "1 of the {ambient_count} ambient messages are missing from storage"
@@ -1133,24 +1113,27 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
 
     // The concluded effort still expands, with its readable messages.
     let args = r#"{"id": "avalanche"}"#;
-    loaded.load_logs_for("expand_effort", args).await.unwrap();
+    JsFuture::from(loaded.load_logs_for_tool("expand_effort".into(), args.into()))
+        .await
+        .unwrap();
     assert!(
         loaded
-            .problems()
+            .load_problems()
+            .unwrap()
             .iter()
             .any(|p| p.contains(&format!("the {} readable ones are shown", count - 1))),
         "{:?}",
-        loaded.problems()
+        loaded.load_problems().unwrap()
     );
-    loaded.with_core(|s| {
+    with_core(&loaded, |s| {
         s.begin_turn("Show me avalanche.", 24).unwrap();
         let expanded = s.execute_tool("expand_effort", args);
         assert!(expanded.ok, "{}", expanded.result_json());
         s.end_turn("Here it is.", 24).unwrap();
     });
     // A save writes nothing in the missing records' places; the next load reports them again.
-    store.save_session(&loaded).await.unwrap();
-    let again = store.load_session(&id, None).await.unwrap().problems();
+    save(&store, &loaded).await.unwrap();
+    let again = load(&store, &id).await.unwrap().load_problems().unwrap();
     for needle in [
         "ambient messages are missing",
         "effort 'avalanche'",
@@ -1163,7 +1146,7 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     }
 
     // The export says what is missing, marks the lost messages' places, and imports.
-    let exported = store.export_document(&id).await.unwrap();
+    let exported = export_document(&store, &id).await.unwrap();
     let repairs = exported.repairs.join("\n");
     for needle in [
         "attachment 'att-1'".to_string(),
@@ -1173,9 +1156,9 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
         assert!(repairs.contains(&needle), "{needle}: {repairs}");
     }
     let json = serde_json::to_string(&exported).unwrap();
-    let copy = store.import_document(&json, "rescued", None).await.unwrap();
-    let reopened = store.load_session(&copy.id, None).await.unwrap();
-    assert_eq!(reopened.with_core(|s| s.turn()), 24);
+    let copy = import(&store, &json, "rescued").await.unwrap();
+    let reopened = load(&store, &copy.id).await.unwrap();
+    assert_eq!(with_core(&reopened, |s| s.turn()), 24);
 }
 
 /// localStorage counts its logs on load as IndexedDB does, so a message missing from a
@@ -1190,14 +1173,18 @@ async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
     for n in 1..=22 {
         turn(&session, n);
     }
-    store.save_session(&session).await.unwrap();
+    save(&store, &session).await.unwrap();
     let id = store_id(&session);
 
     // A clean load reports nothing: the counts add up.
-    let clean = store.load_session(&id, None).await.unwrap();
-    assert!(clean.problems().is_empty(), "{:?}", clean.problems());
+    let clean = load(&store, &id).await.unwrap();
+    assert!(
+        clean.load_problems().unwrap().is_empty(),
+        "{:?}",
+        clean.load_problems().unwrap()
+    );
 
-    let (effort_name, opened, concluded, count, lost) = session.with_core(|s| {
+    let (effort_name, opened, concluded, count, lost) = with_core(&session, |s| {
         let avalanche = s.efforts().get("avalanche").unwrap();
         (
             avalanche.name.clone(),
@@ -1211,8 +1198,8 @@ async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
         .remove_item(&format!("{name}/{id}/m/{lost}"))
         .unwrap();
 
-    let loaded = store.load_session(&id, None).await.unwrap();
-    let problems = loaded.problems().join("\n");
+    let loaded = load(&store, &id).await.unwrap();
+    let problems = loaded.load_problems().unwrap().join("\n");
     assert!(
         problems.contains(&format!(
             "effort 'avalanche' (\"{effort_name}\", turns {opened} to {concluded}): 1 of its {count} messages are missing from storage"
@@ -1220,11 +1207,12 @@ async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
         "{problems}"
     );
     // The concluded effort still expands, with its readable messages.
-    loaded
-        .load_logs_for("expand_effort", r#"{"id": "avalanche"}"#)
-        .await
-        .unwrap();
-    loaded.with_core(|s| {
+    JsFuture::from(
+        loaded.load_logs_for_tool("expand_effort".into(), r#"{"id": "avalanche"}"#.into()),
+    )
+    .await
+    .unwrap();
+    with_core(&loaded, |s| {
         assert_eq!(
             s.efforts().get("avalanche").unwrap().messages.len(),
             count - 1,

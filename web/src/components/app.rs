@@ -363,7 +363,7 @@ fn StartupStatus() -> impl IntoView {
             type="button"
             class="sync-badge"
             data-testid="sync-status"
-            hidden=move || state.sync.status().with(|s| *s == crate::sync::SyncStatus::Off)
+            hidden=move || state.sync.status().with(|s| *s == crate::state::SyncStatus::Off)
             data-state=move || state.sync.status().with(|s| s.key())
             title=move || state.sync.status().with(|s| s.detail())
             on:click=move |_| state.panels.show(Panel::Settings)

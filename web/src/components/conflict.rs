@@ -18,7 +18,7 @@ pub fn ConflictCard() -> impl IntoView {
     let state = expect_context::<AppState>();
     let working = RwSignal::new(false);
     // The tab's conflict comes first: until it is resolved nothing here can even be saved.
-    let device = move || !state.session.conflict().get() && crate::sync::current_in_conflict(state);
+    let device = move || !state.session.conflict().get() && state.in_sync_conflict();
     let run = move |branch: bool| {
         if working.get_untracked() {
             return;

@@ -202,19 +202,44 @@ pub fn Modal(
             <div class="dialog-box">
                 <div class="dialog-head">
                     <h2 id=title_id>{title}</h2>
-                    <button
-                        type="button"
+                    <CloseButton
                         class="secondary dialog-close"
-                        data-testid="dialog-close"
-                        aria-label="Close"
+                        test_id="dialog-close"
+                        label="Close"
                         title="Close (Esc)"
-                        on:click=move |_| on_close.run(())
-                    >
-                        "×"
-                    </button>
+                        on_click=on_close
+                    />
                 </div>
                 {children()}
             </div>
         </dialog>
+    }
+}
+
+/// A "×" button that closes or ends what it sits in (a dialog, the tour of examples).
+#[component]
+pub fn CloseButton(
+    /// Its classes.
+    class: &'static str,
+    /// Its `data-testid`.
+    test_id: &'static str,
+    /// What it does, for screen readers.
+    label: &'static str,
+    /// Its tooltip.
+    title: &'static str,
+    /// Called on a click.
+    on_click: Callback<()>,
+) -> impl IntoView {
+    view! {
+        <button
+            type="button"
+            class=class
+            data-testid=test_id
+            aria-label=label
+            title=title
+            on:click=move |_| on_click.run(())
+        >
+            "×"
+        </button>
     }
 }

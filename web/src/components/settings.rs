@@ -6,8 +6,8 @@ use crate::components::local_offer::LocalServerSearch;
 use crate::model_fetch::fetch_models;
 use crate::models::ListedModel;
 use crate::provider::{ProviderChoice, ProviderSettings};
-use crate::state::AppState;
-use crate::sync::{SyncSettings, SyncStatus};
+use crate::state::{AppState, SyncStatus};
+use crate::sync::SyncSettings;
 use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
 use ccm_core::config::{ContextMode, Profile, ReferenceRule, SearchRule, NO_BUDGET};
 use ccm_core::Config;
@@ -566,28 +566,7 @@ fn SessionForm(
     message: RwSignal<Option<(bool, String)>>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let named = ThresholdPreset::ALL
-        .into_iter()
-        .find(|p| CompactionConfig::preset(*p) == config.compaction)
-        .map_or("custom", |p| p.name());
-    let decay = RwSignal::new(config.decay_threshold.to_string());
-    let eviction = RwSignal::new(config.summary_eviction_threshold.to_string());
-    let ambient = RwSignal::new(config.ambient_window.to_string());
-    let overlap = RwSignal::new(config.min_keyword_overlap.to_string());
-    let ambient_budget = RwSignal::new(budget_text(config.ambient_token_budget));
-    let summary_budget = RwSignal::new(budget_text(config.summary_token_budget));
-    let recall_budget = RwSignal::new(config.recall_token_budget.to_string());
-    let rule = RwSignal::new(config.reference_rule.name().to_string());
-    let search = RwSignal::new(config.search_rule.name().to_string());
-    let compaction_on = RwSignal::new(config.compaction.enabled);
-    let soft = RwSignal::new(percent_text(config.compaction.soft_per_mille));
-    let hard = RwSignal::new(percent_text(config.compaction.hard_per_mille));
-    let emergency = RwSignal::new(percent_text(config.compaction.emergency_per_mille));
-    let window = RwSignal::new(config.context_window.to_string());
-    let reserved = RwSignal::new(config.reserved_output_tokens.to_string());
-    let mode = RwSignal::new(config.context_mode.label().to_lowercase());
-    let preset = RwSignal::new(named.to_string());
-    let system_prompt = RwSignal::new(config.system_prompt.clone().unwrap_or_default());
+    let fields = ConfigFields::of(&config);
     let temperature = RwSignal::new(
         state
             .settings
@@ -600,59 +579,7 @@ fn SessionForm(
     let base = config;
     let apply = move |ev: web_sys::SubmitEvent| {
         ev.prevent_default();
-        let base = base.clone();
-        let built = (|| -> Result<Config, String> {
-            let mut config = base.clone();
-            config.decay_threshold = parse("Decay", &decay.get_untracked())?;
-            config.summary_eviction_threshold = parse("Eviction", &eviction.get_untracked())?;
-            config.ambient_window = parse("Ambient window", &ambient.get_untracked())?;
-            config.min_keyword_overlap = parse("Keyword overlap", &overlap.get_untracked())?;
-            config.ambient_token_budget =
-                parse_budget("Ambient budget", &ambient_budget.get_untracked())?;
-            config.summary_token_budget =
-                parse_budget("Summary budget", &summary_budget.get_untracked())?;
-            config.recall_token_budget = parse("Automatic recall", &recall_budget.get_untracked())?;
-            config.reference_rule =
-                ReferenceRule::from_name(&rule.get_untracked()).map_err(|e| e.to_string())?;
-            config.search_rule =
-                SearchRule::from_name(&search.get_untracked()).map_err(|e| e.to_string())?;
-            config.context_window = parse("Context window", &window.get_untracked())?;
-            config.reserved_output_tokens =
-                parse("Reserved answer tokens", &reserved.get_untracked())?;
-            config.context_mode =
-                ContextMode::from_name(&mode.get_untracked()).map_err(|e| e.to_string())?;
-            let prompt = system_prompt.get_untracked();
-            config.system_prompt = (!prompt.trim().is_empty()).then(|| prompt.trim().to_string());
-            if let Ok(p) = ThresholdPreset::from_name(&preset.get_untracked()) {
-                if CompactionConfig::preset(p) != base.compaction {
-                    config.compaction = CompactionConfig::preset(p);
-                }
-            } else {
-                // Custom thresholds: the three levels in percent, checked by the core's rule
-                // (each below the next).
-                let levels = [
-                    parse_percent("Soft level", &soft.get_untracked())?,
-                    parse_percent("Hard level", &hard.get_untracked())?,
-                    parse_percent("Emergency level", &emergency.get_untracked())?,
-                ];
-                if !(levels[0] < levels[1] && levels[1] < levels[2]) {
-                    return Err(format!(
-                        "The compaction levels must rise: soft below hard below emergency, got {} %, {} % and {} %",
-                        percent_text(levels[0]),
-                        percent_text(levels[1]),
-                        percent_text(levels[2])
-                    ));
-                }
-                config.compaction.soft_per_mille = levels[0];
-                config.compaction.hard_per_mille = levels[1];
-                config.compaction.emergency_per_mille = levels[2];
-            }
-            config.compaction.enabled = compaction_on.get_untracked();
-            config
-                .validate()
-                .map_err(|e| e.to_string().replace("invalid configuration: ", ""))?;
-            Ok(config)
-        })();
+        let built = fields.config(&base);
         let temperature_value = parse_temperature(&temperature.get_untracked());
         match built.and_then(|config| Ok((config, temperature_value?))) {
             Err(e) => message.set(Some((false, e))),
@@ -678,7 +605,7 @@ fn SessionForm(
             <h2 id="session-settings-title">"This session"</h2>
             <label class="field">
                 <span>"System prompt"</span>
-                <textarea data-testid="cfg-system-prompt" rows="3" placeholder="Instructions the model gets before every conversation of this session (optional)" prop:value=move || system_prompt.get() on:input=move |ev| system_prompt.set(event_target_value(&ev))></textarea>
+                <textarea data-testid="cfg-system-prompt" rows="3" placeholder="Instructions the model gets before every conversation of this session (optional)" prop:value=move || fields.system_prompt.get() on:input=move |ev| fields.system_prompt.set(event_target_value(&ev))></textarea>
                 <small class="hint">"Replaces the opening paragraph of the system prompt in every request of this session; CCM's instructions about efforts always follow it."</small>
             </label>
             <label class="field">
@@ -686,20 +613,20 @@ fn SessionForm(
                 <input inputmode="decimal" data-testid="cfg-temperature" placeholder="the provider's default" prop:value=move || temperature.get() on:input=move |ev| temperature.set(event_target_value(&ev)) />
                 <small class="hint">"0 answers the same way every time, higher values vary more (0 to 2). Blank keeps the provider's default."</small>
             </label>
-            <RecallFields decay=decay eviction=eviction ambient=ambient overlap=overlap ambient_budget=ambient_budget summary_budget=summary_budget recall_budget=recall_budget rule=rule search=search />
-            <NumberField label="Context window (tokens)" test_id="cfg-window" value=window help="The model's window; compaction levels are shares of it." />
-            <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=reserved help="The request budget is the window minus this." />
+            <RecallFields fields=fields />
+            <NumberField label="Context window (tokens)" test_id="cfg-window" value=fields.window help="The model's window; compaction levels are shares of it." />
+            <NumberField label="Reserved for the answer (tokens)" test_id="cfg-reserved" value=fields.reserved help="The request budget is the window minus this." />
             <label class="field">
                 <span>"Context mode"</span>
-                <select data-testid="cfg-mode" on:change=move |ev| mode.set(event_target_value(&ev))>
+                <select data-testid="cfg-mode" on:change=move |ev| fields.mode.set(event_target_value(&ev))>
                     {["off", "light", "heavy"]
                         .into_iter()
-                        .map(|m| view! { <option value=m selected=move || mode.get() == m>{m}</option> })
+                        .map(|m| view! { <option value=m selected=move || fields.mode.get() == m>{m}</option> })
                         .collect_view()}
                 </select>
                 <small class="hint">"Off pulls in nothing by itself; Light adds matching summaries; Heavy also loads the best match's log. Alt+M cycles it."</small>
             </label>
-            <CompactionFields enabled=compaction_on preset=preset soft=soft hard=hard emergency=emergency />
+            <CompactionFields enabled=fields.compaction_on preset=fields.preset soft=fields.soft hard=fields.hard emergency=fields.emergency />
             <p class="field">
                 <span>"Encoding"</span>
                 <code data-testid="cfg-encoding">{encoding}</code>
@@ -711,10 +638,11 @@ fn SessionForm(
     }
 }
 
-/// The fields of how efforts are recalled and forgotten: decay, eviction, the ambient window,
-/// the token budgets, the reference rule and search, and the seed profile's values.
-#[component]
-fn RecallFields(
+/// The fields of the session form, one signal each, as text (or a switch) while the person
+/// edits them; [`ConfigFields::config`] reads them into a configuration when the form is
+/// applied. A part of its own so that the form's component is its markup.
+#[derive(Clone, Copy)]
+struct ConfigFields {
     decay: RwSignal<String>,
     eviction: RwSignal<String>,
     ambient: RwSignal<String>,
@@ -724,33 +652,136 @@ fn RecallFields(
     recall_budget: RwSignal<String>,
     rule: RwSignal<String>,
     search: RwSignal<String>,
+    compaction_on: RwSignal<bool>,
+    soft: RwSignal<String>,
+    hard: RwSignal<String>,
+    emergency: RwSignal<String>,
+    window: RwSignal<String>,
+    reserved: RwSignal<String>,
+    mode: RwSignal<String>,
+    preset: RwSignal<String>,
+    system_prompt: RwSignal<String>,
+}
+
+impl ConfigFields {
+    /// The fields showing `config`.
+    fn of(config: &Config) -> ConfigFields {
+        let named = ThresholdPreset::ALL
+            .into_iter()
+            .find(|p| CompactionConfig::preset(*p) == config.compaction)
+            .map_or("custom", |p| p.name());
+        ConfigFields {
+            decay: RwSignal::new(config.decay_threshold.to_string()),
+            eviction: RwSignal::new(config.summary_eviction_threshold.to_string()),
+            ambient: RwSignal::new(config.ambient_window.to_string()),
+            overlap: RwSignal::new(config.min_keyword_overlap.to_string()),
+            ambient_budget: RwSignal::new(budget_text(config.ambient_token_budget)),
+            summary_budget: RwSignal::new(budget_text(config.summary_token_budget)),
+            recall_budget: RwSignal::new(config.recall_token_budget.to_string()),
+            rule: RwSignal::new(config.reference_rule.name().to_string()),
+            search: RwSignal::new(config.search_rule.name().to_string()),
+            compaction_on: RwSignal::new(config.compaction.enabled),
+            soft: RwSignal::new(percent_text(config.compaction.soft_per_mille)),
+            hard: RwSignal::new(percent_text(config.compaction.hard_per_mille)),
+            emergency: RwSignal::new(percent_text(config.compaction.emergency_per_mille)),
+            window: RwSignal::new(config.context_window.to_string()),
+            reserved: RwSignal::new(config.reserved_output_tokens.to_string()),
+            mode: RwSignal::new(config.context_mode.label().to_lowercase()),
+            preset: RwSignal::new(named.to_string()),
+            system_prompt: RwSignal::new(config.system_prompt.clone().unwrap_or_default()),
+        }
+    }
+
+    /// `base` with the fields' values, checked by the core's rules; or why they cannot be
+    /// used, in words for the form.
+    fn config(&self, base: &Config) -> Result<Config, String> {
+        let mut config = base.clone();
+        config.decay_threshold = parse("Decay", &self.decay.get_untracked())?;
+        config.summary_eviction_threshold = parse("Eviction", &self.eviction.get_untracked())?;
+        config.ambient_window = parse("Ambient window", &self.ambient.get_untracked())?;
+        config.min_keyword_overlap = parse("Keyword overlap", &self.overlap.get_untracked())?;
+        config.ambient_token_budget =
+            parse_budget("Ambient budget", &self.ambient_budget.get_untracked())?;
+        config.summary_token_budget =
+            parse_budget("Summary budget", &self.summary_budget.get_untracked())?;
+        config.recall_token_budget =
+            parse("Automatic recall", &self.recall_budget.get_untracked())?;
+        config.reference_rule =
+            ReferenceRule::from_name(&self.rule.get_untracked()).map_err(|e| e.to_string())?;
+        config.search_rule =
+            SearchRule::from_name(&self.search.get_untracked()).map_err(|e| e.to_string())?;
+        config.context_window = parse("Context window", &self.window.get_untracked())?;
+        config.reserved_output_tokens =
+            parse("Reserved answer tokens", &self.reserved.get_untracked())?;
+        config.context_mode =
+            ContextMode::from_name(&self.mode.get_untracked()).map_err(|e| e.to_string())?;
+        let prompt = self.system_prompt.get_untracked();
+        config.system_prompt = (!prompt.trim().is_empty()).then(|| prompt.trim().to_string());
+        if let Ok(p) = ThresholdPreset::from_name(&self.preset.get_untracked()) {
+            if CompactionConfig::preset(p) != base.compaction {
+                config.compaction = CompactionConfig::preset(p);
+            }
+        } else {
+            // Custom thresholds: the three levels in percent, checked by the core's rule
+            // (each below the next).
+            let levels = [
+                parse_percent("Soft level", &self.soft.get_untracked())?,
+                parse_percent("Hard level", &self.hard.get_untracked())?,
+                parse_percent("Emergency level", &self.emergency.get_untracked())?,
+            ];
+            if !(levels[0] < levels[1] && levels[1] < levels[2]) {
+                return Err(format!(
+                    "The compaction levels must rise: soft below hard below emergency, got {} %, {} % and {} %",
+                    percent_text(levels[0]),
+                    percent_text(levels[1]),
+                    percent_text(levels[2])
+                ));
+            }
+            config.compaction.soft_per_mille = levels[0];
+            config.compaction.hard_per_mille = levels[1];
+            config.compaction.emergency_per_mille = levels[2];
+        }
+        config.compaction.enabled = self.compaction_on.get_untracked();
+        config
+            .validate()
+            .map_err(|e| e.to_string().replace("invalid configuration: ", ""))?;
+        Ok(config)
+    }
+}
+
+/// The fields of how efforts are recalled and forgotten: decay, eviction, the ambient window,
+/// the token budgets, the reference rule and search, and the seed profile's values.
+#[component]
+fn RecallFields(
+    /// The session form's fields.
+    fields: ConfigFields,
 ) -> impl IntoView {
     view! {
-        <NumberField label="Decay (turns)" test_id="cfg-decay" value=decay help="Turns without a reference before an expanded effort collapses by itself." />
-        <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=eviction help="Turns without a reference before a summary leaves working memory." />
-        <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=ambient help="Recent exchanges outside any effort kept in context." />
-        <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
-        <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
-        <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
-        <NumberField label="Keyword overlap" test_id="cfg-overlap" value=overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
-        <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=rule
+        <NumberField label="Decay (turns)" test_id="cfg-decay" value=fields.decay help="Turns without a reference before an expanded effort collapses by itself." />
+        <NumberField label="Eviction (turns)" test_id="cfg-eviction" value=fields.eviction help="Turns without a reference before a summary leaves working memory." />
+        <NumberField label="Ambient window (exchanges)" test_id="cfg-ambient" value=fields.ambient help="Recent exchanges outside any effort kept in context." />
+        <BudgetField label="Ambient budget (tokens)" test_id="cfg-ambient-budget" value=fields.ambient_budget help="Most tokens the ambient window keeps; the newest exchange always stays whole. “none”: the window's exchange count alone, as the specification has it." />
+        <BudgetField label="Summary budget (tokens)" test_id="cfg-summary-budget" value=fields.summary_budget help="Most tokens the summaries in memory keep; the least recently mentioned leave first and stay searchable. “none”: every summary mentioned within the eviction turns stays." />
+        <NumberField label="Automatic recall (tokens)" test_id="cfg-recall-budget" min="0" value=fields.recall_budget help="Most tokens of earlier messages that match your message added to a request in Light mode (twice as many in Heavy); 0 turns it off." />
+        <NumberField label="Keyword overlap" test_id="cfg-overlap" value=fields.overlap help="Summary keywords a message must mention to count as a reference (weighted by how distinctive they are, under the distinctive rule)." />
+        <ChoiceField label="Reference rule" test_id="cfg-reference-rule" value=fields.rule
             choices=&[("distinctive", "distinctive (words few summaries share)"), ("seed", "seed (the id, or any two summary keywords)")]
             help="How a message is found to mention a summary, which keeps it in memory." />
-        <ChoiceField label="Search" test_id="cfg-search-rule" value=search
+        <ChoiceField label="Search" test_id="cfg-search-rule" value=fields.search
             choices=&[("ranked", "ranked (rare words first, with the matching messages)"), ("seed", "seed (two summary keywords or the id; summaries only)")]
             help="How search_efforts and the Manifest's search find past efforts." />
         <p class="field">
             <button type="button" data-testid="cfg-seed-profile" on:click=move |_| {
                 let seed = Profile::Seed.config();
-                rule.set(seed.reference_rule.name().to_string());
-                search.set(seed.search_rule.name().to_string());
-                ambient_budget.set(budget_text(seed.ambient_token_budget));
-                summary_budget.set(budget_text(seed.summary_token_budget));
-                recall_budget.set(seed.recall_token_budget.to_string());
-                decay.set(seed.decay_threshold.to_string());
-                eviction.set(seed.summary_eviction_threshold.to_string());
-                ambient.set(seed.ambient_window.to_string());
-                overlap.set(seed.min_keyword_overlap.to_string());
+                fields.rule.set(seed.reference_rule.name().to_string());
+                fields.search.set(seed.search_rule.name().to_string());
+                fields.ambient_budget.set(budget_text(seed.ambient_token_budget));
+                fields.summary_budget.set(budget_text(seed.summary_token_budget));
+                fields.recall_budget.set(seed.recall_token_budget.to_string());
+                fields.decay.set(seed.decay_threshold.to_string());
+                fields.eviction.set(seed.summary_eviction_threshold.to_string());
+                fields.ambient.set(seed.ambient_window.to_string());
+                fields.overlap.set(seed.min_keyword_overlap.to_string());
             }>"Fill in the seed profile"</button>
             <small class="hint">"The specification as its seeds describe it: their reference rule and search, no token budgets, no automatic recall. Apply to use it."</small>
         </p>

@@ -7,6 +7,7 @@
 //! them through that model, so a change to it that breaks the tour fails here.
 
 use crate::components::local_offer::FirstRunOffer;
+use crate::components::modal::CloseButton;
 use leptos::prelude::*;
 
 /// One example message of the tour.
@@ -119,16 +120,13 @@ pub fn NextExample(
                 <button type="button" class="example" data-testid="next-example-prompt" on:click=move |_| on_pick.run(index)>
                     {example.text}
                 </button>
-                <button
-                    type="button"
+                <CloseButton
                     class="secondary dismiss"
-                    data-testid="end-tour"
-                    aria-label="End the tour of examples"
+                    test_id="end-tour"
+                    label="End the tour of examples"
                     title="End the tour"
-                    on:click=move |_| on_dismiss.run(())
-                >
-                    "×"
-                </button>
+                    on_click=on_dismiss
+                />
             </div>
         })
     }

@@ -29,7 +29,7 @@ pub use notices::{Notice, NoticeKind, Notices, Startup};
 pub use panels::{Panel, Panels};
 pub use session::{list_saved, ImportSource, OpenLog, SessionState};
 pub use settings::Settings;
-pub use sync::SyncState;
+pub use sync::{SyncState, SyncStatus};
 pub use turn::{FailedTurn, LiveTurn, PendingAttachment, Phase, TurnState};
 
 use crate::js::js_error_text;
@@ -100,7 +100,16 @@ impl AppState {
     /// Whether the current session takes no turns now: another tab saved a newer version of
     /// it, or another device wrote it too (a sync conflict). Tracks both.
     pub fn blocked(&self) -> bool {
-        self.session.conflict.get() || crate::sync::current_in_conflict(*self)
+        self.session.conflict.get() || self.in_sync_conflict()
+    }
+
+    /// Whether the open session is in a sync conflict (no turn is taken into it until the
+    /// person chooses a version). Tracks the open session and the conflicts.
+    pub fn in_sync_conflict(&self) -> bool {
+        let id = self.session.id().get();
+        self.sync
+            .conflicts()
+            .with(|c| id.as_ref().is_some_and(|id| c.contains(id)))
     }
 
     /// [`blocked`](Self::blocked) without tracking, for event handlers.

@@ -222,8 +222,7 @@ impl TurnState {
 
     /// Puts `text` back into the message box, keeping what is typed there too.
     pub fn keep_in_box(&self, text: &str) {
-        self.draft
-            .update(|draft| *draft = crate::tabs::keep_both(text, draft));
+        self.draft.update(|draft| *draft = keep_both(text, draft));
     }
 
     /// Shows `text` as the turn in progress, out of the box, while the send is checked.
@@ -339,6 +338,19 @@ impl TurnState {
     }
 }
 
+/// Joins the text of a message that could not be kept in the session (`saved_aside`) with
+/// what is typed in the box, so that neither is lost: the older first, each once.
+pub fn keep_both(saved_aside: &str, typed: &str) -> String {
+    let (aside, typed) = (saved_aside.trim(), typed.trim_end());
+    if aside.is_empty() || typed.contains(aside) {
+        typed.to_string()
+    } else if typed.trim().is_empty() {
+        aside.to_string()
+    } else {
+        format!("{aside}\n\n{typed}")
+    }
+}
+
 impl Default for TurnState {
     fn default() -> Self {
         TurnState::new()
@@ -441,5 +453,14 @@ mod tests {
             live.phase,
             Phase::Summarizing("earlier conversation".to_string())
         );
+    }
+
+    #[test]
+    fn no_text_is_lost_or_doubled() {
+        assert_eq!(keep_both("", "typed"), "typed");
+        assert_eq!(keep_both("sent", ""), "sent");
+        assert_eq!(keep_both("sent", "  "), "sent");
+        assert_eq!(keep_both("sent", "typed"), "sent\n\ntyped");
+        assert_eq!(keep_both("sent", "sent\n\ntyped"), "sent\n\ntyped");
     }
 }

@@ -19,8 +19,8 @@ use ccm_core::persistence::{
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key};
 use ccm_store::{
-    existing_row, next_row, DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError,
-    StoreResult, StoredRecords, WriteMode, WriteResult,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, RecordStore, SessionRow,
+    StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
 };
 use js_sys::{Array, Function, Promise, Reflect, JSON};
 use serde::de::DeserializeOwned;
@@ -284,6 +284,7 @@ impl RecordStore for HostStore {
 
     async fn write(&self, id: &str, batch: &WriteBatch, mode: WriteMode) -> WriteResult {
         let stored = self.row_text(id).await?;
+        let saving = matches!(mode, WriteMode::Save { .. });
         let row = next_row(id, stored.as_deref().map(row_of), batch, mode)?;
         let records = RecordWrites {
             efforts: batch
@@ -331,6 +332,8 @@ impl RecordStore for HostStore {
             .and_then(|t| row_of(t).ok())
             .map_or(0, |r| r.header.revision);
         Err(match now {
+            // Deleted while this save ran: say so, as `next_row` does for a delete before it.
+            None if saving => StoreError::deleted_meanwhile(id),
             Some(_) if stored_revision == batch.base_revision => StoreError::conflict_text(
                 "the session was changed by another writer while this save ran (it was renamed); save again",
             ),
@@ -366,45 +369,32 @@ impl RecordStore for HostStore {
                 )
                 .await?;
             let Some(set) = set else { continue };
-            let mut unreadable = Vec::new();
-            let efforts = efforts_of(set.efforts, &mut unreadable);
-            let mut logs = BTreeMap::new();
+            let mut loaded = LoadedRecords {
+                header: Some(row.header.clone()),
+                ..LoadedRecords::default()
+            };
+            loaded.efforts = efforts_of(set.efforts, &mut loaded.unreadable);
             for (effort, texts) in set.effort_logs {
-                logs.insert(effort, messages_of(texts, &mut unreadable));
+                let messages = messages_of(texts, &mut loaded.unreadable);
+                loaded.effort_logs.insert(effort, messages);
             }
-            let ambient_tail = messages_of(set.ambient_tail, &mut unreadable);
-            let history_tail = metrics_of(set.history_tail, &mut unreadable);
-            let attachments = attachments_of(set.attachments, &mut unreadable);
-            let log_sizes = set
-                .log_sizes
-                .into_iter()
-                .map(|(key, count)| (log_of(&key), count))
-                .collect();
-            let header = Some(row.header.clone());
-            return Ok((
-                row,
-                LoadedRecords {
-                    header,
-                    efforts,
-                    effort_logs: logs,
-                    ambient_tail,
-                    history_tail,
-                    unreadable,
-                    attachments,
-                    log_sizes: Some(log_sizes),
-                },
-            ));
+            loaded.ambient_tail = messages_of(set.ambient_tail, &mut loaded.unreadable);
+            loaded.history_tail = metrics_of(set.history_tail, &mut loaded.unreadable);
+            loaded.attachments = attachments_of(set.attachments, &mut loaded.unreadable);
+            loaded.log_sizes = Some(
+                set.log_sizes
+                    .into_iter()
+                    .map(|(key, count)| (log_of(&key), count))
+                    .collect(),
+            );
+            return Ok((row, loaded));
         }
         Err(StoreError::storage(format!(
             "session '{id}' changed {LOAD_ATTEMPTS} times while it was being opened; try again"
         )))
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let key = log_key(&LogRef::Effort(effort.to_string()));
         let texts: Vec<(u64, String)> = self
             .call("log", &[JsValue::from_str(id), JsValue::from_str(&key)])
@@ -443,20 +433,14 @@ impl RecordStore for HostStore {
         let Some(row) = all.row else {
             return Err(StoreError::not_found(id));
         };
-        let mut unreadable = Vec::new();
-        let efforts = efforts_of(all.efforts, &mut unreadable);
+        let mut read = StoredRecords::of(row_of(&row));
+        read.efforts = efforts_of(all.efforts, &mut read.unreadable);
         let (messages, mut problems) = stored_messages_of(all.messages);
-        unreadable.append(&mut problems);
-        let metrics = metrics_of(all.metrics, &mut unreadable);
-        let attachments = attachments_of(all.attachments, &mut unreadable);
-        Ok(StoredRecords {
-            row: row_of(&row),
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        read.messages = messages;
+        read.unreadable.append(&mut problems);
+        read.metrics = metrics_of(all.metrics, &mut read.unreadable);
+        read.attachments = attachments_of(all.attachments, &mut read.unreadable);
+        Ok(read)
     }
 
     async fn telemetry(&self, id: &str, turn: u64) -> Result<Option<TurnTelemetry>, StoreError> {

@@ -24,12 +24,13 @@
 //! previous request), which browsers guarantee keeps the transaction open.
 
 use crate::error::js_message;
-use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
-use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, encode, log_key, SessionRow};
-use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};
+use ccm_store::{
+    DamagedSession, LogRead, StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
+};
 use js_sys::{Array, Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -653,21 +654,28 @@ impl IdbBackend {
             request_plan.history_tail as usize,
         );
 
-        let mut unreadable = Vec::new();
+        let mut loaded = LoadedRecords {
+            header: Some(row.header.clone()),
+            ..LoadedRecords::default()
+        };
         let efforts_all = efforts_read.await.map_err(fail)?;
-        let efforts: Vec<EffortRecord> = decode_all(
+        loaded.efforts = decode_all(
             Array::from(&efforts_all).iter().map(|v| {
                 let position = field(&v, "position").as_f64().unwrap_or(-1.0);
                 record_text(&v, "record", format!("effort record {position}"))
             }),
-            &mut unreadable,
+            &mut loaded.unreadable,
         );
         // The size of every log the records name, counted through the index without reading
         // a message: how a load finds messages missing from logs it does not read. Issued
         // from the microtask of the efforts' success, while the transaction is active.
         let mut size_reads = Vec::new();
-        let logs = std::iter::once(LogRef::Ambient)
-            .chain(efforts.iter().map(|r| LogRef::Effort(r.effort.id.clone())));
+        let logs = std::iter::once(LogRef::Ambient).chain(
+            loaded
+                .efforts
+                .iter()
+                .map(|r| LogRef::Effort(r.effort.id.clone())),
+        );
         for log in logs {
             let range = log_range(id, &log_key(&log)).map_err(fail)?;
             size_reads.push((log, request(by_log.count_with_key(&range))));
@@ -677,51 +685,35 @@ impl IdbBackend {
             let count = read.await.map_err(fail)?.as_f64().unwrap_or(0.0);
             log_sizes.insert(log, count as u64);
         }
-        let mut effort_logs = std::collections::BTreeMap::new();
         for (effort, read) in log_reads {
             let values = read.await.map_err(fail)?;
-            effort_logs.insert(
-                effort,
-                messages_of(Array::from(&values).iter(), &mut unreadable),
-            );
+            let messages = messages_of(Array::from(&values).iter(), &mut loaded.unreadable);
+            loaded.effort_logs.insert(effort, messages);
         }
-        let mut ambient = messages_of(
+        loaded.ambient_tail = messages_of(
             ambient_read.await.map_err(fail)?.into_iter(),
-            &mut unreadable,
+            &mut loaded.unreadable,
         );
-        ambient.reverse();
-        let mut history: Vec<TurnMetrics> = decode_all(
+        loaded.ambient_tail.reverse();
+        loaded.history_tail = decode_all(
             metrics_read.await.map_err(fail)?.into_iter().map(|v| {
                 let turn = field(&v, "turn").as_f64().unwrap_or(-1.0);
                 record_text(&v, "record", format!("the metrics point of turn {turn}"))
             }),
-            &mut unreadable,
+            &mut loaded.unreadable,
         );
-        history.reverse();
-        let attachments = attachments_of(&attachments_read.await.map_err(fail)?, &mut unreadable);
-        let header = Some(row.header.clone());
-        Ok((
-            row,
-            LoadedRecords {
-                header,
-                efforts,
-                effort_logs,
-                ambient_tail: ambient,
-                history_tail: history,
-                unreadable,
-                attachments,
-                log_sizes: Some(log_sizes),
-            },
-        ))
+        loaded.history_tail.reverse();
+        loaded.attachments = attachments_of(
+            &attachments_read.await.map_err(fail)?,
+            &mut loaded.unreadable,
+        );
+        loaded.log_sizes = Some(log_sizes);
+        Ok((row, loaded))
     }
 
     /// The stored raw log of one effort, in sequence order, and the records that could not be
     /// read.
-    pub(crate) async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    pub(crate) async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let tx = self.transaction(IdbTransactionMode::Readonly)?;
         let fail = |e: JsValue| idb_failure("the effort's log could not be read", &e);
         let by_log = tx
@@ -814,9 +806,9 @@ impl IdbBackend {
         let metrics = request(store(METRICS)?.get_all_with_key(&range));
         let text_range = session_text_range(id).map_err(fail)?;
         let attachments = request(store(ATTACHMENTS)?.get_all_with_key(&text_range));
-        let mut unreadable = Vec::new();
+        let mut read = StoredRecords::of(row);
         let text = |v: &JsValue| field(v, "record").as_string();
-        let efforts = decode_all(
+        read.efforts = decode_all(
             Array::from(&efforts.await.map_err(fail)?).iter().map(|v| {
                 (
                     format!(
@@ -826,18 +818,18 @@ impl IdbBackend {
                     text(&v),
                 )
             }),
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let messages = decode_all(
+        read.messages = decode_all(
             Array::from(&messages.await.map_err(fail)?).iter().map(|v| {
                 (
                     format!("message {}", field(&v, "seq").as_f64().unwrap_or(-1.0)),
                     text(&v),
                 )
             }),
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let metrics = decode_all(
+        read.metrics = decode_all(
             Array::from(&metrics.await.map_err(fail)?).iter().map(|v| {
                 (
                     format!(
@@ -847,17 +839,10 @@ impl IdbBackend {
                     text(&v),
                 )
             }),
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let attachments = attachments_of(&attachments.await.map_err(fail)?, &mut unreadable);
-        Ok(StoredRecords {
-            row,
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        read.attachments = attachments_of(&attachments.await.map_err(fail)?, &mut read.unreadable);
+        Ok(read)
     }
 
     /// Renames a session (its records are untouched).

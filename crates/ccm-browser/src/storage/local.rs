@@ -42,12 +42,13 @@
 //!   and gloo-storage's `set` would store a string as a quoted JSON string.
 
 use crate::error::js_message;
-use ccm_core::metrics::TurnMetrics;
 use ccm_core::model::Message;
 use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::records::{decode, decode_all, log_key, SessionRow};
-use ccm_store::{DamagedSession, StoreError, StoredRecords, WriteMode, WriteResult};
+use ccm_store::{
+    DamagedSession, LogRead, StoreError, StoreResult, StoredRecords, WriteMode, WriteResult,
+};
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage as _};
 use js_sys::{Function, Promise, Reflect};
@@ -552,7 +553,10 @@ impl LocalBackend {
         let row = ccm_store::existing_row(id, self.row(id)?)?;
         let header = &row.header;
         let plan = header.load_request();
-        let mut unreadable = Vec::new();
+        let mut loaded = LoadedRecords {
+            header: Some(header.clone()),
+            ..LoadedRecords::default()
+        };
         let mut texts = Vec::new();
         for position in 0..header.effort_count {
             texts.push((
@@ -560,10 +564,10 @@ impl LocalBackend {
                 self.get(&self.session_key(id, &format!("e/{position}")))?,
             ));
         }
-        let efforts: Vec<EffortRecord> = decode_all(texts, &mut unreadable);
-        let mut effort_logs = BTreeMap::new();
+        loaded.efforts = decode_all(texts, &mut loaded.unreadable);
         for effort in &plan.effort_logs {
-            let size = efforts
+            let size = loaded
+                .efforts
                 .iter()
                 .find(|r| &r.effort.id == effort)
                 .map_or(0, |r| r.message_count);
@@ -571,9 +575,10 @@ impl LocalBackend {
                 id,
                 &LogRef::Effort(effort.clone()),
                 (0, size),
-                &mut unreadable,
+                &mut loaded.unreadable,
             )?;
-            effort_logs.insert(effort.clone(), self.messages(id, &seqs, &mut unreadable)?);
+            let messages = self.messages(id, &seqs, &mut loaded.unreadable)?;
+            loaded.effort_logs.insert(effort.clone(), messages);
         }
         let ambient_seqs = self.log_seqs(
             id,
@@ -582,9 +587,9 @@ impl LocalBackend {
                 header.ambient_messages - plan.ambient_tail,
                 header.ambient_messages,
             ),
-            &mut unreadable,
+            &mut loaded.unreadable,
         )?;
-        let ambient_tail = self.messages(id, &ambient_seqs, &mut unreadable)?;
+        loaded.ambient_tail = self.messages(id, &ambient_seqs, &mut loaded.unreadable)?;
         let mut texts = Vec::new();
         for index in header.history_len - plan.history_tail..header.history_len {
             texts.push((
@@ -592,30 +597,14 @@ impl LocalBackend {
                 self.get(&self.session_key(id, &format!("x/{index}")))?,
             ));
         }
-        let history_tail: Vec<TurnMetrics> = decode_all(texts, &mut unreadable);
-        let attachments = self.attachments(id, &row.header, &mut unreadable)?;
-        let header = Some(row.header.clone());
-        Ok((
-            row,
-            LoadedRecords {
-                header,
-                efforts,
-                effort_logs,
-                ambient_tail,
-                history_tail,
-                unreadable,
-                attachments,
-                log_sizes: Some(self.log_sizes(id)?),
-            },
-        ))
+        loaded.history_tail = decode_all(texts, &mut loaded.unreadable);
+        loaded.attachments = self.attachments(id, header, &mut loaded.unreadable)?;
+        loaded.log_sizes = Some(self.log_sizes(id)?);
+        Ok((row, loaded))
     }
 
     /// The stored raw log of one effort.
-    pub(crate) fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    pub(crate) fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let row = ccm_store::existing_row(id, self.row(id)?)?;
         let mut unreadable = Vec::new();
         let mut size = 0;
@@ -649,9 +638,9 @@ impl LocalBackend {
             }
             None => return Err(StoreError::not_found(id)),
         };
-        let mut unreadable = Vec::new();
-        let Ok(header) = &row else {
-            return self.read_all_without_header(id, row, unreadable);
+        let mut read = StoredRecords::of(row);
+        let Ok(stored) = &read.row else {
+            return self.read_all_without_header(id, read);
         };
         // The texts of records `<kind>/0` … `<kind>/<count - 1>`, each with what it is.
         let texts = |kind: &str, count: u64, what: fn(u64) -> String| {
@@ -662,38 +651,30 @@ impl LocalBackend {
                 })
                 .collect::<Result<Vec<_>, StoreError>>()
         };
-        let header = &header.header;
-        let efforts = decode_all(
+        let header = &stored.header;
+        read.efforts = decode_all(
             texts("e", header.effort_count, |p| format!("effort record {p}"))?,
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let messages = decode_all(
+        read.messages = decode_all(
             texts("m", header.next_seq, |seq| format!("message {seq}"))?,
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let metrics = decode_all(
+        read.metrics = decode_all(
             texts("x", header.history_len, |i| {
                 format!("the metrics point at {i}")
             })?,
-            &mut unreadable,
+            &mut read.unreadable,
         );
-        let attachments = self.attachments(id, header, &mut unreadable)?;
-        Ok(StoredRecords {
-            row,
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        read.attachments = self.attachments(id, header, &mut read.unreadable)?;
+        Ok(read)
     }
 
     /// Every record of a session whose row cannot be read, found by its keys.
     fn read_all_without_header(
         &self,
         id: &str,
-        row: Result<SessionRow, String>,
-        mut unreadable: Vec<String>,
+        mut read: StoredRecords,
     ) -> Result<StoredRecords, StoreError> {
         let prefix = format!("{id}/");
         let mut by_kind: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
@@ -718,19 +699,12 @@ impl LocalBackend {
                 .push((what, text));
         }
         let mut take = |kind: &str| by_kind.remove(kind).unwrap_or_default();
-        let efforts = decode_all(take("e"), &mut unreadable);
-        let messages = decode_all(take("m"), &mut unreadable);
-        let mut metrics: Vec<TurnMetrics> = decode_all(take("x"), &mut unreadable);
-        metrics.sort_by_key(|point| point.turn);
-        let attachments = decode_all(take("a"), &mut unreadable);
-        Ok(StoredRecords {
-            row,
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        read.efforts = decode_all(take("e"), &mut read.unreadable);
+        read.messages = decode_all(take("m"), &mut read.unreadable);
+        read.metrics = decode_all(take("x"), &mut read.unreadable);
+        read.metrics.sort_by_key(|point| point.turn);
+        read.attachments = decode_all(take("a"), &mut read.unreadable);
+        Ok(read)
     }
 
     /// Every attachment record of a session. Attachment ids are numbered (`att-1`, `att-2`,

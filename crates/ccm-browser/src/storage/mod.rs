@@ -17,12 +17,11 @@ pub(crate) mod js_files;
 pub mod local;
 
 use crate::error::js_message;
-use ccm_core::model::Message;
 use ccm_core::persistence::{LoadedRecords, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use ccm_store::{
-    DamagedSession, MessagesRead, RecordStore, SessionRow, StoreError, StoreResult, StoredRecords,
-    WriteMode, WriteResult,
+    DamagedSession, LogRead, MessagesRead, RecordStore, SessionRow, StoreError, StoreResult,
+    StoredRecords, WriteMode, WriteResult,
 };
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
@@ -100,11 +99,7 @@ impl RecordStore for Backend {
         }
     }
 
-    async fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    async fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         match self {
             Backend::Idb(b) => b.effort_log(id, effort).await,
             Backend::Host(b) => b.effort_log(id, effort).await,

@@ -4,18 +4,16 @@
 use super::format::{
     decode_entry, decode_log_header, encode_entry, encode_log_header, file_name, id_of_file_name,
     log_file_name, range, ranges_of, row_write, unfinished_slots, visible, Commit, Found, Intent,
-    Slot, ENTRY_BYTES, LAYOUT_VERSION, LOG_HEADER_BYTES, ROW_BYTES,
+    Slot, ENTRY_BYTES, LAYOUT_VERSION, LOG_HEADER_BYTES, ROW_BYTES, SLOT_BYTES,
 };
 use super::fs::{Access, FileHandle, FileSystem};
 use crate::backend::{
-    existing_row, next_row, DamagedSession, MessagesRead, StoredRecords, WriteMode,
+    existing_row, next_row, DamagedSession, LogRead, MessagesRead, StoredRecords, WriteMode,
+    DAMAGED_WAY_OUT,
 };
-use crate::error::StoreError;
+use crate::error::{StoreError, StoreResult};
 use crate::records::{decode_all, encode, SessionRow};
-use ccm_core::compaction::SessionAttachment;
-use ccm_core::metrics::TurnMetrics;
-use ccm_core::model::Message;
-use ccm_core::persistence::{EffortRecord, LoadedRecords, LogRef, StoredMessage, WriteBatch};
+use ccm_core::persistence::{LoadedRecords, LogRef, StoredMessage, WriteBatch};
 use ccm_core::telemetry::TurnTelemetry;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -267,11 +265,21 @@ impl<F: FileSystem> Store<F> {
                 continue;
             };
             // The commit is replaced atomically, so it is read without the lock.
-            match self.commit(&id, &Paths::new(&name)) {
+            let paths = Paths::new(&name);
+            match self.commit(&id, &paths) {
                 Ok(None) => {}
-                Ok(Some(commit)) => match commit.row {
-                    Ok(row) => rows.push(row),
-                    Err(problem) => damaged.push(DamagedSession { id, problem }),
+                Ok(Some(commit)) => match self.files_problem(&paths, &commit) {
+                    Ok(None) => rows.extend(commit.row.ok()),
+                    Ok(Some(problem)) => {
+                        // A session deleted while it was looked at is gone, not damaged.
+                        if matches!(self.commit(&id, &paths), Ok(Some(_))) {
+                            damaged.push(DamagedSession { id, problem });
+                        }
+                    }
+                    Err(error) => damaged.push(DamagedSession {
+                        id,
+                        problem: error.to_string(),
+                    }),
                 },
                 Err(error) => damaged.push(DamagedSession {
                     id,
@@ -280,6 +288,99 @@ impl<F: FileSystem> Store<F> {
             }
         }
         Ok((rows, damaged))
+    }
+
+    /// What makes the whole of a session unreadable, checked against its commit by reading a
+    /// bounded part of each file (sizes, one byte of `records.dat`, each log's header):
+    /// `Ok(None)` when nothing does. Listing reports it and opening refuses with it, because
+    /// such damage spoils every read of the session, where a damaged record is held and
+    /// reported by the read that meets it.
+    fn files_problem(&self, paths: &Paths, commit: &Commit) -> Result<Option<String>, StoreError> {
+        let row = match &commit.row {
+            Ok(row) => row,
+            Err(problem) => return Ok(Some(problem.clone())),
+        };
+        let records = paths.records();
+        let data = self.open_file(&records, Access::Read)?;
+        match &data {
+            None if commit.data_len > 0 => {
+                return Ok(Some(
+                    "records.dat, which holds its records, is missing".to_string(),
+                ))
+            }
+            None => {}
+            Some(file) => {
+                let size = self.io(file.size(), "read the size of", &records)?;
+                if size < commit.data_len {
+                    return Ok(Some(format!(
+                        "records.dat is shorter ({size} bytes) than its commit says ({} bytes): it was cut",
+                        commit.data_len
+                    )));
+                }
+                // Every record is followed by a newline, so the last committed byte is one.
+                if commit.data_len > 0 {
+                    let last = self.io(file.read_at(commit.data_len - 1, 1), "read", &records)?;
+                    if last != b"\n" {
+                        return Ok(Some(
+                            "the bytes of records.dat where its last committed record ends were overwritten".to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+        let indexes = [
+            (Table::Messages, commit.seq_end, "messages"),
+            (Table::Metrics, row.header.history_len, "metrics points"),
+            (Table::Efforts, row.header.effort_count, "effort records"),
+        ];
+        for (table, rows, what) in indexes {
+            if rows == 0 {
+                continue;
+            }
+            let path = paths.table(table);
+            let file = table.file();
+            let Some(index) = self.open_file(&path, Access::Read)? else {
+                return Ok(Some(format!(
+                    "{file}, the index of its {rows} {what}, is missing"
+                )));
+            };
+            let size = self.io(index.size(), "read the size of", &path)?;
+            // The last row's second slot may be unwritten (a file ends where its bytes end).
+            let least = (rows - 1) * ROW_BYTES + SLOT_BYTES;
+            if size < least {
+                return Ok(Some(format!(
+                    "{file} is shorter ({size} bytes) than its {rows} {what} need ({least} bytes): it was cut"
+                )));
+            }
+        }
+        let logs = paths.logs();
+        for log in self.io(self.fs.list_dir(&logs), "list", &logs)? {
+            if !log.ends_with(".seq") {
+                continue;
+            }
+            let path = paths.log_file(&log);
+            let Some(file) = self.open_file(&path, Access::Read)? else {
+                continue;
+            };
+            // Only a log that holds a committed entry is checked: a write killed as it made a
+            // new log leaves a file with a partial header and no committed entry, which no
+            // read of the committed revision looks at.
+            let start = self.io(
+                file.read_at(0, LOG_HEADER_BYTES + ENTRY_BYTES),
+                "read",
+                &path,
+            )?;
+            let Some(entry) = start.get(LOG_HEADER_BYTES as usize..) else {
+                continue;
+            };
+            let committed = decode_entry(entry).is_some_and(|seq| seq < commit.seq_end);
+            if committed && decode_log_header(&start[..LOG_HEADER_BYTES as usize]).is_none() {
+                return Ok(Some(format!(
+                    "the log file logs/{log} does not start with its header: it was cut or overwritten"
+                )));
+            }
+        }
+        Ok(None)
     }
 
     /// Writes a batch under the session's exclusive lock, after checking [`next_row`]
@@ -567,54 +668,41 @@ impl<F: FileSystem> Store<F> {
             return Err(StoreError::not_found(id));
         };
         let row = existing_row(id, Some(view.commit.row.clone()))?;
+        if let Some(problem) = self.files_problem(&view.paths, &view.commit)? {
+            return Err(StoreError::storage(format!(
+                "session '{id}' cannot be opened: {problem}{DAMAGED_WAY_OUT}"
+            )));
+        }
         let header = &row.header;
         let request = header.load_request();
-        let mut unreadable = Vec::new();
-        let efforts: Vec<EffortRecord> = view.all_records(Table::Efforts, &mut unreadable)?;
-        let mut effort_logs = BTreeMap::new();
+        let mut loaded = LoadedRecords {
+            header: Some(header.clone()),
+            ..LoadedRecords::default()
+        };
+        let unreadable = &mut loaded.unreadable;
+        loaded.efforts = view.all_records(Table::Efforts, unreadable)?;
         for effort in &request.effort_logs {
             let log = LogRef::Effort(effort.clone());
-            let seqs = view.log_entries(&log, &mut unreadable)?;
-            let messages = view.messages(&seqs, Some(&log), &mut unreadable)?;
-            effort_logs.insert(
-                effort.clone(),
-                messages.into_iter().map(|m| m.message).collect(),
-            );
+            let seqs = view.log_entries(&log, unreadable)?;
+            let messages = view.messages(&seqs, Some(&log), unreadable)?;
+            let log = messages.into_iter().map(|m| m.message).collect();
+            loaded.effort_logs.insert(effort.clone(), log);
         }
-        let ambient_seqs =
-            view.log_tail(&LogRef::Ambient, request.ambient_tail, &mut unreadable)?;
-        let ambient_tail = view
-            .messages(&ambient_seqs, Some(&LogRef::Ambient), &mut unreadable)?
+        let ambient_seqs = view.log_tail(&LogRef::Ambient, request.ambient_tail, unreadable)?;
+        loaded.ambient_tail = view
+            .messages(&ambient_seqs, Some(&LogRef::Ambient), unreadable)?
             .into_iter()
             .map(|m| m.message)
             .collect();
         let history = header.history_len - request.history_tail..header.history_len;
-        let history_tail: Vec<TurnMetrics> =
-            view.records_in(Table::Metrics, history, &mut unreadable)?;
-        let attachments: Vec<SessionAttachment> =
-            view.all_records(Table::Attachments, &mut unreadable)?;
-        let log_sizes = view.log_sizes()?;
-        Ok((
-            row.clone(),
-            LoadedRecords {
-                header: Some(row.header),
-                efforts,
-                effort_logs,
-                ambient_tail,
-                history_tail,
-                unreadable,
-                attachments,
-                log_sizes: Some(log_sizes),
-            },
-        ))
+        loaded.history_tail = view.records_in(Table::Metrics, history, unreadable)?;
+        loaded.attachments = view.all_records(Table::Attachments, unreadable)?;
+        loaded.log_sizes = Some(view.log_sizes()?);
+        Ok((row, loaded))
     }
 
     /// The raw log of one effort.
-    pub(crate) fn effort_log(
-        &self,
-        id: &str,
-        effort: &str,
-    ) -> Result<(Vec<Message>, Vec<String>), StoreError> {
+    pub(crate) fn effort_log(&self, id: &str, effort: &str) -> StoreResult<LogRead> {
         let Some((_lock, view)) = self.reader(id)? else {
             return Err(StoreError::not_found(id));
         };
@@ -664,19 +752,13 @@ impl<F: FileSystem> Store<F> {
         let Some((_lock, view)) = self.reader(id)? else {
             return Err(StoreError::not_found(id));
         };
-        let mut unreadable = Vec::new();
-        let efforts = view.all_records(Table::Efforts, &mut unreadable)?;
-        let messages = view.all_records(Table::Messages, &mut unreadable)?;
-        let metrics = view.all_records(Table::Metrics, &mut unreadable)?;
-        let attachments = view.all_records(Table::Attachments, &mut unreadable)?;
-        Ok(StoredRecords {
-            row: view.commit.row.clone(),
-            efforts,
-            messages,
-            metrics,
-            attachments,
-            unreadable,
-        })
+        let mut read = StoredRecords::of(view.commit.row.clone());
+        let unreadable = &mut read.unreadable;
+        read.efforts = view.all_records(Table::Efforts, unreadable)?;
+        read.messages = view.all_records(Table::Messages, unreadable)?;
+        read.metrics = view.all_records(Table::Metrics, unreadable)?;
+        read.attachments = view.all_records(Table::Attachments, unreadable)?;
+        Ok(read)
     }
 
     /// The telemetry of one turn.

@@ -72,6 +72,36 @@ impl NativeFs {
         self.written.load(Ordering::Relaxed)
     }
 
+    /// Removes what processes that are gone left while they saved or took a lock over: the
+    /// temporary files of an atomic replace (`<file>.tmp-<tag>`), set-aside owner files
+    /// (`<owner>.stale-<tag>`) and takeover marks (`<owner>.break`), in the directory, in
+    /// `locks/` and in every session's directory. A live process's files stay. Best effort:
+    /// what cannot be removed now is tried again at the next opening.
+    pub fn clear_leftovers(&self) {
+        let mut dirs = vec![self.root.clone(), self.path("locks")];
+        if let Ok(sessions) = std::fs::read_dir(self.path("sessions")) {
+            dirs.extend(sessions.flatten().map(|entry| entry.path()));
+        }
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let (Ok(name), Ok(meta)) = (entry.file_name().into_string(), entry.metadata())
+                else {
+                    continue;
+                };
+                let Ok(modified) = meta.modified() else {
+                    continue;
+                };
+                if meta.is_file() && abandoned(&name, || std::fs::read(entry.path()).ok(), modified)
+                {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
+
     fn path(&self, relative: &str) -> PathBuf {
         let mut path = self.root.clone();
         path.extend(relative.split('/').filter(|part| !part.is_empty()));
@@ -297,6 +327,11 @@ struct Owner {
     host: String,
     time_ms: f64,
     holder: String,
+    /// When the process started, in clock ticks since boot (field 22 of `/proc/<pid>/stat`),
+    /// where the system says: an owner whose id now names a process started at another time
+    /// is gone (its id was given to a new process). Node writes it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    start: Option<String>,
 }
 
 /// The host name, as Node's `os.hostname()` gives it (both call `gethostname`); `None` where
@@ -322,6 +357,52 @@ fn this_host() -> Option<&'static str> {
 #[cfg(not(unix))]
 fn this_host() -> Option<&'static str> {
     None
+}
+
+/// What `/proc` says of process `pid`: `Some(None)` when there is no such process,
+/// `Some(Some((state, start)))` when there is, `None` where `/proc` cannot tell (another
+/// system, or no permission).
+fn proc_stat(pid: u32) -> Option<Option<(String, String)>> {
+    let text = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(text) => text,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // No /proc at all is a system that cannot tell, not a process that is gone.
+            return Path::new("/proc/self/stat").exists().then_some(None);
+        }
+        Err(_) => return None,
+    };
+    // The command name (in parentheses) may hold spaces; the fields after it do not.
+    let after = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    Some(Some((
+        fields.first()?.to_string(),
+        fields.get(19)?.to_string(),
+    )))
+}
+
+/// This process's start time as `/proc` gives it, for its owner files.
+fn own_start() -> Option<String> {
+    static START: OnceLock<Option<String>> = OnceLock::new();
+    START
+        .get_or_init(|| {
+            proc_stat(std::process::id())
+                .flatten()
+                .map(|(_, start)| start)
+        })
+        .clone()
+}
+
+/// Whether process `pid` of this host, which started at `start` when that is known, is gone:
+/// no such process, a zombie (killed, not yet reaped), or another process under the same id;
+/// `None` when this cannot be told.
+fn process_gone(pid: u32, start: Option<&str>) -> Option<bool> {
+    match proc_stat(pid) {
+        Some(None) => Some(true),
+        Some(Some((state, started))) => {
+            Some(matches!(state.as_str(), "Z" | "X" | "x") || start.is_some_and(|s| s != started))
+        }
+        None => process_alive(pid).map(|alive| !alive),
+    }
 }
 
 /// Whether process `pid` of this host runs (or cannot be told: `None`).
@@ -363,11 +444,47 @@ fn stale(bytes: &[u8], modified: Option<SystemTime>) -> bool {
         return true;
     }
     if same_host && !host.is_empty() {
-        if let Some(alive) = process_alive(owner.pid) {
-            return !alive;
+        if let Some(gone) = process_gone(owner.pid, owner.start.as_deref()) {
+            return gone;
         }
     }
     now_ms() - owner.time_ms > UNCHECKED_STALE_MS
+}
+
+/// Whether a file another process made while it held or took over a lock (a temporary or
+/// set-aside file named `<name>.tmp-<tag>` or `<name>.stale-<tag>`, or a takeover's
+/// `<owner>.break`), last modified at `modified`, belongs to no running process. A native tag
+/// is `<pid>-<n>`; a Node tag, `<pid>-<host>-<random>-<n>`, names a host by a hash this side
+/// does not compute, so Node's files go by age here (a Node process removes them at once).
+fn abandoned(name: &str, bytes: impl FnOnce() -> Option<Vec<u8>>, modified: SystemTime) -> bool {
+    let age = modified.elapsed().unwrap_or_default();
+    if age.as_secs_f64() * 1000.0 > UNCHECKED_STALE_MS {
+        return true;
+    }
+    if name.ends_with(".owner.break") {
+        // A break file holds its maker's owner record; it is never held for long.
+        return match bytes().and_then(|b| serde_json::from_slice::<Owner>(&b).ok()) {
+            Some(owner) if owner.host == this_host().unwrap_or_default() => {
+                owner.pid != std::process::id()
+                    && process_gone(owner.pid, owner.start.as_deref()).unwrap_or(false)
+            }
+            Some(_) => false,
+            None => age > UNWRITTEN_STALE,
+        };
+    }
+    let Some((_, tag)) = name
+        .rsplit_once(".tmp-")
+        .or_else(|| name.rsplit_once(".stale-"))
+    else {
+        return false;
+    };
+    let parts: Vec<&str> = tag.split('-').collect();
+    match parts.as_slice() {
+        [pid, number] if number.chars().all(|c| c.is_ascii_digit()) => pid
+            .parse::<u32>()
+            .is_ok_and(|pid| pid != std::process::id() && process_gone(pid, None).unwrap_or(false)),
+        _ => false,
+    }
 }
 
 /// Creates the owner file `path` for this process, waiting for another process's, and
@@ -378,6 +495,7 @@ fn take_owner(path: &Path) -> io::Result<Vec<u8>> {
         host: this_host().unwrap_or_default().to_string(),
         time_ms: now_ms(),
         holder: "native".to_string(),
+        start: own_start(),
     })
     .map_err(io::Error::other)?;
     let deadline = Instant::now() + OWNER_WAIT;

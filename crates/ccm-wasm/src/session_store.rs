@@ -190,11 +190,11 @@ pub struct SessionStore {
 }
 
 impl SessionStore {
-    /// Opens a store (Rust form of `SessionStore.open`).
+    /// Opens a store (the work of `SessionStore.open`).
     ///
     /// # Errors
     /// When the requested backend is unavailable, or neither is in `"auto"` mode.
-    pub async fn open_with(options: StoreOptions) -> Result<SessionStore, JsValue> {
+    async fn open_with(options: StoreOptions) -> Result<SessionStore, JsValue> {
         let name = options.name.unwrap_or_else(|| "ccm".to_string());
         let choice = match options.backend.as_deref().unwrap_or("auto") {
             "auto" => BackendChoice::Auto,
@@ -211,25 +211,20 @@ impl SessionStore {
         Ok(SessionStore { inner })
     }
 
-    /// The store behind this object (shared, not copied), for Rust hosts.
-    pub fn browser_store(&self) -> &BrowserStore {
-        &self.inner
-    }
-
-    /// Every stored session (Rust form of `list`).
+    /// Every stored session (the work of `list`).
     ///
     /// # Errors
     /// A storage failure.
-    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, JsValue> {
+    async fn list_sessions(&self) -> Result<Vec<SessionInfo>, JsValue> {
         let sessions = self.inner.list().await.map_err(fail)?;
         Ok(sessions.into_iter().map(SessionInfo::from).collect())
     }
 
-    /// Creates and stores a new session (Rust form of `create`).
+    /// Creates and stores a new session (the work of `create`).
     ///
     /// # Errors
     /// Invalid options or a storage failure.
-    pub async fn create_session(
+    async fn create_session(
         &self,
         name: &str,
         options: SessionOptions,
@@ -245,13 +240,13 @@ impl SessionStore {
         Ok(Session::wrap(session))
     }
 
-    /// Opens a stored session (Rust form of `load`).
+    /// Opens a stored session (the work of `load`).
     ///
     /// # Errors
     /// An unknown id, an unreadable header, a counting rule this build lacks, or a storage
     /// failure. Unreadable records other than the header do not fail the load: they are listed
     /// in the session's `loadProblems`.
-    pub async fn load_session(
+    async fn load_session(
         &self,
         id: &str,
         counter: Option<JsTokenCounter>,
@@ -261,16 +256,6 @@ impl SessionStore {
         Ok(Session::wrap(session))
     }
 
-    /// Saves what changed since the last save (Rust form of `save`).
-    ///
-    /// # Errors
-    /// `conflict` when another window saved first, `quota` when storage is full, `turn`
-    /// during a turn, `busy` while another save of it runs.
-    pub async fn save_session(&self, session: &Session) -> Result<SaveReport, JsValue> {
-        let prepared = self.prepare_save(session)?;
-        finish(prepared).await
-    }
-
     /// Takes what the save will write, synchronously: the state at the moment `save` is
     /// called is what gets stored, so a `beginTurn` in the same tick (before the returned
     /// promise first runs) neither fails the save nor slips into it.
@@ -278,23 +263,23 @@ impl SessionStore {
         self.inner.prepare_save(&session.inner).map_err(fail)
     }
 
-    /// The whole stored session as one versioned document (Rust form of `exportSession`).
+    /// The whole stored session as one versioned document (the work of `exportSession`).
     /// When records are damaged (unreadable, missing, or not adding up), the document holds
     /// everything readable, placeholders for what is not, and lists each repair in its
     /// `repairs` field; it imports like any other. The damaged records stay stored as they are.
     ///
     /// # Errors
     /// An unknown id, an unreadable session header, or a storage failure.
-    pub async fn export_document(&self, id: &str) -> Result<SessionDocument, JsValue> {
+    async fn export_document(&self, id: &str) -> Result<SessionDocument, JsValue> {
         self.inner.export_document(id).await.map_err(fail)
     }
 
-    /// Stores a session restored from a document as a new session (Rust form of
+    /// Stores a session restored from a document as a new session (the work of
     /// `importSession`).
     ///
     /// # Errors
     /// An invalid document (nothing is stored then) or a storage failure.
-    pub async fn import_document(
+    async fn import_document(
         &self,
         json: &str,
         name: &str,
@@ -708,24 +693,6 @@ fn ccm_file_texts(value: &JsValue) -> Result<CcmFileTexts, Failure> {
         efforts,
         session_state: text("sessionState", &field("sessionState"))?,
     })
-}
-
-/// The Rust forms of the methods whose JavaScript forms check `JsValue` arguments.
-impl SessionStore {
-    /// Renames a stored session (Rust form of `rename`).
-    pub fn rename(&self, id: String, name: String) -> Promise {
-        self.rename_js(id.into(), name.into())
-    }
-
-    /// Deletes a stored session (Rust form of `delete`).
-    pub fn delete(&self, id: String) -> Promise {
-        self.delete_js(id.into())
-    }
-
-    /// Deletes a whole IndexedDB database of sessions (Rust form of `deleteDatabase`).
-    pub fn delete_database(name: String) -> Promise {
-        SessionStore::delete_database_js(name.into())
-    }
 }
 
 impl SessionStore {

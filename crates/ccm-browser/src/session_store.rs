@@ -125,6 +125,21 @@ pub fn document_config(json: &str) -> Config {
         .unwrap_or_default()
 }
 
+/// A session read from a document to import: the document passes the library's checks
+/// (`crate::document`, so the store refuses what `Session.fromJSON` refuses, with the same
+/// words), and every token is counted with `counter` or the document's own encoding.
+fn session_of_document(
+    json: &str,
+    counter: Option<Arc<dyn TokenCounter>>,
+) -> Result<CoreSession, BrowserError> {
+    crate::document::check_document_text(json)
+        .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
+    let counter = counter_for(&document_config(json), counter)?;
+    let core = CoreSession::from_json_with_counter(json, counter)?;
+    check_counter()?;
+    Ok(core)
+}
+
 impl BrowserStore {
     /// Opens a store; `name` is the IndexedDB database name and the localStorage key prefix.
     ///
@@ -297,9 +312,7 @@ impl BrowserStore {
         let cell = session.cell().clone();
         let mut state = session.borrow_cell()?;
         if let Some(busy) = state.busy {
-            return Err(BrowserError::busy(format!(
-                "{busy} of this session is in progress; await it first"
-            )));
+            return Err(BrowserError::in_progress(busy));
         }
         let (batch, target) = match &state.link {
             Some(link) if Rc::ptr_eq(&link.backend, &self.backend) => (
@@ -349,11 +362,7 @@ impl BrowserStore {
         name: &str,
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<SessionInfo, BrowserError> {
-        crate::document::check_document_text(json)
-            .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
-        let counter = counter_for(&document_config(json), counter)?;
-        let core = CoreSession::from_json_with_counter(json, counter)?;
-        check_counter()?;
+        let core = session_of_document(json, counter)?;
         self.import_core(&core, name).await
     }
 
@@ -371,11 +380,7 @@ impl BrowserStore {
         (created_ms, updated_ms): (f64, f64),
         counter: Option<Arc<dyn TokenCounter>>,
     ) -> Result<SessionInfo, BrowserError> {
-        crate::document::check_document_text(json)
-            .map_err(|refusal| BrowserError::Argument(refusal.message().to_string()))?;
-        let counter = counter_for(&document_config(json), counter)?;
-        let core = CoreSession::from_json_with_counter(json, counter)?;
-        check_counter()?;
+        let core = session_of_document(json, counter)?;
         let batch = core.full_write_batch()?;
         let mode = WriteMode::Create {
             now_ms: created_ms,
