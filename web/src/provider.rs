@@ -61,8 +61,8 @@ impl ProviderChoice {
 
     /// The value of the `<option>` and the suffix of the localStorage entry that remembers the
     /// choice's API key: the provider's [`name`](ProviderName::name), except that the
-    /// `*_compatible` choices keep `custom_` and the protocol's name (`custom_openai`,
-    /// `custom_anthropic`), under which earlier versions remembered their keys (ccm-provider
+    /// `*_compatible` choices keep `custom_` and the protocol's name (`custom_openai`, …),
+    /// under which earlier versions remembered their keys (ccm-provider
     /// accepts them as aliases).
     pub fn key(self) -> String {
         match self {
@@ -140,7 +140,7 @@ impl Serialize for ProviderChoice {
 }
 
 /// Reads a name in any spelling ccm-provider accepts, and the forms earlier versions stored:
-/// `{"preset": "open_ai"}` for a preset, `"custom_openai"` and `"custom_anthropic"`.
+/// `{"preset": "open_ai"}` for a preset, and `"custom_"` with a protocol's name (`"custom_openai"`).
 impl<'de> Deserialize<'de> for ProviderChoice {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]

@@ -59,6 +59,16 @@ fn small_session() -> Session {
     session
 }
 
+/// Every compaction the session's history recorded, in order.
+fn compaction_records(session: &Session) -> Vec<&ccm_core::compaction::CompactionRecord> {
+    session
+        .history()
+        .points()
+        .iter()
+        .flat_map(|m| &m.compactions)
+        .collect()
+}
+
 #[test]
 fn compaction_ranks_by_embeddings_from_the_endpoint() {
     let server = server();
@@ -70,12 +80,7 @@ fn compaction_ranks_by_embeddings_from_the_endpoint() {
             "turn {t} fetched vectors"
         );
     }
-    let records: Vec<&ccm_core::compaction::CompactionRecord> = session
-        .history()
-        .points()
-        .iter()
-        .flat_map(|m| &m.compactions)
-        .collect();
+    let records = compaction_records(&session);
     assert!(
         records
             .iter()
@@ -104,12 +109,7 @@ fn a_failing_endpoint_falls_back_to_lexical_ranking() {
         let error = fetched.expect_err("a dead endpoint is an error the host can show");
         assert!(error.to_string().contains("127.0.0.1"), "turn {t}: {error}");
     }
-    let records: Vec<&ccm_core::compaction::CompactionRecord> = session
-        .history()
-        .points()
-        .iter()
-        .flat_map(|m| &m.compactions)
-        .collect();
+    let records = compaction_records(&session);
     assert!(!records.is_empty());
     assert!(
         records.iter().all(|r| r.relevance == "lexical"),

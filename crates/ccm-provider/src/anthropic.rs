@@ -1,7 +1,7 @@
 //! The Anthropic Messages API.
 //!
 //! Requests go to `POST {base_url}/messages`. The API is stricter than Chat Completions about
-//! the conversation's shape, so [`build_request`] reshapes the neutral conversation:
+//! the conversation's shape, so [`write_body`] reshapes the neutral conversation:
 //!
 //! * **System text.** The system messages before the first user or assistant message become
 //!   the top-level `system` field, joined with blank lines. A system message later in the
@@ -27,15 +27,14 @@
 //!   provider or the offline model made up) are replaced with `_`, consistently in the
 //!   `tool_use` and its `tool_result`.
 
-use super::config::{ProviderConfig, RequestOptions, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::fragment::{Fragment, TextJoiner};
+use super::options::{RequestOptions, TokenLimitField, ToolChoice};
 use super::output::{check_output, OutputMeter};
-use super::protocol::{Protocol, StreamAccumulator};
+use super::protocol::{encode_body, Protocol, ProtocolStream, StreamLatch};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
-use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
-use super::{StreamDelta, Usage};
+use super::{FinishReason, ProviderResponse, StreamDelta, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -50,39 +49,26 @@ pub const MID_CONVERSATION_SYSTEM_PREFIX: &str = "[System note]\n";
 /// The user text put in front of a conversation that starts with an assistant message.
 pub const CONVERSATION_START_PLACEHOLDER: &str = "(The conversation so far follows.)";
 
-/// Builds a Messages API request (see the [module documentation](self) for how the
+/// Writes a Messages API request body (see the [module documentation](self) for how the
 /// conversation is reshaped).
 ///
-/// Headers: `content-type`, `x-api-key` (only when a key is configured, so that a proxy can add
-/// it instead), `anthropic-version: 2023-06-01`, and
-/// `anthropic-dangerous-direct-browser-access: true`, without which the API refuses requests
-/// that come straight from a browser page (CORS). Tool choice: auto is the default and not
-/// sent; none, required (`any`) and a named tool (`tool`) are.
+/// [`build_request`](crate::build_request) sends it with the headers of `auth_headers`:
+/// `x-api-key` (only when a key is configured, so that a proxy can add it instead),
+/// `anthropic-version: 2023-06-01`, and `anthropic-dangerous-direct-browser-access: true`,
+/// without which the API refuses requests that come straight from a browser page (CORS). Tool
+/// choice: auto is the default and not sent; none, required (`any`) and a named tool (`tool`)
+/// are. The output limit is always `max_tokens`, so `_limit_field` is not read.
 ///
 /// # Errors
 ///
-/// [`ProviderError::InvalidConfig`] when the base URL or the options are invalid (see
-/// [`ProviderConfig::validate`] and [`RequestOptions::validate`]).
-pub fn build_request(
-    config: &ProviderConfig,
+/// [`ProviderError::InvalidConfig`] when the body cannot be encoded as JSON.
+pub fn write_body(
     options: &RequestOptions,
+    _limit_field: TokenLimitField,
     messages: &[WireMessage],
     tools: &[WireTool],
-) -> Result<HttpRequest, ProviderError> {
-    config.validate()?;
-    options.validate(tools.iter().map(|tool| tool.name.as_str()))?;
-    let body = request_body(options, messages, tools);
-    let body = serde_json::to_string(&body).map_err(|error| {
-        ProviderError::InvalidConfig(format!("the request could not be encoded as JSON: {error}"))
-    })?;
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    headers.extend(auth_headers(config.api_key.as_deref()));
-    Ok(HttpRequest {
-        method: HttpMethod::Post,
-        url: config.endpoint_url(),
-        headers: request_headers(headers, &config.extra_headers),
-        body,
-    })
+) -> Result<String, ProviderError> {
+    encode_body(&request_body(options, messages, tools))
 }
 
 /// This protocol's entry in the table of protocols.
@@ -93,28 +79,10 @@ pub(crate) const PROTOCOL: Protocol = Protocol {
     compatible_label: "Anthropic-compatible server",
     endpoint_path: "/messages",
     auth_headers,
-    build_request,
+    write_body,
     parse_response,
     new_stream: || Box::new(AnthropicStream::new()),
 };
-
-impl StreamAccumulator for AnthropicStream {
-    fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
-        AnthropicStream::push(self, event)
-    }
-
-    fn text(&self) -> &str {
-        AnthropicStream::text(self)
-    }
-
-    fn finish(self: Box<Self>) -> Result<ProviderResponse, ProviderError> {
-        AnthropicStream::finish(*self)
-    }
-
-    fn boxed_clone(&self) -> Box<dyn StreamAccumulator> {
-        Box::new(self.clone())
-    }
-}
 
 /// The headers every request of this protocol carries besides its content type: `x-api-key`
 /// (only when a key is configured, so that a proxy can add it instead), `anthropic-version`,
@@ -531,9 +499,8 @@ pub struct AnthropicStream {
     blocks: BTreeMap<u64, PartialBlock>,
     stop_reason: Option<String>,
     usage: UsageParts,
-    stopped: bool,
-    events: usize,
-    failure: Option<ProviderError>,
+    /// The events counted, the end (`message_stop`) and the first error.
+    latch: StreamLatch,
     /// What arrived so far, against the limits of [`crate::output`].
     meter: OutputMeter,
 }
@@ -544,7 +511,34 @@ impl AnthropicStream {
         AnthropicStream::default()
     }
 
-    /// Takes the next event and returns what can be shown already. Events after
+    /// Ends the text and the tool inputs received so far: what was held back will not be
+    /// completed any more.
+    fn flush(&mut self, deltas: &mut Vec<StreamDelta>) {
+        for block in self.blocks.values_mut() {
+            if let PartialBlock::ToolUse { json, pending, .. } = block {
+                let rest = pending.finish();
+                json.push_str(&rest);
+            }
+        }
+        let rest = self.pending.finish();
+        if !rest.is_empty() {
+            self.text.push_str(&rest);
+            deltas.push(StreamDelta::Text(rest));
+        }
+    }
+
+    /// Whether `message_stop` arrived.
+    pub fn is_done(&self) -> bool {
+        self.latch.has_ended()
+    }
+}
+
+impl ProtocolStream for AnthropicStream {
+    fn latch(&mut self) -> &mut StreamLatch {
+        &mut self.latch
+    }
+
+    /// Reads one event and returns what can be shown already. Events after
     /// `message_stop` are ignored.
     ///
     /// # Errors
@@ -554,22 +548,7 @@ impl AnthropicStream {
     /// [`ProviderError::Protocol`] for tool input that arrives for a block that is not a
     /// started `tool_use`. The first error is kept: every later call, and
     /// [`finish`](Self::finish), returns it again.
-    pub fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
-        if let Some(failure) = &self.failure {
-            return Err(failure.clone());
-        }
-        if self.stopped {
-            return Ok(Vec::new());
-        }
-        self.events += 1;
-        let result = self.apply(event);
-        if let Err(error) = &result {
-            self.failure = Some(error.clone());
-        }
-        result
-    }
-
-    fn apply(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
+    fn read_event(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(Vec::new());
@@ -667,7 +646,7 @@ impl AnthropicStream {
             // A character never spans two blocks: what is held back at a block's end is broken.
             "content_block_stop" => self.flush(&mut deltas),
             "message_stop" => {
-                self.stopped = true;
+                self.latch.end();
                 self.flush(&mut deltas);
             }
             "error" => {
@@ -679,29 +658,8 @@ impl AnthropicStream {
         Ok(deltas)
     }
 
-    /// Ends the text and the tool inputs received so far: what was held back will not be
-    /// completed any more.
-    fn flush(&mut self, deltas: &mut Vec<StreamDelta>) {
-        for block in self.blocks.values_mut() {
-            if let PartialBlock::ToolUse { json, pending, .. } = block {
-                let rest = pending.finish();
-                json.push_str(&rest);
-            }
-        }
-        let rest = self.pending.finish();
-        if !rest.is_empty() {
-            self.text.push_str(&rest);
-            deltas.push(StreamDelta::Text(rest));
-        }
-    }
-
-    /// Whether `message_stop` arrived.
-    pub fn is_done(&self) -> bool {
-        self.stopped
-    }
-
     /// The answer text received so far.
-    pub fn text(&self) -> &str {
+    fn text(&self) -> &str {
         &self.text
     }
 
@@ -714,10 +672,13 @@ impl AnthropicStream {
     ///
     /// [`ProviderError::StreamTruncated`] when `message_stop` never arrived, or the error an
     /// earlier [`push`](Self::push) returned.
-    pub fn finish(self) -> Result<ProviderResponse, ProviderError> {
-        if let Some(failure) = self.failure {
-            return Err(failure);
-        }
+    fn finish(mut self) -> Result<ProviderResponse, ProviderError> {
+        let started_calls = self
+            .blocks
+            .values()
+            .filter(|block| matches!(block, PartialBlock::ToolUse { .. }))
+            .count();
+        self.latch.check_whole(&self.text, started_calls)?;
         let tool_calls: Vec<ToolCall> = self
             .blocks
             .into_values()
@@ -736,13 +697,6 @@ impl AnthropicStream {
                 _ => None,
             })
             .collect();
-        if !self.stopped {
-            return Err(ProviderError::StreamTruncated {
-                events: self.events,
-                text_chars: self.text.chars().count(),
-                tool_calls: tool_calls.len(),
-            });
-        }
         let response = ProviderResponse {
             text: self.text,
             tool_calls,
@@ -758,7 +712,8 @@ impl AnthropicStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Preset, ProviderKind, ProviderStream};
+    use crate::stream_checks;
+    use crate::{build_request, Preset, ProviderConfig, ProviderKind, ProviderStream};
     use serde_json::json;
 
     fn config() -> ProviderConfig {
@@ -1144,54 +1099,29 @@ mod tests {
     }
 
     fn run(chunks: &[&[u8]]) -> (Vec<StreamDelta>, Result<ProviderResponse, ProviderError>) {
-        let mut stream = ProviderStream::new(ProviderKind::Anthropic);
-        let mut deltas = Vec::new();
-        for chunk in chunks {
-            match stream.push(chunk) {
-                Ok(more) => deltas.extend(more),
-                Err(error) => return (deltas, Err(error)),
-            }
-        }
-        (deltas, stream.finish())
+        stream_checks::run(ProviderKind::Anthropic, chunks)
     }
 
     #[test]
     fn stream_accumulates_text_and_tool_calls() {
         let (deltas, response) = run(&[STREAM.as_bytes()]);
-        assert_eq!(response.unwrap(), expected_stream_response());
+        let expected = expected_stream_response();
         assert_eq!(
             deltas,
-            vec![
-                StreamDelta::Text("Héllo — ".into()),
-                StreamDelta::Text("opening 🦀".into()),
-                StreamDelta::ToolCallStarted {
-                    id: "toolu_A".into(),
-                    name: "open_effort".into()
-                },
-                StreamDelta::ToolCallStarted {
-                    id: "toolu_B".into(),
-                    name: "list_efforts".into()
-                },
-            ]
+            stream_checks::text_then_calls(&["Héllo — ", "opening 🦀"], &expected)
         );
+        assert_eq!(response.unwrap(), expected);
     }
 
     #[test]
     fn stream_gives_the_same_result_split_at_every_byte() {
         let bytes = STREAM.as_bytes();
         let expected = expected_stream_response();
-        for cut in 0..=bytes.len() {
-            let (deltas, response) = run(&[&bytes[..cut], &bytes[cut..]]);
-            assert_eq!(response.as_ref(), Ok(&expected), "split at byte {cut}");
-            let shown: String = deltas
-                .iter()
-                .filter_map(|d| match d {
-                    StreamDelta::Text(t) => Some(t.as_str()),
-                    _ => None,
-                })
-                .collect();
-            assert_eq!(shown, expected.text, "split at byte {cut}");
-        }
+        stream_checks::assert_same_answer_split_at_every_byte(
+            ProviderKind::Anthropic,
+            bytes,
+            &expected,
+        );
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(run(&singles).1, Ok(expected));
     }
@@ -1200,13 +1130,11 @@ mod tests {
     fn stream_without_message_stop_is_truncated_at_every_cut() {
         let bytes = STREAM.as_bytes();
         let stop_at = STREAM.find("event: message_stop").unwrap();
-        for cut in 0..stop_at {
-            let (_, response) = run(&[&bytes[..cut]]);
-            assert!(
-                matches!(response, Err(ProviderError::StreamTruncated { .. })),
-                "cut at byte {cut}: {response:?}"
-            );
-        }
+        stream_checks::assert_truncated_at_every_cut_before(
+            ProviderKind::Anthropic,
+            bytes,
+            stop_at,
+        );
         // Cut right before the first text delta: the thinking block and the start of the text
         // block have arrived (6 events), but no text and no tool call.
         let first_text = STREAM.find("\"text_delta\"").unwrap();
@@ -1245,14 +1173,7 @@ mod tests {
         );
         let mut stream_state = ProviderStream::new(ProviderKind::Anthropic);
         let error = stream_state.push(stream.as_bytes()).unwrap_err();
-        assert_eq!(
-            error,
-            ProviderError::ApiError {
-                error_type: Some("overloaded_error".into()),
-                message: "Overloaded".into()
-            }
-        );
-        assert!(error.is_transient());
+        stream_checks::assert_transient_api_error(&error, "overloaded_error", "Overloaded");
         assert_eq!(stream_state.text(), "Hal");
         assert_eq!(stream_state.finish().unwrap_err(), error);
     }

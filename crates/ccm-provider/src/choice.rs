@@ -13,6 +13,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
+/// The offline demo model's name.
+const OFFLINE_NAME: &str = "offline";
+
 /// A provider as a person names it: the offline demo model, a well-known preset, or any server
 /// that speaks one of the protocols of [`ProviderKind::ALL`] at a base URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -24,12 +27,34 @@ pub enum ProviderName {
     /// `ollama`, `lmstudio`).
     Preset(Preset),
     /// Any server speaking a protocol at a base URL (`openai_compatible` for the OpenAI Chat
-    /// Completions API, `anthropic_compatible` for the Anthropic Messages API): the protocol
+    /// Completions API, and so on for each protocol of [`ProviderKind::ALL`]): the protocol
     /// table's `compatible_name`.
     Compatible(ProviderKind),
 }
 
 impl ProviderName {
+    /// Every canonical [`name`](Self::name), in [`all`](Self::all)'s order, as a constant: the
+    /// npm package's TypeScript `Provider` type is written from it when the package is
+    /// compiled, so a preset or protocol added here is typed there without an edit.
+    pub const NAMES: [&'static str; 1 + Preset::ALL.len() + ProviderKind::ALL.len()] = {
+        let mut names = [""; 1 + Preset::ALL.len() + ProviderKind::ALL.len()];
+        names[0] = OFFLINE_NAME;
+        let mut at = 1;
+        let mut preset = 0;
+        while preset < Preset::ALL.len() {
+            names[at] = Preset::ALL[preset].name();
+            at += 1;
+            preset += 1;
+        }
+        let mut kind = 0;
+        while kind < ProviderKind::ALL.len() {
+            names[at] = ProviderKind::ALL[kind].protocol().compatible_name;
+            at += 1;
+            kind += 1;
+        }
+        names
+    };
+
     /// Every name, in the order lists and error messages give them: the offline model, the
     /// presets in [`Preset::ALL`]'s order, then one that needs a base URL for each protocol of
     /// [`ProviderKind::ALL`].
@@ -40,11 +65,12 @@ impl ProviderName {
             .collect()
     }
 
-    /// The canonical name: `offline`, a preset's [`name`](Preset::name), `openai_compatible`
-    /// or `anthropic_compatible`. This is the spelling every front end writes and lists.
+    /// The canonical name: `offline`, a preset's [`name`](Preset::name), or a protocol's
+    /// `compatible_name` (`openai_compatible`, …). This is the spelling every front end writes
+    /// and lists.
     pub fn name(self) -> &'static str {
         match self {
-            ProviderName::Offline => "offline",
+            ProviderName::Offline => OFFLINE_NAME,
             ProviderName::Preset(preset) => preset.name(),
             ProviderName::Compatible(kind) => kind.protocol().compatible_name,
         }
@@ -65,7 +91,7 @@ impl ProviderName {
     ///
     /// * `custom`: the command line's `--provider custom`, an OpenAI-compatible server unless
     ///   its `--protocol anthropic` says otherwise;
-    /// * `custom_openai` and `custom_anthropic` (`custom_` and any protocol's name): the browser
+    /// * `custom_` and any protocol's name (`custom_openai`, …): the browser
     ///   app's names, still found in the settings it stored in localStorage.
     pub fn from_name(name: &str) -> Option<ProviderName> {
         let folded: String = name
@@ -105,8 +131,7 @@ impl ProviderName {
     }
 
     /// Every accepted name as error messages list them, the ones that need a base URL marked:
-    /// `offline, openai, …, openai_compatible (with a base URL), anthropic_compatible (with a
-    /// base URL)`.
+    /// `offline, openai, …, openai_compatible (with a base URL), …`.
     pub fn accepted_names() -> String {
         ProviderName::all()
             .iter()
@@ -340,6 +365,20 @@ impl ProviderConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The constant list the TypeScript type is written from is the list every front end
+    /// parses and shows, in the same order.
+    #[test]
+    fn the_constant_names_are_every_name_in_order() {
+        let names: Vec<&str> = ProviderName::all().iter().map(|name| name.name()).collect();
+        assert_eq!(ProviderName::NAMES.to_vec(), names);
+        for name in ProviderName::NAMES {
+            assert_eq!(
+                ProviderName::from_name(name).map(ProviderName::name),
+                Some(name)
+            );
+        }
+    }
 
     fn config(choice: ProviderChoice) -> ProviderConfig {
         match ProviderConfig::from_choice(&choice) {

@@ -1,6 +1,14 @@
-//! Which provider to talk to, where it lives, and how to ask it.
+//! Which provider to talk to, where it lives, and how to ask it; and the table of protocols,
+//! [`ProviderKind`]: one variant per protocol, each mapped to its module's entry.
+//!
+//! The table sits here, above the protocol modules, because what needs it is here: a
+//! configuration's endpoint URL, its model-list request and the typed base URL's clean-up all
+//! depend on the protocol. The modules in turn read only [`crate::options`], [`crate::protocol`]
+//! and the shared wire types, never this file, so the table can name them without an import
+//! circle.
 
-use super::error::ProviderError;
+use super::error::{ErrorContext, ProviderError};
+use super::options::{RequestOptions, TokenLimitField};
 use super::protocol::Protocol;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -24,11 +32,44 @@ impl ProviderKind {
     /// The protocol's entry in the table (see [`crate::protocol`]): the one place that maps a
     /// kind to its module. A new protocol adds its variant above, to `ProviderKind::ALL`, and
     /// its arm here.
-    pub fn protocol(self) -> &'static Protocol {
+    pub const fn protocol(self) -> &'static Protocol {
         match self {
             ProviderKind::OpenAiCompatible => &super::openai::PROTOCOL,
             ProviderKind::Anthropic => &super::anthropic::PROTOCOL,
         }
+    }
+
+    /// The protocol whose `--protocol` name is `name` (case and surrounding blanks ignored).
+    pub fn from_protocol_name(name: &str) -> Option<ProviderKind> {
+        let name = name.trim();
+        ProviderKind::ALL
+            .into_iter()
+            .find(|kind| kind.protocol().name.eq_ignore_ascii_case(name))
+    }
+
+    /// Every `--protocol` name, as an error message lists them (`openai or anthropic`).
+    pub fn protocol_names() -> String {
+        let names: Vec<&str> = ProviderKind::ALL
+            .iter()
+            .map(|kind| kind.protocol().name)
+            .collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+
+    /// The path appended to the base URL to reach the completion endpoint.
+    pub fn endpoint_path(self) -> &'static str {
+        self.protocol().endpoint_path
+    }
+
+    /// The headers that authenticate (and, for some protocols, version) every request of the
+    /// protocol, the model list's included: completion requests and model lists must send the
+    /// same ones, so they are written in the protocol's module only.
+    pub fn auth_headers(self, api_key: Option<&str>) -> Vec<(String, String)> {
+        (self.protocol().auth_headers)(api_key)
     }
 }
 
@@ -60,7 +101,7 @@ impl Preset {
 
     /// The short name used on command lines and in settings (`openai`, `anthropic`,
     /// `openrouter`, `ollama`, `lmstudio`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Preset::OpenAi => "openai",
             Preset::Ollama => "ollama",
@@ -127,20 +168,6 @@ impl fmt::Display for Preset {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
     }
-}
-
-/// The JSON field an OpenAI-compatible request uses for the output token limit.
-///
-/// OpenAI deprecated `max_tokens` in favour of `max_completion_tokens` and its reasoning models
-/// reject the old name, while many compatible servers only understand `max_tokens`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TokenLimitField {
-    /// `max_tokens`: understood by every compatible server.
-    #[default]
-    MaxTokens,
-    /// `max_completion_tokens`: what OpenAI itself expects.
-    MaxCompletionTokens,
 }
 
 /// Where to send requests and how to authenticate.
@@ -276,6 +303,19 @@ impl ProviderConfig {
     }
 }
 
+/// Written here rather than beside [`ErrorContext`], so that the errors, which every protocol
+/// module reads, do not depend on the configuration, which reads the protocol table.
+impl ErrorContext {
+    /// The context of a request built from `config` and `options`.
+    pub fn new(config: &ProviderConfig, options: &RequestOptions) -> Self {
+        ErrorContext {
+            url: config.endpoint_url(),
+            model: options.model.clone(),
+            api_key_given: config.api_key.is_some(),
+        }
+    }
+}
+
 /// Whether a base URL can be requested at all: `http://` or `https://` (in any case) followed by
 /// a host, and no blank inside (a URL with a space in it was mistyped, and `fetch` refuses it).
 /// Surrounding blanks are ignored. [`ProviderConfig::validate`] and
@@ -332,127 +372,10 @@ pub const DEFAULT_HEADERS_TIMEOUT_MS: u64 = 300_000;
 /// [`ProviderError::StreamDeadline`](crate::ProviderError::StreamDeadline).
 pub const DEFAULT_RESPONSE_DEADLINE_MS: u64 = 600_000;
 
-/// The output token limit used by [`RequestOptions::new`].
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-
-/// Whether and which tools the model may call in one request.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolChoice {
-    /// The model decides. This is every provider's default, so nothing is sent for it, which
-    /// also keeps servers that do not know the `tool_choice` field working.
-    #[default]
-    Auto,
-    /// The model must answer in plain text. The tools are still sent (a conversation that
-    /// contains tool calls needs their definitions), but the model may not call them: this is
-    /// how the last round of a turn forces a final answer.
-    None,
-    /// The model must call at least one tool (Anthropic calls this `any`).
-    Required,
-    /// The model must call the named tool.
-    Function(String),
-}
-
-/// The per-request settings: which model, how much output, and the tool choice.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestOptions {
-    /// The model name as the provider knows it (`gpt-4o-mini`, `llama3.2`,
-    /// `claude-sonnet-4-5`, …).
-    pub model: String,
-    /// The most tokens the model may generate. Anthropic requires this value, so it is always
-    /// sent.
-    pub max_tokens: u32,
-    /// Sampling temperature; `None` keeps the provider's default.
-    pub temperature: Option<f64>,
-    /// Ask for a server-sent-event stream instead of one JSON body.
-    pub stream: bool,
-    /// Whether and which tools the model may call.
-    pub tool_choice: ToolChoice,
-}
-
-impl RequestOptions {
-    /// Options for `model` with [`DEFAULT_MAX_TOKENS`], the provider's default temperature, no
-    /// streaming and [`ToolChoice::Auto`].
-    pub fn new(model: impl Into<String>) -> Self {
-        RequestOptions {
-            model: model.into(),
-            max_tokens: DEFAULT_MAX_TOKENS,
-            temperature: None,
-            stream: false,
-            tool_choice: ToolChoice::Auto,
-        }
-    }
-
-    /// Sets [`max_tokens`](Self::max_tokens).
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = max_tokens;
-        self
-    }
-
-    /// Sets [`temperature`](Self::temperature).
-    pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.temperature = Some(temperature);
-        self
-    }
-
-    /// Sets [`stream`](Self::stream).
-    pub fn with_stream(mut self, stream: bool) -> Self {
-        self.stream = stream;
-        self
-    }
-
-    /// Sets [`tool_choice`](Self::tool_choice).
-    pub fn with_tool_choice(mut self, tool_choice: ToolChoice) -> Self {
-        self.tool_choice = tool_choice;
-        self
-    }
-
-    /// Checks the options against the tools that will be sent with them.
-    ///
-    /// # Errors
-    ///
-    /// [`ProviderError::InvalidConfig`] for an empty model name, a zero `max_tokens`, a
-    /// temperature that is not a finite number, or a tool choice that requires a tool when
-    /// `tool_names` is empty or does not contain the named function.
-    pub fn validate<'a>(
-        &self,
-        tool_names: impl IntoIterator<Item = &'a str>,
-    ) -> Result<(), ProviderError> {
-        if self.model.trim().is_empty() {
-            return Err(ProviderError::InvalidConfig(
-                "no model name is set".to_string(),
-            ));
-        }
-        if self.max_tokens == 0 {
-            return Err(ProviderError::InvalidConfig(
-                "max_tokens must be at least 1".to_string(),
-            ));
-        }
-        if let Some(t) = self.temperature {
-            if !t.is_finite() || t < 0.0 {
-                return Err(ProviderError::InvalidConfig(format!(
-                    "the temperature must be a number of at least 0, not {t}"
-                )));
-            }
-        }
-        let mut names = tool_names.into_iter().peekable();
-        match &self.tool_choice {
-            ToolChoice::Required if names.peek().is_none() => Err(ProviderError::InvalidConfig(
-                "the tool choice requires a tool call, but no tools are sent".to_string(),
-            )),
-            ToolChoice::Function(wanted) if !names.any(|name| name == wanted) => {
-                Err(ProviderError::InvalidConfig(format!(
-                    "the tool choice names the tool `{wanted}`, which is not among the tools sent"
-                )))
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProviderChoice, ProviderName, ProviderStream};
 
     #[test]
     fn a_model_list_request_carries_the_protocols_own_headers() {
@@ -583,46 +506,50 @@ mod tests {
             .unwrap();
     }
 
+    /// Every protocol of the table is reachable by every name a front end gives it, and its
+    /// entry is what requests, streams and the model list use: a protocol added to the table is
+    /// picked up everywhere without another list to extend.
     #[test]
-    fn options_validation_explains_the_problem() {
-        let tools = ["open_effort", "close_effort"];
-        let ok =
-            RequestOptions::new("m").with_tool_choice(ToolChoice::Function("close_effort".into()));
-        ok.validate(tools).unwrap();
-
-        let cases = [
-            (RequestOptions::new(" "), "no model name is set"),
-            (
-                RequestOptions::new("m").with_max_tokens(0),
-                "max_tokens must be at least 1",
-            ),
-            (
-                RequestOptions::new("m").with_temperature(f64::NAN),
-                "the temperature must be a number of at least 0, not NaN",
-            ),
-            (
-                RequestOptions::new("m").with_tool_choice(ToolChoice::Function("nope".into())),
-                "the tool choice names the tool `nope`, which is not among the tools sent",
-            ),
-        ];
-        for (options, message) in cases {
+    fn every_protocol_of_the_table_is_picked_up_by_every_name_and_request() {
+        let names = ProviderName::all();
+        for kind in ProviderKind::ALL {
+            let protocol = kind.protocol();
+            assert_eq!(ProviderKind::from_protocol_name(protocol.name), Some(kind));
             assert_eq!(
-                options.validate(tools),
-                Err(ProviderError::InvalidConfig(message.to_string()))
+                ProviderKind::from_protocol_name(&protocol.name.to_uppercase()),
+                Some(kind)
             );
+            assert!(ProviderKind::protocol_names().contains(protocol.name));
+            let compatible = ProviderName::Compatible(kind);
+            assert!(names.contains(&compatible), "{compatible} is not listed");
+            assert_eq!(compatible.name(), protocol.compatible_name);
+            assert_eq!(
+                ProviderName::from_name(protocol.compatible_name),
+                Some(compatible)
+            );
+            assert_eq!(
+                ProviderName::from_name(&format!("custom_{}", protocol.name)),
+                Some(compatible)
+            );
+            assert!(ProviderName::accepted_names().contains(protocol.compatible_name));
+            let choice = ProviderChoice::new(compatible)
+                .with_base_url(Some("http://localhost:9/v1".to_string()))
+                .with_api_key(Some("k".to_string()));
+            let config = ProviderConfig::from_choice(&choice).unwrap().unwrap();
+            assert_eq!(config.kind, kind);
+            assert!(config.endpoint_url().ends_with(protocol.endpoint_path));
+            let listing = config.model_list_request().unwrap();
+            for (name, value) in (protocol.auth_headers)(Some("k")) {
+                assert_eq!(listing.header(&name), Some(value.as_str()), "{name}");
+            }
+            // A stream of the protocol that ends before any answer is its own error, not a
+            // panic or another protocol's reading.
+            assert!(ProviderStream::new(kind).finish().is_err());
         }
         assert_eq!(
-            RequestOptions::new("m")
-                .with_tool_choice(ToolChoice::Required)
-                .validate([]),
-            Err(ProviderError::InvalidConfig(
-                "the tool choice requires a tool call, but no tools are sent".to_string()
-            ))
+            ProviderKind::protocol_names(),
+            "openai or anthropic",
+            "the two protocols of today, in the table's order"
         );
-        // Forcing plain text is fine without tools: there is nothing to call anyway.
-        RequestOptions::new("m")
-            .with_tool_choice(ToolChoice::None)
-            .validate([])
-            .unwrap();
     }
 }

@@ -1,6 +1,5 @@
 //! Everything that can go wrong while talking to a provider, as one error type.
 
-use super::config::{ProviderConfig, RequestOptions};
 use super::snippet;
 use serde_json::Value;
 
@@ -300,17 +299,6 @@ pub struct ErrorContext {
     pub model: String,
     /// Whether an API key was sent.
     pub api_key_given: bool,
-}
-
-impl ErrorContext {
-    /// The context of a request built from `config` and `options`.
-    pub fn new(config: &ProviderConfig, options: &RequestOptions) -> Self {
-        ErrorContext {
-            url: config.endpoint_url(),
-            model: options.model.clone(),
-            api_key_given: config.api_key.is_some(),
-        }
-    }
 }
 
 /// How much of a non-JSON error body goes into a message.

@@ -58,6 +58,7 @@ mod error;
 mod fragment;
 pub mod models;
 pub mod openai;
+mod options;
 pub mod output;
 pub mod protocol;
 mod retry;
@@ -67,17 +68,17 @@ mod wire;
 
 pub use choice::{ProviderChoice, ProviderChoiceError, ProviderName};
 pub use config::{
-    normalize_base_url, Preset, ProviderConfig, ProviderKind, RequestOptions, TokenLimitField,
-    ToolChoice, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_TOKENS,
-    DEFAULT_RESPONSE_DEADLINE_MS,
+    normalize_base_url, Preset, ProviderConfig, ProviderKind, DEFAULT_HEADERS_TIMEOUT_MS,
+    DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_RESPONSE_DEADLINE_MS,
 };
 pub use embeddings::{EmbeddingsEndpoint, EmbeddingsEndpointError};
 pub use error::{ErrorContext, ProviderError};
+pub use options::{RequestOptions, TokenLimitField, ToolChoice, DEFAULT_MAX_TOKENS};
 pub use output::{
     check_output, OutputField, MAX_ANSWER_CHARS, MAX_RESPONSE_BODY_BYTES, MAX_TOOL_ARGUMENTS_CHARS,
     MAX_TOOL_CALLS, MAX_TOOL_NAME_CHARS,
 };
-pub use protocol::{Protocol, StreamAccumulator};
+pub use protocol::{Protocol, ProtocolStream, StreamAccumulator, WriteBody};
 pub use retry::RetryPolicy;
 pub use sse::{SseDecoder, SseEnd, SseEvent};
 pub use usage::UsageReconciliation;
@@ -247,7 +248,21 @@ pub fn build_request(
     messages: &[WireMessage],
     tools: &[WireTool],
 ) -> Result<HttpRequest, ProviderError> {
-    (config.kind.protocol().build_request)(config, options, messages, tools)
+    config.validate()?;
+    options.validate(tools.iter().map(|tool| tool.name.as_str()))?;
+    // The protocol writes the body; the envelope is the same for every protocol: the JSON
+    // content type, the protocol's own authentication headers, then the configuration's extra
+    // headers, which replace a built-in one of the same name.
+    let protocol = config.kind.protocol();
+    let body = (protocol.write_body)(options, config.token_limit_field, messages, tools)?;
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    headers.extend((protocol.auth_headers)(config.api_key.as_deref()));
+    Ok(HttpRequest {
+        method: HttpMethod::Post,
+        url: config.endpoint_url(),
+        headers: request_headers(headers, &config.extra_headers),
+        body,
+    })
 }
 
 /// Parses a complete (non-streaming) success body of `kind`'s protocol.
@@ -614,6 +629,9 @@ pub(crate) fn snippet(text: &str, max_chars: usize) -> String {
 }
 
 #[cfg(test)]
+mod stream_checks;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -675,14 +693,7 @@ mod tests {
         let mut stream = ProviderStream::new(ProviderKind::Anthropic);
         stream.push(body).unwrap();
         let error = stream.finish().unwrap_err();
-        assert_eq!(
-            error,
-            ProviderError::ApiError {
-                error_type: Some("overloaded_error".into()),
-                message: "Overloaded".into()
-            }
-        );
-        assert!(error.is_transient());
+        stream_checks::assert_transient_api_error(&error, "overloaded_error", "Overloaded");
     }
 
     #[test]

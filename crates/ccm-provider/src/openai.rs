@@ -6,51 +6,38 @@
 //! one, arguments sent as a JSON object instead of a string are accepted, and message content
 //! sent as an array of text parts is joined.
 
-use super::config::{ProviderConfig, RequestOptions, TokenLimitField, ToolChoice};
 use super::error::{ErrorDetails, ProviderError};
 use super::fragment::{fragment_of, text_of, Fragment, TextJoiner};
+use super::options::{RequestOptions, TokenLimitField, ToolChoice};
 use super::output::{check_output, OutputMeter};
-use super::protocol::{Protocol, StreamAccumulator};
+use super::protocol::{encode_body, Protocol, ProtocolStream, StreamLatch};
 use super::sse::SseEvent;
 use super::wire::{ToolCall, WireMessage, WireTool};
-use super::{request_headers, FinishReason, HttpMethod, HttpRequest, ProviderResponse};
-use super::{StreamDelta, Usage};
+use super::{FinishReason, ProviderResponse, StreamDelta, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Builds a Chat Completions request.
+/// Writes a Chat Completions request body.
 ///
-/// Only a configured key is sent, as `authorization: Bearer …`. A streaming request asks for
+/// [`build_request`](crate::build_request) sends it with `authorization: Bearer …` when a key
+/// is configured (see `auth_headers`). A streaming request asks for
 /// `stream_options.include_usage`, so that the last chunk reports token usage. With no tools,
 /// neither `tools` nor `tool_choice` is sent (OpenAI rejects a tool choice without tools), and
-/// [`ToolChoice::Auto`] is never sent because it is the default.
+/// [`ToolChoice::Auto`] is never sent because it is the default. The output limit goes in the
+/// configuration's `limit_field`.
 ///
 /// # Errors
 ///
-/// [`ProviderError::InvalidConfig`] when the base URL or the options are invalid (see
-/// [`ProviderConfig::validate`] and [`RequestOptions::validate`]).
-pub fn build_request(
-    config: &ProviderConfig,
+/// [`ProviderError::InvalidConfig`] when the body cannot be encoded as JSON.
+pub fn write_body(
     options: &RequestOptions,
+    limit_field: TokenLimitField,
     messages: &[WireMessage],
     tools: &[WireTool],
-) -> Result<HttpRequest, ProviderError> {
-    config.validate()?;
-    options.validate(tools.iter().map(|tool| tool.name.as_str()))?;
-    let body = request_body(config.token_limit_field, options, messages, tools);
-    let body = serde_json::to_string(&body).map_err(|error| {
-        ProviderError::InvalidConfig(format!("the request could not be encoded as JSON: {error}"))
-    })?;
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    headers.extend(auth_headers(config.api_key.as_deref()));
-    Ok(HttpRequest {
-        method: HttpMethod::Post,
-        url: config.endpoint_url(),
-        headers: request_headers(headers, &config.extra_headers),
-        body,
-    })
+) -> Result<String, ProviderError> {
+    encode_body(&request_body(limit_field, options, messages, tools))
 }
 
 /// This protocol's entry in the table of protocols.
@@ -61,28 +48,10 @@ pub(crate) const PROTOCOL: Protocol = Protocol {
     compatible_label: "OpenAI-compatible server",
     endpoint_path: "/chat/completions",
     auth_headers,
-    build_request,
+    write_body,
     parse_response,
     new_stream: || Box::new(OpenAiStream::new()),
 };
-
-impl StreamAccumulator for OpenAiStream {
-    fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
-        OpenAiStream::push(self, event)
-    }
-
-    fn text(&self) -> &str {
-        OpenAiStream::text(self)
-    }
-
-    fn finish(self: Box<Self>) -> Result<ProviderResponse, ProviderError> {
-        OpenAiStream::finish(*self)
-    }
-
-    fn boxed_clone(&self) -> Box<dyn StreamAccumulator> {
-        Box::new(self.clone())
-    }
-}
 
 /// The headers that authenticate a request of this protocol: `authorization: Bearer …`, and
 /// nothing without a key (local servers expect none, and a proxy may add its own).
@@ -476,9 +445,8 @@ pub struct OpenAiStream {
     calls: BTreeMap<u32, PartialCall>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
-    done: bool,
-    events: usize,
-    failure: Option<ProviderError>,
+    /// The events counted, the end (`[DONE]`) and the first error.
+    latch: StreamLatch,
     /// What arrived so far, against the limits of [`crate::output`].
     meter: OutputMeter,
 }
@@ -487,70 +455,6 @@ impl OpenAiStream {
     /// An empty accumulator.
     pub fn new() -> Self {
         OpenAiStream::default()
-    }
-
-    /// Takes the next event and returns what can be shown already. Events after `[DONE]` are
-    /// ignored.
-    ///
-    /// # Errors
-    ///
-    /// [`ProviderError::InvalidJson`] for a chunk that is not JSON and
-    /// [`ProviderError::ApiError`] for an error chunk. The first error is kept: every later
-    /// call, and [`finish`](Self::finish), returns it again.
-    pub fn push(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
-        if let Some(failure) = &self.failure {
-            return Err(failure.clone());
-        }
-        if self.done {
-            return Ok(Vec::new());
-        }
-        self.events += 1;
-        let result = self.apply(event);
-        if let Err(error) = &result {
-            self.failure = Some(error.clone());
-        }
-        result
-    }
-
-    fn apply(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
-        let data = event.data.trim();
-        if data == "[DONE]" {
-            self.done = true;
-            return Ok(self.flush());
-        }
-        if data.is_empty() {
-            return Ok(Vec::new());
-        }
-        let chunk: Chunk = serde_json::from_str(data)
-            .map_err(|error| ProviderError::invalid_json("stream chunk", &error, data))?;
-        if let Some(error) = &chunk.error {
-            return Err(embedded_error(error));
-        }
-        if let Some(usage) = &chunk.usage {
-            self.usage = Some(usage.to_usage());
-        }
-        let mut deltas = Vec::new();
-        // Only the first choice is followed; requests never ask for more than one.
-        let choices = chunk.choices.unwrap_or_default();
-        for choice in choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
-            if let Some(delta) = choice.delta {
-                let text = self
-                    .pending
-                    .push(&content_fragment(delta.content.as_deref())?);
-                if !text.is_empty() {
-                    self.meter.text(&text)?;
-                    self.text.push_str(&text);
-                    deltas.push(StreamDelta::Text(text));
-                }
-                for call in delta.tool_calls.unwrap_or_default() {
-                    self.apply_tool_call(call, &mut deltas)?;
-                }
-            }
-            if let Some(reason) = choice.finish_reason {
-                self.finish_reason = Some(reason);
-            }
-        }
-        Ok(deltas)
     }
 
     /// Ends the text and the arguments: what was held back will not be completed any more.
@@ -626,11 +530,66 @@ impl OpenAiStream {
 
     /// Whether `data: [DONE]` arrived.
     pub fn is_done(&self) -> bool {
-        self.done
+        self.latch.has_ended()
+    }
+}
+
+impl ProtocolStream for OpenAiStream {
+    fn latch(&mut self) -> &mut StreamLatch {
+        &mut self.latch
+    }
+
+    /// Reads one event and returns what can be shown already. Events after `[DONE]` are
+    /// ignored.
+    ///
+    /// # Errors
+    ///
+    /// [`ProviderError::InvalidJson`] for a chunk that is not JSON and
+    /// [`ProviderError::ApiError`] for an error chunk. The first error is kept: every later
+    /// call, and [`finish`](Self::finish), returns it again.
+    fn read_event(&mut self, event: &SseEvent) -> Result<Vec<StreamDelta>, ProviderError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.latch.end();
+            return Ok(self.flush());
+        }
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        let chunk: Chunk = serde_json::from_str(data)
+            .map_err(|error| ProviderError::invalid_json("stream chunk", &error, data))?;
+        if let Some(error) = &chunk.error {
+            return Err(embedded_error(error));
+        }
+        if let Some(usage) = &chunk.usage {
+            self.usage = Some(usage.to_usage());
+        }
+        let mut deltas = Vec::new();
+        // Only the first choice is followed; requests never ask for more than one.
+        let choices = chunk.choices.unwrap_or_default();
+        for choice in choices.into_iter().filter(|c| c.index.unwrap_or(0) == 0) {
+            if let Some(delta) = choice.delta {
+                let text = self
+                    .pending
+                    .push(&content_fragment(delta.content.as_deref())?);
+                if !text.is_empty() {
+                    self.meter.text(&text)?;
+                    self.text.push_str(&text);
+                    deltas.push(StreamDelta::Text(text));
+                }
+                for call in delta.tool_calls.unwrap_or_default() {
+                    self.apply_tool_call(call, &mut deltas)?;
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason);
+            }
+        }
+        Ok(deltas)
     }
 
     /// The answer text received so far.
-    pub fn text(&self) -> &str {
+    fn text(&self) -> &str {
         &self.text
     }
 
@@ -640,17 +599,8 @@ impl OpenAiStream {
     ///
     /// [`ProviderError::StreamTruncated`] when `data: [DONE]` never arrived, or the error an
     /// earlier [`push`](Self::push) returned.
-    pub fn finish(self) -> Result<ProviderResponse, ProviderError> {
-        if let Some(failure) = self.failure {
-            return Err(failure);
-        }
-        if !self.done {
-            return Err(ProviderError::StreamTruncated {
-                events: self.events,
-                text_chars: self.text.chars().count(),
-                tool_calls: self.calls.len(),
-            });
-        }
+    fn finish(mut self) -> Result<ProviderResponse, ProviderError> {
+        self.latch.check_whole(&self.text, self.calls.len())?;
         let tool_calls = self
             .calls
             .into_iter()
@@ -679,7 +629,8 @@ impl OpenAiStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Preset, ProviderKind, ProviderStream};
+    use crate::stream_checks;
+    use crate::{build_request, HttpMethod, HttpRequest, Preset, ProviderConfig, ProviderKind};
     use serde_json::json;
 
     fn tools() -> Vec<WireTool> {
@@ -1030,57 +981,29 @@ mod tests {
     }
 
     fn run(chunks: &[&[u8]]) -> (Vec<StreamDelta>, Result<ProviderResponse, ProviderError>) {
-        let mut stream = ProviderStream::new(ProviderKind::OpenAiCompatible);
-        let mut deltas = Vec::new();
-        for chunk in chunks {
-            match stream.push(chunk) {
-                Ok(more) => deltas.extend(more),
-                Err(error) => return (deltas, Err(error)),
-            }
-        }
-        (deltas, stream.finish())
-    }
-
-    fn shown_text(deltas: &[StreamDelta]) -> String {
-        deltas
-            .iter()
-            .filter_map(|d| match d {
-                StreamDelta::Text(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect()
+        stream_checks::run(ProviderKind::OpenAiCompatible, chunks)
     }
 
     #[test]
     fn stream_accumulates_text_and_interleaved_tool_calls() {
         let (deltas, response) = run(&[STREAM.as_bytes()]);
-        assert_eq!(response.unwrap(), expected_stream_response());
+        let expected = expected_stream_response();
         assert_eq!(
             deltas,
-            vec![
-                StreamDelta::Text("Sure — ".into()),
-                StreamDelta::Text("on it 🦀".into()),
-                StreamDelta::ToolCallStarted {
-                    id: "call_A".into(),
-                    name: "open_effort".into()
-                },
-                StreamDelta::ToolCallStarted {
-                    id: "call_B".into(),
-                    name: "search_efforts".into()
-                },
-            ]
+            stream_checks::text_then_calls(&["Sure — ", "on it 🦀"], &expected)
         );
+        assert_eq!(response.unwrap(), expected);
     }
 
     #[test]
     fn stream_gives_the_same_result_split_at_every_byte() {
         let bytes = STREAM.as_bytes();
         let expected = expected_stream_response();
-        for cut in 0..=bytes.len() {
-            let (deltas, response) = run(&[&bytes[..cut], &bytes[cut..]]);
-            assert_eq!(response.as_ref(), Ok(&expected), "split at byte {cut}");
-            assert_eq!(shown_text(&deltas), expected.text, "split at byte {cut}");
-        }
+        stream_checks::assert_same_answer_split_at_every_byte(
+            ProviderKind::OpenAiCompatible,
+            bytes,
+            &expected,
+        );
         // And split into three pieces at every pair of offsets a few bytes apart, which cuts
         // multi-byte characters and CRLF pairs in every possible way.
         for first in 0..bytes.len() {
@@ -1101,13 +1024,11 @@ mod tests {
     fn stream_without_done_is_truncated_at_every_cut() {
         let bytes = STREAM.as_bytes();
         let done_at = STREAM.find("data: [DONE]").unwrap();
-        for cut in 0..done_at {
-            let (_, response) = run(&[&bytes[..cut]]);
-            assert!(
-                matches!(response, Err(ProviderError::StreamTruncated { .. })),
-                "cut at byte {cut}: {response:?}"
-            );
-        }
+        stream_checks::assert_truncated_at_every_cut_before(
+            ProviderKind::OpenAiCompatible,
+            bytes,
+            done_at,
+        );
         let cut = STREAM
             .find("data: {\"id\":\"c1\",\"choices\":[],\"usage\"")
             .unwrap();
@@ -1231,15 +1152,11 @@ mod tests {
         );
         let (deltas, response) = run(&[stream.as_bytes()]);
         assert_eq!(deltas, vec![]);
-        let error = response.unwrap_err();
-        assert_eq!(
-            error,
-            ProviderError::ApiError {
-                error_type: Some("server_error".into()),
-                message: "The server had an error while processing your request.".into()
-            }
+        stream_checks::assert_transient_api_error(
+            &response.unwrap_err(),
+            "server_error",
+            "The server had an error while processing your request.",
         );
-        assert!(error.is_transient());
     }
 
     #[test]

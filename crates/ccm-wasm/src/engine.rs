@@ -41,8 +41,8 @@ extern "C" {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TurnOptions {
     /// `"offline"` (the deterministic demo model, no network), a preset (`"openai"`,
-    /// `"anthropic"`, `"openrouter"`, `"ollama"`, `"lmstudio"`), or `"openai_compatible"` /
-    /// `"anthropic_compatible"` with `baseUrl`.
+    /// `"anthropic"`, `"openrouter"`, `"ollama"`, `"lmstudio"`), or any server at `baseUrl` by
+    /// its protocol's `"…_compatible"` name; the `Provider` type lists them all.
     #[tsify(type = "Provider")]
     pub provider: String,
     /// The model name; required except for `"offline"`.
@@ -411,9 +411,8 @@ mod tests {
     /// type must not drift apart when a provider is added.
     #[test]
     fn every_provider_name_is_listed_and_typed() {
-        // The declaration is read from the source: wasm-bindgen keeps the custom section's
-        // text for the .d.ts, not as a Rust constant.
-        let declaration = include_str!("types.rs");
+        // The declarations as the custom section takes them.
+        let declaration = crate::types::joined::RESULT_TYPES;
         let union = &declaration[declaration.find("export type Provider =").unwrap()..];
         let union = &union[..union.find(';').unwrap()];
         let typed: Vec<&str> = union.split('"').skip(1).step_by(2).collect();

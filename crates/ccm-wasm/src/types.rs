@@ -14,8 +14,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(typescript_custom_section)]
-const RESULT_TYPES_TS: &str = r#"
+/// The declarations up to the members of the `Provider` union.
+#[allow(dead_code)] // Read by the custom section only; see `joined`.
+const DECLARATIONS_BEFORE_PROVIDERS: &str = r#"
 /** Where an effort is. */
 export type EffortState = "active" | "open" | "expanded" | "concluded" | "evicted";
 
@@ -416,17 +417,13 @@ export interface TurnResult {
 export interface RetryNotice { delay_ms: number; failed_attempt: number; error: string; }
 /**
  * Who answers `runTurn`: `"offline"` (the deterministic demo model, no network), a preset, or
- * `"openai_compatible"` / `"anthropic_compatible"` with a `baseUrl`.
+ * any server at a `baseUrl` by its protocol's `"…_compatible"` name.
  */
-export type Provider =
-    | "offline"
-    | "openai"
-    | "anthropic"
-    | "openrouter"
-    | "ollama"
-    | "lmstudio"
-    | "openai_compatible"
-    | "anthropic_compatible";
+export type Provider ="#;
+
+/// The declarations after the members of the `Provider` union.
+#[allow(dead_code)] // Read by the custom section only; see `joined`.
+const DECLARATIONS_AFTER_PROVIDERS: &str = r#";
 /** Where `SessionStore` keeps sessions. */
 export type StorageBackend = "indexeddb" | "localstorage" | "files" | "postgres" | "host";
 /** The `code` of every `Error` the package throws. */
@@ -481,6 +478,73 @@ export interface SessionMetrics {
 /** The versioned session document (`format: "ccm-session"`), as `toJSON()` returns it. */
 export interface SessionDocument { format: "ccm-session"; version: number; [field: string]: unknown; }
 "#;
+
+/// The declarations joined when this crate is compiled: a custom section must be a constant,
+/// and the provider names are ccm-provider's constant.
+pub(crate) mod joined {
+    // The custom section is their only reader: a native build leaves it out, and in a wasm
+    // build wasm-bindgen reads them from an unnamed static the dead-code lint does not follow.
+    #![allow(dead_code)]
+
+    use super::{DECLARATIONS_AFTER_PROVIDERS, DECLARATIONS_BEFORE_PROVIDERS};
+
+    /// One member of the `Provider` union, around a provider's name.
+    const MEMBER_START: &str = "\n    | \"";
+    const MEMBER_END: &str = "\"";
+
+    /// The provider names the `Provider` union lists: ccm-provider's, so that a preset or a
+    /// protocol added there is typed here without an edit.
+    const PROVIDER_NAMES: &[&str] = &ccm_browser::provider::ProviderName::NAMES;
+
+    /// The length of [`RESULT_TYPES`], which the bytes below need before they are written.
+    const RESULT_TYPES_LEN: usize = write_result_types(&mut []);
+
+    /// [`RESULT_TYPES`] as bytes. Only compilation reads them (the text below refers to them), so
+    /// the array is never copied at run time.
+    #[allow(clippy::large_const_arrays)]
+    const RESULT_TYPES_BYTES: [u8; RESULT_TYPES_LEN] = {
+        let mut bytes = [0; RESULT_TYPES_LEN];
+        write_result_types(&mut bytes);
+        bytes
+    };
+
+    /// Every declaration of this file, the `Provider` union's members included.
+    pub(crate) const RESULT_TYPES: &str = match std::str::from_utf8(&RESULT_TYPES_BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("the declarations are UTF-8, as their pieces are"),
+    };
+
+    /// Writes the declarations into `out` (nothing when it is empty, to measure them) and returns
+    /// their length: the text before the union, one member per provider name, the text after.
+    const fn write_result_types(out: &mut [u8]) -> usize {
+        let mut at = write_piece(out, 0, DECLARATIONS_BEFORE_PROVIDERS);
+        let mut name = 0;
+        while name < PROVIDER_NAMES.len() {
+            at = write_piece(out, at, MEMBER_START);
+            at = write_piece(out, at, PROVIDER_NAMES[name]);
+            at = write_piece(out, at, MEMBER_END);
+            name += 1;
+        }
+        write_piece(out, at, DECLARATIONS_AFTER_PROVIDERS)
+    }
+
+    /// Copies `piece` into `out` at `at` when `out` has room for the whole text (the measuring
+    /// pass gives none), and returns where the next piece starts.
+    const fn write_piece(out: &mut [u8], at: usize, piece: &str) -> usize {
+        let bytes = piece.as_bytes();
+        if !out.is_empty() {
+            let mut i = 0;
+            while i < bytes.len() {
+                out[at + i] = bytes[i];
+                i += 1;
+            }
+        }
+        at + bytes.len()
+    }
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const RESULT_TYPES_TS: &str = joined::RESULT_TYPES;
 
 #[wasm_bindgen]
 extern "C" {
@@ -570,15 +634,9 @@ pub(crate) fn to_js<S: Serialize + ?Sized, T: JsCast>(value: &S) -> Result<T, Fa
 mod tests {
     use ccm_core::tools::BUILTIN;
 
-    /// The declarations as written in this file: `wasm_bindgen` takes the constant itself
-    /// into the custom section, so the source is where a test can read it.
+    /// The declarations, as the custom section takes them.
     fn result_types_ts() -> &'static str {
-        let source = include_str!("types.rs");
-        let start = source
-            .find("const RESULT_TYPES_TS: &str = r#\"")
-            .expect("this file declares RESULT_TYPES_TS");
-        let declarations = &source[start..];
-        &declarations[..declarations.find("\"#;").expect("the declarations end")]
+        super::joined::RESULT_TYPES
     }
 
     /// The `name: Type;` lines of the declaration `export interface ToolResults { … }`.

@@ -456,6 +456,14 @@ fn either(efforts: &[&EffortFact]) -> String {
     }
 }
 
+/// The question for a move that names several efforts equally well.
+fn which_effort(tied: &[&EffortFact]) -> String {
+    format!(
+        "Which effort do you mean: {}? Say \"back to\" and its name.",
+        either(tied)
+    )
+}
+
 /// The plan for the person's message, given what the session holds.
 fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
     let mut plan = Plan::default();
@@ -526,12 +534,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                         active = Some(effort.id.clone());
                         moved = true;
                     }
-                    Choice::Tie(tied) => {
-                        plan.ask = Some(format!(
-                            "Which effort do you mean: {}? Say \"back to\" and its name.",
-                            either(&tied)
-                        ));
-                    }
+                    Choice::Tie(tied) => plan.ask = Some(which_effort(&tied)),
                     // "Where were we with the tax return?" about a concluded effort asks what
                     // came of it; a move that is also a question about the past only goes
                     // between open efforts.
@@ -543,12 +546,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                             active = Some(effort.id.clone());
                             moved = true;
                         }
-                        Choice::Tie(tied) => {
-                            plan.ask = Some(format!(
-                                "Which effort do you mean: {}? Say \"back to\" and its name.",
-                                either(&tied)
-                            ));
-                        }
+                        Choice::Tie(tied) => plan.ask = Some(which_effort(&tied)),
                         Choice::Neither if *explicit => plan.notes.push(format!(
                             "I found no open or concluded effort called \"{target}\", so I \
                              could not tell what you want me to do."
@@ -579,10 +577,7 @@ fn plan(intents: &[Intent], facts: &SessionFacts, user_text: &str) -> Plan {
                             [one] => Some(*one),
                             [] => None,
                             several => {
-                                plan.ask = Some(format!(
-                                    "Which effort do you mean: {}? Say \"back to\" and its name.",
-                                    either(several)
-                                ));
+                                plan.ask = Some(which_effort(several));
                                 None
                             }
                         };
