@@ -129,7 +129,7 @@ pub async fn load_logs_for_tool(
     let (efforts, messages) = {
         let cell = cell.borrow();
         (
-            cell.core.logs_needed_for_tool(name, args_json),
+            ccm_core::tools::logs_needed(cell.core.efforts(), name, args_json),
             cell.core.messages_needed_for_tool(name, args_json),
         )
     };

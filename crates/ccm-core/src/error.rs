@@ -49,7 +49,7 @@ pub enum EffortError {
         id: String,
     },
     /// The operation needs a raw log that is stored but not loaded. Hosts that open sessions
-    /// from a store load it first (see `Session::logs_needed_for_tool`); a model never sees
+    /// from a store load it first (see `tools::logs_needed`); a model never sees
     /// this unless the host skipped that step.
     #[error("the raw log of '{id}' is stored but not loaded; load it before calling {operation}")]
     LogNotLoaded {

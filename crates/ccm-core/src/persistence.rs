@@ -14,7 +14,7 @@
 //! reads the header, asks [`SessionHeader::load_request`] what else the working set needs (the
 //! effort records, the open efforts' logs, the ambient tail, the recent metrics) and hands it
 //! to [`Session::from_store`]. Raw logs of concluded efforts are read when an effort is
-//! expanded or reopened ([`Session::logs_needed_for_tool`], [`Session::attach_effort_log`]).
+//! expanded or reopened ([`crate::tools::logs_needed`], [`Session::attach_effort_log`]).
 //!
 //! Architecture invariant: a record that cannot be read never stops a session from opening and
 //! is never silently dropped: [`Session::from_store`] repairs what it can and lists every
@@ -297,7 +297,7 @@ impl Session {
                 history_len: self.history.offset + self.history.points.len() as u64,
                 // Every position in use, held ones included, so that a backend that reads
                 // positions up to this count keeps reading (and reporting) the held records.
-                effort_count: (self.efforts.list.len() + self.saves.held_positions.len()) as u64,
+                effort_count: (self.efforts.len() + self.saves.held_positions.len()) as u64,
                 stored_chars: self.recorded_stored_chars(),
             },
         )
@@ -319,8 +319,8 @@ impl Session {
             .iter()
             .map(|&(log, position)| match log {
                 Some(index) => StoredMessage {
-                    log: LogRef::Effort(self.efforts.list[index].id.clone()),
-                    message: self.efforts.list[index].messages[position].clone(),
+                    log: LogRef::Effort(self.efforts.at(index).id.clone()),
+                    message: self.efforts.at(index).messages[position].clone(),
                 },
                 None => StoredMessage {
                     log: LogRef::Ambient,
@@ -339,7 +339,7 @@ impl Session {
                     effort_record(
                         &self.saves,
                         self.saves.effort_position(i),
-                        &self.efforts.list[i],
+                        self.efforts.at(i),
                     )
                 })
                 .collect(),
@@ -379,7 +379,7 @@ impl Session {
                 message: m.clone(),
             })
             .collect();
-        for effort in &self.efforts.list {
+        for effort in self.efforts.all() {
             messages.extend(effort.messages.iter().map(|m| StoredMessage {
                 log: LogRef::Effort(effort.id.clone()),
                 message: m.clone(),
@@ -391,7 +391,7 @@ impl Session {
             header: self.header(),
             efforts: self
                 .efforts
-                .list
+                .all()
                 .iter()
                 .enumerate()
                 .map(|(i, e)| effort_record(&self.saves, self.saves.effort_position(i), e))
@@ -420,7 +420,7 @@ impl Session {
         // (another turn, a changed effort record) stays pending for the next save.
         let written: BTreeMap<u64, &EffortRecord> =
             batch.efforts.iter().map(|r| (r.position, r)).collect();
-        let efforts = &self.efforts.list;
+        let efforts = self.efforts.all();
         let saves = &self.saves;
         let saved: Vec<usize> = saves
             .dirty_efforts
@@ -438,7 +438,7 @@ impl Session {
             self.saves.dirty_efforts.remove(&index);
         }
         let saved_seqs: BTreeSet<u64> = batch.messages.iter().map(|m| m.message.seq).collect();
-        let efforts = &self.efforts.list;
+        let efforts = self.efforts.all();
         let ambient = &self.ambient.messages;
         self.saves.unsaved_messages.retain(|&(log, position)| {
             let seq = match log {
@@ -470,7 +470,7 @@ impl Session {
     pub fn is_fully_loaded(&self) -> bool {
         self.ambient.offset == 0
             && self.history.offset == 0
-            && self.efforts.list.iter().all(|e| e.log == LogState::Loaded)
+            && self.efforts.all().iter().all(|e| e.log == LogState::Loaded)
     }
 
     pub(crate) fn ensure_fully_loaded(&self) -> Result<(), SnapshotError> {
@@ -479,7 +479,7 @@ impl Session {
         }
         let missing: Vec<&str> = self
             .efforts
-            .list
+            .all()
             .iter()
             .filter(|e| e.log != LogState::Loaded)
             .map(|e| e.id.as_str())
@@ -488,26 +488,6 @@ impl Session {
             "the session is only partly loaded ({} older ambient messages, {} older metrics points, raw logs of {:?} not in memory); export it from its store, which reads every record",
             self.ambient.offset, self.history.offset, missing
         )))
-    }
-
-    /// Efforts whose raw logs a tool call needs but are not loaded (for a tool whose table
-    /// entry needs [`Needs::EffortLog`](crate::tools::Needs::EffortLog)). A host that opened
-    /// the session from a store reads these logs and attaches them before executing the call.
-    pub fn logs_needed_for_tool(&self, name: &str, args_json: &str) -> Vec<String> {
-        if crate::tools::needs_of(name) != crate::tools::Needs::EffortLog {
-            return Vec::new();
-        }
-        let id = serde_json::from_str::<serde_json::Value>(args_json)
-            .ok()
-            .and_then(|v| v.get("id")?.as_str().map(str::to_string));
-        id.and_then(|id| {
-            self.efforts
-                .get(&id)
-                .or_else(|| self.efforts.get(&text::slugify(&id)))
-        })
-        .filter(|e| e.log != LogState::Loaded)
-        .map(|e| vec![e.id.clone()])
-        .unwrap_or_default()
     }
 
     /// Attaches a raw log read from the store to an effort whose log was not loaded. A log
@@ -526,7 +506,7 @@ impl Session {
         let index = *self.efforts.index.get(id).ok_or_else(|| {
             SnapshotError::Inconsistent(format!("no effort with id '{id}' to attach a log to"))
         })?;
-        let effort = &self.efforts.list[index];
+        let effort = self.efforts.at(index);
         let LogState::NotLoaded { messages: expected } = effort.log else {
             return Ok(Vec::new());
         };
@@ -556,13 +536,10 @@ impl Session {
             ));
         }
         // Loading is not a change of state: no dirty mark, no undo record.
-        let effort = &mut self.efforts.list[index];
-        effort.messages = messages;
-        effort.log = LogState::Loaded;
+        // The totals follow what is in memory, so the plan never counts tokens it cannot show.
+        self.efforts
+            .attach_log(index, messages, short.then_some(tokens));
         if short {
-            // The totals follow what is in memory, so the plan never counts tokens it cannot
-            // show.
-            effort.raw_tokens = tokens;
             self.saves
                 .missing_messages
                 .insert(id.to_string(), expected - found);
@@ -610,7 +587,7 @@ impl Session {
             effort_records_in_order(records.efforts, header.effort_count, &mut report.problems);
         session.saves.held_positions = held_positions;
         let mut logs = records.effort_logs;
-        for (index, record) in efforts.into_iter().enumerate() {
+        for record in efforts {
             let effort = restore_effort(
                 record,
                 &mut logs,
@@ -618,8 +595,7 @@ impl Session {
                 &mut session.saves,
                 &mut report.problems,
             );
-            session.efforts.index.insert(effort.id.clone(), index);
-            session.efforts.list.push(effort);
+            session.efforts.add(effort);
         }
 
         report_missing_attachments(
@@ -1229,7 +1205,7 @@ fn report_missing_messages(
             "{missing} of the {ambient_messages} ambient messages are missing from storage{place}; the conversation continues without them and an export marks their places"
         ));
     }
-    for effort in &session.efforts.list {
+    for effort in session.efforts.all() {
         let LogState::NotLoaded { messages: expected } = effort.log else {
             // A loaded log was compared with its record when it was read.
             continue;

@@ -154,7 +154,7 @@ impl Session {
         Ok(SessionDocument::assemble(
             self.state(),
             DocumentRecords {
-                efforts: self.efforts.list.clone(),
+                efforts: self.efforts.all().to_vec(),
                 ambient: self.ambient.messages.clone(),
                 history: self.history.points.clone(),
                 attachments: self.attachments.by_id.values().cloned().collect(),
@@ -385,7 +385,7 @@ impl Session {
         }
         session.ambient.tokens = ambient.iter().map(|m| u64::from(m.tokens)).sum();
         session.ambient.messages = ambient;
-        session.efforts.list = efforts;
+        session.efforts.set_all(efforts);
         session.history.points = records.history;
         // A document is refused at its first problem: nothing is half-imported.
         session.install_state(state, &mut |message| {

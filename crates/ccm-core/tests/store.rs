@@ -122,9 +122,9 @@ portable_tests! {
         let (original, store) = saved_session(3);
         let (mut opened, _) = open(&store);
         let id = "task-alpha-0";
-        assert_eq!(opened.logs_needed_for_tool("expand_effort", &format!(r#"{{"id": "{id}"}}"#)), [id]);
-        assert_eq!(opened.logs_needed_for_tool("expand_effort", r#"{"id": "Task Alpha 0"}"#), [id]);
-        assert!(opened.logs_needed_for_tool("switch_effort", r#"{"id": "guild"}"#).is_empty());
+        assert_eq!(ccm_core::tools::logs_needed(opened.efforts(), "expand_effort", &format!(r#"{{"id": "{id}"}}"#)), [id]);
+        assert_eq!(ccm_core::tools::logs_needed(opened.efforts(), "expand_effort", r#"{"id": "Task Alpha 0"}"#), [id]);
+        assert!(ccm_core::tools::logs_needed(opened.efforts(), "switch_effort", r#"{"id": "guild"}"#).is_empty());
         opened.begin_turn("Show me alpha.", 0).unwrap();
         let refused = opened.execute_tool("expand_effort", &format!(r#"{{"id": "{id}"}}"#));
         assert!(!refused.ok);

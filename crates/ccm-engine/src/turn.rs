@@ -832,7 +832,7 @@ impl TurnEngine {
             return None;
         }
         let load = LogLoad {
-            efforts: session.logs_needed_for_tool(&call.name, &call.arguments),
+            efforts: ccm_core::tools::logs_needed(session.efforts(), &call.name, &call.arguments),
             index: None,
             messages: session.messages_needed_for_tool(&call.name, &call.arguments),
             tool: Some(call.name.clone()),
@@ -1226,7 +1226,7 @@ fn closable_effort(session: &Session, arguments: &str) -> Option<(String, Option
         Some(Value::String(summary)) => Some(summary.trim().to_string()).filter(|s| !s.is_empty()),
         Some(_) => return None,
     };
-    let effort = session.resolve_effort(id).ok()?;
+    let effort = session.efforts().resolve(id).ok()?;
     (effort.status == EffortStatus::Open).then(|| (effort.id.clone(), summary))
 }
 

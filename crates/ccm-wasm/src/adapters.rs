@@ -326,7 +326,7 @@ async fn close_effort_with(
     let request = {
         let state = borrow(&cell)?;
         let core = &state.core;
-        match core.resolve_effort(options.id.as_deref()) {
+        match core.efforts().resolve(options.id.as_deref()) {
             Ok(effort) if effort.status == EffortStatus::Open => {
                 // The turn's own user message is stored in this effort when the turn ends, and
                 // often carries the final facts, so the summary sees it (as in ccm-engine).

@@ -68,6 +68,35 @@ impl Compaction {
         Some((upgrade.input(), upgrade.max_words))
     }
 
+    /// Relevance scores by item id from embeddings, of the working set's ambient exchanges
+    /// (`(item id, first sequence number)`), when the query has a vector and at least one
+    /// exchange has one.
+    pub(crate) fn embedding_scores<'a>(
+        &self,
+        query: &str,
+        ambient: impl Iterator<Item = (&'a str, u64)>,
+    ) -> Option<BTreeMap<String, f64>> {
+        let cache = self.embeddings.as_ref()?;
+        let (text, vector) = self.query_vector.as_ref()?;
+        if text != query {
+            return None;
+        }
+        let mut scores = BTreeMap::new();
+        let mut scored = 0;
+        for (id, first) in ambient {
+            // An exchange stored after the last refresh (the turn just ended) has no vector
+            // yet. It is among the newest, which every level keeps anyway; scoring it as
+            // fully relevant keeps it without guessing.
+            let score = match cache.get(first) {
+                Some(_) => cache.scores(vector, &[first]).ok()?[0],
+                None => 1.0,
+            };
+            scored += usize::from(cache.get(first).is_some());
+            scores.insert(id.to_string(), score);
+        }
+        (scored > 0).then_some(scores)
+    }
+
     /// The part of the state the planner reads.
     pub(crate) fn planned(&self) -> PlannedCompaction<'_> {
         PlannedCompaction {

@@ -1,8 +1,10 @@
 //! The efforts of a session and where each one is: open (one of them active), concluded with
 //! its summary in working memory, expanded, or evicted.
 
+use crate::error::EffortError;
 use crate::metrics::DecayStats;
-use crate::model::{Effort, EffortStatus};
+use crate::model::{Effort, EffortStatus, LogRef};
+use crate::recall::Source;
 use crate::search::SearchIndex;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,12 +87,38 @@ pub(crate) struct Placement {
     pub(crate) decay: DecayStats,
 }
 
+/// Where an effort is, as `effort_status` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EffortState {
+    /// Open and receiving the new messages.
+    Active,
+    /// Open, in context, but not receiving messages.
+    Open,
+    /// Concluded, with its raw log temporarily in context.
+    Expanded,
+    /// Concluded; its summary is in working memory.
+    Concluded,
+    /// Concluded; out of working memory, findable with `search_efforts`.
+    Evicted,
+}
+
+/// Effort records as they were before a turn changed them, and how many there were: what
+/// undoing the turn puts back.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EffortsBefore {
+    len: usize,
+    records: BTreeMap<usize, Effort>,
+}
+
 /// Every effort of a session, evicted ones included, with the indexes that keep the per-turn
 /// path proportional to the working set. Read it through [`crate::Session::efforts`].
 #[derive(Debug, Clone, Default)]
 pub struct Efforts {
-    /// Every effort, in opening order.
-    pub(crate) list: Vec<Effort>,
+    /// Every effort, in opening order. Private: a record changes only through the operations
+    /// of this type, and a change of state only through [`Efforts::record_mut`], which takes
+    /// the undo copy and the save mark itself.
+    list: Vec<Effort>,
     /// Effort ids to their position in `list`.
     pub(crate) index: BTreeMap<String, usize>,
     /// Where the efforts are.
@@ -104,9 +132,237 @@ pub struct Efforts {
 }
 
 impl Efforts {
+    /// The index of the effort `id` names. Models sometimes pass the name instead of the id;
+    /// its slug finds the same effort.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`], naming the efforts in working memory.
+    pub(crate) fn lookup(&self, id: &str) -> Result<usize, EffortError> {
+        let id = id.trim();
+        if let Some(&index) = self.index.get(id) {
+            return Ok(index);
+        }
+        if let Some(&index) = self.index.get(&crate::text::slugify(id)) {
+            return Ok(index);
+        }
+        let known: Vec<&str> = self
+            .open_ids()
+            .into_iter()
+            .chain(self.summary_ids_in_memory())
+            .collect();
+        let hint = if known.is_empty() {
+            String::new()
+        } else {
+            format!("; efforts in working memory: {}", known.join(", "))
+        };
+        Err(EffortError::UnknownEffort {
+            id: id.to_string(),
+            hint,
+        })
+    }
+
+    /// Resolves an effort the way every operation does: by id, by the slug of a name, or the
+    /// active effort when `id` is `None`.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`] (with the ids in working memory as a hint) or
+    /// [`EffortError::NoActiveEffort`].
+    pub fn resolve(&self, id: Option<&str>) -> Result<&Effort, EffortError> {
+        self.resolve_index(id).map(|index| &self.list[index])
+    }
+
+    /// The index of the effort `id` names, or of the active effort when `id` is `None`.
+    ///
+    /// # Errors
+    /// [`EffortError::UnknownEffort`], or [`EffortError::NoActiveEffort`] without an id.
+    pub(crate) fn resolve_index(&self, id: Option<&str>) -> Result<usize, EffortError> {
+        match id {
+            Some(id) => self.lookup(id),
+            None => self.placement.active.ok_or(EffortError::NoActiveEffort),
+        }
+    }
+
+    /// Where the effort at `index` is.
+    pub(crate) fn state_of(&self, index: usize) -> EffortState {
+        let effort = &self.list[index];
+        match effort.status {
+            EffortStatus::Open if self.placement.active == Some(index) => EffortState::Active,
+            EffortStatus::Open => EffortState::Open,
+            EffortStatus::Concluded if self.is_expanded(index) => EffortState::Expanded,
+            EffortStatus::Concluded if effort.evicted => EffortState::Evicted,
+            EffortStatus::Concluded => EffortState::Concluded,
+        }
+    }
+
+    /// The recall index's source of a stored log.
+    pub(crate) fn source_of(&self, log: &LogRef) -> Option<Source> {
+        match log {
+            LogRef::Ambient => Some(Source::Ambient),
+            LogRef::Effort(id) => self.index.get(id).map(|&i| Source::Effort(i as u32)),
+        }
+    }
+
+    /// How an excerpt's source is named where recall lists what it showed.
+    pub(crate) fn source_label(&self, source: Source) -> String {
+        match source {
+            Source::Ambient => "earlier chat".to_string(),
+            Source::Effort(index) => self
+                .list
+                .get(index as usize)
+                .map_or_else(|| "?".to_string(), |e| e.id.clone()),
+            Source::Attachment(number) => format!("att-{number}"),
+        }
+    }
+
     /// Every effort in opening order, evicted ones included.
     pub fn all(&self) -> &[Effort] {
         &self.list
+    }
+
+    /// The effort at `index` in opening order. Indexes come from this component (its id index,
+    /// its placement), so one out of range is a bug and panics, as slice indexing does.
+    #[inline]
+    pub(crate) fn at(&self, index: usize) -> &Effort {
+        &self.list[index]
+    }
+
+    /// How many efforts there are, evicted ones included.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The one way to change an effort record: takes its undo copy while a turn is in
+    /// progress (`before`, the first change wins) and marks it for the next write batch
+    /// (`dirty`), then hands it out.
+    pub(crate) fn record_mut(
+        &mut self,
+        index: usize,
+        before: Option<&mut EffortsBefore>,
+        dirty: &mut BTreeSet<usize>,
+    ) -> &mut Effort {
+        if let Some(before) = before {
+            if index < before.len && !before.records.contains_key(&index) {
+                before
+                    .records
+                    .insert(index, self.list[index].clone_without_messages());
+            }
+        }
+        dirty.insert(index);
+        &mut self.list[index]
+    }
+
+    /// What undoing the changes from now on needs: the number of efforts (the copies of
+    /// changed records are taken by [`Efforts::record_mut`]).
+    pub(crate) fn before_changes(&self) -> EffortsBefore {
+        EffortsBefore {
+            len: self.list.len(),
+            records: BTreeMap::new(),
+        }
+    }
+
+    /// Adds an effort after the others (a new one, or one read back from a store) and
+    /// indexes its id; returns its index.
+    pub(crate) fn add(&mut self, effort: Effort) -> usize {
+        let index = self.list.len();
+        self.index.insert(effort.id.clone(), index);
+        self.list.push(effort);
+        index
+    }
+
+    /// Puts the efforts of an imported document in place (their ids are already indexed).
+    pub(crate) fn set_all(&mut self, efforts: Vec<Effort>) {
+        self.list = efforts;
+    }
+
+    /// The exchange of a turn grew the log of the effort at `index` by `added` raw tokens: the
+    /// record, the running total and, for an evicted effort, the evicted totals follow.
+    pub(crate) fn grow_log(&mut self, index: usize, added: u64) {
+        let effort = &mut self.list[index];
+        effort.raw_tokens += added;
+        self.placement.raw_total += added;
+        if effort.evicted {
+            self.placement
+                .evicted
+                .grow(added, effort.evicted_over_budget);
+        }
+    }
+
+    /// Attaches a raw log read from the store. Loading is not a change of state, so it needs
+    /// no undo copy and no save; `raw_tokens` replaces the record's total when the log came
+    /// back short (the plan never counts tokens it cannot show).
+    pub(crate) fn attach_log(
+        &mut self,
+        index: usize,
+        messages: Vec<crate::model::Message>,
+        raw_tokens: Option<u64>,
+    ) {
+        let effort = &mut self.list[index];
+        effort.messages = messages;
+        effort.log = crate::model::LogState::Loaded;
+        if let Some(tokens) = raw_tokens {
+            effort.raw_tokens = tokens;
+        }
+    }
+
+    /// After a turn: an expanded effort named by a tool (`touched`) or referenced in turn
+    /// `turn` counts as referenced then, which resets its decay.
+    pub(crate) fn refer_expansions(&mut self, turn: u64, touched: &BTreeSet<usize>) {
+        for expansion in &mut self.placement.expanded {
+            let effort = &self.list[expansion.effort];
+            if touched.contains(&expansion.effort) || effort.last_referenced_turn == turn {
+                expansion.last_referenced_turn = turn;
+            }
+        }
+    }
+
+    /// Adds the concluded effort at `index` to the search index.
+    pub(crate) fn index_for_search(&mut self, index: usize) {
+        self.search.insert(index, &self.list[index]);
+    }
+
+    /// Takes the effort at `index` out of the search index.
+    pub(crate) fn unindex_for_search(&mut self, index: usize) {
+        self.search.remove(index, &self.list[index]);
+    }
+
+    /// Undo: every message stored in turn `turn` or later leaves the logs (they sit at the
+    /// ends).
+    pub(crate) fn drop_messages_from(&mut self, turn: u64) {
+        for effort in &mut self.list {
+            while effort.messages.last().is_some_and(|m| m.turn >= turn) {
+                effort.messages.pop();
+            }
+        }
+    }
+
+    /// Undo: the efforts opened since `before` was taken go again (no longer to be saved),
+    /// and every changed record returns to its copy. A log loaded meanwhile stays: loading
+    /// changes no state to undo.
+    pub(crate) fn undo(&mut self, before: EffortsBefore, dirty: &mut BTreeSet<usize>) {
+        while self.list.len() > before.len {
+            let index = self.list.len() - 1;
+            let effort = self.list.pop().expect("length checked");
+            dirty.remove(&index);
+            self.search.remove(index, &effort);
+            self.index.remove(&effort.id);
+        }
+        for (index, record) in before.records {
+            if index >= self.list.len() {
+                continue;
+            }
+            self.search.remove(index, &self.list[index]);
+            let messages = std::mem::take(&mut self.list[index].messages);
+            let log = self.list[index].log;
+            self.list[index] = Effort {
+                messages,
+                log,
+                ..record
+            };
+            if self.list[index].status == EffortStatus::Concluded {
+                self.search.insert(index, &self.list[index]);
+            }
+        }
     }
 
     /// The effort with this id.

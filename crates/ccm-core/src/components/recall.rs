@@ -5,9 +5,10 @@
 use super::ambient::Ambient;
 use super::attachments::Attachments;
 use super::efforts::Efforts;
+use super::versioned::Versioned;
 use crate::model::{LogState, Message, Role};
-use crate::recall::{RecallIndex, Scored, Source};
-use std::collections::BTreeMap;
+use crate::recall::{Query, RecallIndex, Scored, Source};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An excerpt as the context shows it: a header line, then its messages (or an attachment's
 /// passages) in order.
@@ -208,6 +209,80 @@ impl Recall {
         }
     }
 
+    /// The documents shown in the context already by recall itself.
+    pub(crate) fn recalled_keys(&self, with_auto: bool) -> BTreeSet<(u64, u32)> {
+        let mut keys: BTreeSet<(u64, u32)> = self
+            .focused
+            .iter()
+            .flat_map(|f| f.excerpt.keys.iter().copied())
+            .collect();
+        if with_auto {
+            if let Some(auto) = &self.auto {
+                keys.extend(auto.excerpts.iter().flat_map(|e| e.keys.iter().copied()));
+            }
+        }
+        keys
+    }
+
+    /// The documents with vectors by cosine similarity to the query's vector, best first (ties:
+    /// the newer document), at most `limit`; `None` without embeddings or a vector of this
+    /// query.
+    pub(crate) fn semantic_ranking(
+        &self,
+        query: &Query,
+        limit: usize,
+        accept: &dyn Fn(u32, &crate::recall::Doc) -> bool,
+    ) -> Option<Vec<u32>> {
+        let vectors = self.vectors.as_ref()?;
+        let (text, unit) = vectors.query.as_ref()?;
+        if *text != query.text {
+            return None;
+        }
+        let index = &self.index;
+        let mut scored: Vec<(f64, u32)> = Vec::new();
+        for (&(seq, part), vector) in &vectors.by_key {
+            let Some(doc) = index.doc_of_key(seq, part) else {
+                continue;
+            };
+            if !accept(doc, index.doc(doc)) {
+                continue;
+            }
+            let dot: f64 = unit
+                .iter()
+                .zip(vector)
+                .map(|(q, v)| f64::from(*q) * f64::from(*v))
+                .sum();
+            scored.push((dot / 127.0, doc));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        scored.truncate(limit);
+        Some(scored.into_iter().map(|(_, doc)| doc).collect())
+    }
+
+    /// The ranking of `query`: the lexical one, fused (with `fuse`) with the semantic one when
+    /// recall has embeddings and a vector of this query (see [`fuse`]).
+    pub(crate) fn rank(
+        &self,
+        query: &Query,
+        scope: Scope,
+        max_postings: usize,
+        limit: usize,
+        fuse_vectors: bool,
+    ) -> Vec<Scored> {
+        let accept = |_: u32, doc: &crate::recall::Doc| match scope {
+            Scope::Everywhere => true,
+            Scope::Only(source) => doc.source == source,
+        };
+        let lexical = self.index.search(query, max_postings, limit, accept);
+        if !fuse_vectors {
+            return lexical;
+        }
+        match self.semantic_ranking(query, limit, &accept) {
+            Some(semantic) => fuse(&lexical, &semantic, limit),
+            None => lexical,
+        }
+    }
+
     /// The model of the vectors recall keeps, or `None` while embeddings are off.
     pub fn embeddings_model(&self) -> Option<&str> {
         self.vectors.as_ref().map(|v| v.model.as_str())
@@ -219,6 +294,81 @@ impl Recall {
             self.index.len().saturating_sub(vectors.by_key.len())
         })
     }
+}
+
+impl Versioned<Recall> {
+    /// Forgets messages read back for recall that no recalled excerpt shows any more. The
+    /// state is borrowed mutably (a new version) only when there are such messages, so a
+    /// turn without recalled messages keeps its plan reusable.
+    pub(crate) fn prune_loaded(&mut self) {
+        if self.loaded.is_empty() {
+            return;
+        }
+        let keep: BTreeSet<u64> = self
+            .recalled_keys(false)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        self.loaded.retain(|seq, _| keep.contains(seq));
+    }
+}
+
+/// Whether a search looks everywhere, or only in one log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    Everywhere,
+    Only(Source),
+}
+
+impl Scope {
+    /// The scope an optional effort id names: every log, the ambient log (`"ambient"`) or
+    /// one effort's.
+    ///
+    /// # Errors
+    /// [`crate::error::EffortError::UnknownEffort`] for an id no effort has.
+    pub(crate) fn of(
+        efforts: &Efforts,
+        effort: Option<&str>,
+    ) -> Result<Scope, crate::error::EffortError> {
+        match effort.map(str::trim) {
+            None | Some("") => Ok(Scope::Everywhere),
+            Some("ambient") => Ok(Scope::Only(Source::Ambient)),
+            Some(id) => Ok(Scope::Only(Source::Effort(efforts.lookup(id)? as u32))),
+        }
+    }
+}
+
+/// How much the semantic ranking counts in the fused one, against the lexical ranking's 1.
+const SEMANTIC_WEIGHT: f64 = 0.5;
+
+/// Reciprocal rank fusion of a lexical and a semantic ranking: a document scores
+/// `1 / (60 + rank)` (rank from 1) in the lexical ranking plus [`SEMANTIC_WEIGHT`] times that
+/// in the semantic one; the query words it matched are the lexical ranking's. Best first, ties
+/// to the newer document, at most `limit`. Ranks, not scores, are fused, so neither ranking's
+/// scale matters; the semantic ranking weighs half because on the LoCoMo conversations an equal
+/// weight moved good lexical hits out for weaker ones (README, "Recall").
+fn fuse(lexical: &[Scored], semantic: &[u32], limit: usize) -> Vec<Scored> {
+    const K: f64 = 60.0;
+    let mut fused: std::collections::BTreeMap<u32, (f64, u64)> = std::collections::BTreeMap::new();
+    for (rank, hit) in lexical.iter().enumerate() {
+        let entry = fused.entry(hit.doc).or_insert((0.0, 0));
+        entry.0 += 1.0 / (K + rank as f64 + 1.0);
+        entry.1 = hit.matched;
+    }
+    for (rank, &doc) in semantic.iter().enumerate() {
+        fused.entry(doc).or_insert((0.0, 0)).0 += SEMANTIC_WEIGHT / (K + rank as f64 + 1.0);
+    }
+    let mut ranked: Vec<Scored> = fused
+        .into_iter()
+        .map(|(doc, (score, matched))| Scored {
+            doc,
+            score: libm::round(score * 1e6) / 1e6,
+            matched,
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.doc.cmp(&a.doc)));
+    ranked.truncate(limit);
+    ranked
 }
 
 /// One stored text of an excerpt, as the context shows it.
@@ -254,7 +404,7 @@ impl<'a> TextSources<'a> {
             Source::Ambient => find(&self.ambient.messages, seq),
             Source::Effort(index) => self
                 .efforts
-                .list
+                .all()
                 .get(index as usize)
                 .filter(|e| e.log == LogState::Loaded)
                 .and_then(|e| find(&e.messages, seq)),

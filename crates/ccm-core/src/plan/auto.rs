@@ -34,7 +34,7 @@ pub(crate) fn hits(efforts: &Efforts, config: &Config, query: &str) -> Vec<AutoH
     ranked
         .into_iter()
         .filter(|hit| {
-            let effort = &efforts.list[hit.effort];
+            let effort = efforts.at(hit.effort);
             let in_memory = !effort.evicted;
             let id_hit = hit.matched.contains(&effort.id);
             !in_memory && (id_hit || hit.matched.len() >= min)
@@ -63,7 +63,7 @@ pub(crate) fn logs_needed(input: &PlanInput<'_>) -> Vec<String> {
     if input.config.context_mode == ContextMode::Heavy {
         if let Some((text, _)) = input.pending {
             if let Some(best) = hits(efforts, input.config, text).first() {
-                let effort = &efforts.list[best.effort];
+                let effort = efforts.at(best.effort);
                 if effort.log != LogState::Loaded {
                     needed.insert(effort.id.clone());
                 }
@@ -80,7 +80,7 @@ pub(super) fn retrieve(input: &PlanInput<'_>, gathered: &mut Gathered) {
     };
     let mode = input.config.context_mode;
     for (rank, hit) in hits(input.efforts, input.config, query).iter().enumerate() {
-        let effort = &input.efforts.list[hit.effort];
+        let effort = input.efforts.at(hit.effort);
         let summary_id = format!("summary:{}", effort.id);
         let Some(summary) = &effort.summary else {
             continue;

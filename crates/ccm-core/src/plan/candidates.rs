@@ -204,7 +204,7 @@ pub(super) fn summaries(
     let eviction = u64::from(input.config.summary_eviction_threshold);
     let efforts = input.efforts;
     for &(seq, index) in &efforts.placement.in_memory {
-        let effort = &efforts.list[index];
+        let effort = efforts.at(index);
         let Some(summary) = &effort.summary else {
             continue;
         };
@@ -288,7 +288,7 @@ pub(super) fn ambient_window(input: &PlanInput<'_>, gathered: &mut Gathered) {
 pub(super) fn expanded_logs(input: &PlanInput<'_>, gathered: &mut Gathered) {
     let decay = u64::from(input.config.decay_threshold);
     for (order, e) in input.efforts.placement.expanded.iter().enumerate() {
-        let effort = &input.efforts.list[e.effort];
+        let effort = input.efforts.at(e.effort);
         let idle = input.turn - e.last_referenced_turn;
         let id = format!("effort:{}", effort.id);
         let activation = input.pins.activation_of(&id);
@@ -320,7 +320,7 @@ pub(super) fn expanded_logs(input: &PlanInput<'_>, gathered: &mut Gathered) {
 pub(super) fn open_logs(input: &PlanInput<'_>, gathered: &mut Gathered) {
     let placement = &input.efforts.placement;
     for (order, &index) in placement.open.iter().enumerate() {
-        let effort = &input.efforts.list[index];
+        let effort = input.efforts.at(index);
         debug_assert_eq!(effort.status, EffortStatus::Open);
         let active = Some(index) == placement.active;
         let id = format!("effort:{}", effort.id);
@@ -367,7 +367,7 @@ pub(super) fn stored_efforts(
         if expanded.contains_key(&index) {
             continue;
         }
-        let effort = &efforts.list[index];
+        let effort = efforts.at(index);
         let reason = if efforts.auto_collapsed_at.contains_key(&index) {
             ExclusionReason::Decayed
         } else {
@@ -450,7 +450,7 @@ pub(super) fn stored_ambient(input: &PlanInput<'_>, gathered: &mut Gathered) {
 /// Turns of open logs that compaction moved out: one grouped exclusion per effort.
 pub(super) fn compacted_turns(input: &PlanInput<'_>, gathered: &mut Gathered) {
     for &index in &input.efforts.placement.open {
-        let effort = &input.efforts.list[index];
+        let effort = input.efforts.at(index);
         let compacted: Vec<&Message> = effort
             .messages
             .iter()

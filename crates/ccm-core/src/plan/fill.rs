@@ -161,7 +161,7 @@ impl Filling {
         effort: usize,
         room: u64,
     ) {
-        let log = &input.efforts.list[effort];
+        let log = input.efforts.at(effort);
         let header = u64::from(log.header_tokens);
         if header > room {
             let tokens = candidate.tokens;

@@ -100,7 +100,7 @@ fn pinned_candidate(
     match kind {
         "summary" => {
             let index = *efforts.index.get(rest)?;
-            let effort = &efforts.list[index];
+            let effort = efforts.at(index);
             let summary = effort.summary.as_ref()?;
             if efforts.is_expanded(index) {
                 return None;
@@ -115,7 +115,7 @@ fn pinned_candidate(
         }
         "effort" => {
             let index = *efforts.index.get(rest)?;
-            let effort = &efforts.list[index];
+            let effort = efforts.at(index);
             if effort.log != LogState::Loaded {
                 excluded.push(ExcludedItem {
                     id: target.to_string(),

@@ -25,7 +25,7 @@ pub(super) fn render(
             });
         }
         Part::Summary(index) => {
-            let effort = &input.efforts.list[*index];
+            let effort = input.efforts.at(*index);
             if let Some(summary) = &effort.summary {
                 messages.push(message(Role::System, &summary.rendered));
                 recipe.push(RecipePart::Summary {
@@ -45,7 +45,7 @@ pub(super) fn render(
             });
         }
         Part::Log { effort, first } => {
-            let effort = &input.efforts.list[*effort];
+            let effort = input.efforts.at(*effort);
             messages.push(message(Role::System, &effort.header));
             recipe.push(RecipePart::Header {
                 effort: effort.id.clone(),
@@ -106,7 +106,7 @@ pub(super) fn render(
                     crate::recall::Source::Ambient => Some(LogRef::Ambient),
                     crate::recall::Source::Effort(i) => input
                         .efforts
-                        .list
+                        .all()
                         .get(i as usize)
                         .map(|e| LogRef::Effort(e.id.clone())),
                     crate::recall::Source::Attachment(_) => None,

@@ -224,7 +224,7 @@ impl Session {
             .copied()
             .chain(self.efforts.placement.expanded.iter().map(|e| e.effort));
         for index in logs {
-            let effort = &self.efforts.list[index];
+            let effort = self.efforts.at(index);
             if let Some(by_seq) = self
                 .attachments
                 .by_log
@@ -266,7 +266,7 @@ impl Session {
             .placement
             .open
             .iter()
-            .map(|&i| self.efforts.list[i].id.clone())
+            .map(|&i| self.efforts.at(i).id.clone())
             .collect();
         self.compaction.compacted.retain(|id, _| {
             if let Some(turn) = id.strip_prefix("ambient:") {
@@ -369,7 +369,11 @@ impl Session {
             })
             .unwrap_or_default();
         let config = self.compaction.policy.config().clone();
-        let scores = self.embedding_scores(&query, &owned);
+        let ambient = owned.iter().filter_map(|item| match &item.kind {
+            OwnedKind::Ambient { seqs, .. } => Some((item.id.as_str(), seqs.first)),
+            _ => None,
+        });
+        let scores = self.compaction.embedding_scores(&query, ambient);
         let relevance_used = if scores.is_some() {
             "embeddings"
         } else {
@@ -538,32 +542,6 @@ impl Session {
             .into_values()
             .map(|messages| (messages[0].seq, exchange_text(&messages)))
             .collect()
-    }
-
-    /// Relevance scores by item id from embeddings, when every ambient item and the query
-    /// have vectors.
-    fn embedding_scores(&self, query: &str, owned: &[OwnedItem]) -> Option<BTreeMap<String, f64>> {
-        let cache = self.compaction.embeddings.as_ref()?;
-        let (text, vector) = self.compaction.query_vector.as_ref()?;
-        if text != query {
-            return None;
-        }
-        let mut scores = BTreeMap::new();
-        let mut scored = 0;
-        for item in owned {
-            if let OwnedKind::Ambient { seqs, .. } = &item.kind {
-                // An exchange stored after the last refresh (the turn just ended) has no vector
-                // yet. It is among the newest, which every level keeps anyway; scoring it as
-                // fully relevant keeps it without guessing.
-                let score = match cache.get(seqs.first) {
-                    Some(_) => cache.scores(vector, &[seqs.first]).ok()?[0],
-                    None => 1.0,
-                };
-                scored += usize::from(cache.get(seqs.first).is_some());
-                scores.insert(item.id.clone(), score);
-            }
-        }
-        (scored > 0).then_some(scores)
     }
 
     /// The working set as compaction sees it, from the plan's included items.

@@ -7,17 +7,6 @@ use super::*;
 impl Session {
     // ----- effort operations -------------------------------------------------------------
 
-    /// Resolves an effort the way every operation does: by id, by the slug of a name, or the
-    /// active effort when `id` is `None`.
-    ///
-    /// # Errors
-    /// [`EffortError::UnknownEffort`] (with the ids in working memory as a hint) or
-    /// [`EffortError::NoActiveEffort`].
-    pub fn resolve_effort(&self, id: Option<&str>) -> Result<&Effort, EffortError> {
-        let index = self.resolve_index(id)?;
-        Ok(&self.efforts.list[index])
-    }
-
     /// The effort the turn in progress will be stored in, as `end_turn` will route it: the
     /// first effort opened during the turn, else the effort it switched to or reopened last,
     /// else the effort active when the turn began; `None` for the ambient log (or outside a
@@ -29,58 +18,7 @@ impl Session {
             state.switched_to,
             state.active_before,
         )?;
-        Some(self.efforts.list[index].id.as_str())
-    }
-
-    /// The index of the effort `id` names, or of the active effort when `id` is `None`.
-    fn resolve_index(&self, id: Option<&str>) -> Result<usize, EffortError> {
-        match id {
-            Some(id) => self.lookup(id),
-            None => self
-                .efforts
-                .placement
-                .active
-                .ok_or(EffortError::NoActiveEffort),
-        }
-    }
-
-    fn lookup(&self, id: &str) -> Result<usize, EffortError> {
-        let id = id.trim();
-        if let Some(&index) = self.efforts.index.get(id) {
-            return Ok(index);
-        }
-        // Models sometimes pass the name instead of the id; its slug finds the same effort.
-        if let Some(&index) = self.efforts.index.get(&text::slugify(id)) {
-            return Ok(index);
-        }
-        let known: Vec<&str> = self
-            .efforts
-            .open_ids()
-            .into_iter()
-            .chain(self.efforts.summary_ids_in_memory())
-            .collect();
-        let hint = if known.is_empty() {
-            String::new()
-        } else {
-            format!("; efforts in working memory: {}", known.join(", "))
-        };
-        Err(EffortError::UnknownEffort {
-            id: id.to_string(),
-            hint,
-        })
-    }
-
-    pub(super) fn state_of(&self, index: usize) -> EffortState {
-        let effort = &self.efforts.list[index];
-        match effort.status {
-            EffortStatus::Open if self.efforts.placement.active == Some(index) => {
-                EffortState::Active
-            }
-            EffortStatus::Open => EffortState::Open,
-            EffortStatus::Concluded if self.efforts.is_expanded(index) => EffortState::Expanded,
-            EffortStatus::Concluded if effort.evicted => EffortState::Evicted,
-            EffortStatus::Concluded => EffortState::Concluded,
-        }
+        Some(self.efforts.at(index).id.as_str())
     }
 
     pub(super) fn record(&mut self, banner: String, event: EffortEvent) {
@@ -132,7 +70,7 @@ impl Session {
         if let Some(&existing) = self.efforts.index.get(&id) {
             return Err(EffortError::DuplicateId {
                 id,
-                status: state_word(self.state_of(existing)),
+                status: state_word(self.efforts.state_of(existing)),
             });
         }
         let name = name.trim().to_string();
@@ -142,8 +80,7 @@ impl Session {
             .map(str::to_string);
         let header = prompt::effort_header(&id, &name, description.as_deref());
         let header_tokens = self.counter.count(&header);
-        let index = self.efforts.list.len();
-        self.efforts.list.push(Effort {
+        let index = self.efforts.add(Effort {
             id: id.clone(),
             name,
             description,
@@ -163,7 +100,6 @@ impl Session {
         });
         self.efforts.placement.raw_total += u64::from(header_tokens);
         self.saves.dirty_efforts.insert(index);
-        self.efforts.index.insert(id.clone(), index);
         self.efforts.placement.open.push(index);
         self.efforts.placement.active = Some(index);
         if let Some(state) = &mut self.turn_state {
@@ -233,8 +169,8 @@ impl Session {
         summary: Option<&str>,
         fallback_reason: &str,
     ) -> Result<Concluded, EffortError> {
-        let index = self.resolve_index(id)?;
-        let effort = &self.efforts.list[index];
+        let index = self.efforts.resolve_index(id)?;
+        let effort = self.efforts.at(index);
         if effort.status != EffortStatus::Open {
             return Err(EffortError::WrongState {
                 operation: "close",
@@ -300,8 +236,7 @@ impl Session {
             .placement
             .in_memory
             .insert((concluded_seq, index));
-        let efforts = &mut *self.efforts;
-        efforts.search.insert(index, &efforts.list[index]);
+        self.efforts.index_for_search(index);
         self.touch(index);
         let banner = match source {
             SummarySource::Provided => format!(
@@ -324,15 +259,15 @@ impl Session {
     /// exchange of the turn that concludes an effort is stored after the conclusion, and what
     /// was said in it must be findable too. The summary itself stays as it was shown.
     pub(super) fn refresh_log_terms(&mut self, index: usize) {
-        if self.efforts.list[index].log != LogState::Loaded {
+        if self.efforts.at(index).log != LogState::Loaded {
             return;
         }
         // The effort is taken out of the index first, so its terms are weighed against the
         // other efforts only, as they were at its conclusion.
-        let efforts = &mut *self.efforts;
-        efforts.search.remove(index, &efforts.list[index]);
+        self.efforts.unindex_for_search(index);
         let terms = self.efforts.search.distinctive_log_terms(
-            self.efforts.list[index]
+            self.efforts
+                .at(index)
                 .messages
                 .iter()
                 .map(|m| m.content.as_str()),
@@ -345,8 +280,7 @@ impl Session {
         {
             summary.terms = terms;
         }
-        let efforts = &mut *self.efforts;
-        efforts.search.insert(index, &efforts.list[index]);
+        self.efforts.index_for_search(index);
     }
 
     /// The deterministic extractive summary of an effort's raw log (what `close_effort` uses
@@ -358,7 +292,7 @@ impl Session {
     /// and often the only one that states the outcome ("we split the bundle, that's
     /// resolved"); without it the summary would report the problem instead of its solution.
     pub fn extractive_summary_of(&self, index: usize) -> String {
-        let effort = &self.efforts.list[index];
+        let effort = self.efforts.at(index);
         let mut messages: Vec<(text::Speaker, &str)> =
             Vec::with_capacity(effort.messages.len() + 2);
         if let Some(description) = &effort.description {
@@ -387,8 +321,8 @@ impl Session {
     /// # Errors
     /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is open.
     pub fn reopen_effort(&mut self, id: &str) -> Result<Reopened, EffortError> {
-        let index = self.lookup(id)?;
-        let effort = &self.efforts.list[index];
+        let index = self.efforts.lookup(id)?;
+        let effort = self.efforts.at(index);
         if effort.status != EffortStatus::Concluded {
             return Err(EffortError::WrongState {
                 operation: "reopen",
@@ -412,8 +346,7 @@ impl Session {
             .expanded
             .retain(|e| e.effort != index);
         self.forget_decay(index);
-        let efforts = &mut *self.efforts;
-        efforts.search.remove(index, &efforts.list[index]);
+        self.efforts.unindex_for_search(index);
         let effort = self.effort_mut(index);
         effort.status = EffortStatus::Open;
         let report = Reopened {
@@ -436,7 +369,7 @@ impl Session {
     fn forget_decay(&mut self, index: usize) {
         if let Some(turn) = self.efforts.auto_collapsed_at.remove(&index) {
             self.efforts.placement.decay.decayed_resident_tokens -=
-                self.efforts.list[index].raw_minus_summary_tokens();
+                self.efforts.at(index).raw_minus_summary_tokens();
             if let Some(state) = &mut self.turn_state {
                 state.undo.auto_collapsed_removed.push((index, turn));
             }
@@ -450,8 +383,8 @@ impl Session {
     /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is open or
     /// already expanded.
     pub fn expand_effort(&mut self, id: &str) -> Result<Expanded, EffortError> {
-        let index = self.lookup(id)?;
-        let effort = &self.efforts.list[index];
+        let index = self.efforts.lookup(id)?;
+        let effort = self.efforts.at(index);
         let refuse = |reason: &str| EffortError::WrongState {
             operation: "expand",
             id: effort.id.clone(),
@@ -484,7 +417,7 @@ impl Session {
             last_referenced_turn: self.turn,
         });
         self.touch(index);
-        let effort = &self.efforts.list[index];
+        let effort = self.efforts.at(index);
         let report = Expanded {
             id: effort.id.clone(),
             tokens_loaded: effort.raw_tokens,
@@ -501,13 +434,13 @@ impl Session {
 
     /// Brings an evicted effort's summary back into working memory.
     pub(super) fn restore_to_memory(&mut self, index: usize) {
-        if self.efforts.list[index].evicted {
+        if self.efforts.at(index).evicted {
             self.forget_eviction(index);
             let efforts = &mut *self.efforts;
             efforts
                 .placement
                 .in_memory
-                .insert((efforts.list[index].concluded_seq.unwrap_or_default(), index));
+                .insert((efforts.at(index).concluded_seq.unwrap_or_default(), index));
         }
     }
 
@@ -526,7 +459,7 @@ impl Session {
     /// # Errors
     /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is not expanded.
     pub fn collapse_effort(&mut self, id: &str) -> Result<Collapsed, EffortError> {
-        let index = self.lookup(id)?;
+        let index = self.efforts.lookup(id)?;
         let Some(position) = self
             .efforts
             .placement
@@ -534,7 +467,7 @@ impl Session {
             .iter()
             .position(|e| e.effort == index)
         else {
-            let effort = &self.efforts.list[index];
+            let effort = self.efforts.at(index);
             let reason = match effort.status {
                 EffortStatus::Open => "it is open; only expanded efforts can be collapsed (close_effort concludes an open one)",
                 EffortStatus::Concluded => "it is not expanded",
@@ -550,7 +483,7 @@ impl Session {
             .placement
             .decay
             .record_collapse(self.turn - expansion.expanded_turn, false);
-        let effort = &self.efforts.list[index];
+        let effort = self.efforts.at(index);
         let report = Collapsed {
             id: effort.id.clone(),
             tokens_freed: effort.raw_tokens,
@@ -568,8 +501,8 @@ impl Session {
     /// [`EffortError::UnknownEffort`], or [`EffortError::WrongState`] when it is concluded or
     /// already active.
     pub fn switch_effort(&mut self, id: &str) -> Result<Switched, EffortError> {
-        let index = self.lookup(id)?;
-        let effort = &self.efforts.list[index];
+        let index = self.efforts.lookup(id)?;
+        let effort = self.efforts.at(index);
         let reason = match (effort.status, self.efforts.placement.active == Some(index)) {
             (EffortStatus::Concluded, _) => {
                 Some("it is concluded; reopen_effort continues it, expand_effort shows its log")
@@ -590,7 +523,7 @@ impl Session {
             state.switched_to = Some(index);
         }
         self.touch(index);
-        let id = self.efforts.list[index].id.clone();
+        let id = self.efforts.at(index).id.clone();
         self.record(
             format!("--- Switched to effort: {id} ---"),
             EffortEvent::new(EventKind::Switched, &id, 0),
@@ -603,8 +536,8 @@ impl Session {
         let decay = u64::from(self.config.decay_threshold);
         let eviction = u64::from(self.config.summary_eviction_threshold);
         let entry = |index: usize| {
-            let effort = &self.efforts.list[index];
-            let state = self.state_of(index);
+            let effort = self.efforts.at(index);
+            let state = self.efforts.state_of(index);
             let expansion = self
                 .efforts
                 .placement
@@ -695,11 +628,11 @@ impl Session {
         let results = ranked
             .into_iter()
             .map(|hit| {
-                let effort = &self.efforts.list[hit.effort];
+                let effort = self.efforts.at(hit.effort);
                 SearchHit {
                     id: effort.id.clone(),
                     name: effort.name.clone(),
-                    state: self.state_of(hit.effort),
+                    state: self.efforts.state_of(hit.effort),
                     summary: effort
                         .summary
                         .as_ref()
@@ -739,7 +672,7 @@ impl Session {
             .search
             .efforts()
             .filter_map(|index| {
-                let effort = &self.efforts.list[index];
+                let effort = self.efforts.at(index);
                 let keywords = effort.summary.as_ref().map_or(&[][..], |s| &s.keywords[..]);
                 let mut matched: Vec<String> =
                     prepared.shared_keywords(keywords).cloned().collect();

@@ -69,7 +69,7 @@ impl Session {
     /// session's logs once, which costs about as much as counting its messages.
     pub fn memory_footprint(&self) -> MemoryFootprint {
         let mut texts = text_bytes(&self.system_prompt);
-        for effort in &self.efforts.list {
+        for effort in self.efforts.all() {
             texts += text_bytes(&effort.id)
                 + text_bytes(&effort.name)
                 + effort.description.as_deref().map_or(0, text_bytes)
@@ -113,7 +113,7 @@ impl Session {
         }
         // The effort search index holds a few words per effort (its id, name and summary
         // keywords, and its log's distinctive words).
-        indexes += self.efforts.list.len() as u64 * 512;
+        indexes += self.efforts.len() as u64 * 512;
 
         let records = self.history.points.len() as u64 * BYTES_PER_TURN_RECORD
             + self.rewind.len() as u64 * BYTES_PER_TURN_RECORD

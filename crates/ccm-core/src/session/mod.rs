@@ -41,7 +41,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::components::efforts::Expansion;
+pub use crate::components::efforts::{EffortState, Expansion};
 pub use crate::components::recall::{IndexRequest, INDEX_CHUNK};
 pub use footprint::MemoryFootprint;
 pub use recall::{
@@ -111,7 +111,7 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("turn", &self.turn)
-            .field("efforts", &self.efforts.list.len())
+            .field("efforts", &self.efforts.len())
             .field("ambient_messages", &self.ambient.messages.len())
             .field("active", &self.efforts.active_id())
             .field("counter", &self.counter.name())
@@ -181,22 +181,6 @@ pub struct Switched {
     pub id: String,
     /// The effort that was active before, if any.
     pub previous: Option<String>,
-}
-
-/// Where an effort is, as `effort_status` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EffortState {
-    /// Open and receiving the new messages.
-    Active,
-    /// Open, in context, but not receiving messages.
-    Open,
-    /// Concluded, with its raw log temporarily in context.
-    Expanded,
-    /// Concluded; its summary is in working memory.
-    Concluded,
-    /// Concluded; out of working memory, findable with `search_efforts`.
-    Evicted,
 }
 
 /// One effort in `effort_status`.
@@ -485,7 +469,7 @@ impl Session {
                 .efforts
                 .auto_collapsed_at
                 .iter()
-                .map(|(&i, &t)| (self.efforts.list[i].id.clone(), t))
+                .map(|(&i, &t)| (self.efforts.at(i).id.clone(), t))
                 .collect(),
             pins: self.pins.list.clone(),
             next_pin_id: self.pins.next_id,
@@ -517,7 +501,7 @@ impl Session {
         };
         for id in &state.open {
             match self.efforts.index.get(id) {
-                Some(&i) if self.efforts.list[i].status == EffortStatus::Open => {
+                Some(&i) if self.efforts.at(i).status == EffortStatus::Open => {
                     if placement.open.contains(&i) {
                         problem(format!("effort '{id}' is listed as open twice"))?;
                     } else {
@@ -528,7 +512,7 @@ impl Session {
                 None => problem(format!("the open list names unknown effort '{id}'"))?,
             }
         }
-        for (i, effort) in self.efforts.list.iter().enumerate() {
+        for (i, effort) in self.efforts.all().iter().enumerate() {
             if effort.status == EffortStatus::Open && !placement.open.contains(&i) {
                 problem(format!(
                     "effort '{}' is open but missing from the open list",
@@ -554,20 +538,20 @@ impl Session {
                 self.repairs_on_open.push(format!(
                     "{} open effort(s) but none was active; '{}', the most recently opened, is now active",
                     placement.open.len(),
-                    self.efforts.list[last_opened].id
+                    self.efforts.at(last_opened).id
                 ));
             }
         }
         self.efforts.placement = placement;
-        for index in 0..self.efforts.list.len() {
-            self.efforts.placement.raw_total += self.efforts.list[index].raw_tokens;
-            if self.efforts.list[index].status == EffortStatus::Concluded {
+        for index in 0..self.efforts.len() {
+            self.efforts.placement.raw_total += self.efforts.at(index).raw_tokens;
+            if self.efforts.at(index).status == EffortStatus::Concluded {
                 self.efforts.place_concluded(index);
             }
         }
         for (id, turn) in state.auto_collapsed_at {
             match self.efforts.index.get(&id) {
-                Some(&i) if self.efforts.list[i].status == EffortStatus::Concluded => {
+                Some(&i) if self.efforts.at(i).status == EffortStatus::Concluded => {
                     self.efforts.auto_collapsed_at.insert(i, turn);
                 }
                 _ => problem(format!(
@@ -581,7 +565,7 @@ impl Session {
             .efforts
             .auto_collapsed_at
             .keys()
-            .map(|&i| self.efforts.list[i].raw_minus_summary_tokens())
+            .map(|&i| self.efforts.at(i).raw_minus_summary_tokens())
             .sum();
         self.pins.next_id = state.next_pin_id.max(1);
         for pin in state.pins {

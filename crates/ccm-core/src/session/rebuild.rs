@@ -52,7 +52,7 @@ impl Session {
         let mut efforts = Vec::new();
         // Open efforts with the turn they were last opened or reopened in, for their order.
         let mut open: Vec<(u64, usize)> = Vec::new();
-        for effort in self.efforts.list.iter().filter(|e| e.opened_turn <= turn) {
+        for effort in self.efforts.all().iter().filter(|e| e.opened_turn <= turn) {
             let index = efforts.len();
             let mut rebuilt = effort.clone_without_messages();
             rebuilt.messages = effort

@@ -6,7 +6,7 @@
 use super::{EffortState, Session};
 use crate::components::recall::IndexRequest;
 use crate::components::recall::{
-    AutoRecall, Focused, IndexState, LeftOut, ShownExcerpt, TextSources,
+    AutoRecall, Focused, IndexState, LeftOut, Scope, ShownExcerpt, TextSources,
 };
 use crate::config::ContextMode;
 use crate::error::EffortError;
@@ -26,8 +26,6 @@ const AUTO_HITS: usize = 60;
 /// history; a word that common cannot single out what the message is about, as
 /// [`crate::plan::AUTO_MAX_POSTINGS`] does for efforts.
 pub const AUTO_MAX_MESSAGES_PER_WORD: usize = 1_024;
-/// How much the semantic ranking counts in the fused one, against the lexical ranking's 1.
-const SEMANTIC_WEIGHT: f64 = 0.5;
 /// Excerpts that matched but did not fit, listed in the plan as excluded.
 const LEFT_OUT_LISTED: usize = 8;
 /// Tokens a message costs in a search result beyond its own: its role and the JSON around it.
@@ -143,27 +141,8 @@ pub struct RecallEmbeddingBatch {
     pub keys: Vec<(u64, u32)>,
 }
 
-/// Whether a search looks everywhere, or only in one log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    Everywhere,
-    Only(Source),
-}
-
 impl Session {
     // ----- indexing ----------------------------------------------------------------------
-
-    /// The index source of a log.
-    fn source_of(&self, log: &LogRef) -> Option<Source> {
-        match log {
-            LogRef::Ambient => Some(Source::Ambient),
-            LogRef::Effort(id) => self
-                .efforts
-                .index
-                .get(id)
-                .map(|&i| Source::Effort(i as u32)),
-        }
-    }
 
     /// Indexes a stored message and the passages of the attachments that came with it.
     fn index_message(&mut self, source: Source, message: &Message) {
@@ -213,7 +192,7 @@ impl Session {
             // The rebuild reaches these messages from memory when it is done.
             return;
         }
-        let Some(source) = self.source_of(log) else {
+        let Some(source) = self.efforts.source_of(log) else {
             return;
         };
         for seq in [user, user + 1] {
@@ -228,7 +207,7 @@ impl Session {
     /// a stored session was opened.
     pub(crate) fn index_messages_in_memory(&mut self, from: u64) {
         let mut messages: Vec<(Source, Message)> = Vec::new();
-        for (index, effort) in self.efforts.list.iter().enumerate() {
+        for (index, effort) in self.efforts.all().iter().enumerate() {
             let start = effort.messages.partition_point(|m| m.seq < from);
             messages.extend(
                 effort.messages[start..]
@@ -279,7 +258,7 @@ impl Session {
                 ));
                 continue;
             }
-            match self.source_of(&stored.log) {
+            match self.efforts.source_of(&stored.log) {
                 Some(source) => self.index_message(source, &stored.message),
                 None => problems.push(format!(
                     "message {seq} belongs to an effort that could not be read; it stays stored but cannot be found by search"
@@ -342,7 +321,7 @@ impl Session {
             Source::Ambient => doc.seq >= ambient_start,
             Source::Effort(index) => {
                 let index = index as usize;
-                self.efforts.list.get(index).is_some_and(|e| {
+                self.efforts.all().get(index).is_some_and(|e| {
                     e.status == EffortStatus::Open || self.efforts.is_expanded(index)
                 })
             }
@@ -358,22 +337,6 @@ impl Session {
         }
     }
 
-    /// The documents shown in the context already by recall itself.
-    fn recalled_keys(&self, with_auto: bool) -> BTreeSet<(u64, u32)> {
-        let mut keys: BTreeSet<(u64, u32)> = self
-            .recall
-            .focused
-            .iter()
-            .flat_map(|f| f.excerpt.keys.iter().copied())
-            .collect();
-        if with_auto {
-            if let Some(auto) = &self.recall.auto {
-                keys.extend(auto.excerpts.iter().flat_map(|e| e.keys.iter().copied()));
-            }
-        }
-        keys
-    }
-
     fn text_sources(&self) -> TextSources<'_> {
         TextSources {
             efforts: &self.efforts,
@@ -385,65 +348,6 @@ impl Session {
 
     // ----- selection -----------------------------------------------------------------------
 
-    /// The ranking of `query`: the lexical one, fused (with `fuse`) with the semantic one when
-    /// the session has embeddings and a vector of this query (see [`fuse`]).
-    fn rank(
-        &self,
-        query: &Query,
-        scope: Scope,
-        max_postings: usize,
-        limit: usize,
-        fuse_vectors: bool,
-    ) -> Vec<Scored> {
-        let accept = |_: u32, doc: &crate::recall::Doc| match scope {
-            Scope::Everywhere => true,
-            Scope::Only(source) => doc.source == source,
-        };
-        let lexical = self.recall.index.search(query, max_postings, limit, accept);
-        if !fuse_vectors {
-            return lexical;
-        }
-        match self.semantic_ranking(query, limit, &accept) {
-            Some(semantic) => fuse(&lexical, &semantic, limit),
-            None => lexical,
-        }
-    }
-
-    /// The documents with vectors by cosine similarity to the query's vector, best first (ties:
-    /// the newer document), at most `limit`; `None` without embeddings or a vector of this
-    /// query.
-    fn semantic_ranking(
-        &self,
-        query: &Query,
-        limit: usize,
-        accept: &dyn Fn(u32, &crate::recall::Doc) -> bool,
-    ) -> Option<Vec<u32>> {
-        let vectors = self.recall.vectors.as_ref()?;
-        let (text, unit) = vectors.query.as_ref()?;
-        if *text != query.text {
-            return None;
-        }
-        let index = &self.recall.index;
-        let mut scored: Vec<(f64, u32)> = Vec::new();
-        for (&(seq, part), vector) in &vectors.by_key {
-            let Some(doc) = index.doc_of_key(seq, part) else {
-                continue;
-            };
-            if !accept(doc, index.doc(doc)) {
-                continue;
-            }
-            let dot: f64 = unit
-                .iter()
-                .zip(vector)
-                .map(|(q, v)| f64::from(*q) * f64::from(*v))
-                .sum();
-            scored.push((dot / 127.0, doc));
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        scored.truncate(limit);
-        Some(scored.into_iter().map(|(_, doc)| doc).collect())
-    }
-
     /// The header line of an excerpt that starts at `doc`.
     fn excerpt_header(&self, doc: &crate::recall::Doc) -> String {
         let when = crate::recall::format_date(u64::from(doc.at_minutes) * 60_000)
@@ -454,7 +358,7 @@ impl Session {
             Source::Effort(index) => {
                 let id = self
                     .efforts
-                    .list
+                    .all()
                     .get(index as usize)
                     .map_or("?", |e| e.id.as_str());
                 format!("[Recalled from effort {id}{when}]")
@@ -539,7 +443,7 @@ impl Session {
     /// `with_auto`, the automatic recall's excerpts too).
     fn shown_in_context(&self, with_auto: bool) -> impl Fn(u32) -> bool + '_ {
         let ambient_start = self.ambient_window_start_seq();
-        let recalled = self.recalled_keys(with_auto);
+        let recalled = self.recall.recalled_keys(with_auto);
         move |d: u32| {
             let doc = self.recall.index.doc(d);
             self.in_working_memory(doc, ambient_start) || recalled.contains(&(doc.seq, doc.part))
@@ -556,7 +460,9 @@ impl Session {
         scope: Scope,
         for_recall: bool,
     ) -> (Vec<ShownExcerpt>, Evidence) {
-        let hits = self.rank(query, scope, usize::MAX, SEARCH_HITS, true);
+        let hits = self
+            .recall
+            .rank(query, scope, usize::MAX, SEARCH_HITS, true);
         let skip = self.shown_in_context(!for_recall);
         let budget = u64::from(self.config.evidence_token_budget);
         let (shown, selection) =
@@ -628,11 +534,11 @@ impl Session {
             Source::Ambient => EvidenceLog::Ambient,
             Source::Effort(index) => {
                 let index = index as usize;
-                let effort = &self.efforts.list[index];
+                let effort = self.efforts.at(index);
                 EvidenceLog::Effort {
                     id: effort.id.clone(),
                     name: effort.name.clone(),
-                    state: self.state_of(index),
+                    state: self.efforts.state_of(index),
                 }
             }
             Source::Attachment(number) => {
@@ -680,7 +586,7 @@ impl Session {
         let scope = match needs {
             Needs::FoundMessages => Scope::Everywhere,
             Needs::RecalledMessages => {
-                match self.recall_scope(args.get("effort").and_then(|e| e.as_str())) {
+                match Scope::of(&self.efforts, args.get("effort").and_then(|e| e.as_str())) {
                     Ok(scope) => scope,
                     Err(_) => return Vec::new(),
                 }
@@ -742,7 +648,7 @@ impl Session {
                 .message_doc(seq)
                 .map(|d| self.recall.index.doc(d).source);
             if known.is_none()
-                || known != self.source_of(&stored.log)
+                || known != self.efforts.source_of(&stored.log)
                 || stored.message.role == Role::System
             {
                 return Err(crate::SnapshotError::Inconsistent(format!(
@@ -906,18 +812,6 @@ impl Session {
 
     // ----- the recall tool -----------------------------------------------------------------
 
-    fn recall_scope(&self, effort: Option<&str>) -> Result<Scope, EffortError> {
-        match effort.map(str::trim) {
-            None | Some("") => Ok(Scope::Everywhere),
-            Some("ambient") => Ok(Scope::Only(Source::Ambient)),
-            Some(id) => {
-                let index = self.resolve_effort(Some(id))?;
-                let index = self.efforts.index[&index.id];
-                Ok(Scope::Only(Source::Effort(index as u32)))
-            }
-        }
-    }
-
     /// Brings the excerpts of stored messages that best match `query` into the context (within
     /// the evidence budget): each matching message with its neighbours, not whole logs. They
     /// stay until they go `decay_threshold` turns without a reference (their effort's id, or
@@ -934,7 +828,7 @@ impl Session {
                 query: query.to_string(),
             });
         }
-        let scope = self.recall_scope(effort)?;
+        let scope = Scope::of(&self.efforts, effort)?;
         let (shown, _) = self.evidence_for(&prepared, scope, true);
         if shown.is_empty() {
             return Err(EffortError::NothingToRecall {
@@ -976,7 +870,10 @@ impl Session {
             tokens_loaded,
             turns_until_auto_collapse: u64::from(self.config.decay_threshold),
         };
-        let labels: BTreeSet<String> = shown.iter().map(|e| self.source_label(e.source)).collect();
+        let labels: BTreeSet<String> = shown
+            .iter()
+            .map(|e| self.efforts.source_label(e.source))
+            .collect();
         self.backup_focused();
         self.recall.focused.extend(focused);
         for source in shown.iter().map(|e| e.source) {
@@ -998,18 +895,6 @@ impl Session {
             ),
         );
         Ok(report)
-    }
-
-    fn source_label(&self, source: Source) -> String {
-        match source {
-            Source::Ambient => "earlier chat".to_string(),
-            Source::Effort(index) => self
-                .efforts
-                .list
-                .get(index as usize)
-                .map_or_else(|| "?".to_string(), |e| e.id.clone()),
-            Source::Attachment(number) => format!("att-{number}"),
-        }
     }
 
     /// Records the recalled excerpts before a turn's first change to them, so `abort_turn`
@@ -1078,19 +963,6 @@ impl Session {
         self.recall.focused = kept;
     }
 
-    /// Forgets messages read back for recall that no recalled excerpt shows any more.
-    pub(super) fn prune_recalled_messages(&mut self) {
-        if self.recall.loaded.is_empty() {
-            return;
-        }
-        let keep: BTreeSet<u64> = self
-            .recalled_keys(false)
-            .into_iter()
-            .map(|(s, _)| s)
-            .collect();
-        self.recall.loaded.retain(|seq, _| keep.contains(seq));
-    }
-
     // ----- automatic recall ----------------------------------------------------------------
 
     /// The automatic recall for the user message of the turn in progress: in Light and Heavy
@@ -1129,6 +1001,7 @@ impl Session {
                 // where the searches the model asks for gained.
                 let needed = query.terms.len().min(2) as u32;
                 let hits: Vec<Scored> = self
+                    .recall
                     .rank(
                         &query,
                         Scope::Everywhere,
@@ -1144,7 +1017,7 @@ impl Session {
         };
         let skip = {
             let ambient_start = self.ambient_window_start_seq();
-            let recalled = self.recalled_keys(false);
+            let recalled = self.recall.recalled_keys(false);
             move |session: &Session, d: u32| {
                 let doc = session.recall.index.doc(d);
                 session.in_working_memory(doc, ambient_start)
@@ -1170,36 +1043,6 @@ impl Session {
             left_out,
         });
     }
-}
-
-/// Reciprocal rank fusion of a lexical and a semantic ranking: a document scores
-/// `1 / (60 + rank)` (rank from 1) in the lexical ranking plus [`SEMANTIC_WEIGHT`] times that
-/// in the semantic one; the query words it matched are the lexical ranking's. Best first, ties
-/// to the newer document, at most `limit`. Ranks, not scores, are fused, so neither ranking's
-/// scale matters; the semantic ranking weighs half because on the LoCoMo conversations an equal
-/// weight moved good lexical hits out for weaker ones (README, "Recall").
-fn fuse(lexical: &[Scored], semantic: &[u32], limit: usize) -> Vec<Scored> {
-    const K: f64 = 60.0;
-    let mut fused: std::collections::BTreeMap<u32, (f64, u64)> = std::collections::BTreeMap::new();
-    for (rank, hit) in lexical.iter().enumerate() {
-        let entry = fused.entry(hit.doc).or_insert((0.0, 0));
-        entry.0 += 1.0 / (K + rank as f64 + 1.0);
-        entry.1 = hit.matched;
-    }
-    for (rank, &doc) in semantic.iter().enumerate() {
-        fused.entry(doc).or_insert((0.0, 0)).0 += SEMANTIC_WEIGHT / (K + rank as f64 + 1.0);
-    }
-    let mut ranked: Vec<Scored> = fused
-        .into_iter()
-        .map(|(doc, (score, matched))| Scored {
-            doc,
-            score: libm::round(score * 1e6) / 1e6,
-            matched,
-        })
-        .collect();
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.doc.cmp(&a.doc)));
-    ranked.truncate(limit);
-    ranked
 }
 
 /// The plan item id of an excerpt that starts at a document.

@@ -31,7 +31,7 @@ impl Session {
         let detect = |texts: &[PreparedText]| {
             crate::reference::referenced_efforts(
                 &self.efforts.search,
-                &self.efforts.list,
+                self.efforts.all(),
                 self.config.reference_rule,
                 self.config.min_keyword_overlap,
                 texts,
@@ -41,7 +41,7 @@ impl Session {
         let mut all = by_user.clone();
         all.extend(detect(std::slice::from_ref(&assistant)));
         for &index in &self.efforts.placement.open {
-            let id = &self.efforts.list[index].id;
+            let id = &self.efforts.at(index).id;
             if user.mentions_id(id) || assistant.mentions_id(id) {
                 all.insert(index);
             }
@@ -69,7 +69,7 @@ impl Session {
         // A reference keeps a summary in working memory; some bring back one that had left it
         // (see `references_of_turn`).
         for &index in &references.all {
-            let effort = &self.efforts.list[index];
+            let effort = self.efforts.at(index);
             if effort.status != EffortStatus::Concluded {
                 continue;
             }
@@ -81,13 +81,7 @@ impl Session {
             }
             self.effort_mut(index).last_referenced_turn = turn;
         }
-        let efforts = &mut *self.efforts;
-        for expansion in &mut efforts.placement.expanded {
-            let effort = &efforts.list[expansion.effort];
-            if touched.contains(&expansion.effort) || effort.last_referenced_turn == turn {
-                expansion.last_referenced_turn = turn;
-            }
-        }
+        self.efforts.refer_expansions(turn, touched);
 
         // What earlier collapses kept out of the context this turn was carried out with; the
         // collapses below count from the next turn on.
@@ -103,7 +97,7 @@ impl Session {
             if idle >= threshold {
                 let efforts = &mut *self.efforts;
                 let expansion = efforts.placement.expanded.remove(position);
-                let effort = &efforts.list[expansion.effort];
+                let effort = efforts.at(expansion.effort);
                 banners.push(format!(
                     "--- Auto-collapsed effort: {} (inactive for {} turns) ---",
                     effort.id, idle
@@ -113,12 +107,12 @@ impl Session {
                     &effort.id,
                     effort.raw_tokens,
                 ));
+                let resident = effort.raw_minus_summary_tokens();
                 efforts
                     .placement
                     .decay
                     .record_collapse(turn - expansion.expanded_turn, true);
-                efforts.placement.decay.decayed_resident_tokens +=
-                    effort.raw_minus_summary_tokens();
+                efforts.placement.decay.decayed_resident_tokens += resident;
                 if efforts
                     .auto_collapsed_at
                     .insert(expansion.effort, turn)
@@ -157,7 +151,7 @@ impl Session {
             if expanded.contains(&index) {
                 continue;
             }
-            let last = self.efforts.list[index].last_referenced_turn;
+            let last = self.efforts.at(index).last_referenced_turn;
             if next_turn.saturating_sub(last) >= eviction {
                 expired.push(index);
             } else {
@@ -175,7 +169,7 @@ impl Session {
         };
         let mut total: u64 = resident
             .iter()
-            .map(|&(_, _, i)| summary_tokens(&self.efforts.list, i))
+            .map(|&(_, _, i)| summary_tokens(self.efforts.all(), i))
             .sum();
         let budget = u64::from(self.config.summary_token_budget);
         if total <= budget {
@@ -187,7 +181,7 @@ impl Session {
             if total <= budget {
                 break;
             }
-            total -= summary_tokens(&self.efforts.list, index);
+            total -= summary_tokens(self.efforts.all(), index);
             self.evict(index, true, events);
         }
     }
@@ -196,7 +190,7 @@ impl Session {
     /// searchable) and records the event.
     fn evict(&mut self, index: usize, over_budget: bool, events: &mut Vec<EffortEvent>) {
         let key = (
-            self.efforts.list[index].concluded_seq.unwrap_or_default(),
+            self.efforts.at(index).concluded_seq.unwrap_or_default(),
             index,
         );
         self.efforts.placement.in_memory.remove(&key);
@@ -205,7 +199,7 @@ impl Session {
         effort.evicted_over_budget = over_budget;
         let raw_tokens = effort.raw_tokens;
         self.efforts.placement.evicted.add(raw_tokens, over_budget);
-        let effort = &self.efforts.list[index];
+        let effort = self.efforts.at(index);
         events.push(EffortEvent::new(
             if over_budget {
                 EventKind::EvictedOverBudget
@@ -346,9 +340,9 @@ impl Session {
             .map(|&(_, i)| i)
             .chain(self.efforts.placement.open.iter().copied())
             .filter(|i| {
-                self.efforts.list[*i].last_referenced_turn == self.turn || references.contains(i)
+                self.efforts.at(*i).last_referenced_turn == self.turn || references.contains(i)
             })
-            .map(|i| self.efforts.list[i].id.clone())
+            .map(|i| self.efforts.at(i).id.clone())
             .collect();
         for id in mentioned {
             for prefix in ["summary", "effort"] {
@@ -393,7 +387,9 @@ impl Session {
         working_tokens: u64,
         events: Vec<EffortEvent>,
     ) -> TurnMetrics {
-        let expansion_tokens = self.expansion_tokens_of_events(&events);
+        // Expansion tokens as they were during the turn: the current expansions plus those that
+        // auto-collapsed at its end (they were in the context the turn was measured with).
+        let expansion_tokens = self.efforts.expansion_tokens() + auto_collapsed_tokens(&events);
         let naive = self.naive_tokens();
         TurnMetrics::new(
             self.turn,
@@ -414,15 +410,13 @@ impl Session {
             events,
         )
     }
+}
 
-    /// Expansion tokens as they were during the turn: the current expansions plus those that
-    /// auto-collapsed at its end (they were in the context the turn was measured with).
-    fn expansion_tokens_of_events(&self, events: &[EffortEvent]) -> u64 {
-        self.efforts.expansion_tokens()
-            + events
-                .iter()
-                .filter(|e| e.kind == EventKind::AutoCollapsed)
-                .map(|e| e.tokens)
-                .sum::<u64>()
-    }
+/// Raw tokens of the efforts that auto-collapsed, among a turn's events.
+fn auto_collapsed_tokens(events: &[EffortEvent]) -> u64 {
+    events
+        .iter()
+        .filter(|e| e.kind == EventKind::AutoCollapsed)
+        .map(|e| e.tokens)
+        .sum()
 }

@@ -225,7 +225,7 @@ impl Session {
     pub fn stored_chars(&self) -> u64 {
         let efforts: u64 = self
             .efforts
-            .list
+            .all()
             .iter()
             .map(|effort| serialized_chars(&effort.clone_without_messages()) + 1)
             .sum();
@@ -240,7 +240,7 @@ impl Session {
     fn stored_chars_at_most(&self) -> u64 {
         let efforts: u64 = self
             .efforts
-            .list
+            .all()
             .iter()
             .map(effort_record_chars_at_most)
             .sum();
@@ -330,7 +330,7 @@ impl Session {
     pub(crate) fn count_loaded_records(&self) -> u64 {
         let messages: u64 = self
             .efforts
-            .list
+            .all()
             .iter()
             .flat_map(|effort| &effort.messages)
             .chain(&self.ambient.messages)

@@ -3,7 +3,7 @@
 //! the rewind delta a branch is forked from.
 
 use super::Session;
-use crate::components::efforts::Placement;
+use crate::components::efforts::{EffortsBefore, Placement};
 use crate::components::pins::Pins;
 use crate::error::TurnError;
 use crate::metrics::{EffortEvent, TurnMetrics};
@@ -73,8 +73,7 @@ impl TurnState {
 /// compaction state) as the changes made to them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Undo {
-    efforts_len: usize,
-    efforts: BTreeMap<usize, Effort>,
+    efforts: EffortsBefore,
     placement: Placement,
     pub(super) auto_collapsed_added: Vec<usize>,
     pub(super) auto_collapsed_removed: Vec<(usize, u64)>,
@@ -150,7 +149,7 @@ impl Session {
             true,
         )?;
         let undo = Undo {
-            efforts_len: self.efforts.list.len(),
+            efforts: self.efforts.before_changes(),
             placement: self.efforts.placement.clone(),
             pins: (*self.pins).clone(),
             ambient_tokens: self.ambient.tokens,
@@ -210,38 +209,11 @@ impl Session {
         while self.ambient.messages.last().is_some_and(|m| m.turn >= turn) {
             self.ambient.messages.pop();
         }
-        for effort in &mut self.efforts.list {
-            while effort.messages.last().is_some_and(|m| m.turn >= turn) {
-                effort.messages.pop();
-            }
-        }
-        // Efforts opened in the turn go again (their messages, if any, just left with it).
-        while self.efforts.list.len() > undo.efforts_len {
-            let index = self.efforts.list.len() - 1;
-            let effort = self.efforts.list.pop().expect("length checked");
-            self.saves.dirty_efforts.remove(&index);
-            self.efforts.search.remove(index, &effort);
-            self.efforts.index.remove(&effort.id);
-        }
-        let efforts = &mut *self.efforts;
-        for (index, before) in undo.efforts {
-            if index >= efforts.list.len() {
-                continue;
-            }
-            efforts.search.remove(index, &efforts.list[index]);
-            // The log may have been loaded during the turn; loading changes no state the
-            // turn could have to undo, so the loaded messages stay.
-            let messages = std::mem::take(&mut efforts.list[index].messages);
-            let log = efforts.list[index].log;
-            efforts.list[index] = Effort {
-                messages,
-                log,
-                ..before
-            };
-            if efforts.list[index].status == EffortStatus::Concluded {
-                efforts.search.insert(index, &efforts.list[index]);
-            }
-        }
+        self.efforts.drop_messages_from(turn);
+        // Efforts opened in the turn go again (their messages, if any, just left with it), and
+        // changed records return to their copies.
+        self.efforts
+            .undo(undo.efforts, &mut self.saves.dirty_efforts);
         for index in undo.auto_collapsed_added {
             self.efforts.auto_collapsed_at.remove(&index);
         }
@@ -295,32 +267,22 @@ impl Session {
             .unsaved_messages
             .retain(|&(log, position)| match log {
                 Some(index) => {
-                    index < self.efforts.list.len()
-                        && position < self.efforts.list[index].messages.len()
+                    index < self.efforts.len() && position < self.efforts.at(index).messages.len()
                 }
                 None => position < self.ambient.messages.len(),
             });
         self.turn = turn - 1;
     }
 
-    /// The one way to change an effort record: it records the undo copy for a turn in progress
-    /// and marks the record for the next write batch.
+    /// A change to an effort record, undoable and saved: see
+    /// [`crate::components::Efforts::record_mut`].
     pub(crate) fn effort_mut(&mut self, index: usize) -> &mut Effort {
-        self.backup(index);
-        self.saves.dirty_efforts.insert(index);
-        &mut self.efforts.list[index]
-    }
-
-    /// Records an effort's state before an operation in a turn changes it (first change wins).
-    fn backup(&mut self, index: usize) {
-        if let Some(state) = &mut self.turn_state {
-            if index < state.undo.efforts_len && !state.undo.efforts.contains_key(&index) {
-                state
-                    .undo
-                    .efforts
-                    .insert(index, self.efforts.list[index].clone_without_messages());
-            }
-        }
+        let before = self
+            .turn_state
+            .as_mut()
+            .map(|state| &mut state.undo.efforts);
+        self.efforts
+            .record_mut(index, before, &mut self.saves.dirty_efforts)
     }
 
     /// The user text of the turn in progress and its token count.
@@ -412,16 +374,7 @@ impl Session {
                 let end = effort.messages.len();
                 self.saves.unsaved_messages.push((Some(index), end - 2));
                 self.saves.unsaved_messages.push((Some(index), end - 1));
-                let efforts = &mut *self.efforts;
-                let effort = &mut efforts.list[index];
-                effort.raw_tokens += added;
-                efforts.placement.raw_total += added;
-                if effort.evicted {
-                    efforts
-                        .placement
-                        .evicted
-                        .grow(added, effort.evicted_over_budget);
-                }
+                self.efforts.grow_log(index, added);
             }
             None => {
                 for position in self.ambient.push_exchange(user, assistant) {
@@ -434,12 +387,12 @@ impl Session {
             live.stored = true;
         }
         if let Some(index) = target {
-            if self.efforts.list[index].status == EffortStatus::Concluded {
+            if self.efforts.at(index).status == EffortStatus::Concluded {
                 self.refresh_log_terms(index);
             }
         }
         let log = match target {
-            Some(index) => crate::model::LogRef::Effort(self.efforts.list[index].id.clone()),
+            Some(index) => crate::model::LogRef::Effort(self.efforts.at(index).id.clone()),
             None => crate::model::LogRef::Ambient,
         };
         self.file_pending_attachments(log.clone());
@@ -459,7 +412,7 @@ impl Session {
             &mut events,
         );
         self.refresh_auto_recall();
-        self.prune_recalled_messages();
+        self.recall.prune_loaded();
         self.update_pins_and_activation(&request_plan, &referenced.all);
         self.prune_compacted();
         self.compact_if_needed(at_ms);
@@ -492,7 +445,7 @@ impl Session {
         }
         Ok(TurnReport {
             turn: self.turn,
-            routed_to: target.map(|i| self.efforts.list[i].id.clone()),
+            routed_to: target.map(|i| self.efforts.at(i).id.clone()),
             banners,
             operation_banners,
             metrics,

@@ -10,8 +10,9 @@
 
 mod table;
 
+use crate::components::Efforts;
 use crate::error::ToolError;
-use crate::model::ToolDefinition;
+use crate::model::{LogState, ToolDefinition};
 use crate::session::Session;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -80,7 +81,7 @@ pub enum Needs {
     /// Nothing: the session in memory is enough.
     Nothing,
     /// The stored raw log of the effort its `id` argument names
-    /// ([`Session::logs_needed_for_tool`]).
+    /// ([`logs_needed`]).
     EffortLog,
     /// The stored messages a search for its `query` argument shows, from every log
     /// ([`Session::messages_needed_for_tool`]).
@@ -148,6 +149,27 @@ impl Tool {
 /// The built-in entry named `name`, if there is one.
 pub fn builtin(name: &str) -> Option<&'static Tool> {
     BUILTIN.iter().find(|tool| tool.name == name)
+}
+
+/// Efforts whose raw logs a tool call needs but are not loaded (for a tool whose table entry
+/// needs [`Needs::EffortLog`]), read from `session.efforts()`. A host that opened the session
+/// from a store reads these logs and attaches them
+/// ([`Session::attach_effort_log`]) before executing the call.
+pub fn logs_needed(efforts: &Efforts, name: &str, args_json: &str) -> Vec<String> {
+    if needs_of(name) != Needs::EffortLog {
+        return Vec::new();
+    }
+    let id = serde_json::from_str::<Value>(args_json)
+        .ok()
+        .and_then(|v| v.get("id")?.as_str().map(str::to_string));
+    id.and_then(|id| {
+        efforts
+            .get(&id)
+            .or_else(|| efforts.get(&crate::text::slugify(&id)))
+    })
+    .filter(|e| e.log != LogState::Loaded)
+    .map(|e| vec![e.id.clone()])
+    .unwrap_or_default()
 }
 
 /// What a call of `name` needs before it can run; [`Needs::Nothing`] for a name the built-in
