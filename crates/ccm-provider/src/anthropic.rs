@@ -27,7 +27,7 @@
 //!   provider or the offline model made up) are replaced with `_`, consistently in the
 //!   `tool_use` and its `tool_result`.
 
-use super::error::{ErrorDetails, ProviderError};
+use super::error::ProviderError;
 use super::fragment::{Fragment, TextJoiner};
 use super::options::{RequestOptions, TokenLimitField, ToolChoice};
 use super::output::{check_output, OutputMeter};
@@ -380,17 +380,6 @@ fn finish_reason(reason: Option<&str>) -> FinishReason {
     }
 }
 
-/// An error object inside a success body or an `error` event.
-fn embedded_error(error: &Value) -> ProviderError {
-    let details = ErrorDetails::from_json(&serde_json::json!({ "error": error }));
-    ProviderError::ApiError {
-        error_type: details.code,
-        message: details
-            .message
-            .unwrap_or_else(|| "no details were given".to_string()),
-    }
-}
-
 /// `input` as argument text; a missing or null input is the empty object.
 fn input_text(input: Option<&Value>) -> String {
     match input {
@@ -412,7 +401,7 @@ pub fn parse_response(body: &str) -> Result<ProviderResponse, ProviderError> {
     let message: MessageDto = serde_json::from_str(body)
         .map_err(|error| ProviderError::invalid_json("message response", &error, body))?;
     if message.kind.as_deref() == Some("error") || message.error.is_some() {
-        return Err(embedded_error(
+        return Err(ProviderError::embedded(
             message.error.as_ref().unwrap_or(&Value::Null),
         ));
     }
@@ -650,7 +639,9 @@ impl ProtocolStream for AnthropicStream {
                 self.flush(&mut deltas);
             }
             "error" => {
-                return Err(embedded_error(dto.error.as_ref().unwrap_or(&Value::Null)));
+                return Err(ProviderError::embedded(
+                    dto.error.as_ref().unwrap_or(&Value::Null),
+                ));
             }
             // `ping` and event types added after this was written.
             _ => {}

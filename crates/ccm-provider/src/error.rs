@@ -437,6 +437,19 @@ impl ProviderError {
         .any(|phrase| lower.contains(phrase))
     }
 
+    /// An [`ApiError`](Self::ApiError) from an error object that came inside a success body
+    /// or a stream (Anthropic's `error` event, an OpenAI chunk's `error`): it has no status of
+    /// its own, so only the object says what went wrong.
+    pub(crate) fn embedded(error: &Value) -> Self {
+        let details = ErrorDetails::from_json(&serde_json::json!({ "error": error }));
+        ProviderError::ApiError {
+            error_type: details.code,
+            message: details
+                .message
+                .unwrap_or_else(|| "no details were given".to_string()),
+        }
+    }
+
     /// An [`InvalidJson`](Self::InvalidJson) error for `text`, which was being read as `what`.
     pub(crate) fn invalid_json(what: &str, error: &serde_json::Error, text: &str) -> Self {
         ProviderError::InvalidJson {

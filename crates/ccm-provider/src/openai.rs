@@ -6,7 +6,7 @@
 //! one, arguments sent as a JSON object instead of a string are accepted, and message content
 //! sent as an array of text parts is joined.
 
-use super::error::{ErrorDetails, ProviderError};
+use super::error::ProviderError;
 use super::fragment::{fragment_of, text_of, Fragment, TextJoiner};
 use super::options::{RequestOptions, TokenLimitField, ToolChoice};
 use super::output::{check_output, OutputMeter};
@@ -334,17 +334,6 @@ fn finish_reason(reason: Option<&str>) -> FinishReason {
     }
 }
 
-/// An error object inside a success body or a stream chunk.
-fn embedded_error(error: &Value) -> ProviderError {
-    let details = ErrorDetails::from_json(&serde_json::json!({ "error": error }));
-    ProviderError::ApiError {
-        error_type: details.code,
-        message: details
-            .message
-            .unwrap_or_else(|| "no details were given".to_string()),
-    }
-}
-
 /// Parses a complete Chat Completions response body.
 ///
 /// Only the first choice is read (requests never ask for more than one).
@@ -358,7 +347,7 @@ pub fn parse_response(body: &str) -> Result<ProviderResponse, ProviderError> {
     let response: ChatResponse = serde_json::from_str(body)
         .map_err(|error| ProviderError::invalid_json("chat completion response", &error, body))?;
     if let Some(error) = &response.error {
-        return Err(embedded_error(error));
+        return Err(ProviderError::embedded(error));
     }
     let choice = response
         .choices
@@ -559,7 +548,7 @@ impl ProtocolStream for OpenAiStream {
         let chunk: Chunk = serde_json::from_str(data)
             .map_err(|error| ProviderError::invalid_json("stream chunk", &error, data))?;
         if let Some(error) = &chunk.error {
-            return Err(embedded_error(error));
+            return Err(ProviderError::embedded(error));
         }
         if let Some(usage) = &chunk.usage {
             self.usage = Some(usage.to_usage());
@@ -1070,6 +1059,15 @@ mod tests {
         assert_eq!(response.usage, None);
     }
 
+    /// What a stream shows whose one call, `open_effort`, came without an id at first: the
+    /// call starts at once, under the fallback id of its index, whatever id comes later.
+    fn open_effort_started_under_fallback_id() -> Vec<StreamDelta> {
+        vec![StreamDelta::ToolCallStarted {
+            id: "call_0".into(),
+            name: "open_effort".into(),
+        }]
+    }
+
     #[test]
     fn a_whole_call_in_one_chunk_without_id_gets_a_fallback_id() {
         let stream = concat!(
@@ -1077,13 +1075,7 @@ mod tests {
             "data: [DONE]\n\n",
         );
         let (deltas, response) = run(&[stream.as_bytes()]);
-        assert_eq!(
-            deltas,
-            vec![StreamDelta::ToolCallStarted {
-                id: "call_0".into(),
-                name: "open_effort".into()
-            }]
-        );
+        assert_eq!(deltas, open_effort_started_under_fallback_id());
         let response = response.unwrap();
         assert_eq!(response.tool_calls[0].id, "call_0");
         assert_eq!(
@@ -1103,13 +1095,7 @@ mod tests {
             "data: [DONE]\n\n",
         );
         let (deltas, response) = run(&[stream.as_bytes()]);
-        assert_eq!(
-            deltas,
-            vec![StreamDelta::ToolCallStarted {
-                id: "call_0".into(),
-                name: "open_effort".into()
-            }]
-        );
+        assert_eq!(deltas, open_effort_started_under_fallback_id());
         assert_eq!(
             response.unwrap().tool_calls,
             vec![ToolCall {
