@@ -114,27 +114,17 @@ pub struct CcmImportReport {
 
 impl From<ccm_browser::SessionInfo> for SessionInfo {
     fn from(info: ccm_browser::SessionInfo) -> SessionInfo {
-        let ccm_browser::SessionInfo {
-            id,
-            name,
-            created_ms,
-            updated_ms,
-            turn_count,
-            message_count,
-            revision,
-            damaged,
-            // The package's list leaves branches out for now; the app reads them natively.
-            branch: _,
-        } = info;
+        // Every field but `branch`: the package's list leaves branches out for now; the app
+        // reads them natively.
         SessionInfo {
-            id,
-            name,
-            created_ms,
-            updated_ms,
-            turn_count,
-            message_count,
-            revision,
-            damaged,
+            id: info.id,
+            name: info.name,
+            created_ms: info.created_ms,
+            updated_ms: info.updated_ms,
+            turn_count: info.turn_count,
+            message_count: info.message_count,
+            revision: info.revision,
+            damaged: info.damaged,
         }
     }
 }

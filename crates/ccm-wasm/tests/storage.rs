@@ -147,11 +147,7 @@ async fn round_trip_and_incremental_writes(backend: &str) {
 
     let id = store_id(&session);
     let loaded = load(&store, &id).await.unwrap();
-    assert!(
-        loaded.load_problems().unwrap().is_empty(),
-        "{:?}",
-        loaded.load_problems().unwrap()
-    );
+    assert_no_load_problems(&loaded);
     assert_eq!(plan(&loaded), plan(&session));
     assert_eq!(with_core(&loaded, |s| s.turn()), 40);
     // The whole document comes back from the records.
@@ -267,11 +263,7 @@ async fn the_recall_index_is_rebuilt_from_the_records(backend: &str) {
             .any(|m| m.text == "ambient chat number 7 about lunch"),
         "{found:?}"
     );
-    assert!(
-        loaded.load_problems().unwrap().is_empty(),
-        "{:?}",
-        loaded.load_problems().unwrap()
-    );
+    assert_no_load_problems(&loaded);
 }
 
 #[wasm_bindgen_test]
@@ -399,6 +391,60 @@ async fn put(db: &IdbDatabase, store: &str, value: &JsValue) {
     change_by_hand(db, store, |records| records.put(value)).await;
 }
 
+/// A session of 22 scripted turns: avalanche (concluded in turn 4), bluebird (concluded in
+/// turn 14) and cinnamon (open).
+fn three_efforts_session() -> Session {
+    let session = core_session();
+    for n in 1..=22 {
+        turn(&session, n);
+    }
+    session
+}
+
+/// Avalanche's concluded log in a [`three_efforts_session`]: a load does not read it, but
+/// counts it.
+struct AvalancheLog {
+    /// How many messages it holds.
+    count: usize,
+    /// The seq of its second message, the one the tests take out of storage.
+    second_seq: u64,
+    /// What a load reports when one of its messages is missing from storage.
+    one_missing: String,
+}
+
+fn avalanche_log(session: &Session) -> AvalancheLog {
+    with_core(session, |s| {
+        let avalanche = s.efforts().get("avalanche").unwrap();
+        let count = avalanche.messages.len();
+        AvalancheLog {
+            count,
+            second_seq: avalanche.messages[1].seq,
+            one_missing: format!(
+                "effort 'avalanche' (\"{}\", turns {} to {}): 1 of its {count} messages are missing from storage",
+                avalanche.name,
+                avalanche.opened_turn,
+                avalanche.concluded_turn.unwrap(),
+            ),
+        }
+    })
+}
+
+/// The problems the last load of `session` reported, one a line.
+fn problems_of(session: &Session) -> String {
+    session.load_problems().unwrap().join("\n")
+}
+
+/// Fails, listing them, when the last load of `session` reported problems.
+fn assert_no_load_problems(session: &Session) {
+    let problems = session.load_problems().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+/// Fails unless `text` (load problems or repairs, one a line) says `needle`.
+fn assert_mentions(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
+}
+
 /// A session whose open effort and ambient tail are both read on opening.
 async fn saved_with_open_effort(store: &SessionStore) -> Session {
     let session = core_session();
@@ -437,14 +483,11 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
     db.close();
 
     let loaded = load(&store, &id).await.unwrap();
-    let problems = loaded.load_problems().unwrap().join("\n");
-    assert!(
-        problems.contains(&format!("message {seq} could not be read")),
-        "{problems}"
-    );
-    assert!(
-        problems.contains("effort 'bluebird': 3 of 4 messages could be read"),
-        "{problems}"
+    let problems = problems_of(&loaded);
+    assert_mentions(&problems, &format!("message {seq} could not be read"));
+    assert_mentions(
+        &problems,
+        "effort 'bluebird': 3 of 4 messages could be read",
     );
     assert_eq!(
         with_core(&loaded, |s| (
@@ -457,24 +500,13 @@ async fn a_damaged_indexeddb_record_is_reported_and_the_rest_loads() {
     // list of repairs, and imports as a new session; the damaged record stays stored.
     let exported = export_document(&store, &id).await.unwrap();
     let repairs = exported.repairs.join("\n");
-    assert!(
-        repairs.contains(&format!("message {seq} could not be read")),
-        "{repairs}"
-    );
+    assert_mentions(&repairs, &format!("message {seq} could not be read"));
     let placeholder = exported.ambient.iter().find(|m| m.seq == seq).unwrap();
     assert!(placeholder.content.contains("could not be read"));
     let json = serde_json::to_string(&exported).unwrap();
     import(&store, &json, "repaired").await.unwrap();
-    let problems_again = load(&store, &id)
-        .await
-        .unwrap()
-        .load_problems()
-        .unwrap()
-        .join("\n");
-    assert!(
-        problems_again.contains(&format!("message {seq} could not be read")),
-        "{problems_again}"
-    );
+    let problems_again = problems_of(&load(&store, &id).await.unwrap());
+    assert_mentions(&problems_again, &format!("message {seq} could not be read"));
 }
 
 #[wasm_bindgen_test]
@@ -492,15 +524,9 @@ async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
         .unwrap();
 
     let loaded = load(&store, &id).await.unwrap();
-    let problems = loaded.load_problems().unwrap().join("\n");
-    assert!(
-        problems.contains(&format!("message {seq} could not be read")),
-        "{problems}"
-    );
-    assert!(
-        problems.contains("effort record 0 could not be read"),
-        "{problems}"
-    );
+    let problems = problems_of(&loaded);
+    assert_mentions(&problems, &format!("message {seq} could not be read"));
+    assert_mentions(&problems, "effort record 0 could not be read");
     assert_eq!(with_core(&loaded, |s| s.turn()), 12);
 }
 
@@ -509,11 +535,7 @@ async fn a_damaged_localstorage_record_is_reported_and_the_rest_loads() {
 /// effort was lost for good. `damage` makes effort record 0 unreadable in the backend.
 async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &str) {
     let store = fresh_store(backend, name).await;
-    let session = core_session();
-    // avalanche (concluded in turn 4), bluebird (concluded in turn 14), cinnamon (open).
-    for n in 1..=22 {
-        turn(&session, n);
-    }
+    let session = three_efforts_session();
     save(&store, &session).await.unwrap();
     let id = store_id(&session);
     if backend == "indexeddb" {
@@ -536,8 +558,8 @@ async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &st
     }
 
     let loaded = load(&store, &id).await.unwrap();
-    let problems = loaded.load_problems().unwrap().join("\n");
-    assert!(problems.contains("effort record 0"), "{problems}");
+    let problems = problems_of(&loaded);
+    assert_mentions(&problems, "effort record 0");
     // Conclude cinnamon and open dolphin: both effort records are written by the next save.
     for n in [23, 24, 31] {
         turn(&loaded, n);
@@ -555,7 +577,7 @@ async fn a_save_goes_around_an_unreadable_effort_record(backend: &str, name: &st
     }
 
     let reloaded = load(&store, &id).await.unwrap();
-    let problems = reloaded.load_problems().unwrap().join("\n");
+    let problems = problems_of(&reloaded);
     assert!(
         problems.contains("effort record 0"),
         "still reported: {problems}"
@@ -679,10 +701,7 @@ async fn a_full_localstorage_refuses_the_save_and_damages_nothing() {
             .unwrap();
     }
     assert_eq!(error_code, "quota", "{error_message}");
-    assert!(
-        error_message.contains("localStorage is full"),
-        "{error_message}"
-    );
+    assert_mentions(&error_message, "localStorage is full");
     let after = export(&store, &id).await.unwrap();
     assert_eq!(
         after, before,
@@ -753,11 +772,7 @@ async fn a_version_1_database_is_upgraded_and_its_records_survive() {
 
     let store = open("indexeddb", name).await.unwrap();
     let loaded = load(&store, id).await.unwrap();
-    assert!(
-        loaded.load_problems().unwrap().is_empty(),
-        "{:?}",
-        loaded.load_problems().unwrap()
-    );
+    assert_no_load_problems(&loaded);
     assert_eq!(plan(&loaded), plan(&session));
     assert_eq!(export(&store, id).await.unwrap(), document(&session));
     // The upgraded database has the current version and the log index the loads above used.
@@ -833,11 +848,7 @@ async fn attachments_survive_a_reload(backend: &str) {
     );
     let id = store_id(&session);
     let loaded = load(&store, &id).await.unwrap();
-    assert!(
-        loaded.load_problems().unwrap().is_empty(),
-        "{:?}",
-        loaded.load_problems().unwrap()
-    );
+    assert_no_load_problems(&loaded);
     let stored = with_core(&loaded, |s| s.attachments().by_id().get("att-1").cloned());
     assert_eq!(
         stored
@@ -966,11 +977,7 @@ async fn a_session_saved_by_the_previous_localstorage_backend_loads_and_is_writt
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, stored_id);
     let loaded = load(&store, &stored_id).await.unwrap();
-    assert!(
-        loaded.load_problems().unwrap().is_empty(),
-        "{:?}",
-        loaded.load_problems().unwrap()
-    );
+    assert_no_load_problems(&loaded);
     let script = core_session();
     for n in 1..=13 {
         turn(&script, n);
@@ -1050,11 +1057,7 @@ async fn delete(db: &IdbDatabase, store: &str, key: &JsValue) {
 async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     let name = "ccm-test-missing-idb";
     let store = fresh_store("indexeddb", name).await;
-    let session = core_session();
-    // avalanche (concluded in turn 4), bluebird (concluded in turn 14), cinnamon (open).
-    for n in 1..=22 {
-        turn(&session, n);
-    }
+    let session = three_efforts_session();
     with_core(&session, |s| {
         s.begin_turn("Here are the cinnamon notes.", 23).unwrap();
         s.attach(
@@ -1068,19 +1071,10 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     });
     save(&store, &session).await.unwrap();
     let id = store_id(&session);
-    let (avalanche, lost_effort_message, lost_ambient, ambient_count) = with_core(&session, |s| {
-        let avalanche = s.efforts().get("avalanche").unwrap();
-        (
-            (
-                avalanche.name.clone(),
-                avalanche.opened_turn,
-                avalanche.concluded_turn.unwrap(),
-                avalanche.messages.len(),
-            ),
-            avalanche.messages[1].seq,
-            s.ambient().messages()[0].seq,
-            s.ambient().messages().len(),
-        )
+    let avalanche = avalanche_log(&session);
+    let lost_effort_message = avalanche.second_seq;
+    let (lost_ambient, ambient_count) = with_core(&session, |s| {
+        (s.ambient().messages()[0].seq, s.ambient().messages().len())
     });
     let db = raw_db(name, None).await;
     let key = |second: JsValue| JsValue::from(Array::of2(&id.clone().into(), &second));
@@ -1090,25 +1084,15 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
     db.close();
 
     let loaded = load(&store, &id).await.unwrap();
-    let problems = loaded.load_problems().unwrap().join("\n");
-    assert!(
-        problems.contains(&format!(
-            "1 of the {ambient_count} ambient messages are missing from storage"
-        )),
-        "{problems}"
+    let problems = problems_of(&loaded);
+    assert_mentions(
+        &problems,
+        &format!("1 of the {ambient_count} ambient messages are missing from storage"),
     );
-    let (effort_name, opened, concluded, count) = avalanche;
-    assert!(
-        problems.contains(&format!(
-            "effort 'avalanche' (\"{effort_name}\", turns {opened} to {concluded}): 1 of its {count} messages are missing from storage"
-        )),
-        "{problems}"
-    );
-    assert!(
-        problems.contains(
-            "attachment 'att-1' (attached to a message of turns 0 to 23) is missing from storage"
-        ),
-        "{problems}"
+    assert_mentions(&problems, &avalanche.one_missing);
+    assert_mentions(
+        &problems,
+        "attachment 'att-1' (attached to a message of turns 0 to 23) is missing from storage",
     );
 
     // The concluded effort still expands, with its readable messages.
@@ -1121,7 +1105,10 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
             .load_problems()
             .unwrap()
             .iter()
-            .any(|p| p.contains(&format!("the {} readable ones are shown", count - 1))),
+            .any(|p| p.contains(&format!(
+                "the {} readable ones are shown",
+                avalanche.count - 1
+            ))),
         "{:?}",
         loaded.load_problems().unwrap()
     );
@@ -1168,44 +1155,22 @@ async fn missing_indexeddb_records_are_reported_kept_and_exported() {
 async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
     let name = "ccm-test-missing-local";
     let store = fresh_store("localstorage", name).await;
-    let session = core_session();
-    // avalanche (concluded in turn 4), bluebird (concluded in turn 14), cinnamon (open).
-    for n in 1..=22 {
-        turn(&session, n);
-    }
+    let session = three_efforts_session();
     save(&store, &session).await.unwrap();
     let id = store_id(&session);
 
     // A clean load reports nothing: the counts add up.
     let clean = load(&store, &id).await.unwrap();
-    assert!(
-        clean.load_problems().unwrap().is_empty(),
-        "{:?}",
-        clean.load_problems().unwrap()
-    );
+    assert_no_load_problems(&clean);
 
-    let (effort_name, opened, concluded, count, lost) = with_core(&session, |s| {
-        let avalanche = s.efforts().get("avalanche").unwrap();
-        (
-            avalanche.name.clone(),
-            avalanche.opened_turn,
-            avalanche.concluded_turn.unwrap(),
-            avalanche.messages.len(),
-            avalanche.messages[1].seq,
-        )
-    });
+    let avalanche = avalanche_log(&session);
     local_storage()
-        .remove_item(&format!("{name}/{id}/m/{lost}"))
+        .remove_item(&format!("{name}/{id}/m/{}", avalanche.second_seq))
         .unwrap();
 
     let loaded = load(&store, &id).await.unwrap();
-    let problems = loaded.load_problems().unwrap().join("\n");
-    assert!(
-        problems.contains(&format!(
-            "effort 'avalanche' (\"{effort_name}\", turns {opened} to {concluded}): 1 of its {count} messages are missing from storage"
-        )),
-        "{problems}"
-    );
+    let problems = problems_of(&loaded);
+    assert_mentions(&problems, &avalanche.one_missing);
     // The concluded effort still expands, with its readable messages.
     JsFuture::from(
         loaded.load_logs_for_tool("expand_effort".into(), r#"{"id": "avalanche"}"#.into()),
@@ -1215,7 +1180,7 @@ async fn missing_localstorage_messages_of_an_unread_log_are_reported_on_load() {
     with_core(&loaded, |s| {
         assert_eq!(
             s.efforts().get("avalanche").unwrap().messages.len(),
-            count - 1,
+            avalanche.count - 1,
             "the readable messages are loaded"
         );
     });
