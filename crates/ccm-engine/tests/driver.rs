@@ -3,22 +3,14 @@
 //! cancellation during a wait, and the events a user interface sees.
 
 use ccm_core::{Config, EffortStatus, LogState, Session};
-use ccm_engine::driver::{block_on, drive_turn, TurnHost};
+use ccm_engine::driver::{block_on, drive_turn};
 use ccm_engine::{run_turn, EngineSettings, LlmRequest, LogLoad, RunError, TurnEvent};
-use ccm_provider::{FinishReason, ProviderError, ProviderResponse, StreamDelta, ToolCall};
+use ccm_provider::{FinishReason, ProviderError, ProviderResponse, ToolCall};
 // The in-memory store of ccm-core's own tests: the same record layout and transaction rules as
 // the browser backends, so that a session opened from it has its concluded logs left in storage.
 use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::scripted_host::{answer, Reading, ScriptedHost};
 use std::collections::VecDeque;
-
-fn answer(text: &str) -> ProviderResponse {
-    ProviderResponse {
-        text: text.to_string(),
-        tool_calls: Vec::new(),
-        finish_reason: FinishReason::Stop,
-        usage: None,
-    }
-}
 
 fn call(name: &str, arguments: &str) -> ProviderResponse {
     ProviderResponse {
@@ -87,101 +79,6 @@ fn stored_session() -> (Session, MemoryStore) {
         LogState::Loaded
     );
     (opened, store)
-}
-
-/// How the scripted host answers a request to read stored logs.
-#[derive(Clone, Copy)]
-enum Reading {
-    /// Reads them from the store and attaches them.
-    Works,
-    /// Fails with a reason.
-    Fails,
-    /// Says it read them but attaches nothing (a host bug).
-    ClaimsWithoutAttaching,
-}
-
-struct ScriptedHost<'a> {
-    session: Session,
-    store: &'a MemoryStore,
-    answers: VecDeque<Result<ProviderResponse, ProviderError>>,
-    reading: Reading,
-    loads: Vec<LogLoad>,
-    slept: Vec<u64>,
-    cancel_when_sleeping: bool,
-    cancelled: bool,
-}
-
-impl<'a> ScriptedHost<'a> {
-    fn new(session: Session, store: &'a MemoryStore) -> ScriptedHost<'a> {
-        ScriptedHost {
-            session,
-            store,
-            answers: VecDeque::new(),
-            reading: Reading::Works,
-            loads: Vec::new(),
-            slept: Vec::new(),
-            cancel_when_sleeping: false,
-            cancelled: false,
-        }
-    }
-}
-
-impl TurnHost for ScriptedHost<'_> {
-    fn with_session<R>(&mut self, change: impl FnOnce(&mut Session) -> R) -> R {
-        change(&mut self.session)
-    }
-
-    async fn send(
-        &mut self,
-        _request: &LlmRequest,
-        on_delta: &mut dyn FnMut(StreamDelta),
-    ) -> Result<ProviderResponse, ProviderError> {
-        let outcome = self.answers.pop_front().expect("a scripted answer");
-        if let Ok(response) = &outcome {
-            on_delta(StreamDelta::Text(response.text.clone()));
-        }
-        outcome
-    }
-
-    async fn sleep(&mut self, ms: u64) {
-        self.slept.push(ms);
-        self.cancelled |= self.cancel_when_sleeping;
-    }
-
-    async fn load_logs(&mut self, load: &LogLoad) -> Result<(), String> {
-        self.loads.push(load.clone());
-        match self.reading {
-            Reading::Works => {
-                for id in &load.efforts {
-                    self.session
-                        .attach_effort_log(id, self.store.effort_log(id))
-                        .map_err(|e| e.to_string())?;
-                }
-                if let Some(request) = load.index {
-                    let messages = self
-                        .store
-                        .messages_between(request.from_seq, request.to_seq);
-                    self.session
-                        .index_stored_messages(request, messages)
-                        .map_err(|e| e.to_string())?;
-                }
-                self.session
-                    .attach_recalled_messages(self.store.messages_by_seq(&load.messages))
-                    .map_err(|e| e.to_string())?;
-                Ok(())
-            }
-            Reading::Fails => Err("the disk is unreadable".to_string()),
-            Reading::ClaimsWithoutAttaching => Ok(()),
-        }
-    }
-
-    fn is_cancelled(&self) -> bool {
-        self.cancelled
-    }
-
-    fn now_ms(&self) -> u64 {
-        10
-    }
 }
 
 /// Runs a turn where the model expands `csv-import`, and returns the host, the outcome and the

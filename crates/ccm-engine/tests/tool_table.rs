@@ -9,8 +9,10 @@ use ccm_engine::driver::{block_on, drive, TurnHost};
 use ccm_engine::{
     EngineError, EngineSettings, HostToolCall, LlmRequest, Step, ToolHandling, TurnEngine,
 };
-use ccm_provider::{FinishReason, ProviderError, ProviderResponse, StreamDelta, ToolCall};
+use ccm_provider::{FinishReason, ProviderResponse, ToolCall};
 use ccm_provider::{WireMessage, WireTool};
+use ccm_test_support::memory_store::MemoryStore;
+use ccm_test_support::scripted_host::{answer, ScriptedHost};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 
@@ -66,15 +68,6 @@ fn answer_with_calls(calls: Vec<ToolCall>) -> ProviderResponse {
         text: String::new(),
         tool_calls: calls,
         finish_reason: FinishReason::ToolCalls,
-        usage: None,
-    }
-}
-
-fn answer(text: &str) -> ProviderResponse {
-    ProviderResponse {
-        text: text.to_string(),
-        tool_calls: Vec::new(),
-        finish_reason: FinishReason::Stop,
         usage: None,
     }
 }
@@ -374,53 +367,18 @@ fn a_host_tool_call_is_handed_to_the_host_and_its_result_stored_like_any_other()
     );
 }
 
-/// A host with one tool of its own, driven by the one driver every host uses.
-struct ClockHost {
-    session: Session,
-    answers: VecDeque<ProviderResponse>,
-    ran: Vec<HostToolCall>,
-}
-
-impl TurnHost for ClockHost {
-    fn with_session<R>(&mut self, change: impl FnOnce(&mut Session) -> R) -> R {
-        change(&mut self.session)
-    }
-
-    async fn send(
-        &mut self,
-        _request: &LlmRequest,
-        _on_delta: &mut dyn FnMut(StreamDelta),
-    ) -> Result<ProviderResponse, ProviderError> {
-        Ok(self.answers.pop_front().expect("a scripted answer"))
-    }
-
-    async fn sleep(&mut self, _ms: u64) {}
-
-    async fn run_tool(&mut self, call: &HostToolCall) -> Result<Value, String> {
-        self.ran.push(call.clone());
-        Ok(json!({"time": "07:00", "zone": "UTC"}))
-    }
-
-    fn is_cancelled(&self) -> bool {
-        false
-    }
-
-    fn now_ms(&self) -> u64 {
-        1_000
-    }
-}
-
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 fn the_driver_runs_a_host_tool_through_the_host() {
-    let mut host = ClockHost {
-        session: Session::new(Config::default()).unwrap(),
-        answers: VecDeque::from([
-            answer_with_calls(vec![call("k1", "read_clock", "{}")]),
-            answer("It is seven."),
-        ]),
-        ran: Vec::new(),
-    };
+    // A session wholly in memory: the store stays empty.
+    let store = MemoryStore::default();
+    let mut host = ScriptedHost::new(Session::new(Config::default()).unwrap(), &store);
+    host.now_ms = 1_000;
+    host.answers = VecDeque::from([
+        Ok(answer_with_calls(vec![call("k1", "read_clock", "{}")])),
+        Ok(answer("It is seven.")),
+    ]);
+    host.tool_results = VecDeque::from([Ok(json!({"time": "07:00", "zone": "UTC"}))]);
     let tools = Tools::builtin().with(READ_CLOCK).unwrap();
     let mut engine = host
         .with_session(|session| {

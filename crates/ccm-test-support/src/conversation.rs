@@ -61,3 +61,21 @@ pub fn concluded_effort(
 pub fn chatter(session: &mut Session) -> ccm_core::TurnReport {
     turn(session, "How is the weather today?", &[], "Sunny and mild.")
 }
+
+/// A session where an ambient exchange came first and the effort "auth bug" was then opened
+/// and concluded, its summary naming the fix (the refresh token's TTL); the six messages are
+/// timed 1 to 6. The web app's view-model and component tests both start from it and open
+/// their own efforts on top.
+pub fn auth_bug_concluded() -> Session {
+    let mut s = session();
+    s.begin_turn("hello there", 1).unwrap();
+    s.end_turn("hi!", 2).unwrap();
+    s.begin_turn("Let's work on the auth bug", 3).unwrap();
+    s.open_effort("auth bug", None).unwrap();
+    s.end_turn("Started.", 4).unwrap();
+    s.begin_turn("Fixed: the TTL was wrong.", 5).unwrap();
+    s.close_effort(None, Some("Refresh token TTL 1h -> 24h fixed the 401s."))
+        .unwrap();
+    s.end_turn("Concluded.", 6).unwrap();
+    s
+}

@@ -21,9 +21,11 @@ pub mod memory_store;
 pub mod offline;
 #[cfg(feature = "core")]
 pub mod rolling_history;
+#[cfg(feature = "engine")]
+pub mod scripted_host;
 
 #[cfg(feature = "core")]
-pub use conversation::{chatter, concluded_effort, session, turn};
+pub use conversation::{auth_bug_concluded, chatter, concluded_effort, session, turn};
 #[cfg(feature = "core")]
 pub use documents::{synthetic_document, WORDS};
 
