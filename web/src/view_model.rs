@@ -1145,21 +1145,11 @@ pub fn inspector_with_plan(session: &Session, plan: &ContextPlan) -> InspectorSn
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccm_core::Config;
     use std::collections::BTreeSet;
 
     /// A session with an open effort, a concluded one and some ambient chat.
     pub(crate) fn sample() -> Session {
-        let mut s = Session::new(Config::default()).unwrap();
-        s.begin_turn("hello there", 1).unwrap();
-        s.end_turn("hi!", 2).unwrap();
-        s.begin_turn("Let's work on the auth bug", 3).unwrap();
-        s.open_effort("auth bug", None).unwrap();
-        s.end_turn("Started.", 4).unwrap();
-        s.begin_turn("Fixed: the TTL was wrong.", 5).unwrap();
-        s.close_effort(None, Some("Refresh token TTL 1h -> 24h fixed the 401s."))
-            .unwrap();
-        s.end_turn("Concluded.", 6).unwrap();
+        let mut s = ccm_test_support::auth_bug_concluded();
         s.begin_turn("Now the billing export", 7).unwrap();
         s.open_effort("billing export", None).unwrap();
         s.end_turn("Started billing.", 8).unwrap();

@@ -3,7 +3,7 @@
 //! `cargo test -p ccm-web --target wasm32-unknown-unknown --tests`.
 #![cfg(target_arch = "wasm32")]
 
-use ccm_core::{Config, Session};
+use ccm_core::Session;
 use ccm_web::chart::{self, CurvePoint, Marker, MarkerKind};
 use ccm_web::components::chat::ChatLog;
 use ccm_web::components::curves::TokenCurves;
@@ -49,18 +49,28 @@ fn text(root: &web_sys::HtmlElement) -> String {
     root.text_content().unwrap_or_default()
 }
 
+/// Fails unless `element` has the attribute `name` with the value `expected`.
+fn assert_attribute(element: &web_sys::Element, name: &str, expected: &str) {
+    assert_eq!(
+        element.get_attribute(name).as_deref(),
+        Some(expected),
+        "{name}"
+    );
+}
+
+/// Types `text` into `input` as a person would (the value, then an `input` event), and waits
+/// a tick for the view to follow.
+async fn type_into(input: &web_sys::HtmlInputElement, text: &str) {
+    input.set_value(text);
+    input
+        .dispatch_event(&web_sys::Event::new("input").unwrap())
+        .unwrap();
+    leptos::task::tick().await;
+}
+
 /// A session with an open effort, a concluded one, an expanded one and ambient chat.
 fn session() -> Session {
-    let mut s = Session::new(Config::default()).unwrap();
-    s.begin_turn("hello there", 1).unwrap();
-    s.end_turn("hi!", 2).unwrap();
-    s.begin_turn("Let's work on the auth bug", 3).unwrap();
-    s.open_effort("auth bug", None).unwrap();
-    s.end_turn("Started.", 4).unwrap();
-    s.begin_turn("Fixed: the TTL was wrong.", 5).unwrap();
-    s.close_effort(None, Some("Refresh token TTL 1h -> 24h fixed the 401s."))
-        .unwrap();
-    s.end_turn("Concluded.", 6).unwrap();
+    let mut s = ccm_test_support::auth_bug_concluded();
     s.begin_turn("Let's work on the billing export", 7).unwrap();
     s.open_effort("billing export", None).unwrap();
     s.end_turn("Started billing.", 8).unwrap();
@@ -101,17 +111,11 @@ async fn tier_view_shows_every_tier_and_reports_actions() {
     let open = all(&root, "[data-testid=open-effort]");
     assert_eq!(open.len(), 2);
     let active = one(&root, "[data-testid=open-effort][data-state=active]");
-    assert_eq!(
-        active.get_attribute("data-effort").as_deref(),
-        Some("search-index")
-    );
+    assert_attribute(&active, "data-effort", "search-index");
     assert!(text(&active).contains("active"));
 
     let expanded = one(&root, "[data-testid=expanded-effort]");
-    assert_eq!(
-        expanded.get_attribute("data-countdown").as_deref(),
-        Some("3")
-    );
+    assert_attribute(&expanded, "data-countdown", "3");
     assert!(
         text(&expanded).contains("collapses in 3 turns"),
         "{}",
@@ -143,22 +147,12 @@ async fn tier_view_shows_every_tier_and_reports_actions() {
     // and its messages verbatim (the open efforts are in the context already).
     let search: web_sys::HtmlInputElement =
         one(&root, "[data-testid=manifest-search]").unchecked_into();
-    search.set_value("TTL refresh");
-    search
-        .dispatch_event(&web_sys::Event::new("input").unwrap())
-        .unwrap();
-    leptos::task::tick().await;
+    type_into(&search, "TTL refresh").await;
     let rows = all(&root, "[data-testid=manifest-row]");
     assert_eq!(rows.len(), 1);
-    assert_eq!(
-        rows[0].get_attribute("data-effort").as_deref(),
-        Some("auth-bug")
-    );
+    assert_attribute(&rows[0], "data-effort", "auth-bug");
     let evidence = one(&root, "[data-testid=search-evidence]");
-    assert_eq!(
-        evidence.get_attribute("data-query").as_deref(),
-        Some("TTL refresh")
-    );
+    assert_attribute(&evidence, "data-query", "TTL refresh");
     assert!(
         text(&evidence).contains("user: Fixed: the TTL was wrong."),
         "{}",
@@ -167,11 +161,7 @@ async fn tier_view_shows_every_tier_and_reports_actions() {
     one(&root, "[data-testid=recall-button]").click();
     assert_eq!(*recalled.lock().unwrap(), ["TTL refresh"]);
     // A query without a searchable word says so.
-    search.set_value("the and");
-    search
-        .dispatch_event(&web_sys::Event::new("input").unwrap())
-        .unwrap();
-    leptos::task::tick().await;
+    type_into(&search, "the and").await;
     assert!(text(&one(&root, "[data-testid=tier-manifest]")).contains("no searchable word"));
 }
 
@@ -192,14 +182,8 @@ async fn tier_view_shows_summaries_with_their_eviction_countdown() {
     });
     leptos::task::tick().await;
     let summary = one(&root, "[data-testid=summary-effort]");
-    assert_eq!(
-        summary.get_attribute("data-effort").as_deref(),
-        Some("auth-bug")
-    );
-    assert_eq!(
-        summary.get_attribute("data-countdown").as_deref(),
-        Some("18")
-    );
+    assert_attribute(&summary, "data-effort", "auth-bug");
+    assert_attribute(&summary, "data-countdown", "18");
     assert!(text(&summary).contains("leaves memory in 18"));
     assert!(text(&one(&root, "[data-testid=tier-expanded]")).contains("Nothing expanded"));
 }
@@ -264,10 +248,7 @@ async fn token_curves_draw_the_geometry_and_show_a_turn_on_demand() {
     );
     let markers = all(&root, "[data-testid=chart-marker]");
     assert_eq!(markers.len(), 2);
-    assert_eq!(
-        markers[0].get_attribute("data-kind").as_deref(),
-        Some("concluded")
-    );
+    assert_attribute(&markers[0], "data-kind", "concluded");
     assert_eq!(all(&root, "[data-testid=reported-point]").len(), 1);
     let headline = text(&one(&root, "[data-testid=savings-headline]"));
     assert!(headline.starts_with("72% smaller"), "{headline}");
@@ -312,10 +293,7 @@ async fn inspector_lists_items_reasons_and_pins() {
     let meter = text(&one(&root, "[data-testid=budget-meter]"));
     assert!(meter.starts_with("CTX Light"), "{meter}");
     let included = all(&root, "[data-testid=included-item]");
-    assert_eq!(
-        included[0].get_attribute("data-item").as_deref(),
-        Some("system")
-    );
+    assert_attribute(&included[0], "data-item", "system");
     let summary = one(
         &root,
         "[data-testid=included-item][data-item='summary:auth-bug']",
@@ -329,18 +307,12 @@ async fn inspector_lists_items_reasons_and_pins() {
         &root,
         "[data-testid=excluded-item][data-item='effort:auth-bug']",
     );
-    assert_eq!(
-        excluded.get_attribute("data-reason").as_deref(),
-        Some("summarized")
-    );
+    assert_attribute(&excluded, "data-reason", "summarized");
     let diff = text(&one(&root, "[data-testid=plan-diff]"));
     assert!(diff.contains("effort:search-index"), "{diff}");
     let messages = all(&root, "[data-testid=request-messages] > li");
     assert!(messages.len() >= 3, "system, summary, logs…");
-    assert_eq!(
-        messages[0].get_attribute("data-role").as_deref(),
-        Some("system")
-    );
+    assert_attribute(&messages[0], "data-role", "system");
 
     one(&root, "[data-testid='pin-summary:auth-bug']").click();
     one(&root, "[data-testid=cycle-mode]").click();
@@ -527,13 +499,13 @@ async fn the_theme_switch_applies_the_choice_and_remembers_it() {
     let root = container();
     let handle = leptos::mount::mount_to(root.clone(), || view! { <ThemeSwitch /> });
     leptos::task::tick().await;
-    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(system));
+    assert_attribute(&html, "data-theme", system);
 
     let select = one(&root, "[data-testid=theme-select]");
     let other = if system_dark { "light" } else { "dark" };
     change_select(&select, other);
     leptos::task::tick().await;
-    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(other));
+    assert_attribute(&html, "data-theme", other);
     assert_eq!(storage.get_item(THEME_KEY).unwrap().as_deref(), Some(other));
     drop(handle);
 
@@ -546,13 +518,13 @@ async fn the_theme_switch_applies_the_choice_and_remembers_it() {
         select.unchecked_ref::<web_sys::HtmlSelectElement>().value(),
         other
     );
-    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(other));
+    assert_attribute(&html, "data-theme", other);
 
     // Back to the system's theme: nothing is remembered, the system decides.
     change_select(&select, "system");
     leptos::task::tick().await;
     assert_eq!(storage.get_item(THEME_KEY).unwrap(), None);
-    assert_eq!(html.get_attribute("data-theme").as_deref(), Some(system));
+    assert_attribute(&html, "data-theme", system);
 }
 
 #[wasm_bindgen_test]
@@ -624,16 +596,14 @@ async fn the_chat_log_is_a_focusable_log_with_a_view_for_an_empty_chat() {
         view! {
             <ChatLog
                 groups=groups
-                hidden=Signal::stored(0)
-                live=Signal::stored(None)
                 empty=|| view! { <p data-testid="empty-view">"Nothing yet"</p> }
             />
         }
     });
     leptos::task::tick().await;
     let log = one(&root, "[data-testid=chat-log]");
-    assert_eq!(log.get_attribute("role").as_deref(), Some("log"));
-    assert_eq!(log.get_attribute("aria-live").as_deref(), Some("polite"));
+    assert_attribute(&log, "role", "log");
+    assert_attribute(&log, "aria-live", "polite");
     assert_eq!(log.tab_index(), 0, "keyboard users can scroll it");
     assert!(!all(&root, "[data-testid=empty-view]").is_empty());
 
@@ -687,8 +657,6 @@ async fn the_chat_log_folds_a_concluded_effort_and_shows_each_turns_usage() {
         view! {
             <ChatLog
                 groups=groups
-                hidden=Signal::stored(0)
-                live=Signal::stored(None)
                 usage=usage
                 on_fold=on_fold
             />
@@ -701,7 +669,7 @@ async fn the_chat_log_folds_a_concluded_effort_and_shows_each_turns_usage() {
     assert_eq!(text(&usage_lines[0]), "12 tokens in · 3 out · free");
 
     let fold = one(&root, "[data-testid=effort-fold][data-effort=auth-bug]");
-    assert_eq!(fold.get_attribute("data-folded").as_deref(), Some("false"));
+    assert_attribute(&fold, "data-folded", "false");
     one(&fold, "button").click();
     leptos::task::tick().await;
     assert_eq!(*asked.lock().unwrap(), vec![("auth-bug".to_string(), true)]);
@@ -711,7 +679,7 @@ async fn the_chat_log_folds_a_concluded_effort_and_shows_each_turns_usage() {
         "the effort's messages are left out"
     );
     let fold = one(&root, "[data-testid=effort-fold][data-effort=auth-bug]");
-    assert_eq!(fold.get_attribute("data-folded").as_deref(), Some("true"));
+    assert_attribute(&fold, "data-folded", "true");
     assert_eq!(one(&fold, "button").text_content().as_deref(), Some("Show"));
     one(&fold, "button").click();
     leptos::task::tick().await;

@@ -25,8 +25,9 @@ pub fn ChatLog(
     /// The turns to show, oldest first.
     #[prop(into)]
     groups: Signal<Vec<TurnGroup>>,
-    /// Stored messages not loaded (concluded efforts' logs of a session opened from storage).
-    #[prop(into)]
+    /// Stored messages not loaded (concluded efforts' logs of a session opened from storage);
+    /// none by default.
+    #[prop(optional, into)]
     hidden: Signal<u64>,
     /// Whether the stored conversation beyond the session's memory is being read.
     #[prop(optional, into)]
@@ -37,8 +38,8 @@ pub fn ChatLog(
     /// Folds (`true`) or unfolds a concluded effort's messages.
     #[prop(optional, into)]
     on_fold: Option<Callback<(String, bool)>>,
-    /// The turn in progress, if any.
-    #[prop(into)]
+    /// The turn in progress, if any (none by default).
+    #[prop(optional, into)]
     live: Signal<Option<LiveTurn>>,
     /// The versions of each turn that has several (Regenerate and Edit make them).
     #[prop(optional, into)]

@@ -37,6 +37,21 @@ pub fn ConflictCard() -> impl IntoView {
     let pick = move |tab: &'static str, other_device: &'static str| {
         move || if device() { other_device } else { tab }
     };
+    // The two ways on differ only in what they do and say: loading the other version is the
+    // primary button, keeping this one as a branch the secondary.
+    let way_on = move |keep_branch: bool, test_id, label| {
+        view! {
+            <button
+                type="button"
+                class=keep_branch.then_some("secondary")
+                data-testid=test_id
+                disabled=move || working.get()
+                on:click=move |_| run(keep_branch)
+            >
+                {label}
+            </button>
+        }
+    };
     view! {
         <Show when=move || state.blocked()>
             <div class="failed conflict" data-testid=pick("save-conflict", "sync-conflict") role="alert">
@@ -50,23 +65,16 @@ pub fn ConflictCard() -> impl IntoView {
                     )}
                 </p>
                 <div class="row">
-                    <button
-                        type="button"
-                        data-testid=pick("conflict-load-newer", "sync-load-theirs")
-                        disabled=move || working.get()
-                        on:click=move |_| run(false)
-                    >
-                        {pick("Load the newer version", "Load the other device's version")}
-                    </button>
-                    <button
-                        type="button"
-                        class="secondary"
-                        data-testid=pick("conflict-keep-branch", "sync-keep-branch")
-                        disabled=move || working.get()
-                        on:click=move |_| run(true)
-                    >
-                        {pick("Keep this tab's version as a branch", "Keep this device's version as a branch")}
-                    </button>
+                    {way_on(
+                        false,
+                        pick("conflict-load-newer", "sync-load-theirs"),
+                        pick("Load the newer version", "Load the other device's version"),
+                    )}
+                    {way_on(
+                        true,
+                        pick("conflict-keep-branch", "sync-keep-branch"),
+                        pick("Keep this tab's version as a branch", "Keep this device's version as a branch"),
+                    )}
                 </div>
             </div>
         </Show>
