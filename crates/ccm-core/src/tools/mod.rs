@@ -116,7 +116,9 @@ pub struct Tool {
     pub properties: fn() -> Value,
     /// The properties the model must give.
     pub required: &'static [&'static str],
-    /// The TypeScript type of a successful result (the npm package's `ToolResults` entry).
+    /// The TypeScript type of a successful result: a type the npm package declares
+    /// (`ccm-wasm/src/types.rs`) or an inline object type. The package's `ToolResults` entry
+    /// for the tool is written from it.
     pub result_type: &'static str,
     /// What a call needs before it can run.
     pub needs: Needs,

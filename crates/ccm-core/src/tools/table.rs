@@ -4,7 +4,7 @@
 //!
 //! A new tool is a new entry here, listed in [`BUILTIN`], and its handler below it. Nothing
 //! else names it: the engine, the store and the offline model ask the table what a tool needs,
-//! and the package's TypeScript `ToolResults` is checked against the entries' result types.
+//! and the package's TypeScript `ToolResults` is written from the entries' result types.
 
 use super::{parse_args, Needs, Runs, Tool, ToolReply};
 use crate::error::ToolError;
