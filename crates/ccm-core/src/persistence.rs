@@ -283,14 +283,14 @@ fn effort_record(saves: &Saves, position: u64, effort: &Effort) -> EffortRecord 
 impl Session {
     /// The revision of the last save (0 if never saved).
     pub fn revision(&self) -> u64 {
-        self.saves.revision
+        self.revision
     }
 
     /// The header record of the current state.
     pub fn header(&self) -> SessionHeader {
         SessionHeader::assemble(
             self.state(),
-            self.saves.revision + 1,
+            self.revision + 1,
             RecordCounts {
                 ambient_messages: self.ambient.offset + self.ambient.messages.len() as u64,
                 ambient_tokens: self.ambient.tokens,
@@ -329,7 +329,7 @@ impl Session {
             })
             .collect();
         Ok(WriteBatch {
-            base_revision: self.saves.revision,
+            base_revision: self.revision,
             header: self.header(),
             efforts: self
                 .saves
@@ -387,7 +387,7 @@ impl Session {
         }
         messages.sort_by_key(|m| m.message.seq);
         Ok(WriteBatch {
-            base_revision: self.saves.revision,
+            base_revision: self.revision,
             header: self.header(),
             efforts: self
                 .efforts
@@ -409,13 +409,13 @@ impl Session {
     /// [`SnapshotError::Inconsistent`] when the batch is not the session's pending one (its
     /// revision does not follow the session's).
     pub fn mark_saved(&mut self, batch: &WriteBatch) -> Result<(), SnapshotError> {
-        if batch.base_revision != self.saves.revision {
+        if batch.base_revision != self.revision {
             return Err(SnapshotError::Inconsistent(format!(
                 "batch builds on revision {} but the session is at revision {}",
-                batch.base_revision, self.saves.revision
+                batch.base_revision, self.revision
             )));
         }
-        self.saves.revision = batch.header.revision;
+        self.revision = batch.header.revision;
         // Only what the batch held is saved: a change made while the batch was being written
         // (another turn, a changed effort record) stays pending for the next save.
         let written: BTreeMap<u64, &EffortRecord> =
@@ -630,7 +630,7 @@ impl Session {
             .saturating_sub(records.history_tail.len() as u64);
         session.history.points = records.history_tail;
         session.saves.history_saved = session.history.points.len();
-        session.saves.revision = revision;
+        session.revision = revision;
         // A store's load repairs and reports: every problem is noted and the session opens.
         let problems = &mut report.problems;
         if let Err(error) = session.install_state(state, &mut |message| {

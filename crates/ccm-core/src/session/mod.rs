@@ -24,7 +24,6 @@ use crate::components::attachments::Attachments;
 use crate::components::compaction::Compaction;
 use crate::components::efforts::{Efforts, Placement};
 use crate::components::history::History;
-use crate::components::pins::Pins;
 use crate::components::recall::Recall;
 use crate::components::saves::Saves;
 use crate::components::versioned::Versioned;
@@ -32,6 +31,7 @@ use crate::config::Config;
 use crate::error::{EffortError, SnapshotError};
 use crate::metrics::{EffortEvent, EventKind, TurnMetrics};
 use crate::model::{Effort, EffortStatus, LogState, Summary, SummarySource};
+use crate::pins::Pins;
 use crate::prompt;
 use crate::state::SessionState;
 use crate::text;
@@ -92,6 +92,11 @@ pub struct Session {
     /// Rewind deltas of the last completed turns, oldest first (at most
     /// [`Session::REWIND_TURNS`]): what forking at an earlier turn undoes.
     pub(crate) rewind: VecDeque<TurnDelta>,
+    /// The revision of the last save a store confirmed (0 if never saved): the next write
+    /// batch builds on it, and a store refuses a batch built on another (another tab wrote
+    /// first). It names the stored copy this session continues, so it is the session's own
+    /// rather than part of the save tracking, which only lists what changed.
+    pub(crate) revision: u64,
     pub(crate) saves: Saves,
     pub(crate) turn_state: Option<TurnState>,
     /// Banner of the last successful operation, read back by tool dispatch.
@@ -299,6 +304,7 @@ impl Session {
             ),
             history: History::default(),
             rewind: VecDeque::new(),
+            revision: 0,
             saves: Saves::default(),
             turn_state: None,
             last_banner: None,
@@ -471,9 +477,9 @@ impl Session {
                 .iter()
                 .map(|(&i, &t)| (self.efforts.at(i).id.clone(), t))
                 .collect(),
-            pins: self.pins.list.clone(),
-            next_pin_id: self.pins.next_id,
-            activation: self.pins.activation.clone(),
+            pins: self.pins.all().to_vec(),
+            next_pin_id: self.pins.next_id(),
+            activation: self.pins.activation().clone(),
             next_attachment: self.attachments.next_id,
             rolling: (*self.compaction.rolling).clone(),
             compacted: (*self.compaction.compacted).clone(),
@@ -567,18 +573,12 @@ impl Session {
             .keys()
             .map(|&i| self.efforts.at(i).raw_minus_summary_tokens())
             .sum();
-        self.pins.next_id = state.next_pin_id.max(1);
-        for pin in state.pins {
-            if pin.id >= self.pins.next_id {
-                problem(format!(
-                    "pin {} is not below next_pin_id {}",
-                    pin.id, self.pins.next_id
-                ))?;
-                self.pins.next_id = pin.id + 1;
-            }
-            self.pins.list.push(pin);
-        }
-        self.pins.activation = state.activation;
+        self.pins.restore(
+            state.next_pin_id,
+            state.pins,
+            state.activation,
+            &mut *problem,
+        )?;
         self.branch = state.branch;
         self.attachments.next_id = state.next_attachment.max(1);
         *self.compaction.rolling = state.rolling;

@@ -168,7 +168,7 @@ impl Session {
         };
         let pins = self
             .pins
-            .list
+            .all()
             .iter()
             .filter(|pin| pin.created_turn <= turn && exists(&pin.target))
             .filter(|pin| match &pin.lease {

@@ -4,10 +4,10 @@
 
 use super::Session;
 use crate::components::efforts::{EffortsBefore, Placement};
-use crate::components::pins::Pins;
 use crate::error::TurnError;
 use crate::metrics::{EffortEvent, TurnMetrics};
 use crate::model::{Effort, EffortStatus, Message, Role};
+use crate::pins::Pins;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -265,8 +265,7 @@ fn pin_context(session: &mut Session, args: &str) -> Result<ToolReply, ToolError
         task: a.task,
     };
     let pin = session.pin(request, PinOrigin::Model)?;
-    let banner = format!("--- Pinned: {} (lease) ---", pin.target);
-    Ok((to_value(&pin), Some(banner)))
+    Ok(recorded(session, &pin))
 }
 
 /// `unpin_context`: only leases the model made; the person's pins are theirs.
@@ -285,7 +284,6 @@ pub const UNPIN_CONTEXT: Tool = Tool {
         }
         let a: TargetArgs = parse_args(UNPIN_CONTEXT.name, args)?;
         let pin = session.unpin(&a.target, PinOrigin::Model)?;
-        let banner = format!("--- Unpinned: {} ---", pin.target);
-        Ok((to_value(&pin), Some(banner)))
+        Ok(recorded(session, &pin))
     }),
 };
