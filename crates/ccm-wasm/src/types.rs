@@ -497,7 +497,7 @@ pub(crate) mod joined {
 
     /// The tools whose results `ToolResults` types: the core's table, so that a tool added
     /// there is typed here without an edit.
-    const TOOLS: &[Tool] = &BUILTIN;
+    const TOOLS: &[Tool] = BUILTIN;
 
     /// The provider names the `Provider` union lists: ccm-provider's, so that a preset or a
     /// protocol added there is typed here without an edit.
@@ -691,7 +691,7 @@ mod tests {
             "ToolResults as written and the tool table (ccm_core::tools::BUILTIN) disagree"
         );
         let declarations = result_types_ts();
-        for tool in &BUILTIN {
+        for tool in BUILTIN {
             let ty = tool.result_type;
             // An inline object type needs no declaration of its own: `tsc --strict` in the
             // package test checks it where it stands.

@@ -52,9 +52,10 @@ pub mod name {
 }
 
 /// Names of every built-in tool, in the order they are offered.
-pub const TOOL_NAMES: [&str; BUILTIN.len()] = names_of(&BUILTIN);
+pub const TOOL_NAMES: [&str; BUILTIN.len()] = names_of::<{ BUILTIN.len() }>(BUILTIN);
 
-const fn names_of<const N: usize>(tools: &[Tool; N]) -> [&'static str; N] {
+/// The names of the first `N` of `tools` (all of them, as `TOOL_NAMES` calls it).
+const fn names_of<const N: usize>(tools: &[Tool]) -> [&'static str; N] {
     let mut names = [""; N];
     let mut i = 0;
     while i < N {

@@ -13,8 +13,9 @@ use crate::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-/// Every effort tool, in the order they are offered to the model.
-pub const BUILTIN: [Tool; 11] = [
+/// Every effort tool, in the order they are offered to the model. A slice, so that a new entry
+/// is one line here and no count changes.
+pub const BUILTIN: &[Tool] = &[
     OPEN_EFFORT,
     CLOSE_EFFORT,
     SWITCH_EFFORT,
