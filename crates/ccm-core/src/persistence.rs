@@ -21,6 +21,7 @@
 //! problem in its [`LoadReport`].
 
 use crate::components::saves::Saves;
+use crate::components::{Ambient, History};
 use crate::config::Config;
 use crate::error::{SnapshotError, TurnError};
 use crate::metrics::{DecayStats, TurnMetrics};
@@ -292,9 +293,9 @@ impl Session {
             self.state(),
             self.revision + 1,
             RecordCounts {
-                ambient_messages: self.ambient.offset + self.ambient.messages.len() as u64,
-                ambient_tokens: self.ambient.tokens,
-                history_len: self.history.offset + self.history.points.len() as u64,
+                ambient_messages: self.ambient.stored(),
+                ambient_tokens: self.ambient.tokens(),
+                history_len: self.history.stored_points(),
                 // Every position in use, held ones included, so that a backend that reads
                 // positions up to this count keeps reading (and reporting) the held records.
                 effort_count: (self.efforts.len() + self.saves.held_positions.len()) as u64,
@@ -324,7 +325,7 @@ impl Session {
                 },
                 None => StoredMessage {
                     log: LogRef::Ambient,
-                    message: self.ambient.messages[position].clone(),
+                    message: self.ambient.messages()[position].clone(),
                 },
             })
             .collect();
@@ -344,8 +345,8 @@ impl Session {
                 })
                 .collect(),
             messages,
-            metrics: self.history.points[self.saves.history_saved..].to_vec(),
-            telemetry: self.history.telemetry[self.saves.telemetry_saved..].to_vec(),
+            metrics: self.history.points()[self.saves.history_saved..].to_vec(),
+            telemetry: self.history.telemetry()[self.saves.telemetry_saved..].to_vec(),
             attachments: self
                 .saves
                 .dirty_attachments
@@ -372,7 +373,7 @@ impl Session {
         self.ensure_fully_loaded()?;
         let mut messages: Vec<StoredMessage> = self
             .ambient
-            .messages
+            .messages()
             .iter()
             .map(|m| StoredMessage {
                 log: LogRef::Ambient,
@@ -397,8 +398,8 @@ impl Session {
                 .map(|(i, e)| effort_record(&self.saves, self.saves.effort_position(i), e))
                 .collect(),
             messages,
-            metrics: self.history.points.clone(),
-            telemetry: self.history.telemetry.clone(),
+            metrics: self.history.points().to_vec(),
+            telemetry: self.history.telemetry().to_vec(),
             attachments: self.attachments.by_id.values().cloned().collect(),
         })
     }
@@ -439,7 +440,7 @@ impl Session {
         }
         let saved_seqs: BTreeSet<u64> = batch.messages.iter().map(|m| m.message.seq).collect();
         let efforts = self.efforts.all();
-        let ambient = &self.ambient.messages;
+        let ambient = self.ambient.messages();
         self.saves.unsaved_messages.retain(|&(log, position)| {
             let seq = match log {
                 Some(index) => efforts[index].messages[position].seq,
@@ -452,11 +453,11 @@ impl Session {
         let amended = batch
             .metrics
             .last()
-            .is_some_and(|written| self.history.points.get(history_saved - 1) != Some(written));
+            .is_some_and(|written| self.history.points().get(history_saved - 1) != Some(written));
         self.saves.history_saved =
-            (history_saved - usize::from(amended)).min(self.history.points.len());
-        self.saves.telemetry_saved =
-            (self.saves.telemetry_saved + batch.telemetry.len()).min(self.history.telemetry.len());
+            (history_saved - usize::from(amended)).min(self.history.points().len());
+        self.saves.telemetry_saved = (self.saves.telemetry_saved + batch.telemetry.len())
+            .min(self.history.telemetry().len());
         for attachment in &batch.attachments {
             let id = &attachment.attachment.id;
             if self.attachments.by_id.get(id) == Some(attachment) {
@@ -468,8 +469,8 @@ impl Session {
 
     /// Whether every raw log and every stored message and metrics point is in memory.
     pub fn is_fully_loaded(&self) -> bool {
-        self.ambient.offset == 0
-            && self.history.offset == 0
+        self.ambient.offset() == 0
+            && self.history.offset() == 0
             && self.efforts.all().iter().all(|e| e.log == LogState::Loaded)
     }
 
@@ -486,7 +487,7 @@ impl Session {
             .collect();
         Err(SnapshotError::Inconsistent(format!(
             "the session is only partly loaded ({} older ambient messages, {} older metrics points, raw logs of {:?} not in memory); export it from its store, which reads every record",
-            self.ambient.offset, self.history.offset, missing
+            self.ambient.offset(), self.history.offset(), missing
         )))
     }
 
@@ -614,9 +615,7 @@ impl Session {
                 .problems
                 .push("the ambient messages read were out of order or malformed".to_string());
         }
-        session.ambient.offset = counts.ambient_messages.saturating_sub(ambient.len() as u64);
-        session.ambient.messages = ambient;
-        session.ambient.tokens = counts.ambient_tokens;
+        *session.ambient = Ambient::tail(ambient, counts.ambient_messages, counts.ambient_tokens);
         if let Some(sizes) = &log_sizes {
             report_missing_messages(
                 &session,
@@ -625,11 +624,8 @@ impl Session {
                 &mut report.problems,
             );
         }
-        session.history.offset = counts
-            .history_len
-            .saturating_sub(records.history_tail.len() as u64);
-        session.history.points = records.history_tail;
-        session.saves.history_saved = session.history.points.len();
+        session.history = History::tail(records.history_tail, counts.history_len);
+        session.saves.history_saved = session.history.points().len();
         session.revision = revision;
         // A store's load repairs and reports: every problem is noted and the session opens.
         let problems = &mut report.problems;
@@ -1194,8 +1190,8 @@ fn report_missing_messages(
         let missing = ambient_messages - ambient;
         // Sequence numbers are shared by every log, so a gap among the ambient messages read
         // does not locate the missing ones; the export, which reads every record, does.
-        let place = match session.ambient.messages.first() {
-            Some(first) if (session.ambient.messages.len() as u64) < ambient => format!(
+        let place = match session.ambient.messages().first() {
+            Some(first) if (session.ambient.messages().len() as u64) < ambient => format!(
                 " (the newest ambient messages, from turn {} on, were read)",
                 first.turn
             ),

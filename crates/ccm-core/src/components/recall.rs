@@ -401,7 +401,7 @@ impl<'a> TextSources<'a> {
     /// or it was read back for recall).
     pub(crate) fn message(&self, source: Source, seq: u64) -> Option<&'a Message> {
         let in_log = match source {
-            Source::Ambient => find(&self.ambient.messages, seq),
+            Source::Ambient => find(self.ambient.messages(), seq),
             Source::Effort(index) => self
                 .efforts
                 .all()

@@ -602,7 +602,7 @@ impl PlanInput<'_> {
 
     /// Every stored token: what a context with the whole history would hold.
     fn naive_tokens(&self) -> u64 {
-        u64::from(self.system.tokens) + self.ambient.tokens + self.efforts.placement.raw_total
+        u64::from(self.system.tokens) + self.ambient.tokens() + self.efforts.placement.raw_total
     }
 }
 

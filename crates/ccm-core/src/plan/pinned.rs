@@ -141,7 +141,7 @@ fn pinned_candidate(
         }
         "ambient" => {
             let exchange_turn: u64 = rest.parse().ok()?;
-            let messages = &input.ambient.messages;
+            let messages = input.ambient.messages();
             let positions: Vec<usize> = messages
                 .iter()
                 .enumerate()

@@ -35,7 +35,7 @@ pub(super) fn render(
             }
         }
         Part::Ambient(positions) => {
-            let stored = &input.ambient.messages;
+            let stored = input.ambient.messages();
             for &p in positions {
                 messages.push(message(stored[p].role, &stored[p].content));
             }
@@ -228,7 +228,7 @@ fn replay_messages(
     messages: &mut Vec<ContextMessage>,
 ) -> Result<(), String> {
     let stored: &[Message] = match log {
-        LogRef::Ambient => &ambient.messages,
+        LogRef::Ambient => ambient.messages(),
         LogRef::Effort(id) => {
             &efforts
                 .get(id)

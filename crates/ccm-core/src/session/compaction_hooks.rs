@@ -361,7 +361,7 @@ impl Session {
             .map(|(text, _)| text.to_string())
             .or_else(|| {
                 self.ambient
-                    .messages
+                    .messages()
                     .iter()
                     .rev()
                     .find(|m| m.role == crate::model::Role::User)
@@ -552,7 +552,7 @@ impl Session {
             match item.section {
                 Section::Ambient => {
                     let turn: u64 = item.id.trim_start_matches("ambient:").parse().unwrap_or(0);
-                    let tail = self.ambient.messages.iter().rev();
+                    let tail = self.ambient.messages().iter().rev();
                     let mut messages: Vec<&crate::model::Message> = tail
                         .take_while(|m| m.turn >= turn)
                         .filter(|m| m.turn == turn)

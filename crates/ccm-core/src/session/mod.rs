@@ -117,7 +117,7 @@ impl fmt::Debug for Session {
         f.debug_struct("Session")
             .field("turn", &self.turn)
             .field("efforts", &self.efforts.len())
-            .field("ambient_messages", &self.ambient.messages.len())
+            .field("ambient_messages", &self.ambient.messages().len())
             .field("active", &self.efforts.active_id())
             .field("counter", &self.counter.name())
             .finish_non_exhaustive()
@@ -448,7 +448,7 @@ impl Session {
 
     /// Tokens of everything stored: the naive baseline that keeps every message in context.
     pub fn naive_tokens(&self) -> u64 {
-        u64::from(self.system_tokens) + self.ambient.tokens + self.efforts.placement.raw_total
+        u64::from(self.system_tokens) + self.ambient.tokens() + self.efforts.placement.raw_total
     }
 }
 

@@ -34,7 +34,7 @@ impl Session {
                 let turn: u64 = rest
                     .parse()
                     .map_err(|_| invalid(format!("'{rest}' is not a turn number")))?;
-                if self.ambient.messages.iter().any(|m| m.turn == turn) {
+                if self.ambient.messages().iter().any(|m| m.turn == turn) {
                     Ok(())
                 } else {
                     Err(invalid(format!("turn {turn} has no loaded ambient exchange")))

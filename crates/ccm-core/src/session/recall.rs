@@ -215,9 +215,9 @@ impl Session {
                     .map(|m| (Source::Effort(index as u32), m.clone())),
             );
         }
-        let start = self.ambient.messages.partition_point(|m| m.seq < from);
+        let start = self.ambient.messages().partition_point(|m| m.seq < from);
         messages.extend(
-            self.ambient.messages[start..]
+            self.ambient.messages()[start..]
                 .iter()
                 .map(|m| (Source::Ambient, m.clone())),
         );
@@ -309,7 +309,7 @@ impl Session {
     fn ambient_window_start_seq(&self) -> u64 {
         let start = self.ambient_window_bounds().1;
         self.ambient
-            .messages
+            .messages()
             .get(start)
             .map_or(self.next_seq, |m| m.seq)
     }

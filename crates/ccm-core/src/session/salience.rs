@@ -299,7 +299,7 @@ impl Session {
     /// The ambient messages in working memory: the last `ambient_window` exchanges, as many of
     /// them as fit `ambient_token_budget` (the newest exchange is always kept, whole).
     pub fn ambient_window(&self) -> &[Message] {
-        &self.ambient.messages[self.ambient_window_bounds().1..]
+        &self.ambient.messages()[self.ambient_window_bounds().1..]
     }
 
     /// Where the ambient window starts in the loaded ambient log: `(by count, by count and

@@ -333,10 +333,10 @@ impl Session {
             .all()
             .iter()
             .flat_map(|effort| &effort.messages)
-            .chain(&self.ambient.messages)
+            .chain(self.ambient.messages())
             .map(message_chars)
             .sum();
-        let history: u64 = self.history.points.iter().map(turn_record_chars).sum();
+        let history: u64 = self.history.points().iter().map(turn_record_chars).sum();
         let attachments: u64 = self.attachments.by_id.values().map(attachment_chars).sum();
         messages + history + attachments
     }

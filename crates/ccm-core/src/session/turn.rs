@@ -152,9 +152,9 @@ impl Session {
             efforts: self.efforts.before_changes(),
             placement: self.efforts.placement.clone(),
             pins: (*self.pins).clone(),
-            ambient_tokens: self.ambient.tokens,
+            ambient_tokens: self.ambient.tokens(),
             next_seq: self.next_seq,
-            history_len: self.history.points.len(),
+            history_len: self.history.points().len(),
             next_attachment: self.attachments.next_id,
             stored: self.stored,
             ..Undo::default()
@@ -206,9 +206,7 @@ impl Session {
     /// completed turns when forking a branch.
     fn restore(&mut self, turn: u64, undo: Undo) {
         // Messages stored by the turn sit at the ends of their logs.
-        while self.ambient.messages.last().is_some_and(|m| m.turn >= turn) {
-            self.ambient.messages.pop();
-        }
+        self.ambient.undo_from(turn, undo.ambient_tokens);
         self.efforts.drop_messages_from(turn);
         // Efforts opened in the turn go again (their messages, if any, just left with it), and
         // changed records return to their copies.
@@ -240,10 +238,8 @@ impl Session {
             };
         }
         *self.pins = undo.pins;
-        self.ambient.tokens = undo.ambient_tokens;
         self.next_seq = undo.next_seq;
-        self.history.points.truncate(undo.history_len);
-        self.history.telemetry.retain(|t| t.turn < turn);
+        self.history.undo_from(turn, undo.history_len);
         // Attachments of the rewound turn go with it; modes changed in it come back.
         for id in self.attachments.remove_from(undo.next_seq) {
             self.saves.dirty_attachments.remove(&id);
@@ -261,15 +257,18 @@ impl Session {
             *self.compaction.rolling = rolling;
             *self.compaction.compacted = compacted;
         }
-        self.saves.telemetry_saved = self.saves.telemetry_saved.min(self.history.telemetry.len());
-        self.saves.history_saved = self.saves.history_saved.min(self.history.points.len());
+        self.saves.telemetry_saved = self
+            .saves
+            .telemetry_saved
+            .min(self.history.telemetry().len());
+        self.saves.history_saved = self.saves.history_saved.min(self.history.points().len());
         self.saves
             .unsaved_messages
             .retain(|&(log, position)| match log {
                 Some(index) => {
                     index < self.efforts.len() && position < self.efforts.at(index).messages.len()
                 }
-                None => position < self.ambient.messages.len(),
+                None => position < self.ambient.messages().len(),
             });
         self.turn = turn - 1;
     }
@@ -431,7 +430,7 @@ impl Session {
         let mut metrics = self.metrics_point(before_salience, working_tokens, events);
         metrics.compactions = compactions;
         self.count_stored(super::stored_size::turn_record_chars(&metrics));
-        self.history.points.push(metrics.clone());
+        self.history.push_point(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {
             // Keeps the completed turn's rewind delta, dropping the oldest beyond the window.
