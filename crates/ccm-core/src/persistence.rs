@@ -351,7 +351,7 @@ impl Session {
                 .saves
                 .dirty_attachments
                 .iter()
-                .filter_map(|id| self.attachments.by_id.get(id))
+                .filter_map(|id| self.attachments.by_id().get(id))
                 .filter(|a| a.log.is_some())
                 .cloned()
                 .collect(),
@@ -400,7 +400,7 @@ impl Session {
             messages,
             metrics: self.history.points().to_vec(),
             telemetry: self.history.telemetry().to_vec(),
-            attachments: self.attachments.by_id.values().cloned().collect(),
+            attachments: self.attachments.by_id().values().cloned().collect(),
         })
     }
 
@@ -460,7 +460,7 @@ impl Session {
             .min(self.history.telemetry().len());
         for attachment in &batch.attachments {
             let id = &attachment.attachment.id;
-            if self.attachments.by_id.get(id) == Some(attachment) {
+            if self.attachments.by_id().get(id) == Some(attachment) {
                 self.saves.dirty_attachments.remove(id);
             }
         }

@@ -237,27 +237,20 @@ impl Pins {
             existing.origin = origin;
             return existing.clone();
         }
-        self.push_new(target, kind, origin, lease, turn, 0)
-    }
-
-    fn push_new(
-        &mut self,
-        target: String,
-        kind: PinKind,
-        origin: PinOrigin,
-        lease: Option<LeaseScope>,
-        turn: u64,
-        references: u32,
-    ) -> Pin {
-        let pin = Pin {
-            id: self.next_id,
+        self.number_and_push(Pin {
+            id: 0,
             target,
             kind,
             origin,
             lease,
             created_turn: turn,
-            references,
-        };
+            references: 0,
+        })
+    }
+
+    /// Gives a new pin the next number and adds it.
+    fn number_and_push(&mut self, mut pin: Pin) -> Pin {
+        pin.id = self.next_id;
         self.next_id += 1;
         self.list.push(pin.clone());
         pin
@@ -351,14 +344,15 @@ impl Pins {
     /// Keeps an automatically retrieved item that was referenced for the next request too: an
     /// ephemeral pin the planner made, counting this turn's reference.
     pub(crate) fn keep_retrieved(&mut self, target: &str, turn: u64) {
-        self.push_new(
-            target.to_string(),
-            PinKind::Ephemeral,
-            PinOrigin::Auto,
-            None,
-            turn,
-            1,
-        );
+        self.number_and_push(Pin {
+            id: 0,
+            target: target.to_string(),
+            kind: PinKind::Ephemeral,
+            origin: PinOrigin::Auto,
+            lease: None,
+            created_turn: turn,
+            references: 1,
+        });
     }
 
     /// Activation after a turn: every score decays by a fifth, each included summary or log

@@ -158,7 +158,7 @@ impl Session {
                 efforts: self.efforts.all().to_vec(),
                 ambient: self.ambient.messages().to_vec(),
                 history: self.history.points().to_vec(),
-                attachments: self.attachments.by_id.values().cloned().collect(),
+                attachments: self.attachments.by_id().values().cloned().collect(),
                 repairs: Vec::new(),
             },
         ))

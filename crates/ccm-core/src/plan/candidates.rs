@@ -493,7 +493,7 @@ pub(super) fn rolling(compaction: PlannedCompaction<'_>, gathered: &mut Gathered
 /// last and only with the item of their message.
 pub(super) fn attachments(input: &PlanInput<'_>, gathered: &mut Gathered) {
     for id in &input.attachments_in_working_set {
-        let stored = &input.attachments.by_id[id];
+        let stored = &input.attachments.by_id()[id];
         let pending = stored.log.is_none();
         let depends_on = match &stored.log {
             None => "pending".to_string(),

@@ -85,7 +85,7 @@ impl Session {
         let total = js_length(text)
             + self
                 .attachments
-                .by_id
+                .by_id()
                 .values()
                 .map(|stored| js_length(&stored.attachment.full_text))
                 .sum::<usize>();
@@ -95,7 +95,7 @@ impl Session {
                 total,
             });
         }
-        let id = format!("att-{}", self.attachments.next_id);
+        let id = self.attachments.next_label();
         let attachment = Attachment::new(
             NewAttachment {
                 id: &id,
@@ -118,10 +118,8 @@ impl Session {
         let chars = super::stored_size::attachment_chars(&stored);
         self.check_room_to_store(|| format!("attachment '{name}'"), chars, true)?;
         self.count_stored(chars);
-        self.attachments.next_id += 1;
-        self.attachments.by_id.insert(id.clone(), stored);
+        self.attachments.add_pending(id.clone(), stored);
         self.saves.dirty_attachments.insert(id.clone());
-        self.attachments.pending.push(id.clone());
         // The user's message just grew: the same check as after any message.
         let at_ms = self.turn_state.as_ref().map_or(0, |t| t.at_ms);
         self.compact(at_ms, true);
@@ -149,7 +147,7 @@ impl Session {
         id: &str,
         mode: AttachmentMode,
     ) -> Result<bool, AttachmentError> {
-        let Some(stored) = self.attachments.by_id.get(id) else {
+        let Some(stored) = self.attachments.by_id().get(id) else {
             return Err(AttachmentError::Unknown { id: id.to_string() });
         };
         let before = stored.attachment.mode;
@@ -158,10 +156,8 @@ impl Session {
         }
         let changed = self
             .attachments
-            .by_id
-            .get_mut(id)
-            .map(|s| s.attachment.set_mode(mode))
-            .unwrap_or(false);
+            .attachment_mut(id)
+            .is_some_and(|attachment| attachment.set_mode(mode));
         if changed {
             self.saves.dirty_attachments.insert(id.to_string());
         }
@@ -180,14 +176,14 @@ impl Session {
         let ids: Vec<String> = ids
             .into_iter()
             .filter(|id| {
-                self.attachments.by_id[id]
+                self.attachments.by_id()[id]
                     .attachment
                     .is_referenced_by(&prepared, min)
             })
             .collect();
         for id in ids {
-            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
-                stored.attachment.record_reference(message);
+            if let Some(attachment) = self.attachments.attachment_mut(&id) {
+                attachment.record_reference(message);
                 self.saves.dirty_attachments.insert(id);
             }
         }
@@ -199,13 +195,13 @@ impl Session {
     pub(crate) fn attachments_in_working_set(&self) -> Vec<String> {
         let mut ids = Vec::new();
         if self.in_turn() {
-            ids.extend(self.attachments.pending.iter().cloned());
+            ids.extend(self.attachments.pending().iter().cloned());
         }
         let window = self.ambient_window();
         if let Some(first) = window.first() {
-            if let Some(by_seq) = self.attachments.by_log.get(&LogRef::Ambient) {
+            if let Some(by_seq) = self.attachments.filed_under(&LogRef::Ambient) {
                 for (_, id) in by_seq.range((first.seq, String::new())..) {
-                    let turn = self.attachments.by_id[id].message_turn;
+                    let turn = self.attachments.by_id()[id].message_turn;
                     if !self
                         .compaction
                         .compacted
@@ -227,11 +223,10 @@ impl Session {
             let effort = self.efforts.at(index);
             if let Some(by_seq) = self
                 .attachments
-                .by_log
-                .get(&LogRef::Effort(effort.id.clone()))
+                .filed_under(&LogRef::Effort(effort.id.clone()))
             {
                 for (_, id) in by_seq {
-                    let turn = self.attachments.by_id[id].message_turn;
+                    let turn = self.attachments.by_id()[id].message_turn;
                     if !self
                         .compaction
                         .compacted
@@ -247,13 +242,8 @@ impl Session {
 
     /// Files the attachments of the stored turn under the log its message went to.
     pub(crate) fn file_pending_attachments(&mut self, log: LogRef) {
-        for id in std::mem::take(&mut self.attachments.pending) {
-            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
-                stored.log = Some(log.clone());
-                self.attachments.index(&id);
-                self.saves.dirty_attachments.insert(id);
-            }
-        }
+        let filed = self.attachments.file_pending(&log);
+        self.saves.dirty_attachments.extend(filed);
     }
 
     /// Forgets compaction marks of items that left the working set for other reasons (the
@@ -338,7 +328,7 @@ impl Session {
                     } => WorkingItem::expanded(&o.id, o.tokens, *summary_tokens, *idle),
                     OwnedKind::Attachment(id) => {
                         let mut item = WorkingItem::attachment(
-                            &self.attachments.by_id[id].attachment,
+                            &self.attachments.by_id()[id].attachment,
                             self.next_seq,
                         );
                         item.id = &o.id;
@@ -750,12 +740,11 @@ impl Session {
                 // attachment goes with it, like the user message it belonged to.
                 None => continue,
             }
-            if self.attachments.by_id.insert(id.clone(), stored).is_some() {
+            if !self.attachments.insert_stored(stored) {
                 return Err(crate::SnapshotError::Inconsistent(format!(
                     "attachment id '{id}' appears twice"
                 )));
             }
-            self.attachments.index(&id);
         }
         Ok(())
     }

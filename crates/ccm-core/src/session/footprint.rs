@@ -88,7 +88,7 @@ impl Session {
         }
         texts += messages_bytes(self.ambient.messages());
         texts += messages_bytes(self.recall.loaded.values());
-        for attached in self.attachments.by_id.values() {
+        for attached in self.attachments.by_id().values() {
             let attachment = &attached.attachment;
             texts += text_bytes(&attachment.id)
                 + text_bytes(&attachment.name)

@@ -480,7 +480,7 @@ impl Session {
             pins: self.pins.all().to_vec(),
             next_pin_id: self.pins.next_id(),
             activation: self.pins.activation().clone(),
-            next_attachment: self.attachments.next_id,
+            next_attachment: self.attachments.next_id(),
             rolling: (*self.compaction.rolling).clone(),
             compacted: (*self.compaction.compacted).clone(),
             compaction_state: self.compaction.policy.state().clone(),
@@ -580,7 +580,7 @@ impl Session {
             &mut *problem,
         )?;
         self.branch = state.branch;
-        self.attachments.next_id = state.next_attachment.max(1);
+        self.attachments.restore_next_id(state.next_attachment);
         *self.compaction.rolling = state.rolling;
         *self.compaction.compacted = state.compacted;
         self.compaction.policy = crate::compaction::CompactionPolicy::with_state(

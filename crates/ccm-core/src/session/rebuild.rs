@@ -118,7 +118,7 @@ impl Session {
 
         let attachments: Vec<_> = self
             .attachments
-            .by_id
+            .by_id()
             .values()
             .filter(|a| a.message_seq < next_seq && a.log.is_some())
             .map(|a| {

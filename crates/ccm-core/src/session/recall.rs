@@ -327,7 +327,7 @@ impl Session {
             }
             Source::Attachment(number) => {
                 self.attachments
-                    .by_id
+                    .by_id()
                     .get(&format!("att-{number}"))
                     .is_some_and(|a| a.attachment.mode == crate::compaction::AttachmentMode::Full)
                     && self
@@ -366,7 +366,7 @@ impl Session {
             Source::Attachment(number) => {
                 let name = self
                     .attachments
-                    .by_id
+                    .by_id()
                     .get(&format!("att-{number}"))
                     .map_or("?", |a| a.attachment.name.as_str());
                 format!("[Recalled from attachment {name} (att-{number}){when}]")
@@ -545,7 +545,7 @@ impl Session {
                 let id = format!("att-{number}");
                 let name = self
                     .attachments
-                    .by_id
+                    .by_id()
                     .get(&id)
                     .map(|a| a.attachment.name.clone())
                     .unwrap_or_default();

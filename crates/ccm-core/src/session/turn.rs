@@ -155,7 +155,7 @@ impl Session {
             ambient_tokens: self.ambient.tokens(),
             next_seq: self.next_seq,
             history_len: self.history.points().len(),
-            next_attachment: self.attachments.next_id,
+            next_attachment: self.attachments.next_id(),
             stored: self.stored,
             ..Undo::default()
         };
@@ -241,15 +241,16 @@ impl Session {
         self.next_seq = undo.next_seq;
         self.history.undo_from(turn, undo.history_len);
         // Attachments of the rewound turn go with it; modes changed in it come back.
-        for id in self.attachments.remove_from(undo.next_seq) {
+        for id in self
+            .attachments
+            .undo_from(undo.next_seq, undo.next_attachment)
+        {
             self.saves.dirty_attachments.remove(&id);
         }
-        self.attachments.pending.clear();
-        self.attachments.next_id = undo.next_attachment;
         self.stored = undo.stored;
         for (id, mode) in undo.attachment_modes {
-            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
-                stored.attachment.set_mode(mode);
+            if let Some(attachment) = self.attachments.attachment_mut(&id) {
+                attachment.set_mode(mode);
             }
         }
         if let Some((policy, rolling, compacted)) = undo.compaction {

@@ -1,9 +1,16 @@
-//! `Session` coordinates what spans several components (a turn, an operation's undo, a save,
-//! a banner); what concerns one component is that component's method (ARCHITECTURE.md,
-//! "Behaviour where the data is"). A `Session` method whose body reaches into one component
-//! and nothing else would be a forwarder: the operation belongs on the component. The only
-//! exception is the read-only accessors, whose whole body is `&self.<component>`: they are how
-//! hosts and views read the parts.
+//! The shape of ccm-core's sources, checked by reading them (ARCHITECTURE.md):
+//!
+//! - **The modules are layered** ("ccm-core's modules are layered"): the types and pure
+//!   functions never name `Session`, so they never import the module that imports them. The
+//!   `impl Session` blocks live under `session/`, and the few modules that sit above the
+//!   session (the document, the store layout, branches, tool dispatch, the crate root) are the
+//!   only others that may name it. A module that did would close a circle through the session
+//!   again.
+//! - **No `Session` method only forwards to one component** ("A session's components are read
+//!   through its accessors"): `Session` coordinates what spans several components (a turn, an
+//!   operation's undo, a save, a banner); what concerns one component is that component's
+//!   method. The only exception is the read-only accessors, whose whole body is
+//!   `&self.<component>`: they are how hosts and views read the parts.
 //!
 //! Reads the sources, so it runs natively only.
 #![cfg(not(target_arch = "wasm32"))]
@@ -11,16 +18,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The fields of `Session` that hold a component.
-const COMPONENTS: [&str; 8] = [
-    "efforts",
-    "ambient",
-    "pins",
-    "attachments",
-    "recall",
-    "compaction",
-    "history",
-    "saves",
+/// Modules that may name `Session`, relative to `src/`.
+const ABOVE_THE_SESSION: [&str; 6] = [
+    "session/",
+    "snapshot.rs",
+    "persistence.rs",
+    "branch.rs",
+    "tools/",
+    "lib.rs",
 ];
 
 fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -33,6 +38,69 @@ fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// Whether `line` names `Session` itself (not `SessionState` or `session`).
+fn names_session(line: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices("Session").any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + "Session".len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+#[test]
+fn modules_below_the_session_never_name_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut offenders = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&src)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if ABOVE_THE_SESSION
+            .iter()
+            .any(|above| relative.starts_with(above))
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("a source file is readable");
+        for (number, line) in text.lines().enumerate() {
+            if !line.trim_start().starts_with("//") && names_session(line) {
+                offenders.push(format!("src/{relative}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(files.len() > 30, "the walk found the sources");
+    assert!(
+        offenders.is_empty(),
+        "modules below the session name it (move the code under session/):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_check_tells_session_from_longer_names() {
+    assert!(names_session("use crate::session::Session;"));
+    assert!(names_session("impl Session {"));
+    assert!(!names_session("pub struct SessionState {"));
+    assert!(!names_session("let session = 1;"));
+}
+
+/// The fields of `Session` that hold a component.
+const COMPONENTS: [&str; 8] = [
+    "efforts",
+    "ambient",
+    "pins",
+    "attachments",
+    "recall",
+    "compaction",
+    "history",
+    "saves",
+];
 
 /// A method of an `impl Session` block: its name, where it starts, and its body's lines.
 struct Method {
