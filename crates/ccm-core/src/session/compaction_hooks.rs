@@ -204,7 +204,7 @@ impl Session {
                     let turn = self.attachments.by_id()[id].message_turn;
                     if !self
                         .compaction
-                        .compacted
+                        .compacted_items()
                         .contains_key(&format!("ambient:{turn}"))
                     {
                         ids.push(id.clone());
@@ -229,7 +229,7 @@ impl Session {
                     let turn = self.attachments.by_id()[id].message_turn;
                     if !self
                         .compaction
-                        .compacted
+                        .compacted_items()
                         .contains_key(&format!("effort:{}@{turn}", effort.id))
                     {
                         ids.push(id.clone());
@@ -258,7 +258,7 @@ impl Session {
             .iter()
             .map(|&i| self.efforts.at(i).id.clone())
             .collect();
-        self.compaction.compacted.retain(|id, _| {
+        self.compaction.forget_moved(|id| {
             if let Some(turn) = id.strip_prefix("ambient:") {
                 let turn: u64 = turn.parse().unwrap_or(0);
                 window_start.is_some_and(|start| turn >= start)
@@ -286,7 +286,7 @@ impl Session {
     /// that a request follows (a message counted in a turn): the request then reads it as
     /// it is. Rendering is most of a plan's cost, so checks that no request follows do not.
     pub(crate) fn compact(&mut self, at_ms: u64, render: bool) -> Option<CompactionEvent> {
-        if !self.compaction.policy.config().enabled {
+        if !self.compaction.policy().config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
@@ -296,13 +296,12 @@ impl Session {
         // the conversation itself out.
         let usage = Usage::new(plan.working_set_tokens(), budget).ok()?;
         if let Some(state) = &mut self.turn_state {
-            state.undo_compaction(
-                &self.compaction.policy,
-                &self.compaction.rolling,
-                &self.compaction.compacted,
-            );
+            state.undo_compaction(&self.compaction);
         }
-        let decision = self.compaction.policy.decide(usage, self.next_seq, at_ms);
+        let decision = self
+            .compaction
+            .policy_mut()
+            .decide(usage, self.next_seq, at_ms);
         let level = decision.level_to_apply()?;
 
         let owned = self.describe_working_set(&plan.included);
@@ -334,7 +333,7 @@ impl Session {
                         item.id = &o.id;
                         item
                     }
-                    OwnedKind::Rolling => match &*self.compaction.rolling {
+                    OwnedKind::Rolling => match self.compaction.rolling_summary() {
                         Some(summary) => WorkingItem::rolling_summary(&o.id, summary),
                         None => WorkingItem::fixed(&o.id, o.tokens),
                     },
@@ -358,7 +357,7 @@ impl Session {
                     .map(|m| m.content.clone())
             })
             .unwrap_or_default();
-        let config = self.compaction.policy.config().clone();
+        let config = self.compaction.policy().config().clone();
         let ambient = owned.iter().filter_map(|item| match &item.kind {
             OwnedKind::Ambient { seqs, .. } => Some((item.id.as_str(), seqs.first)),
             _ => None,
@@ -381,7 +380,7 @@ impl Session {
             window_tokens: budget,
         });
         let Ok(planned) = planned else {
-            self.compaction.policy.record_not_applied(&decision);
+            self.compaction.policy_mut().record_not_applied(&decision);
             return None;
         };
         // Level 3 replaces history with a rolling summary. The engine can upgrade it to a
@@ -409,7 +408,7 @@ impl Session {
             Err(_) => match planned.without_rolling().finish(&decision, None) {
                 Ok(outcome) => outcome,
                 Err(_) => {
-                    self.compaction.policy.record_not_applied(&decision);
+                    self.compaction.policy_mut().record_not_applied(&decision);
                     return None;
                 }
             },
@@ -417,16 +416,16 @@ impl Session {
         let event = match outcome {
             CompactionOutcome::Applied(event) => event,
             CompactionOutcome::NotApplied { .. } => {
-                self.compaction.policy.record_not_applied(&decision);
+                self.compaction.policy_mut().record_not_applied(&decision);
                 return None;
             }
         };
         drop(items);
         if event.rolling_summary.is_some() {
-            self.compaction.rolling_upgrade = upgrade;
+            self.compaction.await_upgrade(upgrade);
         }
         self.apply_compaction(&event, summary);
-        self.compaction.policy.record_applied(&event);
+        self.compaction.policy_mut().record_applied(&event);
         let banner = event.banner();
         self.last_banner = Some(banner.clone());
         if let Some(state) = &mut self.turn_state {
@@ -445,27 +444,14 @@ impl Session {
     /// [`Session::rolling_summary_upgrade`]. Returns whether it was taken: an empty answer, or
     /// one not smaller than the history it stands for, keeps the extractive summary.
     pub fn upgrade_rolling_summary(&mut self, text: &str) -> bool {
-        let Some(upgrade) = self.compaction.rolling_upgrade.as_ref() else {
-            return false;
-        };
-        let Ok(summary) = RollingSummary::from_llm(text, &upgrade.input(), self.counter.as_ref())
-        else {
-            return false;
-        };
-        if u64::from(summary.tokens) >= upgrade.replaced_tokens {
-            return false;
-        }
-        *self.compaction.rolling = Some(summary);
-        self.compaction.rolling_upgrade = None;
-        true
+        self.compaction.upgrade_rolling(text, self.counter.as_ref())
     }
 
     /// Turns on relevance ranking by embeddings for compaction (model name as the endpoint
     /// knows it). Without it, or whenever vectors are missing, the built-in lexical model
     /// (BM25) ranks, so compaction works offline.
     pub fn enable_embeddings(&mut self, model: &str) {
-        self.compaction.embeddings = Some(crate::compaction::EmbeddingCache::new(model));
-        self.compaction.query_vector = None;
+        self.compaction.enable_embeddings(model);
         // Recall ranks with the same model: its ranking fuses the lexical one with cosine
         // similarity wherever vectors are present (`recall_embedding_batch`).
         self.recall.vectors = Some(crate::components::recall::RecallVectors {
@@ -481,7 +467,7 @@ impl Session {
     /// endpoint's request and response are `ccm-provider`'s) and hands the vectors to
     /// [`Session::absorb_embeddings`].
     pub fn embedding_batch(&self, query: &str) -> Option<crate::compaction::EmbeddingBatch> {
-        let cache = self.compaction.embeddings.as_ref()?;
+        let cache = self.compaction.embeddings()?;
         let texts = self.ambient_exchange_texts();
         let candidates: Vec<(u64, &str)> = texts
             .iter()
@@ -502,23 +488,14 @@ impl Session {
         batch: &crate::compaction::EmbeddingBatch,
         vectors: Vec<Vec<f32>>,
     ) -> Result<(), crate::compaction::EmbeddingError> {
-        let cache = self.compaction.embeddings.as_mut().ok_or_else(|| {
-            crate::compaction::EmbeddingError::InvalidConfig(
-                "embeddings are not enabled for this session".to_string(),
-            )
-        })?;
-        let vector = cache.absorb(batch, vectors)?;
-        self.compaction.query_vector = Some((query.to_string(), vector));
         // Vectors of exchanges that left the window are of no further use.
         let keep: std::collections::BTreeSet<u64> = self
             .ambient_exchange_texts()
             .into_iter()
             .map(|(seq, _)| seq)
             .collect();
-        if let Some(cache) = &mut self.compaction.embeddings {
-            cache.retain(|seq| keep.contains(&seq));
-        }
-        Ok(())
+        self.compaction
+            .absorb_embeddings(query, batch, vectors, |seq| keep.contains(&seq))
     }
 
     /// The ambient exchanges of the window: (first sequence number, text as compaction reads
@@ -577,7 +554,7 @@ impl Session {
                     for m in &effort.messages {
                         if !self
                             .compaction
-                            .compacted
+                            .compacted_items()
                             .contains_key(&format!("{}@{}", item.id, m.turn))
                         {
                             turns.entry(m.turn).or_default().push(m);
@@ -704,16 +681,14 @@ impl Session {
                     }
                 }
                 MovedKind::Ambient | MovedKind::EffortTurn => {
-                    self.compaction
-                        .compacted
-                        .insert(moved.id.clone(), moved.reason);
+                    self.compaction.mark_moved(moved.id.clone(), moved.reason);
                 }
                 MovedKind::RollingSummary => {}
             }
         }
         if let Some(summary) = summary {
             if event.rolling_summary.is_some() {
-                *self.compaction.rolling = Some(summary);
+                self.compaction.set_rolling(summary);
             }
         }
     }

@@ -369,11 +369,9 @@ impl Session {
             self.system_hash = crate::plan::fnv_hex(self.system_prompt.as_bytes());
         }
         // The policy keeps its history (cooldown, hysteresis) under the new thresholds.
-        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
-            config.compaction.clone(),
-            self.compaction.policy.state().clone(),
-        )
-        .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
+        self.compaction
+            .reconfigure(config.compaction.clone())
+            .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
         *self.config = config;
         Ok(())
     }
@@ -481,9 +479,9 @@ impl Session {
             next_pin_id: self.pins.next_id(),
             activation: self.pins.activation().clone(),
             next_attachment: self.attachments.next_id(),
-            rolling: (*self.compaction.rolling).clone(),
-            compacted: (*self.compaction.compacted).clone(),
-            compaction_state: self.compaction.policy.state().clone(),
+            rolling: self.compaction.rolling_summary().cloned(),
+            compacted: self.compaction.compacted_items().clone(),
+            compaction_state: self.compaction.policy().state().clone(),
             branch: self.branch.clone(),
         }
     }
@@ -581,13 +579,14 @@ impl Session {
         )?;
         self.branch = state.branch;
         self.attachments.restore_next_id(state.next_attachment);
-        *self.compaction.rolling = state.rolling;
-        *self.compaction.compacted = state.compacted;
-        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
-            self.config.compaction.clone(),
-            state.compaction_state,
-        )
-        .map_err(|e| SnapshotError::Inconsistent(format!("compaction: {e}")))?;
+        self.compaction
+            .restore(
+                state.rolling,
+                state.compacted,
+                self.config.compaction.clone(),
+                state.compaction_state,
+            )
+            .map_err(|e| SnapshotError::Inconsistent(format!("compaction: {e}")))?;
         Ok(())
     }
 }

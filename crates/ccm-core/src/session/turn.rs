@@ -3,7 +3,9 @@
 //! the rewind delta a branch is forked from.
 
 use super::Session;
+use crate::components::compaction::CompactionBefore;
 use crate::components::efforts::{EffortsBefore, Placement};
+use crate::components::Compaction;
 use crate::error::TurnError;
 use crate::metrics::{EffortEvent, TurnMetrics};
 use crate::model::{Effort, EffortStatus, Message, Role};
@@ -55,14 +57,9 @@ impl TurnState {
     }
 
     /// Records the compaction state before its first change in the turn.
-    pub(crate) fn undo_compaction(
-        &mut self,
-        policy: &crate::compaction::CompactionPolicy,
-        rolling: &Option<crate::compaction::RollingSummary>,
-        compacted: &BTreeMap<String, crate::compaction::MoveReason>,
-    ) {
+    pub(crate) fn undo_compaction(&mut self, compaction: &Compaction) {
         if self.undo.compaction.is_none() {
-            self.undo.compaction = Some((policy.clone(), rolling.clone(), compacted.clone()));
+            self.undo.compaction = Some(compaction.before_change());
         }
     }
 }
@@ -87,12 +84,7 @@ pub(crate) struct Undo {
     stored: super::StoredSize,
     /// The recalled excerpts before the turn's first change to them.
     pub(super) recall_focused: Option<Vec<crate::components::recall::Focused>>,
-    #[allow(clippy::type_complexity)]
-    compaction: Option<(
-        crate::compaction::CompactionPolicy,
-        Option<crate::compaction::RollingSummary>,
-        BTreeMap<String, crate::compaction::MoveReason>,
-    )>,
+    compaction: Option<CompactionBefore>,
 }
 
 /// What rewinding one completed turn needs: the state before it, recorded the same lazy way as
@@ -253,10 +245,8 @@ impl Session {
                 attachment.set_mode(mode);
             }
         }
-        if let Some((policy, rolling, compacted)) = undo.compaction {
-            self.compaction.policy = policy;
-            *self.compaction.rolling = rolling;
-            *self.compaction.compacted = compacted;
+        if let Some(before) = undo.compaction {
+            self.compaction.undo(before);
         }
         self.saves.telemetry_saved = self
             .saves
