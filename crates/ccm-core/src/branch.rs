@@ -204,7 +204,7 @@ impl Session {
             parent: Some(self.branch.name.clone()),
             fork_turn: Some(turn),
         };
-        fork.saves.revision = 0;
+        fork.revision = 0;
         fork.saves.dirty_efforts.clear();
         fork.saves.held_positions.clear();
         fork.saves.missing_messages.clear();

@@ -21,6 +21,7 @@
 //! problem in its [`LoadReport`].
 
 use crate::components::saves::Saves;
+use crate::components::{Ambient, History};
 use crate::config::Config;
 use crate::error::{SnapshotError, TurnError};
 use crate::metrics::{DecayStats, TurnMetrics};
@@ -283,18 +284,18 @@ fn effort_record(saves: &Saves, position: u64, effort: &Effort) -> EffortRecord 
 impl Session {
     /// The revision of the last save (0 if never saved).
     pub fn revision(&self) -> u64 {
-        self.saves.revision
+        self.revision
     }
 
     /// The header record of the current state.
     pub fn header(&self) -> SessionHeader {
         SessionHeader::assemble(
             self.state(),
-            self.saves.revision + 1,
+            self.revision + 1,
             RecordCounts {
-                ambient_messages: self.ambient.offset + self.ambient.messages.len() as u64,
-                ambient_tokens: self.ambient.tokens,
-                history_len: self.history.offset + self.history.points.len() as u64,
+                ambient_messages: self.ambient.stored(),
+                ambient_tokens: self.ambient.tokens(),
+                history_len: self.history.stored_points(),
                 // Every position in use, held ones included, so that a backend that reads
                 // positions up to this count keeps reading (and reporting) the held records.
                 effort_count: (self.efforts.len() + self.saves.held_positions.len()) as u64,
@@ -324,12 +325,12 @@ impl Session {
                 },
                 None => StoredMessage {
                     log: LogRef::Ambient,
-                    message: self.ambient.messages[position].clone(),
+                    message: self.ambient.messages()[position].clone(),
                 },
             })
             .collect();
         Ok(WriteBatch {
-            base_revision: self.saves.revision,
+            base_revision: self.revision,
             header: self.header(),
             efforts: self
                 .saves
@@ -344,13 +345,13 @@ impl Session {
                 })
                 .collect(),
             messages,
-            metrics: self.history.points[self.saves.history_saved..].to_vec(),
-            telemetry: self.history.telemetry[self.saves.telemetry_saved..].to_vec(),
+            metrics: self.history.points()[self.saves.history_saved..].to_vec(),
+            telemetry: self.history.telemetry()[self.saves.telemetry_saved..].to_vec(),
             attachments: self
                 .saves
                 .dirty_attachments
                 .iter()
-                .filter_map(|id| self.attachments.by_id.get(id))
+                .filter_map(|id| self.attachments.by_id().get(id))
                 .filter(|a| a.log.is_some())
                 .cloned()
                 .collect(),
@@ -372,7 +373,7 @@ impl Session {
         self.ensure_fully_loaded()?;
         let mut messages: Vec<StoredMessage> = self
             .ambient
-            .messages
+            .messages()
             .iter()
             .map(|m| StoredMessage {
                 log: LogRef::Ambient,
@@ -387,7 +388,7 @@ impl Session {
         }
         messages.sort_by_key(|m| m.message.seq);
         Ok(WriteBatch {
-            base_revision: self.saves.revision,
+            base_revision: self.revision,
             header: self.header(),
             efforts: self
                 .efforts
@@ -397,9 +398,9 @@ impl Session {
                 .map(|(i, e)| effort_record(&self.saves, self.saves.effort_position(i), e))
                 .collect(),
             messages,
-            metrics: self.history.points.clone(),
-            telemetry: self.history.telemetry.clone(),
-            attachments: self.attachments.by_id.values().cloned().collect(),
+            metrics: self.history.points().to_vec(),
+            telemetry: self.history.telemetry().to_vec(),
+            attachments: self.attachments.by_id().values().cloned().collect(),
         })
     }
 
@@ -409,13 +410,13 @@ impl Session {
     /// [`SnapshotError::Inconsistent`] when the batch is not the session's pending one (its
     /// revision does not follow the session's).
     pub fn mark_saved(&mut self, batch: &WriteBatch) -> Result<(), SnapshotError> {
-        if batch.base_revision != self.saves.revision {
+        if batch.base_revision != self.revision {
             return Err(SnapshotError::Inconsistent(format!(
                 "batch builds on revision {} but the session is at revision {}",
-                batch.base_revision, self.saves.revision
+                batch.base_revision, self.revision
             )));
         }
-        self.saves.revision = batch.header.revision;
+        self.revision = batch.header.revision;
         // Only what the batch held is saved: a change made while the batch was being written
         // (another turn, a changed effort record) stays pending for the next save.
         let written: BTreeMap<u64, &EffortRecord> =
@@ -439,7 +440,7 @@ impl Session {
         }
         let saved_seqs: BTreeSet<u64> = batch.messages.iter().map(|m| m.message.seq).collect();
         let efforts = self.efforts.all();
-        let ambient = &self.ambient.messages;
+        let ambient = self.ambient.messages();
         self.saves.unsaved_messages.retain(|&(log, position)| {
             let seq = match log {
                 Some(index) => efforts[index].messages[position].seq,
@@ -452,14 +453,14 @@ impl Session {
         let amended = batch
             .metrics
             .last()
-            .is_some_and(|written| self.history.points.get(history_saved - 1) != Some(written));
+            .is_some_and(|written| self.history.points().get(history_saved - 1) != Some(written));
         self.saves.history_saved =
-            (history_saved - usize::from(amended)).min(self.history.points.len());
-        self.saves.telemetry_saved =
-            (self.saves.telemetry_saved + batch.telemetry.len()).min(self.history.telemetry.len());
+            (history_saved - usize::from(amended)).min(self.history.points().len());
+        self.saves.telemetry_saved = (self.saves.telemetry_saved + batch.telemetry.len())
+            .min(self.history.telemetry().len());
         for attachment in &batch.attachments {
             let id = &attachment.attachment.id;
-            if self.attachments.by_id.get(id) == Some(attachment) {
+            if self.attachments.by_id().get(id) == Some(attachment) {
                 self.saves.dirty_attachments.remove(id);
             }
         }
@@ -468,8 +469,8 @@ impl Session {
 
     /// Whether every raw log and every stored message and metrics point is in memory.
     pub fn is_fully_loaded(&self) -> bool {
-        self.ambient.offset == 0
-            && self.history.offset == 0
+        self.ambient.offset() == 0
+            && self.history.offset() == 0
             && self.efforts.all().iter().all(|e| e.log == LogState::Loaded)
     }
 
@@ -486,7 +487,7 @@ impl Session {
             .collect();
         Err(SnapshotError::Inconsistent(format!(
             "the session is only partly loaded ({} older ambient messages, {} older metrics points, raw logs of {:?} not in memory); export it from its store, which reads every record",
-            self.ambient.offset, self.history.offset, missing
+            self.ambient.offset(), self.history.offset(), missing
         )))
     }
 
@@ -614,9 +615,7 @@ impl Session {
                 .problems
                 .push("the ambient messages read were out of order or malformed".to_string());
         }
-        session.ambient.offset = counts.ambient_messages.saturating_sub(ambient.len() as u64);
-        session.ambient.messages = ambient;
-        session.ambient.tokens = counts.ambient_tokens;
+        *session.ambient = Ambient::tail(ambient, counts.ambient_messages, counts.ambient_tokens);
         if let Some(sizes) = &log_sizes {
             report_missing_messages(
                 &session,
@@ -625,12 +624,9 @@ impl Session {
                 &mut report.problems,
             );
         }
-        session.history.offset = counts
-            .history_len
-            .saturating_sub(records.history_tail.len() as u64);
-        session.history.points = records.history_tail;
-        session.saves.history_saved = session.history.points.len();
-        session.saves.revision = revision;
+        session.history = History::tail(records.history_tail, counts.history_len);
+        session.saves.history_saved = session.history.points().len();
+        session.revision = revision;
         // A store's load repairs and reports: every problem is noted and the session opens.
         let problems = &mut report.problems;
         if let Err(error) = session.install_state(state, &mut |message| {
@@ -1194,8 +1190,8 @@ fn report_missing_messages(
         let missing = ambient_messages - ambient;
         // Sequence numbers are shared by every log, so a gap among the ambient messages read
         // does not locate the missing ones; the export, which reads every record, does.
-        let place = match session.ambient.messages.first() {
-            Some(first) if (session.ambient.messages.len() as u64) < ambient => format!(
+        let place = match session.ambient.messages().first() {
+            Some(first) if (session.ambient.messages().len() as u64) < ambient => format!(
                 " (the newest ambient messages, from turn {} on, were read)",
                 first.turn
             ),

@@ -5,6 +5,7 @@
 //! format or version, or inconsistent with the session model is refused with a precise error
 //! and nothing is half-imported.
 
+use crate::components::{Ambient, History};
 use crate::config::Config;
 use crate::error::SnapshotError;
 use crate::metrics::{DecayStats, TurnMetrics};
@@ -155,9 +156,9 @@ impl Session {
             self.state(),
             DocumentRecords {
                 efforts: self.efforts.all().to_vec(),
-                ambient: self.ambient.messages.clone(),
-                history: self.history.points.clone(),
-                attachments: self.attachments.by_id.values().cloned().collect(),
+                ambient: self.ambient.messages().to_vec(),
+                history: self.history.points().to_vec(),
+                attachments: self.attachments.by_id().values().cloned().collect(),
                 repairs: Vec::new(),
             },
         ))
@@ -383,10 +384,9 @@ impl Session {
                 m.tokens = counter.count(&m.content);
             }
         }
-        session.ambient.tokens = ambient.iter().map(|m| u64::from(m.tokens)).sum();
-        session.ambient.messages = ambient;
+        *session.ambient = Ambient::whole(ambient);
         session.efforts.set_all(efforts);
-        session.history.points = records.history;
+        session.history = History::whole(records.history);
         // A document is refused at its first problem: nothing is half-imported.
         session.install_state(state, &mut |message| {
             Err(SnapshotError::Inconsistent(message))

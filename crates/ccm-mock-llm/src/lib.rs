@@ -158,6 +158,7 @@ mod reply;
 mod routes;
 mod script;
 mod server;
+mod shared;
 
 pub use embeddings::{cosine_similarity, embed, DEFAULT_DIMENSIONS, MAX_DIMENSIONS};
 pub use inspect::estimate_prompt_tokens;

@@ -14,7 +14,7 @@ use crate::inspect::{chat_facts, ChatFacts, Protocol};
 use crate::record::{RecordedRequest, RequestKind};
 use crate::reply::{cut_in_half, PlannedReply, RenderContext, SseEvent, PLACEHOLDER};
 use crate::script::{script_from_value, Fault, HugeField, ScriptedReply, ToolArguments};
-use crate::server::{Shared, DEFAULT_MODEL};
+use crate::shared::{Shared, DEFAULT_MODEL};
 use crate::{anthropic, embeddings, openai};
 
 /// The request headers a browser may send cross-origin; preflights allow these and any

@@ -15,15 +15,8 @@
 //! [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*C?|\p{N}{1,3}|
 //! ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+` with `C = (?i:'s|'t|'re|'ve|'m|'ll|'d)`.
 
-use crate::unicode::{class_of, Class};
+use crate::unicode::{class_of, folds_to, Class};
 use crate::Encoding;
-
-/// Whether `c` matches `letter` case-insensitively under Unicode simple case folding, for the
-/// letters of the contraction suffixes. Only `s` has a fold outside ASCII (U+017F LONG S).
-#[inline]
-pub(crate) fn folds_to(c: char, letter: char) -> bool {
-    c == letter || c == letter.to_ascii_uppercase() || (letter == 's' && c == '\u{17F}')
-}
 
 /// A cursor over a text's characters that knows each one's class.
 struct Text<'a> {

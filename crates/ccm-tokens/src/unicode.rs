@@ -8,6 +8,13 @@
 
 use crate::unicode_data::RUNS;
 
+/// Whether `c` matches `letter` case-insensitively under Unicode simple case folding, for the
+/// letters of the contraction suffixes. Only `s` has a fold outside ASCII (U+017F LONG S).
+#[inline]
+pub(crate) fn folds_to(c: char, letter: char) -> bool {
+    c == letter || c == letter.to_ascii_uppercase() || (letter == 's' && c == '\u{17F}')
+}
+
 /// The class of a code point, as far as the split patterns can tell code points apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -246,7 +253,7 @@ mod tests {
                 .flat_map(|(start, end)| (start..=end).filter_map(char::from_u32))
                 .collect();
             let ours: Vec<char> = ('\0'..=char::MAX)
-                .filter(|&c| crate::scanner::folds_to(c, letter))
+                .filter(|&c| folds_to(c, letter))
                 .collect();
             assert_eq!(ours, folded, "case folding of '{letter}'");
         }

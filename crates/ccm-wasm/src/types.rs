@@ -14,9 +14,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// The declarations up to the members of the `Provider` union.
+/// The declarations up to the entries of `ToolResults`.
 #[allow(dead_code)] // Read by the custom section only; see `joined`.
-const DECLARATIONS_BEFORE_PROVIDERS: &str = r#"
+const DECLARATIONS_BEFORE_TOOL_RESULTS: &str = r#"
 /** Where an effort is. */
 export type EffortState = "active" | "open" | "expanded" | "concluded" | "evicted";
 
@@ -148,18 +148,11 @@ export interface RecalledForModel {
 }
 
 /** The report each effort tool gives the model when it succeeds. */
-export interface ToolResults {
-    open_effort: Opened;
-    close_effort: Concluded;
-    switch_effort: Switched;
-    reopen_effort: Reopened;
-    expand_effort: Expanded;
-    collapse_effort: Collapsed;
-    effort_status: StatusReport;
-    search_efforts: SearchResultsForModel;
-    recall: RecalledForModel;
-    pin_context: Pin;
-    unpin_context: Pin;
+export interface ToolResults {"#;
+
+/// The declarations from the end of `ToolResults` up to the members of the `Provider` union.
+#[allow(dead_code)] // Read by the custom section only; see `joined`.
+const DECLARATIONS_BEFORE_PROVIDERS: &str = r#"
 }
 /** The names of the effort tools. */
 export type ToolName = keyof ToolResults;
@@ -480,17 +473,31 @@ export interface SessionDocument { format: "ccm-session"; version: number; [fiel
 "#;
 
 /// The declarations joined when this crate is compiled: a custom section must be a constant,
-/// and the provider names are ccm-provider's constant.
+/// the tool names and result types are the core's tool table and the provider names are
+/// ccm-provider's constant, so both lists are written from their sources and cannot drift.
 pub(crate) mod joined {
     // The custom section is their only reader: a native build leaves it out, and in a wasm
     // build wasm-bindgen reads them from an unnamed static the dead-code lint does not follow.
     #![allow(dead_code)]
 
-    use super::{DECLARATIONS_AFTER_PROVIDERS, DECLARATIONS_BEFORE_PROVIDERS};
+    use super::{
+        DECLARATIONS_AFTER_PROVIDERS, DECLARATIONS_BEFORE_PROVIDERS,
+        DECLARATIONS_BEFORE_TOOL_RESULTS,
+    };
+    use ccm_core::tools::{Tool, BUILTIN};
+
+    /// One entry of `ToolResults`, around a tool's name and its result type.
+    const ENTRY_START: &str = "\n    ";
+    const ENTRY_MIDDLE: &str = ": ";
+    const ENTRY_END: &str = ";";
 
     /// One member of the `Provider` union, around a provider's name.
     const MEMBER_START: &str = "\n    | \"";
     const MEMBER_END: &str = "\"";
+
+    /// The tools whose results `ToolResults` types: the core's table, so that a tool added
+    /// there is typed here without an edit.
+    const TOOLS: &[Tool] = BUILTIN;
 
     /// The provider names the `Provider` union lists: ccm-provider's, so that a preset or a
     /// protocol added there is typed here without an edit.
@@ -508,16 +515,28 @@ pub(crate) mod joined {
         bytes
     };
 
-    /// Every declaration of this file, the `Provider` union's members included.
+    /// Every declaration of this file, the entries of `ToolResults` and the members of the
+    /// `Provider` union included.
     pub(crate) const RESULT_TYPES: &str = match std::str::from_utf8(&RESULT_TYPES_BYTES) {
         Ok(text) => text,
         Err(_) => panic!("the declarations are UTF-8, as their pieces are"),
     };
 
     /// Writes the declarations into `out` (nothing when it is empty, to measure them) and returns
-    /// their length: the text before the union, one member per provider name, the text after.
+    /// their length: the text before `ToolResults`' entries, one entry per tool, the text before
+    /// the union, one member per provider name, the text after.
     const fn write_result_types(out: &mut [u8]) -> usize {
-        let mut at = write_piece(out, 0, DECLARATIONS_BEFORE_PROVIDERS);
+        let mut at = write_piece(out, 0, DECLARATIONS_BEFORE_TOOL_RESULTS);
+        let mut tool = 0;
+        while tool < TOOLS.len() {
+            at = write_piece(out, at, ENTRY_START);
+            at = write_piece(out, at, TOOLS[tool].name);
+            at = write_piece(out, at, ENTRY_MIDDLE);
+            at = write_piece(out, at, TOOLS[tool].result_type);
+            at = write_piece(out, at, ENTRY_END);
+            tool += 1;
+        }
+        at = write_piece(out, at, DECLARATIONS_BEFORE_PROVIDERS);
         let mut name = 0;
         while name < PROVIDER_NAMES.len() {
             at = write_piece(out, at, MEMBER_START);
@@ -625,11 +644,10 @@ pub(crate) fn to_js<S: Serialize + ?Sized, T: JsCast>(value: &S) -> Result<T, Fa
         .map_err(|e| Failure::new(Code::Argument, format!("could not convert a result: {e}")))
 }
 
-/// The tool results' TypeScript types are checked against the core's tool table rather than
-/// generated from it: the result types are hand-written interfaces (the core's structs have no
-/// TypeScript derive, since the core has no wasm dependency), and a custom section must be one
-/// constant string, which the table could only fill through a build script compiling the domain
-/// a second time. The check fails whenever the two disagree, so neither can change alone.
+/// `ToolResults` is written from the core's tool table (see `joined`); these tests check that
+/// the written interface reads back as the table, and that every result type it names is one
+/// this file declares, so a tool whose result type is missing or misspelt fails here rather than
+/// in a consumer's type check.
 #[cfg(test)]
 mod tests {
     use ccm_core::tools::BUILTIN;
@@ -645,7 +663,9 @@ mod tests {
             .find("export interface ToolResults {")
             .expect("the declarations have a ToolResults interface");
         let body = &result_types_ts()[start..];
-        let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+        // The interface ends at the first `}` that opens a line: an inline object type closes
+        // on its own entry's line.
+        let body = &body[body.find('{').unwrap() + 1..body.find("\n}").unwrap()];
         body.lines()
             .map(str::trim)
             .filter(|line| !line.is_empty())
@@ -668,13 +688,17 @@ mod tests {
             .collect();
         assert_eq!(
             declared, table,
-            "ToolResults in RESULT_TYPES_TS and the tool table (ccm_core::tools::BUILTIN) disagree"
+            "ToolResults as written and the tool table (ccm_core::tools::BUILTIN) disagree"
         );
         let declarations = result_types_ts();
-        for tool in &BUILTIN {
+        for tool in BUILTIN {
             let ty = tool.result_type;
+            // An inline object type needs no declaration of its own: `tsc --strict` in the
+            // package test checks it where it stands.
+            let inline = ty.starts_with('{') && ty.ends_with('}');
             assert!(
-                declarations.contains(&format!("export interface {ty} "))
+                inline
+                    || declarations.contains(&format!("export interface {ty} "))
                     || declarations.contains(&format!("export type {ty} ")),
                 "{}'s result type {ty} is not declared in RESULT_TYPES_TS",
                 tool.name

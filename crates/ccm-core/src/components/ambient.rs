@@ -8,14 +8,35 @@ use crate::model::Message;
 #[derive(Debug, Clone, Default)]
 pub struct Ambient {
     /// The loaded messages, oldest first.
-    pub(crate) messages: Vec<Message>,
+    messages: Vec<Message>,
     /// Tokens of every stored ambient message, loaded or not.
-    pub(crate) tokens: u64,
+    tokens: u64,
     /// How many older messages are stored but not loaded.
-    pub(crate) offset: u64,
+    offset: u64,
 }
 
 impl Ambient {
+    /// The whole ambient log (an imported document has all of it); its tokens are counted
+    /// from the messages.
+    pub(crate) fn whole(messages: Vec<Message>) -> Ambient {
+        let tokens = messages.iter().map(|m| u64::from(m.tokens)).sum();
+        Ambient {
+            messages,
+            tokens,
+            offset: 0,
+        }
+    }
+
+    /// The tail of a stored ambient log: `messages` are the newest of `stored` messages, which
+    /// hold `tokens` tokens in all.
+    pub(crate) fn tail(messages: Vec<Message>, stored: u64, tokens: u64) -> Ambient {
+        Ambient {
+            offset: stored.saturating_sub(messages.len() as u64),
+            messages,
+            tokens,
+        }
+    }
+
     /// The loaded ambient log (messages exchanged while no effort was active). A session
     /// created in memory or imported from a document has all of it; one opened from a store
     /// has the tail its working set needs ([`Ambient::offset`] older ones are stored).
@@ -26,6 +47,25 @@ impl Ambient {
     /// How many older ambient messages are stored but not loaded.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Tokens of every stored ambient message, loaded or not.
+    pub(crate) fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    /// Every stored ambient message, loaded or not.
+    pub(crate) fn stored(&self) -> u64 {
+        self.offset + self.messages.len() as u64
+    }
+
+    /// Takes back the messages of `turn` and later (they sit at the end of the log) and sets
+    /// the token total to what it was before `turn`: undoing a turn.
+    pub(crate) fn undo_from(&mut self, turn: u64, tokens_before: u64) {
+        while self.messages.last().is_some_and(|m| m.turn >= turn) {
+            self.messages.pop();
+        }
+        self.tokens = tokens_before;
     }
 
     /// Where the ambient window starts in the loaded messages: `(by count, by count and

@@ -1,7 +1,7 @@
 //! The attachments of a session: every attachment by id, and an index of them by log, so the
 //! planner reads only the working set's.
 
-use crate::compaction::SessionAttachment;
+use crate::compaction::{Attachment, SessionAttachment};
 use crate::model::LogRef;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone)]
 pub struct Attachments {
     /// Every attachment, by id.
-    pub(crate) by_id: BTreeMap<String, SessionAttachment>,
+    by_id: BTreeMap<String, SessionAttachment>,
     /// Attachment ids per log, by the sequence number of their message.
-    pub(crate) by_log: BTreeMap<LogRef, BTreeSet<(u64, String)>>,
+    by_log: BTreeMap<LogRef, BTreeSet<(u64, String)>>,
     /// Attachments of the turn in progress (filed under a log when the turn is stored).
-    pub(crate) pending: Vec<String>,
+    pending: Vec<String>,
     /// The number of the next attachment (`att-<n>`).
-    pub(crate) next_id: u64,
+    next_id: u64,
 }
 
 impl Default for Attachments {
@@ -36,8 +36,81 @@ impl Attachments {
         &self.by_id
     }
 
+    /// The number the next attachment gets.
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id
+    }
+
+    /// Sets the number the next attachment gets (a stored session's counter; never below 1).
+    pub(crate) fn restore_next_id(&mut self, next_id: u64) {
+        self.next_id = next_id.max(1);
+    }
+
+    /// The id the next attachment gets.
+    pub(crate) fn next_label(&self) -> String {
+        format!("att-{}", self.next_id)
+    }
+
+    /// The attachments of the turn in progress.
+    pub(crate) fn pending(&self) -> &[String] {
+        &self.pending
+    }
+
+    /// The ids filed under `log`, by the sequence number of their message.
+    pub(crate) fn filed_under(&self, log: &LogRef) -> Option<&BTreeSet<(u64, String)>> {
+        self.by_log.get(log)
+    }
+
+    /// The attachment with `id`, to change its content (its mode, its references); where it
+    /// is filed stays the component's.
+    pub(crate) fn attachment_mut(&mut self, id: &str) -> Option<&mut Attachment> {
+        self.by_id.get_mut(id).map(|stored| &mut stored.attachment)
+    }
+
+    /// Adds an attachment to the turn in progress under the id [`Attachments::next_label`]
+    /// gave; it is filed under a log when the turn is stored.
+    pub(crate) fn add_pending(&mut self, id: String, stored: SessionAttachment) {
+        self.next_id += 1;
+        self.by_id.insert(id.clone(), stored);
+        self.pending.push(id);
+    }
+
+    /// Files the turn's attachments under the log its message went to; returns their ids.
+    pub(crate) fn file_pending(&mut self, log: &LogRef) -> Vec<String> {
+        let mut filed = Vec::new();
+        for id in std::mem::take(&mut self.pending) {
+            if let Some(stored) = self.by_id.get_mut(&id) {
+                stored.log = Some(log.clone());
+                self.index(&id);
+                filed.push(id);
+            }
+        }
+        filed
+    }
+
+    /// Takes in a stored attachment, filed under its log. Refused (`false`, nothing changed)
+    /// when its id is taken.
+    pub(crate) fn insert_stored(&mut self, stored: SessionAttachment) -> bool {
+        let id = stored.attachment.id.clone();
+        if self.by_id.contains_key(&id) {
+            return false;
+        }
+        self.by_id.insert(id.clone(), stored);
+        self.index(&id);
+        true
+    }
+
+    /// Undoing a turn: the attachments of messages from `first_seq` on go, nothing is pending,
+    /// and the numbering returns to `next_id`. Returns the ids that went.
+    pub(crate) fn undo_from(&mut self, first_seq: u64, next_id: u64) -> Vec<String> {
+        let removed = self.remove_from(first_seq);
+        self.pending.clear();
+        self.next_id = next_id;
+        removed
+    }
+
     /// Files an attachment under its log (it must have one).
-    pub(crate) fn index(&mut self, id: &str) {
+    fn index(&mut self, id: &str) {
         if let Some(stored) = self.by_id.get(id) {
             if let Some(log) = &stored.log {
                 self.by_log
@@ -50,7 +123,7 @@ impl Attachments {
 
     /// Removes every attachment of messages from `first_seq` on (a rewound turn's), returning
     /// their ids.
-    pub(crate) fn remove_from(&mut self, first_seq: u64) -> Vec<String> {
+    fn remove_from(&mut self, first_seq: u64) -> Vec<String> {
         let removed: Vec<String> = self
             .by_id
             .iter()

@@ -9,15 +9,14 @@ pub mod attachments;
 pub mod compaction;
 pub mod efforts;
 pub mod history;
-pub mod pins;
 pub mod recall;
 pub mod saves;
 pub(crate) mod versioned;
 
+pub use crate::pins::Pins;
 pub use ambient::Ambient;
 pub use attachments::Attachments;
 pub use compaction::Compaction;
 pub use efforts::{Efforts, Expansion};
 pub use history::History;
-pub use pins::Pins;
 pub use recall::{IndexRequest, Recall, INDEX_CHUNK};

@@ -401,7 +401,7 @@ impl<'a> TextSources<'a> {
     /// or it was read back for recall).
     pub(crate) fn message(&self, source: Source, seq: u64) -> Option<&'a Message> {
         let in_log = match source {
-            Source::Ambient => find(&self.ambient.messages, seq),
+            Source::Ambient => find(self.ambient.messages(), seq),
             Source::Effort(index) => self
                 .efforts
                 .all()
@@ -416,7 +416,7 @@ impl<'a> TextSources<'a> {
     /// The text of a document by its key, if it is in memory.
     pub(crate) fn text(&self, source: Source, (seq, part): (u64, u32)) -> Option<StoredText<'a>> {
         if let Source::Attachment(number) = source {
-            let stored = self.attachments.by_id.get(&format!("att-{number}"))?;
+            let stored = self.attachments.by_id().get(&format!("att-{number}"))?;
             let text = &stored.attachment.full_text;
             let first = self.attachments.first_part(number)?;
             let passage = usize::try_from(part.checked_sub(first)?).ok()?;

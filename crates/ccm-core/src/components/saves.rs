@@ -1,4 +1,4 @@
-//! What the next save must write: the revision, and everything changed since the last save.
+//! What the next save must write: everything changed since the last save.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -6,8 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 /// a stored batch held, so a failed write can be retried.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Saves {
-    /// Write batches confirmed so far; a store refuses a batch built on another revision.
-    pub(crate) revision: u64,
     /// Effort records changed since the last save.
     pub(crate) dirty_efforts: BTreeSet<usize>,
     /// Messages stored since the last save: (effort index or `None` for ambient, position in

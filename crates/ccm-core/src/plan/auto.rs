@@ -53,7 +53,7 @@ pub(crate) fn hits(efforts: &Efforts, config: &Config, query: &str) -> Vec<AutoH
 pub(crate) fn logs_needed(input: &PlanInput<'_>) -> Vec<String> {
     let efforts = input.efforts;
     let mut needed: BTreeSet<String> = BTreeSet::new();
-    for pin in &input.pins.list {
+    for pin in input.pins.all() {
         if let Some(id) = pin.target.strip_prefix("effort:") {
             if efforts.get(id).is_some_and(|e| e.log != LogState::Loaded) {
                 needed.insert(id.to_string());

@@ -247,7 +247,7 @@ pub(super) fn summaries(
 pub(super) fn ambient_window(input: &PlanInput<'_>, gathered: &mut Gathered) {
     let ambient = input.ambient;
     let (_, window_start) = input.ambient_bounds();
-    let window = &ambient.messages[window_start..];
+    let window = &ambient.messages()[window_start..];
     let mut exchanges: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for (offset, m) in window.iter().enumerate() {
         exchanges
@@ -259,7 +259,7 @@ pub(super) fn ambient_window(input: &PlanInput<'_>, gathered: &mut Gathered) {
         let id = format!("ambient:{exchange_turn}");
         let tokens = positions
             .iter()
-            .map(|&p| u64::from(ambient.messages[p].tokens))
+            .map(|&p| u64::from(ambient.messages()[p].tokens))
             .sum();
         if let Some(reason) = input.compaction.compacted.get(&id) {
             gathered.exclude(id, Section::Ambient, tokens, 1, compacted_reason(*reason));
@@ -269,7 +269,7 @@ pub(super) fn ambient_window(input: &PlanInput<'_>, gathered: &mut Gathered) {
             activation: input.pins.activation_of(&id),
             rank: (0, exchange_turn),
             tokens,
-            render: (2, ambient.messages[positions[0]].seq, 0),
+            render: (2, ambient.messages()[positions[0]].seq, 0),
             id,
             section: Section::Ambient,
             part: Part::Ambient(positions),
@@ -411,10 +411,10 @@ pub(super) fn stored_ambient(input: &PlanInput<'_>, gathered: &mut Gathered) {
     let (count_start, window_start) = input.ambient_bounds();
     let mut position = count_start;
     while position < window_start {
-        let turn_of = ambient.messages[position].turn;
+        let turn_of = ambient.messages()[position].turn;
         let mut tokens = 0u64;
-        while position < window_start && ambient.messages[position].turn == turn_of {
-            tokens += u64::from(ambient.messages[position].tokens);
+        while position < window_start && ambient.messages()[position].turn == turn_of {
+            tokens += u64::from(ambient.messages()[position].tokens);
             position += 1;
         }
         gathered.exclude(
@@ -427,20 +427,20 @@ pub(super) fn stored_ambient(input: &PlanInput<'_>, gathered: &mut Gathered) {
     }
     // Older ambient messages of a session opened from a store are stored but not loaded;
     // they are outside the window all the same.
-    let outside = ambient.offset + count_start as u64;
+    let outside = ambient.offset() + count_start as u64;
     if outside > 0 {
-        let counted_tokens: u64 = ambient.messages[count_start..]
+        let counted_tokens: u64 = ambient.messages()[count_start..]
             .iter()
             .map(|m| u64::from(m.tokens))
             .sum();
         let first_turn = ambient
-            .messages
+            .messages()
             .get(count_start)
             .map_or(input.turn + 1, |m| m.turn);
         gathered.exclude(
             format!("ambient:before:{first_turn}"),
             Section::Ambient,
-            ambient.tokens - counted_tokens,
+            ambient.tokens() - counted_tokens,
             outside,
             ExclusionReason::OutsideAmbientWindow,
         );
@@ -493,7 +493,7 @@ pub(super) fn rolling(compaction: PlannedCompaction<'_>, gathered: &mut Gathered
 /// last and only with the item of their message.
 pub(super) fn attachments(input: &PlanInput<'_>, gathered: &mut Gathered) {
     for id in &input.attachments_in_working_set {
-        let stored = &input.attachments.by_id[id];
+        let stored = &input.attachments.by_id()[id];
         let pending = stored.log.is_none();
         let depends_on = match &stored.log {
             None => "pending".to_string(),

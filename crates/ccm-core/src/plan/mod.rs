@@ -33,13 +33,12 @@ use crate::components::ambient::Ambient;
 use crate::components::attachments::Attachments;
 use crate::components::compaction::PlannedCompaction;
 use crate::components::efforts::Efforts;
-use crate::components::pins::Pins;
 use crate::components::recall::Recall;
 use crate::components::versioned::Versioned;
 use crate::config::{Config, ContextMode};
 use crate::model::ContextMessage;
 use crate::model::LogRef;
-use crate::pins::PinKind;
+use crate::pins::{PinKind, Pins};
 use serde::{Deserialize, Serialize};
 
 mod auto;
@@ -603,7 +602,7 @@ impl PlanInput<'_> {
 
     /// Every stored token: what a context with the whole history would hold.
     fn naive_tokens(&self) -> u64 {
-        u64::from(self.system.tokens) + self.ambient.tokens + self.efforts.placement.raw_total
+        u64::from(self.system.tokens) + self.ambient.tokens() + self.efforts.placement.raw_total
     }
 }
 

@@ -10,7 +10,7 @@ use crate::pins::{LeaseScope, PinKind};
 
 /// Pins raise their targets' tier, or bring targets that are not in the working set.
 pub(super) fn apply(input: &PlanInput<'_>, gathered: &mut Gathered) {
-    for pin in &input.pins.list {
+    for pin in input.pins.all() {
         let (tier, ttl, leased) = match (&pin.kind, &pin.lease) {
             (PinKind::Sticky, _) => (TIER_STICKY, TtlState::Permanent, false),
             (PinKind::Leased, Some(LeaseScope::Turns { remaining })) => {
@@ -52,7 +52,7 @@ pub(super) fn apply(input: &PlanInput<'_>, gathered: &mut Gathered) {
             gathered.candidates.push(candidate);
         }
     }
-    for expired in &input.pins.expired {
+    for expired in input.pins.expired() {
         gathered.excluded.push(ExcludedItem {
             id: format!("pin:{}", expired.id),
             section: section_of_target(&expired.target),
@@ -141,7 +141,7 @@ fn pinned_candidate(
         }
         "ambient" => {
             let exchange_turn: u64 = rest.parse().ok()?;
-            let messages = &input.ambient.messages;
+            let messages = input.ambient.messages();
             let positions: Vec<usize> = messages
                 .iter()
                 .enumerate()

@@ -35,7 +35,7 @@ pub(super) fn render(
             }
         }
         Part::Ambient(positions) => {
-            let stored = &input.ambient.messages;
+            let stored = input.ambient.messages();
             for &p in positions {
                 messages.push(message(stored[p].role, &stored[p].content));
             }
@@ -63,7 +63,7 @@ pub(super) fn render(
             }
         }
         Part::Attachment(id) => {
-            if let Some(stored) = input.attachments.by_id.get(id) {
+            if let Some(stored) = input.attachments.by_id().get(id) {
                 messages.push(message(Role::User, &stored.attachment.context_text()));
                 recipe.push(RecipePart::Attachment {
                     id: id.clone(),
@@ -172,7 +172,7 @@ pub(crate) fn replay(
             RecipePart::Pending { text } => messages.push(message(Role::User, text)),
             RecipePart::Attachment { id, mode } => {
                 let stored = attachments
-                    .by_id
+                    .by_id()
                     .get(id)
                     .ok_or_else(|| format!("attachment '{id}' is not stored"))?;
                 messages.push(message(
@@ -190,7 +190,7 @@ pub(crate) fn replay(
                 messages.push(message(Role::System, header));
                 if let Some(id) = attachment {
                     let stored = attachments
-                        .by_id
+                        .by_id()
                         .get(id)
                         .ok_or_else(|| format!("attachment '{id}' is not stored"))?;
                     let text = &stored.attachment.full_text;
@@ -228,7 +228,7 @@ fn replay_messages(
     messages: &mut Vec<ContextMessage>,
 ) -> Result<(), String> {
     let stored: &[Message] = match log {
-        LogRef::Ambient => &ambient.messages,
+        LogRef::Ambient => ambient.messages(),
         LogRef::Effort(id) => {
             &efforts
                 .get(id)

@@ -85,7 +85,7 @@ impl Session {
         let total = js_length(text)
             + self
                 .attachments
-                .by_id
+                .by_id()
                 .values()
                 .map(|stored| js_length(&stored.attachment.full_text))
                 .sum::<usize>();
@@ -95,7 +95,7 @@ impl Session {
                 total,
             });
         }
-        let id = format!("att-{}", self.attachments.next_id);
+        let id = self.attachments.next_label();
         let attachment = Attachment::new(
             NewAttachment {
                 id: &id,
@@ -118,10 +118,8 @@ impl Session {
         let chars = super::stored_size::attachment_chars(&stored);
         self.check_room_to_store(|| format!("attachment '{name}'"), chars, true)?;
         self.count_stored(chars);
-        self.attachments.next_id += 1;
-        self.attachments.by_id.insert(id.clone(), stored);
+        self.attachments.add_pending(id.clone(), stored);
         self.saves.dirty_attachments.insert(id.clone());
-        self.attachments.pending.push(id.clone());
         // The user's message just grew: the same check as after any message.
         let at_ms = self.turn_state.as_ref().map_or(0, |t| t.at_ms);
         self.compact(at_ms, true);
@@ -149,7 +147,7 @@ impl Session {
         id: &str,
         mode: AttachmentMode,
     ) -> Result<bool, AttachmentError> {
-        let Some(stored) = self.attachments.by_id.get(id) else {
+        let Some(stored) = self.attachments.by_id().get(id) else {
             return Err(AttachmentError::Unknown { id: id.to_string() });
         };
         let before = stored.attachment.mode;
@@ -158,10 +156,8 @@ impl Session {
         }
         let changed = self
             .attachments
-            .by_id
-            .get_mut(id)
-            .map(|s| s.attachment.set_mode(mode))
-            .unwrap_or(false);
+            .attachment_mut(id)
+            .is_some_and(|attachment| attachment.set_mode(mode));
         if changed {
             self.saves.dirty_attachments.insert(id.to_string());
         }
@@ -180,14 +176,14 @@ impl Session {
         let ids: Vec<String> = ids
             .into_iter()
             .filter(|id| {
-                self.attachments.by_id[id]
+                self.attachments.by_id()[id]
                     .attachment
                     .is_referenced_by(&prepared, min)
             })
             .collect();
         for id in ids {
-            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
-                stored.attachment.record_reference(message);
+            if let Some(attachment) = self.attachments.attachment_mut(&id) {
+                attachment.record_reference(message);
                 self.saves.dirty_attachments.insert(id);
             }
         }
@@ -199,16 +195,16 @@ impl Session {
     pub(crate) fn attachments_in_working_set(&self) -> Vec<String> {
         let mut ids = Vec::new();
         if self.in_turn() {
-            ids.extend(self.attachments.pending.iter().cloned());
+            ids.extend(self.attachments.pending().iter().cloned());
         }
         let window = self.ambient_window();
         if let Some(first) = window.first() {
-            if let Some(by_seq) = self.attachments.by_log.get(&LogRef::Ambient) {
+            if let Some(by_seq) = self.attachments.filed_under(&LogRef::Ambient) {
                 for (_, id) in by_seq.range((first.seq, String::new())..) {
-                    let turn = self.attachments.by_id[id].message_turn;
+                    let turn = self.attachments.by_id()[id].message_turn;
                     if !self
                         .compaction
-                        .compacted
+                        .compacted_items()
                         .contains_key(&format!("ambient:{turn}"))
                     {
                         ids.push(id.clone());
@@ -227,14 +223,13 @@ impl Session {
             let effort = self.efforts.at(index);
             if let Some(by_seq) = self
                 .attachments
-                .by_log
-                .get(&LogRef::Effort(effort.id.clone()))
+                .filed_under(&LogRef::Effort(effort.id.clone()))
             {
                 for (_, id) in by_seq {
-                    let turn = self.attachments.by_id[id].message_turn;
+                    let turn = self.attachments.by_id()[id].message_turn;
                     if !self
                         .compaction
-                        .compacted
+                        .compacted_items()
                         .contains_key(&format!("effort:{}@{turn}", effort.id))
                     {
                         ids.push(id.clone());
@@ -247,13 +242,8 @@ impl Session {
 
     /// Files the attachments of the stored turn under the log its message went to.
     pub(crate) fn file_pending_attachments(&mut self, log: LogRef) {
-        for id in std::mem::take(&mut self.attachments.pending) {
-            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
-                stored.log = Some(log.clone());
-                self.attachments.index(&id);
-                self.saves.dirty_attachments.insert(id);
-            }
-        }
+        let filed = self.attachments.file_pending(&log);
+        self.saves.dirty_attachments.extend(filed);
     }
 
     /// Forgets compaction marks of items that left the working set for other reasons (the
@@ -268,7 +258,7 @@ impl Session {
             .iter()
             .map(|&i| self.efforts.at(i).id.clone())
             .collect();
-        self.compaction.compacted.retain(|id, _| {
+        self.compaction.forget_moved(|id| {
             if let Some(turn) = id.strip_prefix("ambient:") {
                 let turn: u64 = turn.parse().unwrap_or(0);
                 window_start.is_some_and(|start| turn >= start)
@@ -296,7 +286,7 @@ impl Session {
     /// that a request follows (a message counted in a turn): the request then reads it as
     /// it is. Rendering is most of a plan's cost, so checks that no request follows do not.
     pub(crate) fn compact(&mut self, at_ms: u64, render: bool) -> Option<CompactionEvent> {
-        if !self.compaction.policy.config().enabled {
+        if !self.compaction.policy().config().enabled {
             return None;
         }
         let budget = self.config.request_budget().max(1);
@@ -306,13 +296,12 @@ impl Session {
         // the conversation itself out.
         let usage = Usage::new(plan.working_set_tokens(), budget).ok()?;
         if let Some(state) = &mut self.turn_state {
-            state.undo_compaction(
-                &self.compaction.policy,
-                &self.compaction.rolling,
-                &self.compaction.compacted,
-            );
+            state.undo_compaction(&self.compaction);
         }
-        let decision = self.compaction.policy.decide(usage, self.next_seq, at_ms);
+        let decision = self
+            .compaction
+            .policy_mut()
+            .decide(usage, self.next_seq, at_ms);
         let level = decision.level_to_apply()?;
 
         let owned = self.describe_working_set(&plan.included);
@@ -338,13 +327,13 @@ impl Session {
                     } => WorkingItem::expanded(&o.id, o.tokens, *summary_tokens, *idle),
                     OwnedKind::Attachment(id) => {
                         let mut item = WorkingItem::attachment(
-                            &self.attachments.by_id[id].attachment,
+                            &self.attachments.by_id()[id].attachment,
                             self.next_seq,
                         );
                         item.id = &o.id;
                         item
                     }
-                    OwnedKind::Rolling => match &*self.compaction.rolling {
+                    OwnedKind::Rolling => match self.compaction.rolling_summary() {
                         Some(summary) => WorkingItem::rolling_summary(&o.id, summary),
                         None => WorkingItem::fixed(&o.id, o.tokens),
                     },
@@ -361,14 +350,14 @@ impl Session {
             .map(|(text, _)| text.to_string())
             .or_else(|| {
                 self.ambient
-                    .messages
+                    .messages()
                     .iter()
                     .rev()
                     .find(|m| m.role == crate::model::Role::User)
                     .map(|m| m.content.clone())
             })
             .unwrap_or_default();
-        let config = self.compaction.policy.config().clone();
+        let config = self.compaction.policy().config().clone();
         let ambient = owned.iter().filter_map(|item| match &item.kind {
             OwnedKind::Ambient { seqs, .. } => Some((item.id.as_str(), seqs.first)),
             _ => None,
@@ -391,7 +380,7 @@ impl Session {
             window_tokens: budget,
         });
         let Ok(planned) = planned else {
-            self.compaction.policy.record_not_applied(&decision);
+            self.compaction.policy_mut().record_not_applied(&decision);
             return None;
         };
         // Level 3 replaces history with a rolling summary. The engine can upgrade it to a
@@ -419,7 +408,7 @@ impl Session {
             Err(_) => match planned.without_rolling().finish(&decision, None) {
                 Ok(outcome) => outcome,
                 Err(_) => {
-                    self.compaction.policy.record_not_applied(&decision);
+                    self.compaction.policy_mut().record_not_applied(&decision);
                     return None;
                 }
             },
@@ -427,16 +416,16 @@ impl Session {
         let event = match outcome {
             CompactionOutcome::Applied(event) => event,
             CompactionOutcome::NotApplied { .. } => {
-                self.compaction.policy.record_not_applied(&decision);
+                self.compaction.policy_mut().record_not_applied(&decision);
                 return None;
             }
         };
         drop(items);
         if event.rolling_summary.is_some() {
-            self.compaction.rolling_upgrade = upgrade;
+            self.compaction.await_upgrade(upgrade);
         }
         self.apply_compaction(&event, summary);
-        self.compaction.policy.record_applied(&event);
+        self.compaction.policy_mut().record_applied(&event);
         let banner = event.banner();
         self.last_banner = Some(banner.clone());
         if let Some(state) = &mut self.turn_state {
@@ -455,27 +444,14 @@ impl Session {
     /// [`Session::rolling_summary_upgrade`]. Returns whether it was taken: an empty answer, or
     /// one not smaller than the history it stands for, keeps the extractive summary.
     pub fn upgrade_rolling_summary(&mut self, text: &str) -> bool {
-        let Some(upgrade) = self.compaction.rolling_upgrade.as_ref() else {
-            return false;
-        };
-        let Ok(summary) = RollingSummary::from_llm(text, &upgrade.input(), self.counter.as_ref())
-        else {
-            return false;
-        };
-        if u64::from(summary.tokens) >= upgrade.replaced_tokens {
-            return false;
-        }
-        *self.compaction.rolling = Some(summary);
-        self.compaction.rolling_upgrade = None;
-        true
+        self.compaction.upgrade_rolling(text, self.counter.as_ref())
     }
 
     /// Turns on relevance ranking by embeddings for compaction (model name as the endpoint
     /// knows it). Without it, or whenever vectors are missing, the built-in lexical model
     /// (BM25) ranks, so compaction works offline.
     pub fn enable_embeddings(&mut self, model: &str) {
-        self.compaction.embeddings = Some(crate::compaction::EmbeddingCache::new(model));
-        self.compaction.query_vector = None;
+        self.compaction.enable_embeddings(model);
         // Recall ranks with the same model: its ranking fuses the lexical one with cosine
         // similarity wherever vectors are present (`recall_embedding_batch`).
         self.recall.vectors = Some(crate::components::recall::RecallVectors {
@@ -491,7 +467,7 @@ impl Session {
     /// endpoint's request and response are `ccm-provider`'s) and hands the vectors to
     /// [`Session::absorb_embeddings`].
     pub fn embedding_batch(&self, query: &str) -> Option<crate::compaction::EmbeddingBatch> {
-        let cache = self.compaction.embeddings.as_ref()?;
+        let cache = self.compaction.embeddings()?;
         let texts = self.ambient_exchange_texts();
         let candidates: Vec<(u64, &str)> = texts
             .iter()
@@ -512,23 +488,14 @@ impl Session {
         batch: &crate::compaction::EmbeddingBatch,
         vectors: Vec<Vec<f32>>,
     ) -> Result<(), crate::compaction::EmbeddingError> {
-        let cache = self.compaction.embeddings.as_mut().ok_or_else(|| {
-            crate::compaction::EmbeddingError::InvalidConfig(
-                "embeddings are not enabled for this session".to_string(),
-            )
-        })?;
-        let vector = cache.absorb(batch, vectors)?;
-        self.compaction.query_vector = Some((query.to_string(), vector));
         // Vectors of exchanges that left the window are of no further use.
         let keep: std::collections::BTreeSet<u64> = self
             .ambient_exchange_texts()
             .into_iter()
             .map(|(seq, _)| seq)
             .collect();
-        if let Some(cache) = &mut self.compaction.embeddings {
-            cache.retain(|seq| keep.contains(&seq));
-        }
-        Ok(())
+        self.compaction
+            .absorb_embeddings(query, batch, vectors, |seq| keep.contains(&seq))
     }
 
     /// The ambient exchanges of the window: (first sequence number, text as compaction reads
@@ -552,7 +519,7 @@ impl Session {
             match item.section {
                 Section::Ambient => {
                     let turn: u64 = item.id.trim_start_matches("ambient:").parse().unwrap_or(0);
-                    let tail = self.ambient.messages.iter().rev();
+                    let tail = self.ambient.messages().iter().rev();
                     let mut messages: Vec<&crate::model::Message> = tail
                         .take_while(|m| m.turn >= turn)
                         .filter(|m| m.turn == turn)
@@ -587,7 +554,7 @@ impl Session {
                     for m in &effort.messages {
                         if !self
                             .compaction
-                            .compacted
+                            .compacted_items()
                             .contains_key(&format!("{}@{}", item.id, m.turn))
                         {
                             turns.entry(m.turn).or_default().push(m);
@@ -714,16 +681,14 @@ impl Session {
                     }
                 }
                 MovedKind::Ambient | MovedKind::EffortTurn => {
-                    self.compaction
-                        .compacted
-                        .insert(moved.id.clone(), moved.reason);
+                    self.compaction.mark_moved(moved.id.clone(), moved.reason);
                 }
                 MovedKind::RollingSummary => {}
             }
         }
         if let Some(summary) = summary {
             if event.rolling_summary.is_some() {
-                *self.compaction.rolling = Some(summary);
+                self.compaction.set_rolling(summary);
             }
         }
     }
@@ -750,12 +715,11 @@ impl Session {
                 // attachment goes with it, like the user message it belonged to.
                 None => continue,
             }
-            if self.attachments.by_id.insert(id.clone(), stored).is_some() {
+            if !self.attachments.insert_stored(stored) {
                 return Err(crate::SnapshotError::Inconsistent(format!(
                     "attachment id '{id}' appears twice"
                 )));
             }
-            self.attachments.index(&id);
         }
         Ok(())
     }

@@ -36,9 +36,9 @@ impl Session {
     /// Changes the last metrics point, for what happens between turns, and has the next save
     /// write that point again (a store keeps one record per turn and replaces it).
     pub(super) fn amend_last_point(&mut self, change: impl FnOnce(&mut TurnMetrics)) {
-        if let Some(last) = self.history.points.last_mut() {
+        if let Some(last) = self.history.last_point_mut() {
             change(last);
-            let index = self.history.points.len() - 1;
+            let index = self.history.points().len() - 1;
             self.saves.history_saved = self.saves.history_saved.min(index);
         }
     }

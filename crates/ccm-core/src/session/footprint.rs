@@ -86,9 +86,9 @@ impl Session {
             }
             texts += messages_bytes(&effort.messages);
         }
-        texts += messages_bytes(&self.ambient.messages);
+        texts += messages_bytes(self.ambient.messages());
         texts += messages_bytes(self.recall.loaded.values());
-        for attached in self.attachments.by_id.values() {
+        for attached in self.attachments.by_id().values() {
             let attachment = &attached.attachment;
             texts += text_bytes(&attachment.id)
                 + text_bytes(&attachment.name)
@@ -115,9 +115,9 @@ impl Session {
         // keywords, and its log's distinctive words).
         indexes += self.efforts.len() as u64 * 512;
 
-        let records = self.history.points.len() as u64 * BYTES_PER_TURN_RECORD
+        let records = self.history.points().len() as u64 * BYTES_PER_TURN_RECORD
             + self.rewind.len() as u64 * BYTES_PER_TURN_RECORD
-            + self.history.telemetry.len() as u64 * BYTES_PER_TELEMETRY_TURN;
+            + self.history.telemetry().len() as u64 * BYTES_PER_TELEMETRY_TURN;
 
         MemoryFootprint {
             texts,

@@ -24,7 +24,6 @@ use crate::components::attachments::Attachments;
 use crate::components::compaction::Compaction;
 use crate::components::efforts::{Efforts, Placement};
 use crate::components::history::History;
-use crate::components::pins::Pins;
 use crate::components::recall::Recall;
 use crate::components::saves::Saves;
 use crate::components::versioned::Versioned;
@@ -32,6 +31,7 @@ use crate::config::Config;
 use crate::error::{EffortError, SnapshotError};
 use crate::metrics::{EffortEvent, EventKind, TurnMetrics};
 use crate::model::{Effort, EffortStatus, LogState, Summary, SummarySource};
+use crate::pins::Pins;
 use crate::prompt;
 use crate::state::SessionState;
 use crate::text;
@@ -92,6 +92,11 @@ pub struct Session {
     /// Rewind deltas of the last completed turns, oldest first (at most
     /// [`Session::REWIND_TURNS`]): what forking at an earlier turn undoes.
     pub(crate) rewind: VecDeque<TurnDelta>,
+    /// The revision of the last save a store confirmed (0 if never saved): the next write
+    /// batch builds on it, and a store refuses a batch built on another (another tab wrote
+    /// first). It names the stored copy this session continues, so it is the session's own
+    /// rather than part of the save tracking, which only lists what changed.
+    pub(crate) revision: u64,
     pub(crate) saves: Saves,
     pub(crate) turn_state: Option<TurnState>,
     /// Banner of the last successful operation, read back by tool dispatch.
@@ -112,7 +117,7 @@ impl fmt::Debug for Session {
         f.debug_struct("Session")
             .field("turn", &self.turn)
             .field("efforts", &self.efforts.len())
-            .field("ambient_messages", &self.ambient.messages.len())
+            .field("ambient_messages", &self.ambient.messages().len())
             .field("active", &self.efforts.active_id())
             .field("counter", &self.counter.name())
             .finish_non_exhaustive()
@@ -299,6 +304,7 @@ impl Session {
             ),
             history: History::default(),
             rewind: VecDeque::new(),
+            revision: 0,
             saves: Saves::default(),
             turn_state: None,
             last_banner: None,
@@ -363,11 +369,9 @@ impl Session {
             self.system_hash = crate::plan::fnv_hex(self.system_prompt.as_bytes());
         }
         // The policy keeps its history (cooldown, hysteresis) under the new thresholds.
-        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
-            config.compaction.clone(),
-            self.compaction.policy.state().clone(),
-        )
-        .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
+        self.compaction
+            .reconfigure(config.compaction.clone())
+            .map_err(|e| crate::ConfigError::Invalid(format!("compaction: {e}")))?;
         *self.config = config;
         Ok(())
     }
@@ -442,7 +446,7 @@ impl Session {
 
     /// Tokens of everything stored: the naive baseline that keeps every message in context.
     pub fn naive_tokens(&self) -> u64 {
-        u64::from(self.system_tokens) + self.ambient.tokens + self.efforts.placement.raw_total
+        u64::from(self.system_tokens) + self.ambient.tokens() + self.efforts.placement.raw_total
     }
 }
 
@@ -471,13 +475,13 @@ impl Session {
                 .iter()
                 .map(|(&i, &t)| (self.efforts.at(i).id.clone(), t))
                 .collect(),
-            pins: self.pins.list.clone(),
-            next_pin_id: self.pins.next_id,
-            activation: self.pins.activation.clone(),
-            next_attachment: self.attachments.next_id,
-            rolling: (*self.compaction.rolling).clone(),
-            compacted: (*self.compaction.compacted).clone(),
-            compaction_state: self.compaction.policy.state().clone(),
+            pins: self.pins.all().to_vec(),
+            next_pin_id: self.pins.next_id(),
+            activation: self.pins.activation().clone(),
+            next_attachment: self.attachments.next_id(),
+            rolling: self.compaction.rolling_summary().cloned(),
+            compacted: self.compaction.compacted_items().clone(),
+            compaction_state: self.compaction.policy().state().clone(),
             branch: self.branch.clone(),
         }
     }
@@ -567,27 +571,22 @@ impl Session {
             .keys()
             .map(|&i| self.efforts.at(i).raw_minus_summary_tokens())
             .sum();
-        self.pins.next_id = state.next_pin_id.max(1);
-        for pin in state.pins {
-            if pin.id >= self.pins.next_id {
-                problem(format!(
-                    "pin {} is not below next_pin_id {}",
-                    pin.id, self.pins.next_id
-                ))?;
-                self.pins.next_id = pin.id + 1;
-            }
-            self.pins.list.push(pin);
-        }
-        self.pins.activation = state.activation;
+        self.pins.restore(
+            state.next_pin_id,
+            state.pins,
+            state.activation,
+            &mut *problem,
+        )?;
         self.branch = state.branch;
-        self.attachments.next_id = state.next_attachment.max(1);
-        *self.compaction.rolling = state.rolling;
-        *self.compaction.compacted = state.compacted;
-        self.compaction.policy = crate::compaction::CompactionPolicy::with_state(
-            self.config.compaction.clone(),
-            state.compaction_state,
-        )
-        .map_err(|e| SnapshotError::Inconsistent(format!("compaction: {e}")))?;
+        self.attachments.restore_next_id(state.next_attachment);
+        self.compaction
+            .restore(
+                state.rolling,
+                state.compacted,
+                self.config.compaction.clone(),
+                state.compaction_state,
+            )
+            .map_err(|e| SnapshotError::Inconsistent(format!("compaction: {e}")))?;
         Ok(())
     }
 }

@@ -1,11 +1,10 @@
-//! Pinning on the session: pin, unpin and the list of pins, checked against the efforts and
-//! the ambient log (the pin types and their rules are `crate::pins`).
+//! Pinning on the session: a pin's target and task checked against the efforts and the ambient
+//! log, and the banner each change records. The pins and every rule about them are
+//! `crate::pins`.
 
 use super::Session;
 use crate::model::EffortStatus;
-use crate::pins::{
-    LeaseScope, Pin, PinError, PinKind, PinOrigin, PinRequest, DEFAULT_LEASE_TURNS, MAX_LEASE_TURNS,
-};
+use crate::pins::{LeaseScope, Pin, PinError, PinKind, PinOrigin, PinRequest, Pins};
 
 impl Session {
     /// Checks that a target names something this session can put in context.
@@ -35,7 +34,7 @@ impl Session {
                 let turn: u64 = rest
                     .parse()
                     .map_err(|_| invalid(format!("'{rest}' is not a turn number")))?;
-                if self.ambient.messages.iter().any(|m| m.turn == turn) {
+                if self.ambient.messages().iter().any(|m| m.turn == turn) {
                     Ok(())
                 } else {
                     Err(invalid(format!("turn {turn} has no loaded ambient exchange")))
@@ -48,100 +47,63 @@ impl Session {
     }
 
     /// Pins a target on behalf of `origin`. Pinning a target that is already pinned updates
-    /// that pin (a sticky pin is never weakened).
+    /// that pin (a sticky pin is never weakened). Records the banner `--- Pinned: <target>
+    /// (<kind>) ---`, which the `pin_context` tool gives the model.
     ///
     /// # Errors
     /// [`PinError::InvalidTarget`] for an unknown target; [`PinError::NotAllowed`] when the
-    /// model asks for anything but a lease, or for a lease longer than [`MAX_LEASE_TURNS`].
+    /// model asks for anything but a lease, or for a lease longer than
+    /// [`crate::pins::MAX_LEASE_TURNS`].
     pub fn pin(&mut self, request: PinRequest, origin: PinOrigin) -> Result<Pin, PinError> {
         let target = request.target.trim().to_string();
         self.check_pin_target(&target)?;
-        if origin != PinOrigin::User && request.kind == PinKind::Sticky {
-            return Err(PinError::NotAllowed(
-                "only the user can make a sticky pin; ask for a lease (ttl_turns) instead"
-                    .to_string(),
-            ));
-        }
-        if origin == PinOrigin::Model && request.kind != PinKind::Leased {
-            return Err(PinError::NotAllowed(
-                "the model can only make leased pins".to_string(),
-            ));
-        }
+        Pins::check_kind(request.kind, origin)?;
         let lease = match request.kind {
-            PinKind::Leased => Some(match (&request.task, request.ttl_turns) {
-                (Some(task), _) => {
-                    let effort = self.efforts.get(task).ok_or_else(|| PinError::InvalidTarget {
+            PinKind::Leased => Some(match &request.task {
+                // A task lease lasts while its effort stays open, so the effort must be open now.
+                Some(task) => {
+                    let refused = |reason: String| PinError::InvalidTarget {
                         target: target.clone(),
-                        reason: format!("the task effort '{task}' does not exist"),
+                        reason,
+                    };
+                    let effort = self.efforts.get(task).ok_or_else(|| {
+                        refused(format!("the task effort '{task}' does not exist"))
                     })?;
                     if effort.status != EffortStatus::Open {
-                        return Err(PinError::InvalidTarget {
-                            target: target.clone(),
-                            reason: format!("the task effort '{task}' is not open"),
-                        });
+                        return Err(refused(format!("the task effort '{task}' is not open")));
                     }
                     LeaseScope::Task {
                         effort: effort.id.clone(),
                     }
                 }
-                (None, Some(0)) => {
-                    return Err(PinError::NotAllowed(
-                        "a lease must last at least one turn".to_string(),
-                    ))
-                }
-                (None, Some(turns)) if origin == PinOrigin::Model && turns > MAX_LEASE_TURNS => {
-                    return Err(PinError::NotAllowed(format!(
-                        "a lease from the model lasts at most {MAX_LEASE_TURNS} turns; longer holds are the user's call"
-                    )))
-                }
-                (None, turns) => LeaseScope::Turns {
-                    remaining: turns.unwrap_or(DEFAULT_LEASE_TURNS),
-                },
+                None => Pins::lease_of_turns(request.ttl_turns, origin)?,
             }),
             _ => None,
         };
-        let turn = self.turn;
-        if let Some(existing) = self.pins.list.iter_mut().find(|p| p.target == target) {
-            if existing.kind == PinKind::Sticky && request.kind != PinKind::Sticky {
-                return Ok(existing.clone());
-            }
-            existing.kind = request.kind;
-            existing.lease = lease;
-            existing.origin = origin;
-            return Ok(existing.clone());
-        }
-        let pin = Pin {
-            id: self.pins.next_id,
-            target,
-            kind: request.kind,
-            origin,
-            lease,
-            created_turn: turn,
-            references: 0,
+        let pin = self
+            .pins
+            .put(target, request.kind, origin, lease, self.turn);
+        // The banner names the kind asked for, as it always has; a sticky pin the request could
+        // not weaken stays sticky all the same (see `Pins::put`).
+        let kind = match request.kind {
+            PinKind::Sticky => "sticky",
+            PinKind::Leased => "lease",
+            PinKind::Ephemeral => "ephemeral",
         };
-        self.pins.next_id += 1;
-        self.pins.list.push(pin.clone());
+        self.last_banner = Some(format!("--- Pinned: {} ({kind}) ---", pin.target));
         Ok(pin)
     }
 
-    /// Removes the pin on a target (or with the id `pin:<n>`) on behalf of `origin`.
+    /// Removes the pin on a target (or with the id `pin:<n>`) on behalf of `origin`, and
+    /// records the banner `--- Unpinned: <target> ---`, which the `unpin_context` tool gives
+    /// the model.
     ///
     /// # Errors
     /// [`PinError::NotPinned`] when nothing matches; [`PinError::NotAllowed`] when the model
     /// tries to remove a pin that is not a lease.
     pub fn unpin(&mut self, target_or_id: &str, origin: PinOrigin) -> Result<Pin, PinError> {
-        let key = target_or_id.trim();
-        let position = self
-            .pins
-            .list
-            .iter()
-            .position(|p| p.target == key || format!("pin:{}", p.id) == key)
-            .ok_or_else(|| PinError::NotPinned(key.to_string()))?;
-        if origin == PinOrigin::Model && self.pins.list[position].kind != PinKind::Leased {
-            return Err(PinError::NotAllowed(format!(
-                "'{key}' is pinned by the user; only the user can unpin it"
-            )));
-        }
-        Ok(self.pins.list.remove(position))
+        let pin = self.pins.remove(target_or_id, origin)?;
+        self.last_banner = Some(format!("--- Unpinned: {} ---", pin.target));
+        Ok(pin)
     }
 }

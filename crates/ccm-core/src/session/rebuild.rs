@@ -34,7 +34,7 @@ impl Session {
         // conclusion is before `turn` was concluded at `turn` exactly when it was reopened
         // after it. Without the event (a history cut short), it is taken as open.
         let mut reopened_at: BTreeMap<&str, u64> = BTreeMap::new();
-        for point in &self.history.points {
+        for point in self.history.points() {
             for event in &point.events {
                 if event.kind == EventKind::Reopened {
                     reopened_at.insert(event.effort.as_str(), point.turn);
@@ -44,7 +44,7 @@ impl Session {
 
         let ambient: Vec<_> = self
             .ambient
-            .messages
+            .messages()
             .iter()
             .filter(|m| m.turn <= turn)
             .cloned()
@@ -118,7 +118,7 @@ impl Session {
 
         let attachments: Vec<_> = self
             .attachments
-            .by_id
+            .by_id()
             .values()
             .filter(|a| a.message_seq < next_seq && a.log.is_some())
             .map(|a| {
@@ -168,7 +168,7 @@ impl Session {
         };
         let pins = self
             .pins
-            .list
+            .all()
             .iter()
             .filter(|pin| pin.created_turn <= turn && exists(&pin.target))
             .filter(|pin| match &pin.lease {
@@ -200,7 +200,7 @@ impl Session {
         state.compaction_state = Default::default();
         let history = self
             .history
-            .points
+            .points()
             .iter()
             .filter(|p| p.turn <= turn)
             .cloned()
@@ -221,13 +221,7 @@ impl Session {
         // those of a fresh eviction at that turn for efforts not referenced since.
         rebuilt.evict_summaries(turn + 1, &mut Vec::new());
         rebuilt.saves.dirty_efforts.clear();
-        rebuilt.history.telemetry = self
-            .history
-            .telemetry
-            .iter()
-            .filter(|t| t.turn <= turn)
-            .cloned()
-            .collect();
+        rebuilt.history.keep_telemetry_through(turn, &self.history);
         Ok(rebuilt)
     }
 }

@@ -215,9 +215,9 @@ impl Session {
                     .map(|m| (Source::Effort(index as u32), m.clone())),
             );
         }
-        let start = self.ambient.messages.partition_point(|m| m.seq < from);
+        let start = self.ambient.messages().partition_point(|m| m.seq < from);
         messages.extend(
-            self.ambient.messages[start..]
+            self.ambient.messages()[start..]
                 .iter()
                 .map(|m| (Source::Ambient, m.clone())),
         );
@@ -309,7 +309,7 @@ impl Session {
     fn ambient_window_start_seq(&self) -> u64 {
         let start = self.ambient_window_bounds().1;
         self.ambient
-            .messages
+            .messages()
             .get(start)
             .map_or(self.next_seq, |m| m.seq)
     }
@@ -327,7 +327,7 @@ impl Session {
             }
             Source::Attachment(number) => {
                 self.attachments
-                    .by_id
+                    .by_id()
                     .get(&format!("att-{number}"))
                     .is_some_and(|a| a.attachment.mode == crate::compaction::AttachmentMode::Full)
                     && self
@@ -366,7 +366,7 @@ impl Session {
             Source::Attachment(number) => {
                 let name = self
                     .attachments
-                    .by_id
+                    .by_id()
                     .get(&format!("att-{number}"))
                     .map_or("?", |a| a.attachment.name.as_str());
                 format!("[Recalled from attachment {name} (att-{number}){when}]")
@@ -545,7 +545,7 @@ impl Session {
                 let id = format!("att-{number}");
                 let name = self
                     .attachments
-                    .by_id
+                    .by_id()
                     .get(&id)
                     .map(|a| a.attachment.name.clone())
                     .unwrap_or_default();

@@ -3,6 +3,7 @@
 //! point of the turn.
 
 use super::Session;
+use crate::components::Efforts;
 use crate::metrics::{EffortEvent, EventKind, TurnMetrics};
 use crate::model::{Effort, EffortStatus, Message};
 use crate::text::PreparedText;
@@ -211,29 +212,23 @@ impl Session {
         ));
     }
 
-    /// Leases, ephemeral pins, promotion and activation, after the turn's exchange is stored.
-    ///
-    /// - A turn-counted lease loses one turn only if its item was in the turn's request.
-    /// - A task lease ends when its effort is no longer open.
-    /// - An ephemeral pin ends after its one request, unless its target was referenced again,
-    ///   which promotes it to a lease once it has been referenced in
-    ///   [`crate::pins::PROMOTE_AFTER_REFERENCES`] turns.
-    /// - An automatically retrieved item that the user or the model referenced becomes an
-    ///   ephemeral pin, so it is there for the next request too.
-    /// - Activation decays by a fifth per turn; inclusion adds 1.0, a reference 2.0.
+    /// Leases, ephemeral pins, promotion and activation, after the turn's exchange is stored:
+    /// the rules are the pins' own ([`crate::pins::Pins::age`], `update_activation`); this
+    /// tells them what the turn included and referenced. An automatically retrieved item that
+    /// the user or the model referenced becomes an ephemeral pin, so it is there for the next
+    /// request too.
     pub(super) fn update_pins_and_activation(
         &mut self,
         request_plan: &crate::plan::ContextPlan,
         references: &BTreeSet<usize>,
     ) {
-        use crate::pins::{LeaseScope, Pin, PinKind, PinOrigin};
         use crate::plan::InclusionReason;
         // Whether a pin or plan target (`summary:<id>`, `effort:<id>`) names an effort the
         // turn referred to.
-        let referenced = |session: &Session, target: &str| -> bool {
+        let referenced = |efforts: &Efforts, target: &str| -> bool {
             target
                 .split_once(':')
-                .and_then(|(_, rest)| session.efforts.index.get(rest))
+                .and_then(|(_, rest)| efforts.index.get(rest))
                 .is_some_and(|index| references.contains(index))
         };
         let included: BTreeSet<&str> = request_plan
@@ -242,54 +237,16 @@ impl Session {
             .map(|i| i.id.as_str())
             .collect();
 
-        let mut kept: Vec<Pin> = Vec::with_capacity(self.pins.list.len());
-        let mut expired: Vec<Pin> = Vec::new();
-        for mut pin in std::mem::take(&mut self.pins.list) {
-            match (pin.kind, pin.lease.clone()) {
-                (PinKind::Sticky, _) => kept.push(pin),
-                (PinKind::Leased, Some(LeaseScope::Turns { remaining })) => {
-                    let remaining = if included.contains(pin.target.as_str()) {
-                        remaining.saturating_sub(1)
-                    } else {
-                        remaining
-                    };
-                    if remaining == 0 {
-                        expired.push(pin);
-                    } else {
-                        pin.lease = Some(LeaseScope::Turns { remaining });
-                        kept.push(pin);
-                    }
-                }
-                (PinKind::Leased, Some(LeaseScope::Task { effort })) => {
-                    if self
-                        .efforts
-                        .get(&effort)
-                        .is_some_and(|e| e.status == EffortStatus::Open)
-                    {
-                        kept.push(pin);
-                    } else {
-                        expired.push(pin);
-                    }
-                }
-                (PinKind::Leased, None) => expired.push(pin),
-                (PinKind::Ephemeral, _) => {
-                    if referenced(self, &pin.target) {
-                        pin.references += 1;
-                        if pin.references >= crate::pins::PROMOTE_AFTER_REFERENCES {
-                            pin.kind = PinKind::Leased;
-                            pin.lease = Some(LeaseScope::Turns {
-                                remaining: crate::pins::DEFAULT_LEASE_TURNS,
-                            });
-                        }
-                        kept.push(pin);
-                    }
-                    // An ephemeral pin that was not referenced simply ends: that is its nature,
-                    // not an expiry worth reporting.
-                }
-            }
-        }
-        self.pins.list = kept;
-        self.pins.expired = expired;
+        let efforts = &self.efforts;
+        self.pins.age(
+            &included,
+            |effort| {
+                efforts
+                    .get(effort)
+                    .is_some_and(|e| e.status == EffortStatus::Open)
+            },
+            |target| referenced(efforts, target),
+        );
 
         for item in &request_plan.included {
             let automatic = matches!(
@@ -307,31 +264,12 @@ impl Session {
             if automatic
                 && !resident
                 && self.pins.on(&item.id).is_none()
-                && referenced(self, &item.id)
+                && referenced(&self.efforts, &item.id)
             {
-                let pin = Pin {
-                    id: self.pins.next_id,
-                    target: item.id.clone(),
-                    kind: PinKind::Ephemeral,
-                    origin: PinOrigin::Auto,
-                    lease: None,
-                    created_turn: self.turn,
-                    references: 1,
-                };
-                self.pins.next_id += 1;
-                self.pins.list.push(pin);
+                self.pins.keep_retrieved(&item.id, self.turn);
             }
         }
 
-        // Activation: decay, then credit inclusion and references.
-        for value in self.pins.activation.values_mut() {
-            *value = *value * 4 / 5;
-        }
-        for item in &request_plan.included {
-            if item.id.starts_with("summary:") || item.id.starts_with("effort:") {
-                *self.pins.activation.entry(item.id.clone()).or_insert(0) += 1000;
-            }
-        }
         let mentioned: Vec<String> = self
             .efforts
             .placement
@@ -344,16 +282,10 @@ impl Session {
             })
             .map(|i| self.efforts.at(i).id.clone())
             .collect();
-        for id in mentioned {
-            for prefix in ["summary", "effort"] {
-                *self
-                    .pins
-                    .activation
-                    .entry(format!("{prefix}:{id}"))
-                    .or_insert(0) += 2000;
-            }
-        }
-        self.pins.activation.retain(|_, value| *value >= 50);
+        self.pins.update_activation(
+            request_plan.included.iter().map(|i| i.id.as_str()),
+            &mentioned,
+        );
     }
 
     /// Tokens of the working context as it stands: the plan's total, from stored counts,
@@ -367,7 +299,7 @@ impl Session {
     /// The ambient messages in working memory: the last `ambient_window` exchanges, as many of
     /// them as fit `ambient_token_budget` (the newest exchange is always kept, whole).
     pub fn ambient_window(&self) -> &[Message] {
-        &self.ambient.messages[self.ambient_window_bounds().1..]
+        &self.ambient.messages()[self.ambient_window_bounds().1..]
     }
 
     /// Where the ambient window starts in the loaded ambient log: `(by count, by count and

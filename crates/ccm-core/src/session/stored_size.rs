@@ -254,7 +254,7 @@ impl Session {
             .map_or(0, |(text, _)| message_text_chars(text));
         let references: u64 = self
             .attachments
-            .by_id
+            .by_id()
             .values()
             .map(|stored| stored.attachment.references.len() as u64 * REFERENCE_CHARS)
             .sum();
@@ -333,11 +333,16 @@ impl Session {
             .all()
             .iter()
             .flat_map(|effort| &effort.messages)
-            .chain(&self.ambient.messages)
+            .chain(self.ambient.messages())
             .map(message_chars)
             .sum();
-        let history: u64 = self.history.points.iter().map(turn_record_chars).sum();
-        let attachments: u64 = self.attachments.by_id.values().map(attachment_chars).sum();
+        let history: u64 = self.history.points().iter().map(turn_record_chars).sum();
+        let attachments: u64 = self
+            .attachments
+            .by_id()
+            .values()
+            .map(attachment_chars)
+            .sum();
         messages + history + attachments
     }
 

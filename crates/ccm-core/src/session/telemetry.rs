@@ -5,8 +5,7 @@
 use super::Session;
 use crate::plan::ContextPlan;
 use crate::telemetry::{
-    clip, diff_records, RequestRecord, ToolTrace, TurnTelemetry, TELEMETRY_IN_MEMORY,
-    TOOL_RESULT_TRACE_BYTES,
+    clip, diff_records, RequestRecord, ToolTrace, TurnTelemetry, TOOL_RESULT_TRACE_BYTES,
 };
 
 impl Session {
@@ -64,7 +63,7 @@ impl Session {
         }
         let previous = self
             .history
-            .telemetry
+            .telemetry()
             .last()
             .and_then(|t| t.requests.last())
             .cloned();
@@ -75,11 +74,9 @@ impl Session {
             requests,
             tools,
         };
-        if self.history.telemetry.len() == TELEMETRY_IN_MEMORY {
-            self.history.telemetry.remove(0);
+        if self.history.push_telemetry(entry.clone()) {
             self.saves.telemetry_saved = self.saves.telemetry_saved.saturating_sub(1);
         }
-        self.history.telemetry.push(entry.clone());
         entry
     }
 }

@@ -3,11 +3,13 @@
 //! the rewind delta a branch is forked from.
 
 use super::Session;
+use crate::components::compaction::CompactionBefore;
 use crate::components::efforts::{EffortsBefore, Placement};
-use crate::components::pins::Pins;
+use crate::components::Compaction;
 use crate::error::TurnError;
 use crate::metrics::{EffortEvent, TurnMetrics};
 use crate::model::{Effort, EffortStatus, Message, Role};
+use crate::pins::Pins;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -55,14 +57,9 @@ impl TurnState {
     }
 
     /// Records the compaction state before its first change in the turn.
-    pub(crate) fn undo_compaction(
-        &mut self,
-        policy: &crate::compaction::CompactionPolicy,
-        rolling: &Option<crate::compaction::RollingSummary>,
-        compacted: &BTreeMap<String, crate::compaction::MoveReason>,
-    ) {
+    pub(crate) fn undo_compaction(&mut self, compaction: &Compaction) {
         if self.undo.compaction.is_none() {
-            self.undo.compaction = Some((policy.clone(), rolling.clone(), compacted.clone()));
+            self.undo.compaction = Some(compaction.before_change());
         }
     }
 }
@@ -87,12 +84,7 @@ pub(crate) struct Undo {
     stored: super::StoredSize,
     /// The recalled excerpts before the turn's first change to them.
     pub(super) recall_focused: Option<Vec<crate::components::recall::Focused>>,
-    #[allow(clippy::type_complexity)]
-    compaction: Option<(
-        crate::compaction::CompactionPolicy,
-        Option<crate::compaction::RollingSummary>,
-        BTreeMap<String, crate::compaction::MoveReason>,
-    )>,
+    compaction: Option<CompactionBefore>,
 }
 
 /// What rewinding one completed turn needs: the state before it, recorded the same lazy way as
@@ -152,10 +144,10 @@ impl Session {
             efforts: self.efforts.before_changes(),
             placement: self.efforts.placement.clone(),
             pins: (*self.pins).clone(),
-            ambient_tokens: self.ambient.tokens,
+            ambient_tokens: self.ambient.tokens(),
             next_seq: self.next_seq,
-            history_len: self.history.points.len(),
-            next_attachment: self.attachments.next_id,
+            history_len: self.history.points().len(),
+            next_attachment: self.attachments.next_id(),
             stored: self.stored,
             ..Undo::default()
         };
@@ -206,9 +198,7 @@ impl Session {
     /// completed turns when forking a branch.
     fn restore(&mut self, turn: u64, undo: Undo) {
         // Messages stored by the turn sit at the ends of their logs.
-        while self.ambient.messages.last().is_some_and(|m| m.turn >= turn) {
-            self.ambient.messages.pop();
-        }
+        self.ambient.undo_from(turn, undo.ambient_tokens);
         self.efforts.drop_messages_from(turn);
         // Efforts opened in the turn go again (their messages, if any, just left with it), and
         // changed records return to their copies.
@@ -240,36 +230,36 @@ impl Session {
             };
         }
         *self.pins = undo.pins;
-        self.ambient.tokens = undo.ambient_tokens;
         self.next_seq = undo.next_seq;
-        self.history.points.truncate(undo.history_len);
-        self.history.telemetry.retain(|t| t.turn < turn);
+        self.history.undo_from(turn, undo.history_len);
         // Attachments of the rewound turn go with it; modes changed in it come back.
-        for id in self.attachments.remove_from(undo.next_seq) {
+        for id in self
+            .attachments
+            .undo_from(undo.next_seq, undo.next_attachment)
+        {
             self.saves.dirty_attachments.remove(&id);
         }
-        self.attachments.pending.clear();
-        self.attachments.next_id = undo.next_attachment;
         self.stored = undo.stored;
         for (id, mode) in undo.attachment_modes {
-            if let Some(stored) = self.attachments.by_id.get_mut(&id) {
-                stored.attachment.set_mode(mode);
+            if let Some(attachment) = self.attachments.attachment_mut(&id) {
+                attachment.set_mode(mode);
             }
         }
-        if let Some((policy, rolling, compacted)) = undo.compaction {
-            self.compaction.policy = policy;
-            *self.compaction.rolling = rolling;
-            *self.compaction.compacted = compacted;
+        if let Some(before) = undo.compaction {
+            self.compaction.undo(before);
         }
-        self.saves.telemetry_saved = self.saves.telemetry_saved.min(self.history.telemetry.len());
-        self.saves.history_saved = self.saves.history_saved.min(self.history.points.len());
+        self.saves.telemetry_saved = self
+            .saves
+            .telemetry_saved
+            .min(self.history.telemetry().len());
+        self.saves.history_saved = self.saves.history_saved.min(self.history.points().len());
         self.saves
             .unsaved_messages
             .retain(|&(log, position)| match log {
                 Some(index) => {
                     index < self.efforts.len() && position < self.efforts.at(index).messages.len()
                 }
-                None => position < self.ambient.messages.len(),
+                None => position < self.ambient.messages().len(),
             });
         self.turn = turn - 1;
     }
@@ -431,7 +421,7 @@ impl Session {
         let mut metrics = self.metrics_point(before_salience, working_tokens, events);
         metrics.compactions = compactions;
         self.count_stored(super::stored_size::turn_record_chars(&metrics));
-        self.history.points.push(metrics.clone());
+        self.history.push_point(metrics.clone());
         let telemetry = self.finish_telemetry(&request_plan, state.requests, state.tools);
         if let Some(finished) = self.turn_state.take() {
             // Keeps the completed turn's rewind delta, dropping the oldest beyond the window.

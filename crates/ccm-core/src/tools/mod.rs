@@ -52,9 +52,10 @@ pub mod name {
 }
 
 /// Names of every built-in tool, in the order they are offered.
-pub const TOOL_NAMES: [&str; BUILTIN.len()] = names_of(&BUILTIN);
+pub const TOOL_NAMES: [&str; BUILTIN.len()] = names_of::<{ BUILTIN.len() }>(BUILTIN);
 
-const fn names_of<const N: usize>(tools: &[Tool; N]) -> [&'static str; N] {
+/// The names of the first `N` of `tools` (all of them, as `TOOL_NAMES` calls it).
+const fn names_of<const N: usize>(tools: &[Tool]) -> [&'static str; N] {
     let mut names = [""; N];
     let mut i = 0;
     while i < N {
@@ -116,7 +117,9 @@ pub struct Tool {
     pub properties: fn() -> Value,
     /// The properties the model must give.
     pub required: &'static [&'static str],
-    /// The TypeScript type of a successful result (the npm package's `ToolResults` entry).
+    /// The TypeScript type of a successful result: a type the npm package declares
+    /// (`ccm-wasm/src/types.rs`) or an inline object type. The package's `ToolResults` entry
+    /// for the tool is written from it.
     pub result_type: &'static str,
     /// What a call needs before it can run.
     pub needs: Needs,

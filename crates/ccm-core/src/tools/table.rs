@@ -4,7 +4,7 @@
 //!
 //! A new tool is a new entry here, listed in [`BUILTIN`], and its handler below it. Nothing
 //! else names it: the engine, the store and the offline model ask the table what a tool needs,
-//! and the package's TypeScript `ToolResults` is checked against the entries' result types.
+//! and the package's TypeScript `ToolResults` is written from the entries' result types.
 
 use super::{parse_args, Needs, Runs, Tool, ToolReply};
 use crate::error::ToolError;
@@ -13,8 +13,9 @@ use crate::session::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-/// Every effort tool, in the order they are offered to the model.
-pub const BUILTIN: [Tool; 11] = [
+/// Every effort tool, in the order they are offered to the model. A slice, so that a new entry
+/// is one line here and no count changes.
+pub const BUILTIN: &[Tool] = &[
     OPEN_EFFORT,
     CLOSE_EFFORT,
     SWITCH_EFFORT,
@@ -265,8 +266,7 @@ fn pin_context(session: &mut Session, args: &str) -> Result<ToolReply, ToolError
         task: a.task,
     };
     let pin = session.pin(request, PinOrigin::Model)?;
-    let banner = format!("--- Pinned: {} (lease) ---", pin.target);
-    Ok((to_value(&pin), Some(banner)))
+    Ok(recorded(session, &pin))
 }
 
 /// `unpin_context`: only leases the model made; the person's pins are theirs.
@@ -285,7 +285,6 @@ pub const UNPIN_CONTEXT: Tool = Tool {
         }
         let a: TargetArgs = parse_args(UNPIN_CONTEXT.name, args)?;
         let pin = session.unpin(&a.target, PinOrigin::Model)?;
-        let banner = format!("--- Unpinned: {} ---", pin.target);
-        Ok((to_value(&pin), Some(banner)))
+        Ok(recorded(session, &pin))
     }),
 };
