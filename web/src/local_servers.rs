@@ -10,7 +10,8 @@
 //! server of their own, so they never depend on ports 11434 and 1234 being free (or taken).
 
 use crate::models::parse_model_list;
-use crate::provider::{ProviderChoice, ProviderSettings};
+use crate::provider::ProviderSettings;
+use ccm_browser::provider::ProviderName;
 use serde::Deserialize;
 
 /// The localStorage entry that replaces the addresses probed: a JSON array such as
@@ -163,9 +164,7 @@ impl Found {
     /// dropping prices entered for another model.
     pub fn settings(&self, current: &ProviderSettings, model: &str) -> ProviderSettings {
         ProviderSettings {
-            choice: ProviderChoice::Compatible(
-                ccm_browser::provider::ProviderKind::OpenAiCompatible,
-            ),
+            choice: ProviderName::Compatible(ccm_browser::provider::ProviderKind::OpenAiCompatible),
             base_url: self.server.base_url(),
             model: model.to_string(),
             input_price: None,
@@ -413,7 +412,7 @@ mod tests {
         let settings = found.settings(&current, "llama3.2:latest");
         assert_eq!(
             settings.choice,
-            ProviderChoice::Compatible(ccm_browser::provider::ProviderKind::OpenAiCompatible)
+            ProviderName::Compatible(ccm_browser::provider::ProviderKind::OpenAiCompatible)
         );
         assert_eq!(settings.model, "llama3.2:latest");
         assert!(!settings.stream && settings.embeddings_url == current.embeddings_url);

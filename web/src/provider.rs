@@ -7,122 +7,91 @@
 
 use crate::models::{known_model, ModelInfo};
 use ccm_browser::provider::{
-    Preset, ProviderChoiceError, ProviderConfig, ProviderKind, ProviderName,
+    Preset, ProviderChoice, ProviderChoiceError, ProviderConfig, ProviderKind, ProviderName,
 };
 use ccm_browser::turn::{EngineSettings, RetryPolicy, OFFLINE_MODEL_NAME};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// Where requests go: one of ccm-provider's [`ProviderName`]s (the names the command line and
-/// the npm package accept too), with what the settings screen shows for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProviderChoice {
-    /// The deterministic offline demo model: no network, no key.
-    Offline,
-    /// A well-known provider.
-    Preset(Preset),
-    /// Any endpoint at a base URL that speaks one of ccm-provider's protocols: every protocol
-    /// of its table is offered, so a new one is listed without a change here.
-    Compatible(ProviderKind),
+/// What the settings screen shows and starts from for each of ccm-provider's [`ProviderName`]s
+/// (the names the command line and the npm package accept too). The app has no provider type
+/// of its own: a new preset or protocol in ccm-provider is listed without a change here.
+pub trait ProviderInSettings: Sized {
+    /// The value of the `<option>` and the suffix of the localStorage entry that remembers
+    /// the provider's API key.
+    fn key(self) -> String;
+    /// Parses any spelling ccm-provider's [`ProviderName::from_name`] accepts, the
+    /// [`key`](Self::key) included.
+    fn from_key(key: &str) -> Option<Self>;
+    /// The name the settings list shows, longer than ccm-provider's
+    /// [`label`](ProviderName::label) (the offline model says it needs no key).
+    fn settings_label(self) -> String;
+    /// The base URL suggested when the provider is chosen.
+    fn default_base_url(self) -> &'static str;
+    /// What the base URL field shows while it is empty.
+    fn base_url_placeholder(self) -> &'static str;
+    /// A model name to start from; the person can type any other.
+    fn default_model(self) -> &'static str;
+    /// Whether the provider cannot be used without an API key (ccm-provider decides).
+    fn needs_key(self) -> bool;
 }
 
-impl From<ProviderName> for ProviderChoice {
-    fn from(name: ProviderName) -> Self {
-        match name {
-            ProviderName::Offline => ProviderChoice::Offline,
-            ProviderName::Preset(preset) => ProviderChoice::Preset(preset),
-            ProviderName::Compatible(kind) => ProviderChoice::Compatible(kind),
-        }
-    }
-}
-
-impl From<ProviderChoice> for ProviderName {
-    fn from(choice: ProviderChoice) -> Self {
-        match choice {
-            ProviderChoice::Offline => ProviderName::Offline,
-            ProviderChoice::Preset(preset) => ProviderName::Preset(preset),
-            ProviderChoice::Compatible(kind) => ProviderName::Compatible(kind),
-        }
-    }
-}
-
-impl ProviderChoice {
-    /// Every choice, in the order the settings list them (ccm-provider's order).
-    pub fn all() -> Vec<ProviderChoice> {
-        ProviderName::all()
-            .into_iter()
-            .map(ProviderChoice::from)
-            .collect()
-    }
-
-    /// The provider's name in ccm-provider's vocabulary.
-    pub fn name(self) -> ProviderName {
-        self.into()
-    }
-
-    /// The value of the `<option>` and the suffix of the localStorage entry that remembers the
-    /// choice's API key: the provider's [`name`](ProviderName::name), except that the
-    /// `*_compatible` choices keep `custom_` and the protocol's name (`custom_openai`, …),
-    /// under which earlier versions remembered their keys (ccm-provider
-    /// accepts them as aliases).
-    pub fn key(self) -> String {
+impl ProviderInSettings for ProviderName {
+    /// The provider's [`name`](ProviderName::name), except that the `*_compatible` names keep
+    /// `custom_` and the protocol's name (`custom_openai`, …), under which earlier versions
+    /// remembered their keys (ccm-provider accepts them as aliases).
+    fn key(self) -> String {
         match self {
-            ProviderChoice::Compatible(kind) => format!("custom_{}", kind.protocol().name),
-            other => other.name().name().to_string(),
+            ProviderName::Compatible(kind) => format!("custom_{}", kind.protocol().name),
+            other => other.name().to_string(),
         }
     }
 
-    /// Parses any spelling ccm-provider's [`ProviderName::from_name`] accepts, [`key`](Self::key)
-    /// included.
-    pub fn from_key(key: &str) -> Option<ProviderChoice> {
-        ProviderName::from_name(key).map(ProviderChoice::from)
+    fn from_key(key: &str) -> Option<ProviderName> {
+        ProviderName::from_name(key)
     }
-    /// The name shown to people.
-    pub fn label(self) -> String {
+
+    fn settings_label(self) -> String {
         match self {
-            ProviderChoice::Offline => "Offline demo model (no key, no network)".to_string(),
-            ProviderChoice::Preset(preset) => preset.label().to_string(),
-            ProviderChoice::Compatible(kind) => {
+            ProviderName::Offline => "Offline demo model (no key, no network)".to_string(),
+            ProviderName::Preset(preset) => preset.label().to_string(),
+            ProviderName::Compatible(kind) => {
                 format!("Custom {}-compatible URL", kind.protocol().label)
             }
         }
     }
 
-    /// The base URL suggested when the choice is made.
-    pub fn default_base_url(self) -> &'static str {
+    fn default_base_url(self) -> &'static str {
         match self {
-            ProviderChoice::Offline => "",
-            ProviderChoice::Preset(preset) => preset.base_url(),
+            ProviderName::Offline => "",
+            ProviderName::Preset(preset) => preset.base_url(),
             // A custom server's address is the person's to type: a real-looking value here
             // would be taken for a working one (the field shows an example as its placeholder).
-            ProviderChoice::Compatible(_) => "",
+            ProviderName::Compatible(_) => "",
         }
     }
 
-    /// What the base URL field shows while it is empty.
-    pub fn base_url_placeholder(self) -> &'static str {
+    fn base_url_placeholder(self) -> &'static str {
         match self {
-            ProviderChoice::Compatible(_) => "the server's base URL, e.g. http://localhost:8000/v1",
+            ProviderName::Compatible(_) => "the server's base URL, e.g. http://localhost:8000/v1",
             _ => "the provider's base URL",
         }
     }
 
-    /// A model name to start from; the person can type any other.
-    pub fn default_model(self) -> &'static str {
+    fn default_model(self) -> &'static str {
         match self {
-            ProviderChoice::Offline => OFFLINE_MODEL_NAME,
-            ProviderChoice::Preset(Preset::OpenAi) => "gpt-4o-mini",
-            ProviderChoice::Preset(Preset::Anthropic) => "claude-3-5-haiku-latest",
-            ProviderChoice::Preset(Preset::OpenRouter) => "openai/gpt-4o-mini",
-            ProviderChoice::Preset(Preset::Ollama) => "llama3.2",
-            ProviderChoice::Preset(Preset::LmStudio) => "local-model",
+            ProviderName::Offline => OFFLINE_MODEL_NAME,
+            ProviderName::Preset(Preset::OpenAi) => "gpt-4o-mini",
+            ProviderName::Preset(Preset::Anthropic) => "claude-3-5-haiku-latest",
+            ProviderName::Preset(Preset::OpenRouter) => "openai/gpt-4o-mini",
+            ProviderName::Preset(Preset::Ollama) => "llama3.2",
+            ProviderName::Preset(Preset::LmStudio) => "local-model",
             // The server's own names are unknown until its list is loaded or one is typed.
-            ProviderChoice::Compatible(_) => "",
+            ProviderName::Compatible(_) => "",
         }
     }
 
-    /// Whether the provider cannot be used without an API key (ccm-provider decides).
-    pub fn needs_key(self) -> bool {
-        let choice = ccm_browser::provider::ProviderChoice::new(self.name())
+    fn needs_key(self) -> bool {
+        let choice = ProviderChoice::new(self)
             .with_base_url(Some(self.default_base_url().to_string()))
             .with_api_key(None);
         matches!(
@@ -132,28 +101,20 @@ impl ProviderChoice {
     }
 }
 
-/// Settings store the choice as its canonical name (`"openai"`, `"openai_compatible"`).
-impl Serialize for ProviderChoice {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.name().serialize(serializer)
+/// Reads a stored provider in any spelling ccm-provider accepts, and the forms earlier versions
+/// stored: `{"preset": "open_ai"}` for a preset, and `"custom_"` with a protocol's name
+/// (`"custom_openai"`). Settings write the canonical name (`"openai"`, `"openai_compatible"`).
+fn stored_provider<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ProviderName, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Name(ProviderName),
+        OlderPreset { preset: Preset },
     }
-}
-
-/// Reads a name in any spelling ccm-provider accepts, and the forms earlier versions stored:
-/// `{"preset": "open_ai"}` for a preset, and `"custom_"` with a protocol's name (`"custom_openai"`).
-impl<'de> Deserialize<'de> for ProviderChoice {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Stored {
-            Name(ProviderName),
-            OlderPreset { preset: Preset },
-        }
-        Ok(match Stored::deserialize(deserializer)? {
-            Stored::Name(name) => name.into(),
-            Stored::OlderPreset { preset } => ProviderChoice::Preset(preset),
-        })
-    }
+    Ok(match Stored::deserialize(deserializer)? {
+        Stored::Name(name) => name,
+        Stored::OlderPreset { preset } => ProviderName::Preset(preset),
+    })
 }
 
 /// The person's provider settings (without the key).
@@ -161,7 +122,8 @@ impl<'de> Deserialize<'de> for ProviderChoice {
 #[serde(default)]
 pub struct ProviderSettings {
     /// Where requests go.
-    pub choice: ProviderChoice,
+    #[serde(deserialize_with = "stored_provider")]
+    pub choice: ProviderName,
     /// The base URL (ignored for the offline model).
     pub base_url: String,
     /// The model name.
@@ -182,13 +144,13 @@ pub struct ProviderSettings {
 
 impl Default for ProviderSettings {
     fn default() -> Self {
-        ProviderSettings::for_choice(ProviderChoice::Offline)
+        ProviderSettings::for_choice(ProviderName::Offline)
     }
 }
 
 impl ProviderSettings {
     /// The settings a choice starts with.
-    pub fn for_choice(choice: ProviderChoice) -> ProviderSettings {
+    pub fn for_choice(choice: ProviderName) -> ProviderSettings {
         ProviderSettings {
             choice,
             base_url: choice.default_base_url().to_string(),
@@ -221,7 +183,7 @@ impl ProviderSettings {
         }
         let origin = |url: &str| url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
         let same_server = !self.is_offline() && origin(url) == origin(self.base_url.trim());
-        let choice = ccm_browser::provider::ProviderChoice {
+        let choice = ProviderChoice {
             provider: ProviderName::Compatible(ProviderKind::OpenAiCompatible),
             base_url: Some(url.to_string()),
             api_key: same_server.then(|| api_key.to_string()),
@@ -266,7 +228,7 @@ impl ProviderSettings {
 
     /// Whether replies come from the offline demo model.
     pub fn is_offline(&self) -> bool {
-        self.choice == ProviderChoice::Offline
+        self.choice == ProviderName::Offline
     }
 
     /// The provider configuration for an HTTP transport, or `None` for the offline model, as
@@ -276,7 +238,7 @@ impl ProviderSettings {
     /// # Errors
     /// A sentence for the person when the URL is unusable or a required key is missing.
     pub fn provider_config(&self, key: Option<&str>) -> Result<Option<ProviderConfig>, String> {
-        let choice = ccm_browser::provider::ProviderChoice::new(self.choice.name())
+        let choice = ProviderChoice::new(self.choice)
             .with_base_url(Some(self.base_url.clone()))
             .with_api_key(key.map(str::to_string));
         ProviderConfig::from_choice(&choice).map_err(|error| {
@@ -309,9 +271,9 @@ impl ProviderSettings {
     /// A short name for the header ("Offline demo model", "OpenAI · gpt-4o-mini").
     pub fn short_label(&self) -> String {
         match self.choice {
-            ProviderChoice::Offline => "Offline demo model".to_string(),
-            ProviderChoice::Preset(preset) => format!("{} · {}", preset.label(), self.model),
-            ProviderChoice::Compatible(_) => {
+            ProviderName::Offline => "Offline demo model".to_string(),
+            ProviderName::Preset(preset) => format!("{} · {}", preset.label(), self.model),
+            ProviderName::Compatible(_) => {
                 format!("{} · {}", self.base_url, self.model)
             }
         }
@@ -331,7 +293,7 @@ fn capitalised(text: &str) -> String {
 mod tests {
     #[test]
     fn the_embeddings_endpoint_gets_the_key_only_on_the_providers_own_server() {
-        let mut settings = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::OpenAi));
+        let mut settings = ProviderSettings::for_choice(ProviderName::Preset(Preset::OpenAi));
         assert!(
             settings.embeddings_endpoint("sk-1").is_none(),
             "empty: words only"
@@ -363,22 +325,22 @@ mod tests {
 
     #[test]
     fn every_choice_round_trips_through_its_key() {
-        for choice in ProviderChoice::all() {
-            assert_eq!(ProviderChoice::from_key(&choice.key()), Some(choice));
+        for choice in ProviderName::all() {
+            assert_eq!(ProviderName::from_key(&choice.key()), Some(choice));
         }
-        assert_eq!(ProviderChoice::all().len(), 8);
+        assert_eq!(ProviderName::all().len(), 8);
     }
 
     #[test]
     fn hosted_presets_need_a_key_local_ones_do_not() {
-        let openai = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::OpenAi));
+        let openai = ProviderSettings::for_choice(ProviderName::Preset(Preset::OpenAi));
         assert!(openai
             .provider_config(None)
             .unwrap_err()
             .contains("needs an API key"));
         let config = openai.provider_config(Some(" sk-1 ")).unwrap().unwrap();
         assert_eq!(config.api_key.as_deref(), Some("sk-1"));
-        let ollama = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::Ollama));
+        let ollama = ProviderSettings::for_choice(ProviderName::Preset(Preset::Ollama));
         let config = ollama.provider_config(None).unwrap().unwrap();
         assert_eq!(
             config.endpoint_url(),
@@ -388,9 +350,8 @@ mod tests {
 
     #[test]
     fn custom_urls_are_normalised_and_checked() {
-        let mut custom = ProviderSettings::for_choice(ProviderChoice::Compatible(
-            ProviderKind::OpenAiCompatible,
-        ));
+        let mut custom =
+            ProviderSettings::for_choice(ProviderName::Compatible(ProviderKind::OpenAiCompatible));
         custom.base_url = "http://127.0.0.1:9999/v1/".into();
         let config = custom.provider_config(None).unwrap().unwrap();
         assert_eq!(
@@ -400,7 +361,7 @@ mod tests {
         custom.base_url = "not a url".into();
         assert!(custom.provider_config(None).is_err());
         let mut anthropic =
-            ProviderSettings::for_choice(ProviderChoice::Compatible(ProviderKind::Anthropic));
+            ProviderSettings::for_choice(ProviderName::Compatible(ProviderKind::Anthropic));
         anthropic.base_url = "http://127.0.0.1:9999/v1".into();
         let config = anthropic.provider_config(Some("k")).unwrap().unwrap();
         assert_eq!(config.kind, ProviderKind::Anthropic);
@@ -408,9 +369,8 @@ mod tests {
 
     #[test]
     fn prices_come_from_the_table_unless_the_person_sets_them() {
-        let mut settings = ProviderSettings::for_choice(ProviderChoice::Compatible(
-            ProviderKind::OpenAiCompatible,
-        ));
+        let mut settings =
+            ProviderSettings::for_choice(ProviderName::Compatible(ProviderKind::OpenAiCompatible));
         settings.model = "gpt-4".into();
         let info = settings.model_info().unwrap();
         assert_eq!(info.context_window, 8_192);
@@ -434,7 +394,7 @@ mod tests {
 
     #[test]
     fn settings_never_serialise_a_key() {
-        let settings = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::Anthropic));
+        let settings = ProviderSettings::for_choice(ProviderName::Preset(Preset::Anthropic));
         let json = serde_json::to_string(&settings).unwrap();
         assert!(!json.contains("key\":\""), "{json}");
         let back: ProviderSettings = serde_json::from_str(&json).unwrap();
@@ -447,10 +407,10 @@ mod tests {
 
     #[test]
     fn the_choice_is_stored_by_its_provider_name() {
-        for choice in ProviderChoice::all() {
+        for choice in ProviderName::all() {
             let settings = ProviderSettings::for_choice(choice);
             let json = serde_json::to_value(&settings).unwrap();
-            assert_eq!(json["choice"], choice.name().name(), "{choice:?}");
+            assert_eq!(json["choice"], choice.name(), "{choice:?}");
             let back: ProviderSettings = serde_json::from_value(json).unwrap();
             assert_eq!(back, settings);
         }
@@ -467,34 +427,34 @@ mod tests {
             )
         };
         let cases = [
-            (r#""offline""#, ProviderChoice::Offline),
+            (r#""offline""#, ProviderName::Offline),
             (
                 r#"{"preset":"open_ai"}"#,
-                ProviderChoice::Preset(Preset::OpenAi),
+                ProviderName::Preset(Preset::OpenAi),
             ),
             (
                 r#"{"preset":"anthropic"}"#,
-                ProviderChoice::Preset(Preset::Anthropic),
+                ProviderName::Preset(Preset::Anthropic),
             ),
             (
                 r#"{"preset":"open_router"}"#,
-                ProviderChoice::Preset(Preset::OpenRouter),
+                ProviderName::Preset(Preset::OpenRouter),
             ),
             (
                 r#"{"preset":"ollama"}"#,
-                ProviderChoice::Preset(Preset::Ollama),
+                ProviderName::Preset(Preset::Ollama),
             ),
             (
                 r#"{"preset":"lm_studio"}"#,
-                ProviderChoice::Preset(Preset::LmStudio),
+                ProviderName::Preset(Preset::LmStudio),
             ),
             (
                 r#""custom_openai""#,
-                ProviderChoice::Compatible(ProviderKind::OpenAiCompatible),
+                ProviderName::Compatible(ProviderKind::OpenAiCompatible),
             ),
             (
                 r#""custom_anthropic""#,
-                ProviderChoice::Compatible(ProviderKind::Anthropic),
+                ProviderName::Compatible(ProviderKind::Anthropic),
             ),
         ];
         for (choice, expected) in cases {
@@ -507,14 +467,14 @@ mod tests {
         }
         // The API keys those versions remembered stay under the same localStorage names.
         assert_eq!(
-            ProviderChoice::Compatible(ProviderKind::OpenAiCompatible).key(),
+            ProviderName::Compatible(ProviderKind::OpenAiCompatible).key(),
             "custom_openai"
         );
         assert_eq!(
-            ProviderChoice::Compatible(ProviderKind::Anthropic).key(),
+            ProviderName::Compatible(ProviderKind::Anthropic).key(),
             "custom_anthropic"
         );
-        assert_eq!(ProviderChoice::Preset(Preset::LmStudio).key(), "lmstudio");
+        assert_eq!(ProviderName::Preset(Preset::LmStudio).key(), "lmstudio");
         let unknown = serde_json::from_str::<ProviderSettings>(&stored(r#""gemini""#));
         assert!(unknown.is_err());
     }
@@ -522,7 +482,7 @@ mod tests {
     #[test]
     fn mistakes_are_sentences_for_the_person() {
         let mut custom =
-            ProviderSettings::for_choice(ProviderChoice::Compatible(ProviderKind::Anthropic));
+            ProviderSettings::for_choice(ProviderName::Compatible(ProviderKind::Anthropic));
         custom.base_url = " ".into();
         assert_eq!(
             custom.provider_config(None).unwrap_err(),
@@ -535,7 +495,7 @@ mod tests {
             "The base URL 'localhost:8000/v1' must start with http:// or https:// followed by a \
              host, such as http://localhost:8000/v1."
         );
-        let openai = ProviderSettings::for_choice(ProviderChoice::Preset(Preset::OpenAi));
+        let openai = ProviderSettings::for_choice(ProviderName::Preset(Preset::OpenAi));
         assert_eq!(
             openai.provider_config(Some("  ")).unwrap_err(),
             "OpenAI needs an API key: enter it in Settings (it stays in this tab unless you ask \

@@ -171,7 +171,7 @@ fn a_reach_past_the_door_is_named_with_its_file_and_item() {
         dir.join("src/lib.rs"),
         "use ccm_browser::turn::TurnEvent;\n// ccm_engine in a comment is fine\n\
          fn f() { let _ = ccm_provider::ProviderKind::Anthropic; }\n\
-         #[cfg(test)]\nmod tests {\n    use ccm_engine::run_turn;\n}\n",
+         #[cfg(test)]\nmod tests {\n    use ccm_engine::run_instant_turn;\n}\n",
     )
     .unwrap();
     fs::write(

@@ -6,7 +6,7 @@ use crate::session_args::{SessionArgs, SESSION_USAGE};
 use ccm_core::metrics::TurnMetrics;
 use ccm_core::Session;
 use ccm_engine::RunError;
-use ccm_native::{metrics_to_csv, metrics_to_json, run_turn, CancelToken};
+use ccm_native::{metrics_to_csv, metrics_to_json, run_blocking_turn, CancelToken};
 use std::path::{Path, PathBuf};
 
 /// The usage of `ccm script`.
@@ -86,7 +86,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut metrics: Vec<TurnMetrics> = Vec::with_capacity(messages.len());
     let mut failure = None;
     for (index, message) in messages.iter().enumerate() {
-        match run_turn(
+        match run_blocking_turn(
             &mut session,
             message,
             settings.clone(),

@@ -1,6 +1,6 @@
 //! The one turn driver: the loop that moves a [`TurnEngine`]'s requests to a model and its
 //! answers back, for every host (the native runner, the npm package's `runTurn`, the browser
-//! app, and [`run_turn`](crate::run_turn) for responders without a clock).
+//! app, and [`run_instant_turn`](crate::run_instant_turn) for responders without a clock).
 //!
 //! The engine decides everything; the driver only carries out its steps through a
 //! [`TurnHost`], which owns what differs between hosts: where the session lives, how a request

@@ -52,7 +52,7 @@
 //!
 //! Every host drives the engine with the one async loop in [`driver`] ([`driver::drive_turn`]
 //! over a [`driver::TurnHost`]): the native runner, the npm package's `runTurn`, the browser
-//! app and [`run_turn`]. The engine also says when a tool call needs a raw log that is stored
+//! app and [`run_instant_turn`]. The engine also says when a tool call needs a raw log that is stored
 //! but not loaded ([`Step::Load`]), so hosts that open sessions from a store read it then. The
 //! driver tells the user interface what happens through one event type, [`TurnEvent`]: a
 //! request being sent (or sent again), a piece of streamed answer, a retry being waited for, a
@@ -142,7 +142,7 @@ pub use record::{
     ToolTraceEntry, TurnFailure, TurnResult,
 };
 pub use turn::{
-    rolling_summary_request, run_turn, tool_definition_tokens, EngineError, EngineSettings,
+    rolling_summary_request, run_instant_turn, tool_definition_tokens, EngineError, EngineSettings,
     HostToolCall, LlmRequest, LogLoad, RetryWait, RunError, Step, SummaryPolicy, TurnEngine,
     DEFAULT_MAX_TOOL_ROUNDS, DEFAULT_SUMMARY_MAX_TOKENS,
 };

@@ -1,5 +1,5 @@
 //! The turn engine's state machine ([`TurnEngine`]), its settings, the requests it hands out,
-//! and [`run_turn`] for responders without a clock. The rules of a turn are in the
+//! and [`run_instant_turn`] for responders without a clock. The rules of a turn are in the
 //! [crate documentation](crate).
 
 use crate::driver::TurnHost;
@@ -318,7 +318,7 @@ pub enum EngineError {
     },
 }
 
-/// Why [`run_turn`] did not return a result.
+/// Why [`run_instant_turn`] did not return a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunError {
     /// The engine was misused (for example the session was already in a turn).
@@ -340,7 +340,7 @@ pub enum RunError {
 /// # Errors
 /// [`RunError::Engine`] when the turn cannot begin; [`RunError::Failed`] when a response is an
 /// error that is not retried (the session is then as before the turn).
-pub fn run_turn<F>(
+pub fn run_instant_turn<F>(
     session: &mut Session,
     user_text: &str,
     at_ms: u64,
@@ -363,7 +363,7 @@ where
     ))
 }
 
-/// The host of [`run_turn`]: a session in memory, answers from a function, a clock that stands
+/// The host of [`run_instant_turn`]: a session in memory, answers from a function, a clock that stands
 /// still, and no cancellation.
 struct ClosureHost<'a, F> {
     session: &'a mut Session,

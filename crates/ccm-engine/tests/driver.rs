@@ -4,7 +4,7 @@
 
 use ccm_core::{Config, EffortStatus, LogState, Session};
 use ccm_engine::driver::{block_on, drive_turn};
-use ccm_engine::{run_turn, EngineSettings, LlmRequest, LogLoad, RunError, TurnEvent};
+use ccm_engine::{run_instant_turn, EngineSettings, LlmRequest, LogLoad, RunError, TurnEvent};
 use ccm_provider::{FinishReason, ProviderError, ProviderResponse, ToolCall};
 // The in-memory store of ccm-core's own tests: the same record layout and transaction rules as
 // the browser backends, so that a session opened from it has its concluded logs left in storage.
@@ -58,7 +58,7 @@ fn stored_session() -> (Session, MemoryStore) {
     for (at_ms, (text, answers)) in (1..).zip(turns) {
         let mut answers = answers.into_iter();
         let respond = |_: &LlmRequest, _: &Session| Ok(answers.next().expect("scripted"));
-        run_turn(
+        run_instant_turn(
             &mut session,
             text,
             at_ms,

@@ -4,7 +4,7 @@
 //! answer at the limit is stored, and the session that holds it can be saved and read again.
 
 use ccm_core::Session;
-use ccm_engine::{run_turn, EngineSettings, RunError};
+use ccm_engine::{run_instant_turn, EngineSettings, RunError};
 use ccm_provider::{
     FinishReason, OutputField, ProviderError, ProviderResponse, ToolCall, MAX_ANSWER_CHARS,
     MAX_TOOL_ARGUMENTS_CHARS,
@@ -33,7 +33,7 @@ fn answer(text: String, tool_calls: Vec<ToolCall>) -> ProviderResponse {
 fn run(session: &mut Session, first: ProviderResponse) -> (Result<(), RunError>, usize) {
     let mut requests = 0;
     let mut first = Some(first);
-    let outcome = run_turn(
+    let outcome = run_instant_turn(
         session,
         "write it all out",
         1_000,

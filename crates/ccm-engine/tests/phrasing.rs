@@ -1,7 +1,7 @@
 //! The offline demo model against a table of ordinary phrasings (issue 25): opening, switching,
 //! concluding, recalling and asking for help in the ways people write them, and near misses
 //! and negations that must change nothing. Every row is run through the model's real turn
-//! path (`run_turn` with `OfflineModel::respond`) on a session prepared for it, and what is
+//! path (`run_instant_turn` with `OfflineModel::respond`) on a session prepared for it, and what is
 //! checked is what the turn did to the session and what the model said.
 //!
 //! The table prints every failing row and its figures; it passes at 95 % overall, and every

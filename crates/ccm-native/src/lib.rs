@@ -9,7 +9,7 @@
 //!   [`ProviderStream`](ccm_provider::ProviderStream), with connect, first-byte and idle
 //!   [`Timeouts`], refused connections reported as such, and prompt cancellation.
 //! * [`OfflineResponder`] answers with the engine's offline demo model: no network, no key.
-//! * [`run_turn`] is the loop between the two: it drives the engine with a [`Responder`],
+//! * [`run_blocking_turn`] is the loop between the two: it drives the engine with a [`Responder`],
 //!   waits out the retry delays the engine decides on (honouring `Retry-After`), and cancels
 //!   the turn when the [`CancelToken`] is set, which leaves the session exactly as before. It
 //!   reports progress as [`TurnEvent`](ccm_engine::TurnEvent)s.
@@ -21,10 +21,10 @@
 //! use ccm_engine::EngineSettings;
 //! use ccm_engine::offline::OFFLINE_MODEL_NAME;
 //! use ccm_core::{Config, Session};
-//! use ccm_native::{run_turn, CancelToken, OfflineResponder};
+//! use ccm_native::{run_blocking_turn, CancelToken, OfflineResponder};
 //!
 //! let mut session = Session::new(Config::default()).unwrap();
-//! let result = run_turn(
+//! let result = run_blocking_turn(
 //!     &mut session,
 //!     "Help me with the CSV import: dates come out as numbers.",
 //!     EngineSettings::new(OFFLINE_MODEL_NAME),
@@ -47,4 +47,6 @@ pub use cancel::CancelToken;
 pub use embeddings::{refresh_embeddings, refresh_recall_embeddings, RECALL_EMBEDDING_BATCH};
 pub use http::{HttpTransport, Timeouts, POLL_INTERVAL};
 pub use report::{metrics_to_csv, metrics_to_json, CSV_HEADER};
-pub use runner::{now_ms, run_stored_turn, run_turn, OfflineResponder, RecordLoader, Responder};
+pub use runner::{
+    now_ms, run_blocking_turn, run_stored_turn, OfflineResponder, RecordLoader, Responder,
+};

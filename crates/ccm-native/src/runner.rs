@@ -151,7 +151,7 @@ impl TurnHost for NativeHost<'_> {
 /// [`RunError::Engine`] when the turn cannot begin (the session is already in a turn);
 /// [`RunError::Failed`] when the provider failed or the turn was cancelled; the session is then
 /// exactly as before the turn and the failure holds the person's text.
-pub fn run_turn(
+pub fn run_blocking_turn(
     session: &mut Session,
     user_text: &str,
     settings: EngineSettings,
@@ -168,12 +168,12 @@ pub fn run_turn(
     block_on(drive_turn(&mut host, user_text, settings, observe))
 }
 
-/// [`run_turn`] for a session opened from a store: `records` reads what the turn needs
+/// [`run_blocking_turn`] for a session opened from a store: `records` reads what the turn needs
 /// (concluded logs a tool expands, steps of the recall index, recalled messages) before the
 /// turn goes on.
 ///
 /// # Errors
-/// As [`run_turn`].
+/// As [`run_blocking_turn`].
 pub fn run_stored_turn<'a>(
     session: &'a mut Session,
     records: &'a mut RecordLoader<'a>,

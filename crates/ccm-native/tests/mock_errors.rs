@@ -6,7 +6,7 @@ mod common;
 
 use ccm_engine::TurnEvent;
 use ccm_mock_llm::{Fault, ScriptedReply};
-use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts};
+use ccm_native::{run_blocking_turn, CancelToken, HttpTransport, Timeouts};
 use ccm_provider::{ProviderError, ProviderKind};
 use common::{
     config, failed_turn, ok_turn, quick_retries, server, session_with_open_effort, settings,
@@ -459,7 +459,7 @@ fn cancelling_mid_stream_restores_the_session_at_once() {
         let cancel = CancelToken::new();
         let mut texts = 0;
         let started = Instant::now();
-        let outcome = run_turn(
+        let outcome = run_blocking_turn(
             &mut s,
             USER_TEXT,
             settings(true),
@@ -500,7 +500,7 @@ fn cancelling_during_a_retry_wait_ends_the_wait() {
     let cancel = CancelToken::new();
     let canceller = cancel.clone();
     let started = Instant::now();
-    let outcome = run_turn(
+    let outcome = run_blocking_turn(
         &mut s,
         USER_TEXT,
         settings(false).with_retry(quick_retries()),

@@ -7,7 +7,7 @@ mod common;
 use ccm_core::EffortStatus;
 use ccm_engine::{RequestPurpose, ToolHandling, TurnEvent};
 use ccm_mock_llm::{estimate_prompt_tokens, Fault, ScriptedReply, ScriptedToolCall};
-use ccm_native::{run_turn, CancelToken};
+use ccm_native::{run_blocking_turn, CancelToken};
 use ccm_provider::{ProviderKind, StreamDelta};
 use common::{
     ok_turn, server, session, session_with_open_effort, settings, transport, turn_with, KINDS,
@@ -98,7 +98,7 @@ fn streamed_tool_calls_are_accumulated_across_chunks() {
         ]);
         let mut s = session();
         let mut deltas: Vec<StreamDelta> = Vec::new();
-        let result = run_turn(
+        let result = run_blocking_turn(
             &mut s,
             "Let's work on the auth bug.",
             settings(true),

@@ -12,7 +12,9 @@ use ccm_core::Session;
 use ccm_engine::offline::OFFLINE_MODEL_NAME;
 use ccm_engine::{EngineSettings, TurnResult};
 use ccm_mock_llm::{ScriptedReply, ScriptedToolCall};
-use ccm_native::{metrics_to_csv, metrics_to_json, run_turn, CancelToken, OfflineResponder};
+use ccm_native::{
+    metrics_to_csv, metrics_to_json, run_blocking_turn, CancelToken, OfflineResponder,
+};
 use ccm_provider::ProviderKind;
 use serde_json::{json, Value};
 
@@ -325,7 +327,7 @@ fn run_offline(script: &[ScriptTurn]) -> Run {
         session: common::session(),
     };
     for turn in script {
-        let result = run_turn(
+        let result = run_blocking_turn(
             &mut session,
             turn.user,
             EngineSettings::new(OFFLINE_MODEL_NAME),

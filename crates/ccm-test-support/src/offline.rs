@@ -3,12 +3,12 @@
 
 use ccm_core::Session;
 use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
-use ccm_engine::{run_turn, EngineSettings, TurnResult};
+use ccm_engine::{run_instant_turn, EngineSettings, TurnResult};
 
 /// One turn answered by the offline model; panics with the text if the turn fails.
 pub fn say(session: &mut Session, text: &str) -> TurnResult {
     let model = OfflineModel::new();
-    run_turn(
+    run_instant_turn(
         session,
         text,
         0,

@@ -359,7 +359,7 @@ pub(crate) fn take_back_turn(cell: &RefCell<SessionCell>, slot: &UndoSlot) -> bo
 
 /// Runs one turn; see `Session.runTurn`. With `undo`, the session before the turn is kept in it
 /// (see [`TurnUndo`]) and dropped again if the turn fails, which restores the session itself.
-pub(crate) async fn run_turn(
+pub(crate) async fn run_browser_turn(
     cell: Rc<RefCell<SessionCell>>,
     user_text: String,
     options: TurnOptions,

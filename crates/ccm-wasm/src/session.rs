@@ -835,7 +835,7 @@ impl Session {
         wasm_bindgen_futures::future_to_promise(async move {
             let user_text = user_text?;
             let options = options.map_err(fail)?;
-            let result: JsTurnResult = engine::run_turn(cell, user_text, options, undo)
+            let result: JsTurnResult = engine::run_browser_turn(cell, user_text, options, undo)
                 .await
                 .map_err(fail)?;
             Ok(result.into())

@@ -14,6 +14,7 @@ use crate::components::shortcuts::{command_for, takes_text, Command, KeyPress, S
 use crate::components::theme::ThemeSwitch;
 use crate::components::tiers::TierView;
 use crate::js::{js_error_text, timeout};
+use crate::provider::ProviderInSettings;
 use crate::state::{AppState, NoticeKind, Panel, Startup};
 use crate::view_model::{self, EffortAction, TierSnapshot};
 use ccm_core::ContextPlan;
@@ -319,7 +320,7 @@ fn Header(
     <header class="top">
         <h1>"CCM"</h1>
         <span class="session-name" data-testid="session-name">{session_name}</span>
-        <span class="provider" data-testid="provider-label" title=move || state.settings.provider().with(|p| p.choice.label().to_string())>
+        <span class="provider" data-testid="provider-label" title=move || state.settings.provider().with(|p| p.choice.settings_label())>
             {move || state.settings.provider().with(|p| p.short_label())}
         </span>
         <span class="plain-status" data-testid="header-status" data-loading=move || status_loading().to_string() title=status_title>{status_line}</span>

@@ -7,12 +7,12 @@ use crate::chat_controls;
 use crate::components::conflict::ConflictCard;
 use crate::components::rich_text::RichText;
 use crate::components::welcome::{NextExample, Welcome, EXAMPLES};
-use crate::provider::ProviderChoice;
 use crate::state::ArchiveState;
 use crate::state::{AppState, FailedTurn, LiveTurn, PendingAttachment, Startup};
 use crate::turn;
 use crate::view_model::EffortAction;
 use crate::view_model::{self, ChatEntry, Transcript, TurnGroup};
+use ccm_browser::provider::ProviderName;
 use ccm_core::model::Role;
 use leptos::html;
 use leptos::prelude::*;
@@ -441,7 +441,7 @@ pub fn ChatPanel() -> impl IntoView {
         state
             .settings
             .provider()
-            .with(|p| p.choice == ProviderChoice::Offline)
+            .with(|p| p.choice == ProviderName::Offline)
     });
     let next_example = Signal::derive(move || {
         tour.get()

@@ -5,9 +5,10 @@
 use crate::components::local_offer::LocalServerSearch;
 use crate::model_fetch::fetch_models;
 use crate::models::ListedModel;
-use crate::provider::{ProviderChoice, ProviderSettings};
+use crate::provider::{ProviderInSettings, ProviderSettings};
 use crate::state::{AppState, SyncStatus};
 use crate::sync::SyncSettings;
+use ccm_browser::provider::ProviderName;
 use ccm_core::compaction::{CompactionConfig, ThresholdPreset};
 use ccm_core::config::{ContextMode, Profile, ReferenceRule, SearchRule, NO_BUDGET};
 use ccm_core::Config;
@@ -156,7 +157,7 @@ pub fn SettingsPanel() -> impl IntoView {
 /// The provider form's fields, as typed (the key included), started from the stored settings.
 #[derive(Clone, Copy)]
 struct ProviderFields {
-    choice: RwSignal<ProviderChoice>,
+    choice: RwSignal<ProviderName>,
     base_url: RwSignal<String>,
     model: RwSignal<String>,
     stream: RwSignal<bool>,
@@ -281,7 +282,7 @@ fn save_provider_form(
             false,
             format!(
                 "{} needs an API key: paste it here, then save again.",
-                settings.choice.label()
+                settings.choice.settings_label()
             ),
         )));
         return provider_message.set(Some((
@@ -364,7 +365,7 @@ fn ProviderForm() -> impl IntoView {
                 <select
                     data-testid="provider-select"
                     on:change=move |ev| {
-                        if let Some(next) = ProviderChoice::from_key(&event_target_value(&ev)) {
+                        if let Some(next) = ProviderName::from_key(&event_target_value(&ev)) {
                             let defaults = ProviderSettings::for_choice(next);
                             fields.choice.set(next);
                             fields.base_url.set(defaults.base_url);
@@ -372,15 +373,15 @@ fn ProviderForm() -> impl IntoView {
                         }
                     }
                 >
-                    {ProviderChoice::all()
+                    {ProviderName::all()
                         .into_iter()
-                        .map(|c| view! { <option value=c.key() selected=move || fields.choice.get() == c>{c.label()}</option> })
+                        .map(|c| view! { <option value=c.key() selected=move || fields.choice.get() == c>{c.settings_label()}</option> })
                         .collect_view()}
                 </select>
             </label>
             // The fields follow the server used through the effect above.
             <LocalServerSearch on_used=Callback::new(move |_| provider_message.set(None)) />
-            <Show when=move || fields.choice.get() != ProviderChoice::Offline fallback=|| view! {
+            <Show when=move || fields.choice.get() != ProviderName::Offline fallback=|| view! {
                 <p class="hint">"The offline demo model is deterministic and needs no key or network: it opens, switches, concludes, expands and searches efforts when you say so (“let's work on …”, “back to …”, “that's resolved”, “remind me exactly …”)."</p>
             }>
                 <ProviderFields fields=fields listed=listed list_message=list_message key_message=key_message />

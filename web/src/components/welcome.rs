@@ -137,7 +137,7 @@ mod tests {
     use super::EXAMPLES;
     use ccm_core::{Config, Session};
     use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
-    use ccm_engine::{run_turn, EngineSettings};
+    use ccm_engine::{run_instant_turn, EngineSettings};
 
     /// The tour does with the offline demo model what each step says it shows.
     #[test]
@@ -153,7 +153,7 @@ mod tests {
         ];
         let mut last_reply = String::new();
         for (turn, (example, banner)) in EXAMPLES.iter().zip(expected).enumerate() {
-            let result = run_turn(
+            let result = run_instant_turn(
                 &mut session,
                 example.text,
                 turn as u64,

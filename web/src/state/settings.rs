@@ -4,7 +4,7 @@
 
 use super::notices::{NoticeKind, Notices};
 use super::{read_local, sized_for_window, write_local};
-use crate::provider::ProviderSettings;
+use crate::provider::{ProviderInSettings, ProviderSettings};
 use ccm_core::Config;
 use leptos::prelude::*;
 

@@ -43,14 +43,14 @@
 //! # Example
 //!
 //! ```
-//! use ccm_engine::{run_turn, EngineSettings};
+//! use ccm_engine::{run_instant_turn, EngineSettings};
 //! use ccm_engine::offline::{OfflineModel, SessionFacts, OFFLINE_MODEL_NAME};
 //! use ccm_core::{Config, Session};
 //!
 //! let mut session = Session::new(Config::default()).unwrap();
 //! let model = OfflineModel::new();
 //! let settings = EngineSettings::new(OFFLINE_MODEL_NAME);
-//! let result = run_turn(
+//! let result = run_instant_turn(
 //!     &mut session,
 //!     "Let's work on the auth bug: users get 401 after an hour.",
 //!     0,

@@ -6,7 +6,7 @@
 use ccm_core::{Config, Session};
 use ccm_engine::{EngineSettings, RunError, TurnEvent, TurnFailure, TurnResult};
 use ccm_mock_llm::{MockConfig, MockServer};
-use ccm_native::{run_turn, CancelToken, HttpTransport, Timeouts};
+use ccm_native::{run_blocking_turn, CancelToken, HttpTransport, Timeouts};
 use ccm_provider::{ProviderConfig, ProviderKind, RetryPolicy};
 use std::time::Duration;
 
@@ -73,7 +73,7 @@ pub fn turn_with(
     cancel: &CancelToken,
 ) -> (Result<TurnResult, RunError>, String) {
     let mut streamed = String::new();
-    let outcome = run_turn(session, text, settings, transport, cancel, &mut |event| {
+    let outcome = run_blocking_turn(session, text, settings, transport, cancel, &mut |event| {
         if let TurnEvent::Delta {
             purpose,
             delta: ccm_provider::StreamDelta::Text(text),
