@@ -86,6 +86,15 @@ ccm_prune_build_cache() {
     used_kib="$(du -sk "$dir" 2>/dev/null | cut -f1)"
   fi
   if ((used_kib > limit_kib)); then
+    # The workspace's own crates (all named ccm-…) are rebuilt by every run of a new tree
+    # anyway, and each tree that built here left a copy of every one of them; the registry
+    # crates, which are most of a cold build's time, stay.
+    echo "build cache: still $((used_kib / 1048576)) GiB; removing the workspace crates' compiled copies"
+    find "$dir" -mindepth 3 -maxdepth 4 \( -path '*/deps/libccm_*' -o -path '*/deps/ccm_*' \
+      -o -path '*/.fingerprint/ccm-*' -o -path '*/build/ccm-*' \) -prune -exec rm -rf {} +
+    used_kib="$(du -sk "$dir" 2>/dev/null | cut -f1)"
+  fi
+  if ((used_kib > limit_kib)); then
     echo "build cache: still $((used_kib / 1048576)) GiB; removing it all (this build starts cold)"
     # The lock file stays: this script holds the lock on it.
     find "$dir" -mindepth 1 -maxdepth 1 ! -name .ccm-lock -exec rm -rf {} +
