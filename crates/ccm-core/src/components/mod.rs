@@ -3,6 +3,8 @@
 //! None of them knows `Session`, so the planner and the persistence layout can borrow them
 //! without a circle of imports. Hosts read them through the session's accessors
 //! (`session.efforts()`, `session.pins()`, ...); every change goes through the session.
+//! `Pins` is listed here with the others but lives in `crate::pins`, beside the pin types and
+//! every rule about pins.
 
 pub mod ambient;
 pub mod attachments;
