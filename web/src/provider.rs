@@ -15,13 +15,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// What the settings screen shows and starts from for each of ccm-provider's [`ProviderName`]s
 /// (the names the command line and the npm package accept too). The app has no provider type
 /// of its own: a new preset or protocol in ccm-provider is listed without a change here.
-pub trait ProviderInSettings: Sized {
+pub trait ProviderInSettings {
     /// The value of the `<option>` and the suffix of the localStorage entry that remembers
-    /// the provider's API key.
+    /// the provider's API key; ccm-provider's [`ProviderName::from_name`] reads it back.
     fn key(self) -> String;
-    /// Parses any spelling ccm-provider's [`ProviderName::from_name`] accepts, the
-    /// [`key`](Self::key) included.
-    fn from_key(key: &str) -> Option<Self>;
     /// The name the settings list shows, longer than ccm-provider's
     /// [`label`](ProviderName::label) (the offline model says it needs no key).
     fn settings_label(self) -> String;
@@ -44,10 +41,6 @@ impl ProviderInSettings for ProviderName {
             ProviderName::Compatible(kind) => format!("custom_{}", kind.protocol().name),
             other => other.name().to_string(),
         }
-    }
-
-    fn from_key(key: &str) -> Option<ProviderName> {
-        ProviderName::from_name(key)
     }
 
     fn settings_label(self) -> String {
@@ -326,7 +319,7 @@ mod tests {
     #[test]
     fn every_choice_round_trips_through_its_key() {
         for choice in ProviderName::all() {
-            assert_eq!(ProviderName::from_key(&choice.key()), Some(choice));
+            assert_eq!(ProviderName::from_name(&choice.key()), Some(choice));
         }
         assert_eq!(ProviderName::all().len(), 8);
     }

@@ -365,7 +365,7 @@ fn ProviderForm() -> impl IntoView {
                 <select
                     data-testid="provider-select"
                     on:change=move |ev| {
-                        if let Some(next) = ProviderName::from_key(&event_target_value(&ev)) {
+                        if let Some(next) = ProviderName::from_name(&event_target_value(&ev)) {
                             let defaults = ProviderSettings::for_choice(next);
                             fields.choice.set(next);
                             fields.base_url.set(defaults.base_url);
